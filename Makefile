@@ -1,0 +1,28 @@
+# Every target sets up what it needs: a fresh machine only needs python3.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: run test bench clean setup
+
+setup: $(STAMP)
+
+$(STAMP): requirements.txt requirements-dev.txt pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -r requirements-dev.txt
+	$(BIN)/python -m pip install --quiet --no-deps -e .
+	touch $(STAMP)
+
+run: $(STAMP)
+	exec $(BIN)/butai run
+
+test: $(STAMP)
+	$(BIN)/python -m pytest -n 2 --dist loadfile $(PYTEST_ARGS)
+
+bench: $(STAMP)
+	$(BIN)/butai bench stage
+
+clean:
+	rm -rf $(VENV) .butai test-output
