@@ -1,0 +1,54 @@
+"""butai's HTTP API: routes only.  Each reads the request, calls one service
+method and lets ``handles_errors`` turn domain errors into JSON errors."""
+from chalice import Chalice, Response
+
+from chalicelib import context
+from chalicelib.errors import Unauthorized
+from chalicelib.http import handles_errors, header, json_response, parse_body
+from chalicelib.stage.keys import bearer_token
+from chalicelib.stage.models import ReplyRequest, SpeakRequest
+from chalicelib.stage.service import NotModified, etag
+
+app = Chalice(app_name="butai")
+
+
+def _key():
+    # Checked before the body is read, so an anonymous caller learns nothing
+    # about what a valid request looks like.
+    key = bearer_token(header(app.current_request, "authorization"))
+    if key is None:
+        raise Unauthorized("missing key: send `Authorization: Bearer <key>`", "Authorization",
+                           code="missing_key")
+    return key
+
+
+@app.route("/stages/{stage_id}/speak", methods=["POST"])
+@handles_errors
+def speak(stage_id):
+    key = _key()
+    body = parse_body(app.current_request, SpeakRequest)
+    return json_response(200, context.get().stage.speak(stage_id, key, body))
+
+
+@app.route("/stages/{stage_id}/reply", methods=["POST"])
+@handles_errors
+def reply(stage_id):
+    key = _key()
+    body = parse_body(app.current_request, ReplyRequest)
+    return json_response(202, context.get().stage.reply(stage_id, key, body))
+
+
+@app.route("/stages/{stage_id}/fetch_replies", methods=["POST"])
+@handles_errors
+def fetch_replies(stage_id):
+    return json_response(200, context.get().stage.fetch_replies(stage_id, _key()))
+
+
+@app.route("/stages/{stage_id}", methods=["GET"])
+@handles_errors
+def get_stage(stage_id):
+    result = context.get().stage.get_stage(stage_id, _key(), header(app.current_request, "if-none-match"))
+    if isinstance(result, NotModified):
+        return Response(body="", status_code=304, headers={"ETag": etag(result.version),
+                                                           "Cache-Control": "no-cache"})
+    return json_response(200, result, {"ETag": etag(result.version), "Cache-Control": "no-cache"})

@@ -1,0 +1,1 @@
+"""butai: a serverless stage for characters (agent protocol and scenario director)."""

@@ -1,0 +1,51 @@
+"""Settings read from the environment.
+
+Read when a service is built, never at import time, so tests and the local
+runtime can point the same code at other tables or at moto.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field, replace
+from typing import Mapping
+
+
+@dataclass(frozen=True)
+class Settings:
+    region: str = "us-east-1"
+    # Table and bucket names; the defaults are what the local runtime creates.
+    table_current: str = "butai-current"
+    table_log: str = "butai-log"
+    table_pending: str = "butai-pending-replies"
+    bucket: str = "butai-assets"
+    # Where boto3 sends requests: None for real AWS, the moto server locally.
+    aws_endpoint: str | None = None
+    # Base URL that the page and images are served from (CloudFront in the
+    # cloud, the local runtime's own origin locally); '' means relative URLs.
+    assets_base_url: str = ""
+    # Where a stage's page lives; the player's key is appended in the fragment.
+    page_url: str = ""
+    default_character: str = "hiyori"
+    # How long a character manifest read from S3 is trusted (seconds).
+    manifest_ttl: float = 60.0
+    extra: Mapping[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> "Settings":
+        env = os.environ if environ is None else environ
+        base = cls()
+        return cls(
+            region=env.get("AWS_REGION") or env.get("AWS_DEFAULT_REGION") or base.region,
+            table_current=env.get("BUTAI_TABLE_CURRENT", base.table_current),
+            table_log=env.get("BUTAI_TABLE_LOG", base.table_log),
+            table_pending=env.get("BUTAI_TABLE_PENDING", base.table_pending),
+            bucket=env.get("BUTAI_BUCKET", base.bucket),
+            aws_endpoint=env.get("BUTAI_AWS_ENDPOINT") or None,
+            assets_base_url=env.get("BUTAI_ASSETS_URL", base.assets_base_url).rstrip("/"),
+            page_url=env.get("BUTAI_PAGE_URL", base.page_url),
+            default_character=env.get("BUTAI_DEFAULT_CHARACTER", base.default_character),
+            manifest_ttl=float(env.get("BUTAI_MANIFEST_TTL", base.manifest_ttl)),
+        )
+
+    def with_(self, **changes) -> "Settings":
+        return replace(self, **changes)

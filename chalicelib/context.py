@@ -1,0 +1,50 @@
+"""Builds the services the routes use, from Settings, once per process.
+
+Tests and the local runtime install their own with ``use()``; Lambda builds
+them lazily from the environment on the first request.
+"""
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+
+from . import aws
+from .config import Settings
+from .stage.catalog import CharacterCatalog
+from .stage.dynamo import DynamoStageStore
+from .stage.service import StageService
+
+
+@dataclass
+class Services:
+    settings: Settings
+    stage: StageService
+
+
+_lock = threading.Lock()
+_services: Services | None = None
+
+
+def build(settings: Settings, boto3_session=None) -> Services:
+    dynamodb = aws.client("dynamodb", settings, boto3_session)
+    s3 = aws.client("s3", settings, boto3_session)
+    catalog = CharacterCatalog.from_s3(s3, settings.bucket, ttl=settings.manifest_ttl)
+    stage = StageService(DynamoStageStore(dynamodb, settings), catalog,
+                         assets_base_url=settings.assets_base_url,
+                         default_character=settings.default_character)
+    return Services(settings=settings, stage=stage)
+
+
+def use(services: Services | None) -> None:
+    global _services
+    with _lock:
+        _services = services
+
+
+def get() -> Services:
+    global _services
+    if _services is None:
+        with _lock:
+            if _services is None:
+                _services = build(Settings.from_env())
+    return _services

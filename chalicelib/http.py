@@ -1,0 +1,91 @@
+"""Request parsing and JSON responses shared by the routes in app.py."""
+from __future__ import annotations
+
+import functools
+import json
+import logging
+from typing import Callable, TypeVar
+
+from chalice import Response
+from pydantic import BaseModel, ValidationError
+
+from .errors import ApiError, PayloadTooLarge, UnsupportedMediaType, ValidationFailed
+from .stage.models import BODY_MAX_BYTES
+
+log = logging.getLogger("butai.http")
+M = TypeVar("M", bound=BaseModel)
+
+# Every response says it is JSON and must not be cached by shared caches.
+BASE_HEADERS = {"Content-Type": "application/json; charset=utf-8", "Cache-Control": "no-store"}
+
+
+def json_response(status: int, payload, headers: dict[str, str] | None = None) -> Response:
+    if isinstance(payload, BaseModel):
+        payload = payload.model_dump(mode="json")
+    elif isinstance(payload, list):
+        payload = [p.model_dump(mode="json") if isinstance(p, BaseModel) else p for p in payload]
+    body = json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
+    return Response(body=body, status_code=status, headers={**BASE_HEADERS, **(headers or {})})
+
+
+def error_response(error: ApiError) -> Response:
+    return json_response(error.status, error.body(), error.headers)
+
+
+def header(request, name: str) -> str | None:
+    # API Gateway and chalice local differ in header case; chalice's
+    # CaseInsensitiveDict covers both.
+    value = request.headers.get(name)
+    return value if value else None
+
+
+def parse_body(request, model: type[M]) -> M:
+    raw = request.raw_body or b""
+    if len(raw) > BODY_MAX_BYTES:
+        raise PayloadTooLarge(f"request body is {len(raw)} bytes; the limit is {BODY_MAX_BYTES}", "body")
+    content_type = (header(request, "content-type") or "application/json").split(";")[0].strip().lower()
+    if content_type != "application/json":
+        raise UnsupportedMediaType("send the body as application/json", "Content-Type")
+    if not raw.strip():
+        raise ValidationFailed("request body is empty; expected a JSON object", "body")
+    try:
+        data = json.loads(raw)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise ValidationFailed(f"request body is not valid JSON: {exc}", "body", code="invalid_json") from None
+    if not isinstance(data, dict):
+        raise ValidationFailed("request body must be a JSON object", "body")
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        field = ".".join(str(p) for p in first["loc"]) or "body"
+        raise ValidationFailed(_message(first, field), field) from None
+
+
+def _message(err: dict, field: str) -> str:
+    kind = err["type"]
+    if kind == "missing":
+        return f"{field} is required"
+    if kind == "extra_forbidden":
+        return f"{field} is not a known field"
+    if kind in ("string_too_short",):
+        return f"{field} must not be empty" if err["ctx"].get("min_length") == 1 else f"{field}: {err['msg']}"
+    if kind == "string_too_long":
+        return f"{field} must be at most {err['ctx']['max_length']} characters"
+    if kind == "string_type":
+        return f"{field} must be a string"
+    return f"{field}: {err['msg']}"
+
+
+def handles_errors(view: Callable) -> Callable:
+    """Maps domain errors to JSON error responses; anything else is a logged 500."""
+    @functools.wraps(view)
+    def wrapper(*args, **kwargs):
+        try:
+            return view(*args, **kwargs)
+        except ApiError as exc:
+            return error_response(exc)
+        except Exception:  # noqa: BLE001 - the client gets a JSON 500, the log gets the trace
+            log.exception("unhandled error in %s", view.__name__)
+            return json_response(500, {"error": {"code": "internal", "message": "internal error"}})
+    return wrapper

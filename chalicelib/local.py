@@ -1,0 +1,206 @@
+"""The embedded local runtime behind `make run`.
+
+One process holds: the local AWS (moto on 127.0.0.1), the Chalice app served
+through chalice's own local gateway, and the page and images read from the
+local bucket, all on one origin, as CloudFront serves them in the cloud.
+"""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import unquote, urlsplit
+
+from chalice.config import Config
+from chalice.local import ChaliceRequestHandler, LocalChalice, ThreadedHTTPServer
+
+from . import aws, context
+from .config import Settings
+from .local_aws import LocalAws, Saver, Snapshots, ensure_resources
+from .stage import images
+from .stage.service import StageService
+
+ROOT = Path(__file__).resolve().parent.parent
+STATIC = ROOT / "static"
+API_PREFIXES = ("/stages/", "/openapi.json")
+# The page runs no inline code and talks only to its own origin.
+PAGE_HEADERS = {
+    "Content-Security-Policy": ("default-src 'self'; img-src 'self' data:; connect-src 'self'; style-src 'self'; "
+                                "script-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'; "
+                                "form-action 'self'"),
+    "Referrer-Policy": "no-referrer",
+    "X-Content-Type-Options": "nosniff",
+}
+
+
+def _handler_class(settings: Settings):
+    s3 = aws.client("s3", settings)
+
+    class Handler(ChaliceRequestHandler):
+        def log_message(self, format, *args):  # noqa: A002 - keys travel in headers, but keep logs quiet
+            pass
+
+        def _generic_handle(self) -> None:
+            path = urlsplit(self.path).path
+            if path.startswith(API_PREFIXES):
+                return super()._generic_handle()
+            self._serve_asset(path)
+
+        def _serve_asset(self, path: str) -> None:
+            if self.command not in ("GET", "HEAD"):
+                return self._send_http_response(405, {"Allow": "GET, HEAD"}, b"")
+            key = unquote(path.lstrip("/")) or "index.html"
+            try:
+                obj = s3.get_object(Bucket=settings.bucket, Key=key)
+            except s3.exceptions.NoSuchKey:
+                return self._send_http_response(404, {"Content-Type": "text/plain; charset=utf-8"}, b"not found")
+            body = obj["Body"].read()
+            headers = {"Content-Type": obj.get("ContentType", "application/octet-stream"),
+                       "Cache-Control": obj.get("CacheControl") or "no-cache", **PAGE_HEADERS}
+            if self.command == "HEAD":
+                headers["Content-Length"] = str(len(body))
+                return self._send_http_response_no_body(200, headers)
+            self._send_http_response(200, headers, body)
+
+        # The base class binds its own method to these names, so rebind ours.
+        do_GET = do_PUT = do_POST = do_HEAD = do_DELETE = do_PATCH = do_OPTIONS = _generic_handle
+
+    return Handler
+
+
+@dataclass
+class LocalRuntime:
+    state_dir: Path = ROOT / ".butai"
+    host: str = "127.0.0.1"
+    port: int = 8000
+    demo_stage: str | None = "demo"
+    saver_interval: float = 1.0
+    settings: Settings = field(init=False)
+    api_url: str = field(init=False, default="")
+
+    def start(self) -> dict:
+        self.state_dir.mkdir(parents=True, exist_ok=True)
+        self.local_aws = LocalAws(self.host).start()
+        self.settings = Settings(aws_endpoint=self.local_aws.endpoint)
+        ensure_resources(self.settings)
+        self.snapshots = Snapshots(self.state_dir / "data.json", self.settings, self.local_aws)
+        self.snapshots.load()
+        s3 = aws.client("s3", self.settings)
+        images.upload_page(s3, self.settings.bucket, STATIC)
+        images.upload_all_characters(s3, self.settings.bucket, STATIC / "characters")
+        self.services = context.build(self.settings)
+        context.use(self.services)
+
+        app = load_app()
+        # chalice's local mode keeps the current request per thread.
+        app.__class__ = LocalChalice
+        handler = _handler_class(self.settings)
+        config = Config(chalice_stage="local", config_from_disk={})
+        self._http = ThreadedHTTPServer((self.host, self.port),
+                                        lambda *a: handler(*a, app_object=app, config=config))
+        self.port = self._http.server_address[1]
+        self.api_url = f"http://{self.host}:{self.port}"
+        self._http_thread = threading.Thread(target=self._http.serve_forever, name="http", daemon=True)
+        self._http_thread.start()
+        self._saver = Saver(self.snapshots, self.saver_interval)
+        self._saver.start()
+        info = self._write_local_json()
+        return info
+
+    def _write_local_json(self) -> dict:
+        path = self.state_dir / "local.json"
+        known = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+        stages = {}
+        for name, entry in (known.get("stages") or {}).items():
+            if self.services.stage.store.get_stage(entry.get("stage_id", "")) is not None:
+                stages[name] = entry
+        if self.demo_stage and self.demo_stage not in stages:
+            created = self.services.stage.create_stage(self.demo_stage)
+            stages[self.demo_stage] = self.stage_entry(created.stage_id, created.agent_key, created.player_key)
+        for entry in stages.values():
+            entry["stage_url"] = self.stage_url(entry["stage_id"], entry["player_key"])
+        info = {"api_url": self.api_url, "aws_endpoint": self.settings.aws_endpoint,
+                "pid": os.getpid(), "stages": stages}
+        write_json_atomic(path, info)
+        return info
+
+    def stage_url(self, stage_id: str, player_key: str) -> str:
+        return f"{self.api_url}/#stage={stage_id}&key={player_key}"
+
+    def stage_entry(self, stage_id: str, agent_key: str, player_key: str) -> dict:
+        return {"stage_id": stage_id, "agent_key": agent_key, "player_key": player_key,
+                "stage_url": self.stage_url(stage_id, player_key)}
+
+    @property
+    def stage_service(self) -> StageService:
+        return self.services.stage
+
+    def stop(self) -> None:
+        """Stops accepting requests, lets in-flight ones finish, then saves."""
+        self._http.shutdown()
+        self._http.server_close()
+        self._saver.stop()
+        self.snapshots.save()
+        self.local_aws.stop()
+        context.use(None)
+        path = self.state_dir / "local.json"
+        if path.exists():
+            info = json.loads(path.read_text(encoding="utf-8"))
+            info.pop("pid", None)
+            info.pop("aws_endpoint", None)
+            write_json_atomic(path, info)
+
+
+def load_app():
+    """The same Chalice app object that is deployed to Lambda (app.py at the project root)."""
+    import sys
+    if str(ROOT) not in sys.path:
+        sys.path.insert(0, str(ROOT))
+    from app import app
+    return app
+
+
+def write_json_atomic(path: Path, data: dict) -> None:
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(data, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def run_forever(runtime: LocalRuntime) -> int:
+    """`butai run`: start, print how to use it, wait for Ctrl-C or SIGTERM, stop cleanly."""
+    stop = threading.Event()
+
+    def on_signal(signum, frame):
+        stop.set()
+
+    signal.signal(signal.SIGINT, on_signal)
+    signal.signal(signal.SIGTERM, on_signal)
+    info = runtime.start()
+    print_banner(info)
+    stop.wait()
+    print("\nstopping: saving the local stage data …", flush=True)
+    runtime.stop()
+    print("stopped.", flush=True)
+    return 0
+
+
+def print_banner(info: dict) -> None:
+    lines = [f"butai local stage running at {info['api_url']}  (Ctrl-C to stop)", ""]
+    for name, entry in info["stages"].items():
+        lines += [f"stage {name}  ({entry['stage_id']})",
+                  f"  page (player):  {entry['stage_url']}",
+                  f"  agent key:      {entry['agent_key']}"]
+    if "demo" in info["stages"]:
+        demo = info["stages"]["demo"]
+        lines += ["", "make the character speak:",
+                  f"  curl -s -X POST {info['api_url']}/stages/{demo['stage_id']}/speak \\",
+                  f"    -H 'Authorization: Bearer {demo['agent_key']}' -H 'Content-Type: application/json' \\",
+                  "    -d '{\"text\": \"こんにちは！\", \"expression\": \"smile\"}'",
+                  "", "read the player's replies:",
+                  f"  curl -s -X POST {info['api_url']}/stages/{demo['stage_id']}/fetch_replies \\",
+                  f"    -H 'Authorization: Bearer {demo['agent_key']}'"]
+    lines += ["", "keys and URLs are also in .butai/local.json"]
+    print("\n".join(lines), flush=True)

@@ -1,0 +1,1 @@
+"""The agent protocol: speak, reply, fetch_replies, getStage."""

@@ -1,0 +1,149 @@
+"""`butai stage …` and `butai images …`."""
+from __future__ import annotations
+
+import base64
+import html
+import json
+import sys
+from pathlib import Path
+
+from .. import aws
+from ..errors import ApiError
+from ..local_commands import LOCAL_JSON, read_local_json, target_settings
+from . import expressions as ex
+from . import images
+
+
+def register(sub) -> None:
+    stage = sub.add_parser("stage", help="create and list stages")
+    ssub = stage.add_subparsers(dest="stage_command", metavar="ACTION")
+    create = ssub.add_parser("create", help="create a stage and print its keys and page URL")
+    create.add_argument("name")
+    create.add_argument("--character", default=None, help="character id (default: the embedded default)")
+    create.add_argument("--aws", action="store_true", help="use AWS (BUTAI_* variables) instead of the local run")
+    create.add_argument("--json", action="store_true")
+    create.set_defaults(func=_create)
+    lst = ssub.add_parser("list", help="list stages")
+    lst.add_argument("--aws", action="store_true")
+    lst.add_argument("--json", action="store_true")
+    lst.set_defaults(func=_list)
+    stage.set_defaults(func=lambda a: stage.print_help() or 2)
+
+    img = sub.add_parser("images", help="upload expression images, draw a contact sheet")
+    isub = img.add_subparsers(dest="images_command", metavar="ACTION")
+    up = isub.add_parser("upload", help="upload DIR/<expression>.<svg|png|webp> for a character")
+    up.add_argument("dir", type=Path)
+    up.add_argument("--character", required=True)
+    up.add_argument("--name", default=None, help="display name (default: manifest.json in DIR, else the id)")
+    up.add_argument("--aws", action="store_true")
+    up.set_defaults(func=_upload)
+    sheet = isub.add_parser("sheet", help="write an HTML contact sheet of every expression side by side")
+    sheet.add_argument("--character", required=True)
+    sheet.add_argument("--dir", type=Path, default=None,
+                       help="image folder (default: static/characters/ID, else the bucket)")
+    sheet.add_argument("-o", "--output", type=Path, required=True)
+    sheet.add_argument("--aws", action="store_true")
+    sheet.set_defaults(func=_sheet)
+    img.set_defaults(func=lambda a: img.print_help() or 2)
+
+
+def _service(use_aws: bool):
+    from .. import context
+    settings, local = target_settings(use_aws)
+    return context.build(settings).stage, settings, local
+
+
+def _create(args) -> int:
+    service, settings, local = _service(args.aws)
+    try:
+        created = service.create_stage(args.name, args.character)
+    except ApiError as exc:
+        print(f"butai: {exc.message}", file=sys.stderr)
+        return 1
+    fragment = f"#stage={created.stage_id}&key={created.player_key}"
+    base = local["api_url"] if local else settings.page_url
+    entry = {"stage_id": created.stage_id, "agent_key": created.agent_key, "player_key": created.player_key,
+             "stage_url": f"{base.rstrip('/')}/{fragment}"}
+    if local is not None:
+        from ..local import write_json_atomic
+        local.setdefault("stages", {})[args.name] = entry
+        write_json_atomic(LOCAL_JSON, local)
+    if args.json:
+        print(json.dumps({"name": args.name, "character": created.character, **entry}, ensure_ascii=False))
+    else:
+        print(f"stage {args.name} ({created.stage_id}), character {created.character}\n"
+              f"  page (player):  {entry['stage_url']}\n"
+              f"  agent key:      {created.agent_key}\n"
+              f"  player key:     {created.player_key}\n"
+              "keys are shown only now; butai keeps only their hashes.")
+    return 0
+
+
+def _list(args) -> int:
+    service, _, _ = _service(args.aws)
+    rows = [{"name": s.name, "stage_id": s.stage_id, "character": s.character, "kind": s.kind,
+             "created_at": s.created_at, "updated_at": s.updated_at} for s in service.list_stages()]
+    if args.json:
+        print(json.dumps(rows, ensure_ascii=False))
+        return 0
+    if not rows:
+        print("no stages")
+    for r in rows:
+        print(f"{r['name']:<16} {r['stage_id']:<20} {r['character']:<12} {r['kind']:<8} {r['created_at']}")
+    return 0
+
+
+def _upload(args) -> int:
+    try:
+        image_set = images.read_image_dir(args.dir, args.character, args.name)
+    except images.ImageSetError as exc:
+        print(f"butai: {exc}", file=sys.stderr)
+        return 1
+    settings, _ = target_settings(args.aws)
+    keys = images.upload_image_set(aws.client("s3", settings), settings.bucket, image_set)
+    print(f"uploaded {len(keys)} images for {args.character} ({image_set.name}): "
+          + ", ".join(sorted(image_set.files)))
+    return 0
+
+
+def _sheet(args) -> int:
+    directory = args.dir or Path("static/characters") / args.character
+    if directory.is_dir():
+        try:
+            image_set = images.read_image_dir(directory, args.character)
+        except images.ImageSetError as exc:
+            print(f"butai: {exc}", file=sys.stderr)
+            return 1
+        name = image_set.name
+        pictures = {k: (p.read_bytes(), ex.CONTENT_TYPES[p.suffix.lstrip('.').lower()])
+                    for k, p in image_set.files.items()}
+    else:
+        settings, _ = target_settings(args.aws)
+        s3 = aws.client("s3", settings)
+        manifest = json.loads(s3.get_object(Bucket=settings.bucket,
+                                            Key=ex.manifest_key(args.character))["Body"].read())
+        name = manifest.get("name", args.character)
+        pictures = {}
+        for key, filename in manifest["expressions"].items():
+            obj = s3.get_object(Bucket=settings.bucket, Key=ex.image_key(args.character, filename))
+            pictures[key] = (obj["Body"].read(), obj.get("ContentType", "image/svg+xml"))
+    args.output.write_text(contact_sheet(args.character, name, pictures), encoding="utf-8")
+    print(f"wrote {args.output} ({len(pictures)} expressions)")
+    return 0
+
+
+def contact_sheet(character: str, name: str, pictures: dict[str, tuple[bytes, str]]) -> str:
+    order = [k for k in ex.BASIC if k in pictures] + sorted(k for k in pictures if k not in ex.BASIC)
+    cells = []
+    for key in order:
+        data, ctype = pictures[key]
+        uri = f"data:{ctype};base64,{base64.b64encode(data).decode()}"
+        cells.append(f'<figure><img src="{uri}" alt="{html.escape(key)}"><figcaption>{html.escape(key)}'
+                     f'</figcaption></figure>')
+    title = html.escape(f"{name} ({character})")
+    return ("<!doctype html><html lang=\"ja\"><head><meta charset=\"utf-8\"><title>" + title + "</title>"
+            "<style>body{font-family:sans-serif;margin:16px;background:#f4f6f8}"
+            ".row{display:flex;gap:12px;flex-wrap:nowrap;overflow-x:auto}"
+            "figure{margin:0;background:#fff;border-radius:8px;padding:8px;text-align:center}"
+            "img{width:200px;height:250px;object-fit:contain;display:block}</style></head><body>"
+            f"<h1>{title}</h1><div class=\"row\">" + "".join(cells) + "</div></body></html>\n")

@@ -1,0 +1,199 @@
+"""DynamoDB implementation of StageStore (the `current`, `log` and `pending_replies` tables)."""
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, fields
+
+from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
+from botocore.exceptions import ClientError
+
+from .. import tables
+from ..config import Settings
+from .store import DuplicateRequest, Guard, GuardFailed, LogRecord, ReplyRecord, SpeakWrite, StageRecord
+
+_ser = TypeSerializer()
+_de = TypeDeserializer()
+# DynamoDB allows 100 actions per transaction; one is the key guard.
+_CLAIMS_PER_TRANSACTION = 99
+_CLAIM_ATTEMPTS = 8
+
+
+def _item(values: dict) -> dict:
+    return {k: _ser.serialize(v) for k, v in values.items() if v is not None}
+
+
+def _plain(item: dict) -> dict:
+    return {k: _de.deserialize(v) for k, v in item.items()}
+
+
+_STAGE_FIELDS = {f.name for f in fields(StageRecord)}
+_LOG_FIELDS = {f.name for f in fields(LogRecord)}
+
+
+class DynamoStageStore:
+    def __init__(self, dynamodb_client, settings: Settings):
+        self._db = dynamodb_client
+        self._current = tables.table_name(settings, "current")
+        self._log = tables.table_name(settings, "log")
+        self._pending = tables.table_name(settings, "pending_replies")
+
+    # -- stages ---------------------------------------------------------
+    def create_stage(self, record: StageRecord) -> None:
+        self._db.put_item(TableName=self._current, Item=_item(asdict(record)),
+                          ConditionExpression="attribute_not_exists(stage_id)")
+
+    def get_stage(self, stage_id: str) -> StageRecord | None:
+        got = self._db.get_item(TableName=self._current, Key={"stage_id": {"S": stage_id}},
+                                ConsistentRead=True)
+        if "Item" not in got:
+            return None
+        plain = _plain(got["Item"])
+        return StageRecord(**{k: v for k, v in plain.items() if k in _STAGE_FIELDS})
+
+    def list_stages(self) -> list[StageRecord]:
+        out = []
+        for page in self._db.get_paginator("scan").paginate(TableName=self._current):
+            for item in page["Items"]:
+                plain = _plain(item)
+                out.append(StageRecord(**{k: v for k, v in plain.items() if k in _STAGE_FIELDS}))
+        return sorted(out, key=lambda r: r.created_at)
+
+    # -- writes -----------------------------------------------------------
+    def _guarded_update(self, stage_id: str, guard: Guard, sets: dict) -> dict:
+        names = {"#g": guard.attr}
+        values = {":g": _ser.serialize(guard.value)}
+        parts = []
+        for i, (k, v) in enumerate(sets.items()):
+            names[f"#a{i}"] = k
+            values[f":v{i}"] = _ser.serialize(v)
+            parts.append(f"#a{i} = :v{i}")
+        return {"Update": {
+            "TableName": self._current,
+            "Key": {"stage_id": {"S": stage_id}},
+            "UpdateExpression": "SET " + ", ".join(parts),
+            "ConditionExpression": "#g = :g",
+            "ExpressionAttributeNames": names,
+            "ExpressionAttributeValues": values,
+        }}
+
+    def _log_put(self, stage_id: str, entry: LogRecord, **extra) -> dict:
+        values = {"stage_id": stage_id, "sk": tables.LOG_EVENT_PREFIX + entry.id, **asdict(entry), **extra}
+        return {"Put": {"TableName": self._log, "Item": _item(values),
+                        "ConditionExpression": "attribute_not_exists(sk)"}}
+
+    def speak(self, stage_id: str, guard: Guard, write: SpeakWrite) -> None:
+        actions = [
+            self._guarded_update(stage_id, guard, {
+                "text": write.text, "expression": write.expression,
+                "asked_expression": write.asked_expression, "speaker": write.speaker,
+                "image_key": write.image_key, "fallback_key": write.fallback_key,
+                "updated_at": write.entry.created_at, "version": write.entry.id,
+            }),
+            self._log_put(stage_id, write.entry, request_id=write.request_id),
+        ]
+        if write.request_id:
+            actions.append({"Put": {
+                "TableName": self._log,
+                "Item": _item({"stage_id": stage_id, "sk": tables.LOG_REQUEST_PREFIX + write.request_id,
+                               "fingerprint": write.request_fingerprint,
+                               "response": json.dumps(write.response, ensure_ascii=False)}),
+                "ConditionExpression": "attribute_not_exists(sk)",
+            }})
+        reasons = self._transact(actions)
+        if reasons is None:
+            return
+        if reasons[0] == "ConditionalCheckFailed":
+            raise GuardFailed()
+        if write.request_id and reasons[2] == "ConditionalCheckFailed":
+            marker = self._db.get_item(
+                TableName=self._log, ConsistentRead=True,
+                Key={"stage_id": {"S": stage_id}, "sk": {"S": tables.LOG_REQUEST_PREFIX + write.request_id}})
+            plain = _plain(marker["Item"])
+            raise DuplicateRequest(plain.get("fingerprint"), json.loads(plain["response"]))
+        raise RuntimeError(f"speak transaction cancelled: {reasons}")
+
+    def add_reply(self, stage_id: str, guard: Guard, reply: ReplyRecord, entry: LogRecord) -> None:
+        actions = [
+            self._guarded_update(stage_id, guard, {"version": entry.id}),
+            self._log_put(stage_id, entry),
+            {"Put": {"TableName": self._pending,
+                     "Item": _item({"stage_id": stage_id, "reply_id": reply.id, tables.UNREAD_ATTR: reply.id,
+                                    "text": reply.text, "created_at": reply.created_at}),
+                     "ConditionExpression": "attribute_not_exists(reply_id)"}},
+        ]
+        reasons = self._transact(actions)
+        if reasons is None:
+            return
+        if reasons[0] == "ConditionalCheckFailed":
+            raise GuardFailed()
+        raise RuntimeError(f"reply transaction cancelled: {reasons}")
+
+    def _transact(self, actions: list[dict]) -> list[str | None] | None:
+        """Runs one transaction; returns None on success, else each action's cancellation code."""
+        try:
+            self._db.transact_write_items(TransactItems=actions)
+            return None
+        except ClientError as exc:
+            if exc.response.get("Error", {}).get("Code") != "TransactionCanceledException":
+                raise
+            reasons = exc.response.get("CancellationReasons") or []
+            codes = [r.get("Code") if r.get("Code") not in (None, "None") else None for r in reasons]
+            return codes + [None] * (len(actions) - len(codes))
+
+    # -- reads --------------------------------------------------------------
+    def recent_log(self, stage_id: str, limit: int) -> list[LogRecord]:
+        got = self._db.query(
+            TableName=self._log,
+            KeyConditionExpression="stage_id = :s AND begins_with(sk, :p)",
+            ExpressionAttributeValues={":s": {"S": stage_id}, ":p": {"S": tables.LOG_EVENT_PREFIX}},
+            ScanIndexForward=False, Limit=limit)
+        entries = [_plain(i) for i in got["Items"]]
+        entries.reverse()
+        return [LogRecord(**{k: v for k, v in e.items() if k in _LOG_FIELDS}) for e in entries]
+
+    def unread_replies(self, stage_id: str) -> list[ReplyRecord]:
+        out: list[ReplyRecord] = []
+        kwargs = dict(TableName=self._pending, IndexName=tables.UNREAD_INDEX,
+                      KeyConditionExpression="stage_id = :s",
+                      ExpressionAttributeValues={":s": {"S": stage_id}})
+        while True:
+            got = self._db.query(**kwargs)
+            for item in got["Items"]:
+                plain = _plain(item)
+                out.append(ReplyRecord(id=plain["reply_id"], text=plain["text"], created_at=plain["created_at"]))
+            if "LastEvaluatedKey" not in got:
+                return out
+            kwargs["ExclusiveStartKey"] = got["LastEvaluatedKey"]
+
+    def claim_replies(self, stage_id: str, guard: Guard, reply_ids: list[str], claim_id: str) -> list[str]:
+        claimed: list[str] = []
+        for start in range(0, len(reply_ids), _CLAIMS_PER_TRANSACTION):
+            claimed += self._claim_batch(stage_id, guard, reply_ids[start:start + _CLAIMS_PER_TRANSACTION],
+                                         claim_id)
+        return claimed
+
+    def _claim_batch(self, stage_id: str, guard: Guard, ids: list[str], claim_id: str) -> list[str]:
+        check = {"ConditionCheck": {
+            "TableName": self._current, "Key": {"stage_id": {"S": stage_id}},
+            "ConditionExpression": "#g = :g",
+            "ExpressionAttributeNames": {"#g": guard.attr},
+            "ExpressionAttributeValues": {":g": {"S": guard.value}}}}
+        for _ in range(_CLAIM_ATTEMPTS):
+            if not ids:
+                return []
+            actions = [check] + [{"Update": {
+                "TableName": self._pending,
+                "Key": {"stage_id": {"S": stage_id}, "reply_id": {"S": rid}},
+                "UpdateExpression": "REMOVE #u SET claim_id = :c",
+                "ConditionExpression": "attribute_exists(#u)",
+                "ExpressionAttributeNames": {"#u": tables.UNREAD_ATTR},
+                "ExpressionAttributeValues": {":c": {"S": claim_id}}}} for rid in ids]
+            reasons = self._transact(actions)
+            if reasons is None:
+                return ids
+            if reasons[0] == "ConditionalCheckFailed":
+                raise GuardFailed()
+            # Replies another caller claimed first are dropped; conflicts
+            # (a concurrent transaction on the same item) are tried again.
+            ids = [rid for rid, code in zip(ids, reasons[1:]) if code != "ConditionalCheckFailed"]
+        raise RuntimeError("could not claim replies: too many concurrent conflicts")

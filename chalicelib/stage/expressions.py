@@ -1,0 +1,35 @@
+"""Expression keys and where their images live: the one place for both facts."""
+from __future__ import annotations
+
+import re
+from urllib.parse import quote
+
+FALLBACK = "neutral"
+# The basic set every project-drawn character has (the stage design's §4.1).
+BASIC = ("neutral", "smile", "troubled", "surprised", "embarrassed", "determined")
+KEY_PATTERN = re.compile(r"^[a-z][a-z0-9_]{0,31}$")
+IMAGE_EXTENSIONS = ("svg", "png", "webp")
+CONTENT_TYPES = {"svg": "image/svg+xml", "png": "image/png", "webp": "image/webp"}
+# Character ids may be Japanese (scenario speaker ids); they only must be a
+# single, printable path segment.
+CHARACTER_PATTERN = re.compile(r"^[^/\\\s\x00-\x1f\x7f]{1,64}$")
+
+
+def is_valid_key(key: str) -> bool:
+    return bool(KEY_PATTERN.match(key))
+
+
+def is_valid_character(character: str) -> bool:
+    return bool(CHARACTER_PATTERN.match(character)) and character not in (".", "..")
+
+
+def image_key(character: str, filename: str) -> str:
+    return f"characters/{character}/{filename}"
+
+
+def manifest_key(character: str) -> str:
+    return f"characters/{character}/manifest.json"
+
+
+def public_url(base_url: str, object_key: str) -> str:
+    return f"{base_url}/{quote(object_key)}"

@@ -1,0 +1,112 @@
+"""Request and response shapes of the agent protocol (also the OpenAPI source)."""
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+SPEAK_MAX = 2000
+REPLY_MAX = 1000
+BODY_MAX_BYTES = 16 * 1024
+LOG_LIMIT = 50
+
+
+class _Strict(BaseModel):
+    # Unknown fields are rejected so an agent's typo ("expresion") is an
+    # error rather than a silently ignored option.
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+
+class SpeakRequest(_Strict):
+    text: str = Field(min_length=1, max_length=SPEAK_MAX, description="The line, shown verbatim.")
+    expression: str = Field(default="neutral", max_length=64,
+                            description="Expression key; unknown keys are shown as `neutral`.")
+    speaker: str | None = Field(default=None, min_length=1, max_length=64,
+                                description="Display name; defaults to the character's name.")
+    request_id: str | None = Field(default=None, min_length=1, max_length=128,
+                                   pattern=r"^[A-Za-z0-9._:-]+$",
+                                   description="Idempotency key: a retry with the same id is not spoken twice.")
+
+
+    @field_validator("text")
+    @classmethod
+    def _not_blank(cls, value: str) -> str:
+        return _require_visible(value)
+
+
+class ReplyRequest(_Strict):
+    text: str = Field(min_length=1, max_length=REPLY_MAX, description="The player's answer.")
+
+    @field_validator("text")
+    @classmethod
+    def _not_blank(cls, value: str) -> str:
+        return _require_visible(value)
+
+
+def _require_visible(value: str) -> str:
+    if not value.strip():
+        raise ValueError("must not be blank")
+    return value
+
+
+class SpeakResult(BaseModel):
+    id: str
+    expression: str = Field(description="The expression shown.")
+    asked_expression: str = Field(description="The expression asked for.")
+    image_url: str
+    version: str
+    created_at: str
+
+
+class ReplyAccepted(BaseModel):
+    id: str
+    created_at: str
+
+
+class Reply(BaseModel):
+    id: str
+    text: str
+    created_at: str
+
+
+class LogEntry(BaseModel):
+    id: str
+    role: Literal["character", "player"]
+    speaker: str | None = None
+    text: str
+    expression: str | None = None
+    created_at: str
+
+
+class CurrentLine(BaseModel):
+    text: str
+    expression: str
+    asked_expression: str
+    speaker: str
+    image_url: str
+    fallback_image_url: str
+    updated_at: str
+
+
+class StageInfo(BaseModel):
+    id: str
+    name: str
+    character: str
+    character_name: str
+
+
+class StageView(BaseModel):
+    stage: StageInfo
+    current: CurrentLine
+    log: list[LogEntry]
+    version: str
+
+
+class ErrorDetail(BaseModel):
+    code: str
+    message: str
+    field: str | None = None
+
+
+class ErrorBody(BaseModel):
+    error: ErrorDetail

@@ -1,0 +1,202 @@
+"""The agent protocol's logic: speak, reply, fetch_replies, get_stage, stage creation."""
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from typing import Callable
+
+from .. import ids
+from ..errors import Conflict, Forbidden, NotFound, Unauthorized, ValidationFailed
+from . import expressions as ex
+from . import keys
+from .catalog import CharacterCatalog
+from .models import (LOG_LIMIT, CurrentLine, LogEntry, Reply, ReplyAccepted, ReplyRequest, SpeakRequest,
+                     SpeakResult, StageInfo, StageView)
+from .store import DuplicateRequest, Guard, GuardFailed, LogRecord, ReplyRecord, SpeakWrite, StageRecord, StageStore
+
+AGENT = "agent_key_hash"
+PLAYER = "player_key_hash"
+
+
+@dataclass(frozen=True)
+class CreatedStage:
+    stage_id: str
+    name: str
+    character: str
+    agent_key: str
+    player_key: str
+
+
+@dataclass(frozen=True)
+class NotModified:
+    version: str
+
+
+def etag(version: str) -> str:
+    return f'"{version}"'
+
+
+class StageService:
+    def __init__(self, store: StageStore, catalog: CharacterCatalog, *, assets_base_url: str = "",
+                 default_character: str = "hiyori", new_id: Callable[[], str] = ids.new_id):
+        self.store = store
+        self.catalog = catalog
+        self.assets_base_url = assets_base_url
+        self.default_character = default_character
+        self._new_id = new_id
+        # A stage's character never changes, so it is remembered per process.
+        self._stage_characters: dict[str, str] = {}
+
+    # -- administration (CLI, local runtime) -------------------------------
+    def create_stage(self, name: str, character: str | None = None) -> CreatedStage:
+        character = character or self.default_character
+        if not name or len(name) > 64:
+            raise ValidationFailed("name must be 1-64 characters", "name")
+        if not ex.is_valid_character(character):
+            raise ValidationFailed(f"invalid character id {character!r}", "character")
+        info = self.catalog.get(character)
+        if info is None:
+            raise NotFound(f"character {character!r} has no images; upload them with "
+                           f"`butai images upload DIR --character {character}`", "character")
+        agent_key, player_key = keys.new_key(keys.AGENT_PREFIX), keys.new_key(keys.PLAYER_PREFIX)
+        event_id = self._new_id()
+        now = ids.iso_from_ms(ids.id_time_ms(event_id))
+        image = self.catalog.resolve(character, ex.FALLBACK)
+        record = StageRecord(
+            stage_id=keys.new_stage_id(), name=name, character=character,
+            agent_key_hash=keys.hash_key(agent_key), player_key_hash=keys.hash_key(player_key),
+            created_at=now, version=event_id, speaker=info.name,
+            image_key=image.image_key, fallback_key=image.fallback_key, updated_at=now)
+        self.store.create_stage(record)
+        return CreatedStage(record.stage_id, name, character, agent_key, player_key)
+
+    def list_stages(self) -> list[StageRecord]:
+        return self.store.list_stages()
+
+    # -- protocol ---------------------------------------------------------------
+    def speak(self, stage_id: str, key: str | None, request: SpeakRequest) -> SpeakResult:
+        guard = self._guard(key, AGENT)
+        # The key check rides on the write itself (the store's guard); only the
+        # stage's character is read, once per process.
+        character = self._character_of(stage_id)
+        asked = request.expression
+        image = self.catalog.resolve(character, asked if ex.is_valid_key(asked) else ex.FALLBACK)
+        speaker = request.speaker or self._character_name(character)
+        entry_id = self._new_id()
+        created = ids.iso_from_ms(ids.id_time_ms(entry_id))
+        result = SpeakResult(id=entry_id, expression=image.expression, asked_expression=asked,
+                             image_url=self._url(image.image_key), version=entry_id, created_at=created)
+        write = SpeakWrite(
+            text=request.text, expression=image.expression, asked_expression=asked, speaker=speaker,
+            image_key=image.image_key, fallback_key=image.fallback_key,
+            entry=LogRecord(id=entry_id, role="character", text=request.text, created_at=created,
+                            speaker=speaker, expression=image.expression),
+            request_id=request.request_id, request_fingerprint=_fingerprint(request),
+            response=result.model_dump())
+        try:
+            self.store.speak(stage_id, guard, write)
+        except GuardFailed:
+            raise self._auth_error(self.store.get_stage(stage_id), key, AGENT) from None
+        except DuplicateRequest as dup:
+            if dup.fingerprint != write.request_fingerprint:
+                raise Conflict("request_id was already used for a different line", "request_id",
+                               code="request_id_reused") from None
+            return SpeakResult.model_validate(dup.response)
+        return result
+
+    def reply(self, stage_id: str, key: str | None, request: ReplyRequest) -> ReplyAccepted:
+        guard = self._guard(key, PLAYER)
+        reply_id = self._new_id()
+        created = ids.iso_from_ms(ids.id_time_ms(reply_id))
+        try:
+            self.store.add_reply(stage_id, guard, ReplyRecord(id=reply_id, text=request.text, created_at=created),
+                                 LogRecord(id=reply_id, role="player", text=request.text, created_at=created))
+        except GuardFailed:
+            raise self._auth_error(self.store.get_stage(stage_id), key, PLAYER) from None
+        return ReplyAccepted(id=reply_id, created_at=created)
+
+    def fetch_replies(self, stage_id: str, key: str | None) -> list[Reply]:
+        guard = self._guard(key, AGENT)
+        unread = self.store.unread_replies(stage_id)
+        if not unread:
+            # Nothing to claim, so no guarded write checked the key: check it here.
+            stage = self.store.get_stage(stage_id)
+            if stage is None or not keys.same_hash(stage.agent_key_hash, guard.value):
+                raise self._auth_error(stage, key, AGENT)
+            return []
+        try:
+            claimed = set(self.store.claim_replies(stage_id, guard, [r.id for r in unread], self._new_id()))
+        except GuardFailed:
+            raise self._auth_error(self.store.get_stage(stage_id), key, AGENT) from None
+        return [Reply(id=r.id, text=r.text, created_at=r.created_at) for r in unread if r.id in claimed]
+
+    def get_stage(self, stage_id: str, key: str | None, if_none_match: str | None = None) -> StageView | NotModified:
+        token = self._require_key(key)
+        stage = self.store.get_stage(stage_id)
+        hashed = keys.hash_key(token)
+        if stage is None or not (keys.same_hash(stage.agent_key_hash, hashed)
+                                 or keys.same_hash(stage.player_key_hash, hashed)):
+            raise self._auth_error(stage, key, None)
+        if if_none_match and etag(stage.version) in _etags(if_none_match):
+            return NotModified(stage.version)
+        log = self.store.recent_log(stage_id, LOG_LIMIT)
+        character_name = self._character_name(stage.character)
+        return StageView(
+            stage=StageInfo(id=stage.stage_id, name=stage.name, character=stage.character,
+                            character_name=character_name),
+            current=CurrentLine(text=stage.text, expression=stage.expression,
+                                asked_expression=stage.asked_expression, speaker=stage.speaker or character_name,
+                                image_url=self._url(stage.image_key), fallback_image_url=self._url(stage.fallback_key),
+                                updated_at=stage.updated_at),
+            log=[LogEntry(id=e.id, role=e.role, speaker=e.speaker, text=e.text, expression=e.expression,
+                          created_at=e.created_at) for e in log],
+            version=stage.version)
+
+    # -- helpers ----------------------------------------------------------------
+    def _require_key(self, key: str | None) -> str:
+        if not key:
+            raise Unauthorized("missing key: send `Authorization: Bearer <key>`", "Authorization",
+                               code="missing_key")
+        return key
+
+    def _guard(self, key: str | None, attr: str) -> Guard:
+        return Guard(attr, keys.hash_key(self._require_key(key)))
+
+    def _auth_error(self, stage: StageRecord | None, key: str | None, wanted: str | None):
+        if stage is None:
+            return NotFound("no such stage", "stage_id", code="stage_not_found")
+        hashed = keys.hash_key(key or "")
+        if wanted == AGENT and keys.same_hash(stage.player_key_hash, hashed):
+            return Forbidden("this route needs the stage's agent key; a player key was sent", "Authorization",
+                             code="agent_key_required")
+        if wanted == PLAYER and keys.same_hash(stage.agent_key_hash, hashed):
+            return Forbidden("this route needs the stage's player key; an agent key was sent", "Authorization",
+                             code="player_key_required")
+        return Unauthorized("wrong key for this stage", "Authorization", code="wrong_key")
+
+    def _character_of(self, stage_id: str) -> str:
+        return self._stage_characters.get(stage_id) or self._load_character(stage_id)
+
+    def _load_character(self, stage_id: str) -> str:
+        stage = self.store.get_stage(stage_id)
+        if stage is None:
+            raise NotFound("no such stage", "stage_id", code="stage_not_found")
+        self._stage_characters[stage_id] = stage.character
+        return stage.character
+
+    def _character_name(self, character: str) -> str:
+        info = self.catalog.get(character)
+        return info.name if info else character
+
+    def _url(self, object_key: str) -> str:
+        return ex.public_url(self.assets_base_url, object_key)
+
+
+def _etags(header: str) -> set[str]:
+    return {part.strip().removeprefix("W/") for part in header.split(",")}
+
+
+def _fingerprint(request: SpeakRequest) -> str:
+    body = json.dumps([request.text, request.expression, request.speaker], ensure_ascii=False)
+    return hashlib.sha256(body.encode()).hexdigest()

@@ -1,0 +1,90 @@
+"""Storage of stages: the interface the service needs, and its records.
+
+Every write that belongs together is one call here, so an implementation can
+make it atomic (a DynamoDB transaction) and guard it with the caller's key
+hash, which also keeps the hot paths at one request.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Protocol
+
+
+@dataclass(frozen=True)
+class Guard:
+    """The write only happens while ``attr`` of the stage item equals ``value``."""
+    attr: str   # "agent_key_hash" or "player_key_hash"
+    value: str
+
+
+@dataclass
+class StageRecord:
+    stage_id: str
+    name: str
+    character: str
+    agent_key_hash: str
+    player_key_hash: str
+    created_at: str
+    version: str
+    kind: str = "agent"
+    text: str = ""
+    expression: str = "neutral"
+    asked_expression: str = "neutral"
+    speaker: str = ""
+    image_key: str = ""
+    fallback_key: str = ""
+    updated_at: str = ""
+
+
+@dataclass
+class LogRecord:
+    id: str
+    role: str
+    text: str
+    created_at: str
+    speaker: str | None = None
+    expression: str | None = None
+
+
+@dataclass
+class ReplyRecord:
+    id: str
+    text: str
+    created_at: str
+
+
+@dataclass
+class SpeakWrite:
+    """What one `speak` changes: the current line and one log entry."""
+    text: str
+    expression: str
+    asked_expression: str
+    speaker: str
+    image_key: str
+    fallback_key: str
+    entry: LogRecord
+    request_id: str | None = None
+    request_fingerprint: str | None = None
+    response: dict = field(default_factory=dict)
+
+
+class GuardFailed(Exception):
+    """The stage is missing or the key hash did not match; nothing was written."""
+
+
+class DuplicateRequest(Exception):
+    def __init__(self, fingerprint: str | None, response: dict):
+        super().__init__("request_id already used")
+        self.fingerprint = fingerprint
+        self.response = response
+
+
+class StageStore(Protocol):
+    def create_stage(self, record: StageRecord) -> None: ...
+    def get_stage(self, stage_id: str) -> StageRecord | None: ...
+    def list_stages(self) -> list[StageRecord]: ...
+    def speak(self, stage_id: str, guard: Guard, write: SpeakWrite) -> None: ...
+    def add_reply(self, stage_id: str, guard: Guard, reply: ReplyRecord, entry: LogRecord) -> None: ...
+    def recent_log(self, stage_id: str, limit: int) -> list[LogRecord]: ...
+    def unread_replies(self, stage_id: str) -> list[ReplyRecord]: ...
+    def claim_replies(self, stage_id: str, guard: Guard, reply_ids: list[str], claim_id: str) -> list[str]: ...

@@ -1,0 +1,91 @@
+"""The one definition of butai's DynamoDB tables.
+
+Used by the store (key names), the local runtime and tests (create_table) and
+infra/ (CloudFormation).  Logical names are the keys of ``TABLES``; physical
+names come from Settings.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from .config import Settings
+
+# Sort-key prefixes in the log table: events, and markers that make a
+# retried `speak` with the same request_id a no-op.
+LOG_EVENT_PREFIX = "e#"
+LOG_REQUEST_PREFIX = "r#"
+# GSI of pending_replies holding only unread replies (the attribute is removed
+# when a reply is claimed, which drops it from the index).
+UNREAD_INDEX = "unread"
+UNREAD_ATTR = "unread_id"
+
+TABLES: dict[str, dict[str, Any]] = {
+    "current": {
+        "settings_attr": "table_current",
+        "AttributeDefinitions": [{"AttributeName": "stage_id", "AttributeType": "S"}],
+        "KeySchema": [{"AttributeName": "stage_id", "KeyType": "HASH"}],
+    },
+    "log": {
+        "settings_attr": "table_log",
+        "AttributeDefinitions": [
+            {"AttributeName": "stage_id", "AttributeType": "S"},
+            {"AttributeName": "sk", "AttributeType": "S"},
+        ],
+        "KeySchema": [
+            {"AttributeName": "stage_id", "KeyType": "HASH"},
+            {"AttributeName": "sk", "KeyType": "RANGE"},
+        ],
+        "ttl_attr": "expires_at",
+    },
+    "pending_replies": {
+        "settings_attr": "table_pending",
+        "AttributeDefinitions": [
+            {"AttributeName": "stage_id", "AttributeType": "S"},
+            {"AttributeName": "reply_id", "AttributeType": "S"},
+            {"AttributeName": UNREAD_ATTR, "AttributeType": "S"},
+        ],
+        "KeySchema": [
+            {"AttributeName": "stage_id", "KeyType": "HASH"},
+            {"AttributeName": "reply_id", "KeyType": "RANGE"},
+        ],
+        "GlobalSecondaryIndexes": [{
+            "IndexName": UNREAD_INDEX,
+            "KeySchema": [
+                {"AttributeName": "stage_id", "KeyType": "HASH"},
+                {"AttributeName": UNREAD_ATTR, "KeyType": "RANGE"},
+            ],
+            "Projection": {"ProjectionType": "ALL"},
+        }],
+        "ttl_attr": "expires_at",
+    },
+}
+
+
+def table_name(settings: Settings, logical: str) -> str:
+    return getattr(settings, TABLES[logical]["settings_attr"])
+
+
+def create_table_kwargs(settings: Settings, logical: str) -> dict[str, Any]:
+    spec = TABLES[logical]
+    kwargs: dict[str, Any] = {
+        "TableName": table_name(settings, logical),
+        "AttributeDefinitions": spec["AttributeDefinitions"],
+        "KeySchema": spec["KeySchema"],
+        "BillingMode": "PAY_PER_REQUEST",
+    }
+    if "GlobalSecondaryIndexes" in spec:
+        kwargs["GlobalSecondaryIndexes"] = spec["GlobalSecondaryIndexes"]
+    return kwargs
+
+
+def create_tables(dynamodb_client, settings: Settings) -> list[str]:
+    """Create any missing table; returns the names created."""
+    existing = set(dynamodb_client.list_tables().get("TableNames", []))
+    created = []
+    for logical in TABLES:
+        kwargs = create_table_kwargs(settings, logical)
+        if kwargs["TableName"] in existing:
+            continue
+        dynamodb_client.create_table(**kwargs)
+        created.append(kwargs["TableName"])
+    return created
