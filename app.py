@@ -10,6 +10,9 @@ from chalicelib.stage.models import ReplyRequest, SpeakRequest
 from chalicelib.stage.service import NotModified, etag
 
 app = Chalice(app_name="butai")
+# Chalice would answer other content types with its own error shape; taking
+# every type lets parse_body reject them with butai's JSON error.
+ANY_BODY = ["*/*"]
 
 
 def _key():
@@ -22,7 +25,7 @@ def _key():
     return key
 
 
-@app.route("/stages/{stage_id}/speak", methods=["POST"])
+@app.route("/stages/{stage_id}/speak", methods=["POST"], content_types=ANY_BODY)
 @handles_errors
 def speak(stage_id):
     key = _key()
@@ -30,7 +33,7 @@ def speak(stage_id):
     return json_response(200, context.get().stage.speak(stage_id, key, body))
 
 
-@app.route("/stages/{stage_id}/reply", methods=["POST"])
+@app.route("/stages/{stage_id}/reply", methods=["POST"], content_types=ANY_BODY)
 @handles_errors
 def reply(stage_id):
     key = _key()
@@ -38,7 +41,7 @@ def reply(stage_id):
     return json_response(202, context.get().stage.reply(stage_id, key, body))
 
 
-@app.route("/stages/{stage_id}/fetch_replies", methods=["POST"])
+@app.route("/stages/{stage_id}/fetch_replies", methods=["POST"], content_types=ANY_BODY)
 @handles_errors
 def fetch_replies(stage_id):
     return json_response(200, context.get().stage.fetch_replies(stage_id, _key()))

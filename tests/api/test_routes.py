@@ -1,0 +1,152 @@
+"""The HTTP routes through chalice's test client, over moto."""
+import json
+
+import pytest
+
+from chalicelib import aws, tables
+from tests.conftest import auth
+
+
+def post(client, path, key=None, body=None, raw=None, headers=None):
+    hdrs = {"Content-Type": "application/json"}
+    if key is not None:
+        hdrs["Authorization"] = f"Bearer {key}"
+    hdrs.update(headers or {})
+    data = raw if raw is not None else (json.dumps(body, ensure_ascii=False) if body is not None else "")
+    return client.http.post(path, headers=hdrs, body=data)
+
+
+def get(client, path, key=None, headers=None):
+    hdrs = dict(headers or {})
+    if key is not None:
+        hdrs["Authorization"] = f"Bearer {key}"
+    return client.http.get(path, headers=hdrs)
+
+
+def snapshot(settings):
+    db = aws.client("dynamodb", settings)
+    return {t: sorted(json.dumps(i, sort_keys=True) for i in
+                      db.scan(TableName=tables.table_name(settings, t))["Items"]) for t in tables.TABLES}
+
+
+# --- the stage design's verification checklist (§10), API half -------------------------
+
+def test_speak_replaces_current_and_adds_one_log_entry(client, stage):
+    r = post(client, f"/stages/{stage.stage_id}/speak", stage.agent_key, {"text": "はじめまして", "expression": "smile"})
+    assert r.status_code == 200
+    assert r.json_body["expression"] == "smile"
+    view = get(client, f"/stages/{stage.stage_id}", stage.player_key).json_body
+    assert view["current"]["text"] == "はじめまして"
+    assert view["current"]["image_url"] == "/characters/hiyori/smile.svg"
+    assert len(view["log"]) == 1 and view["log"][0]["text"] == "はじめまして"
+    post(client, f"/stages/{stage.stage_id}/speak", stage.agent_key, {"text": "次", "expression": "embarrassed"})
+    view = get(client, f"/stages/{stage.stage_id}", stage.player_key).json_body
+    assert view["current"]["text"] == "次" and view["current"]["expression"] == "embarrassed"
+    assert len(view["log"]) == 2
+
+
+def test_fetch_replies_once_then_empty(client, stage):
+    r = post(client, f"/stages/{stage.stage_id}/reply", stage.player_key, {"text": "こんにちは"})
+    assert r.status_code == 202 and r.json_body["id"]
+    first = post(client, f"/stages/{stage.stage_id}/fetch_replies", stage.agent_key)
+    assert first.status_code == 200
+    assert [x["text"] for x in first.json_body] == ["こんにちは"]
+    assert post(client, f"/stages/{stage.stage_id}/fetch_replies", stage.agent_key).json_body == []
+
+
+def test_line_spoken_while_nobody_watches_is_there_on_open(client, stage):
+    post(client, f"/stages/{stage.stage_id}/speak", stage.agent_key, {"text": "留守中の台詞", "expression": "smile"})
+    view = get(client, f"/stages/{stage.stage_id}", stage.player_key).json_body
+    assert view["current"]["text"] == "留守中の台詞"
+
+
+def test_etag_and_304(client, stage):
+    first = get(client, f"/stages/{stage.stage_id}", stage.player_key)
+    tag = first.headers["ETag"]
+    assert tag.startswith('"') and first.json_body["version"] in tag
+    again = get(client, f"/stages/{stage.stage_id}", stage.player_key, {"If-None-Match": tag})
+    assert again.status_code == 304 and again.body in (b"", "")
+    post(client, f"/stages/{stage.stage_id}/speak", stage.agent_key, {"text": "更新", "expression": "smile"})
+    changed = get(client, f"/stages/{stage.stage_id}", stage.player_key, {"If-None-Match": tag})
+    assert changed.status_code == 200 and changed.headers["ETag"] != tag
+
+
+def test_unknown_expression_response_says_what_was_shown(client, stage):
+    r = post(client, f"/stages/{stage.stage_id}/speak", stage.agent_key, {"text": "x", "expression": "angry"})
+    assert (r.json_body["expression"], r.json_body["asked_expression"]) == ("neutral", "angry")
+
+
+def test_retried_speak_with_request_id(client, stage, aws_settings):
+    body = {"text": "一回だけ", "expression": "smile", "request_id": "retry-1"}
+    a = post(client, f"/stages/{stage.stage_id}/speak", stage.agent_key, body)
+    b = post(client, f"/stages/{stage.stage_id}/speak", stage.agent_key, body)
+    assert a.json_body == b.json_body
+    assert len(get(client, f"/stages/{stage.stage_id}", stage.agent_key).json_body["log"]) == 1
+    c = post(client, f"/stages/{stage.stage_id}/speak", stage.agent_key, {**body, "text": "違う"})
+    assert c.status_code == 409 and c.json_body["error"]["field"] == "request_id"
+
+
+# --- bad input: right status, clear message naming the field, no change -----------------
+
+LONG = "あ" * 2001
+BAD = [
+    # (route, key kind, body or raw, status, code, field)
+    ("speak", "agent", {}, 400, "invalid_request", "text"),
+    ("speak", "agent", {"text": ""}, 400, "invalid_request", "text"),
+    ("speak", "agent", {"text": "   "}, 400, "invalid_request", "text"),
+    ("speak", "agent", {"text": LONG}, 400, "invalid_request", "text"),
+    ("speak", "agent", {"text": 12}, 400, "invalid_request", "text"),
+    ("speak", "agent", {"text": "x", "expression": 3}, 400, "invalid_request", "expression"),
+    ("speak", "agent", {"text": "x", "expresion": "smile"}, 400, "invalid_request", "expresion"),
+    ("speak", "agent", {"text": "x", "request_id": "has space"}, 400, "invalid_request", "request_id"),
+    ("speak", "agent", {"text": "x", "speaker": ""}, 400, "invalid_request", "speaker"),
+    ("speak", "agent", "RAW:{not json", 400, "invalid_json", "body"),
+    ("speak", "agent", "RAW:[1,2]", 400, "invalid_request", "body"),
+    ("speak", "agent", "RAW:", 400, "invalid_request", "body"),
+    ("speak", "agent", "RAW:" + json.dumps({"text": "x" * 17000}), 413, "payload_too_large", "body"),
+    ("reply", "player", {"text": "あ" * 1001}, 400, "invalid_request", "text"),
+    ("reply", "player", {"text": None}, 400, "invalid_request", "text"),
+    ("reply", "player", {}, 400, "invalid_request", "text"),
+    ("speak", None, {"text": "x"}, 401, "missing_key", "Authorization"),
+    ("speak", "wrong", {"text": "x"}, 401, "wrong_key", "Authorization"),
+    ("speak", "player", {"text": "x"}, 403, "agent_key_required", "Authorization"),
+    ("fetch_replies", "player", None, 403, "agent_key_required", "Authorization"),
+    ("fetch_replies", None, None, 401, "missing_key", "Authorization"),
+    ("reply", "agent", {"text": "x"}, 403, "player_key_required", "Authorization"),
+    ("reply", "wrong", {"text": "x"}, 401, "wrong_key", "Authorization"),
+    ("speak", "agent", {"text": "x"}, 404, "stage_not_found", "stage_id"),  # unknown stage (see below)
+]
+
+
+@pytest.mark.parametrize("route,who,body,status,code,field", BAD)
+def test_bad_input_is_rejected_clearly_and_changes_nothing(client, stage, aws_settings, route, who, body,
+                                                           status, code, field):
+    post(client, f"/stages/{stage.stage_id}/reply", stage.player_key, {"text": "既存の返事"})
+    before = snapshot(aws_settings)
+    key = {"agent": stage.agent_key, "player": stage.player_key, "wrong": "bka_not-a-real-key", None: None}[who]
+    stage_id = "s_doesnotexist" if code == "stage_not_found" else stage.stage_id
+    raw = body[4:] if isinstance(body, str) else None
+    r = post(client, f"/stages/{stage_id}/{route}", key, None if raw is not None else body, raw=raw)
+    assert r.status_code == status
+    assert r.headers["Content-Type"].startswith("application/json")
+    err = r.json_body["error"]
+    assert err["code"] == code and err["field"] == field and err["message"]
+    assert snapshot(aws_settings) == before
+
+
+def test_get_with_bad_keys(client, stage):
+    assert get(client, f"/stages/{stage.stage_id}").status_code == 401
+    assert get(client, f"/stages/{stage.stage_id}", "bkp_nope").status_code == 401
+    assert get(client, "/stages/s_nope", stage.player_key).status_code == 404
+    assert get(client, f"/stages/{stage.stage_id}", stage.agent_key).status_code == 200
+
+
+def test_non_json_content_type_is_rejected(client, stage):
+    r = client.http.post(f"/stages/{stage.stage_id}/speak", body="text=x",
+                         headers={**auth(stage.agent_key), "Content-Type": "application/x-www-form-urlencoded"})
+    assert r.status_code == 415 and r.json_body["error"]["field"] == "Content-Type"
+
+
+def test_error_message_does_not_echo_the_key(client, stage):
+    r = post(client, f"/stages/{stage.stage_id}/speak", stage.player_key, {"text": "x"})
+    assert stage.player_key not in r.body.decode() if isinstance(r.body, bytes) else stage.player_key not in r.body

@@ -1,0 +1,135 @@
+"""Shared fixtures: settings, stores and services for each test layer.
+
+- unit: the service over the in-memory store (no AWS at all)
+- functional / api: the DynamoDB store over moto's in-process mock (`mock_aws`)
+- e2e / browser: the real local runtime in a subprocess, over real sockets
+"""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+OUTPUT = ROOT / "test-output"
+
+from chalicelib import context  # noqa: E402
+from chalicelib.config import Settings  # noqa: E402
+from chalicelib.stage.catalog import CharacterCatalog  # noqa: E402
+from chalicelib.stage.memory import MemoryStageStore  # noqa: E402
+from chalicelib.stage.service import StageService  # noqa: E402
+
+HIYORI = {"id": "hiyori", "name": "ひより",
+          "expressions": {k: f"{k}.svg" for k in ("neutral", "smile", "troubled", "surprised",
+                                                   "embarrassed", "determined")}}
+
+
+@pytest.fixture
+def catalog():
+    return CharacterCatalog(lambda c: HIYORI if c == "hiyori" else None)
+
+
+@pytest.fixture
+def memory_store():
+    return MemoryStageStore()
+
+
+@pytest.fixture
+def service(memory_store, catalog):
+    return StageService(memory_store, catalog)
+
+
+@pytest.fixture
+def aws_settings(monkeypatch):
+    """moto's in-process mock with the tables, the bucket and the default character."""
+    from moto import mock_aws
+
+    from chalicelib import aws
+    from chalicelib.local_aws import ensure_resources
+    from chalicelib.stage import images
+    for var in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
+    settings = Settings()
+    with mock_aws():
+        ensure_resources(settings)
+        images.upload_image_set(aws.client("s3", settings), settings.bucket,
+                                images.read_image_dir(ROOT / "static/characters/hiyori", "hiyori"))
+        yield settings
+
+
+@pytest.fixture
+def services(aws_settings):
+    built = context.build(aws_settings)
+    context.use(built)
+    yield built
+    context.use(None)
+
+
+@pytest.fixture
+def client(services):
+    from chalice.test import Client
+
+    from app import app
+    with Client(app) as test_client:
+        yield test_client
+
+
+@pytest.fixture
+def stage(services):
+    return services.stage.create_stage("test")
+
+
+def auth(key: str) -> dict:
+    return {"Authorization": f"Bearer {key}", "Content-Type": "application/json"}
+
+
+class LocalProcess:
+    """`butai run` in a subprocess, on an ephemeral port and its own state folder."""
+
+    def __init__(self, state_dir: Path):
+        self.state_dir = state_dir
+        self.proc: subprocess.Popen | None = None
+        self.info: dict = {}
+
+    def start(self, timeout: float = 60) -> dict:
+        env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+        self.log = open(self.state_dir.parent / f"{self.state_dir.name}.log", "ab")
+        self.proc = subprocess.Popen([sys.executable, "-m", "chalicelib.cli", "run", "--port", "0",
+                                      "--state-dir", str(self.state_dir)],
+                                     cwd=ROOT, env=env, stdout=self.log, stderr=subprocess.STDOUT)
+        deadline = time.time() + timeout
+        path = self.state_dir / "local.json"
+        while time.time() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"butai run exited with {self.proc.returncode}")
+            if path.exists():
+                info = json.loads(path.read_text(encoding="utf-8"))
+                if info.get("pid") == self.proc.pid:
+                    self.info = info
+                    return info
+            time.sleep(0.1)
+        raise TimeoutError("butai run did not start")
+
+    def stop(self, sig=signal.SIGTERM, timeout: float = 30) -> int:
+        assert self.proc is not None
+        self.proc.send_signal(sig)
+        code = self.proc.wait(timeout=timeout)
+        self.log.close()
+        return code
+
+
+@pytest.fixture(scope="session")
+def local_runtime(tmp_path_factory):
+    runtime = LocalProcess(tmp_path_factory.mktemp("local") / "state")
+    runtime.start()
+    yield runtime
+    assert runtime.stop() == 0

@@ -1,0 +1,158 @@
+"""The DynamoDB store against moto: atomic writes, fetch-once claims, request counts."""
+import itertools
+
+import pytest
+
+from chalicelib import aws, ids, tables
+from chalicelib.stage.dynamo import DynamoStageStore
+from chalicelib.stage.models import ReplyRequest, SpeakRequest
+from chalicelib.stage.service import StageService
+
+
+def _scan(settings, logical):
+    db = aws.client("dynamodb", settings)
+    return db.scan(TableName=tables.table_name(settings, logical))["Items"]
+
+
+class CallCounter:
+    """Counts DynamoDB API calls with botocore's event hooks."""
+
+    def __init__(self, client):
+        self.calls = []
+        client.meta.events.register("before-call.dynamodb", self._count)
+
+    def _count(self, model, **_):
+        self.calls.append(model.name)
+
+
+@pytest.fixture
+def counted(services):
+    store = services.stage.store
+    return services.stage, CallCounter(store._db)
+
+
+def test_tables_match_the_one_definition(aws_settings):
+    db = aws.client("dynamodb", aws_settings)
+    pending = db.describe_table(TableName=aws_settings.table_pending)["Table"]
+    assert pending["GlobalSecondaryIndexes"][0]["IndexName"] == tables.UNREAD_INDEX
+    log = db.describe_table(TableName=aws_settings.table_log)["Table"]
+    assert [k["AttributeName"] for k in log["KeySchema"]] == ["stage_id", "sk"]
+    assert tables.create_tables(db, aws_settings) == []  # idempotent
+
+
+def test_speak_is_one_request_once_warm(counted, stage):
+    service, counter = counted
+    service.speak(stage.stage_id, stage.agent_key, SpeakRequest(text="一", expression="smile"))
+    counter.calls.clear()
+    service.speak(stage.stage_id, stage.agent_key, SpeakRequest(text="二", expression="smile"))
+    assert counter.calls == ["TransactWriteItems"]
+
+
+def test_unchanged_poll_is_one_read(counted, stage):
+    service, counter = counted
+    view = service.get_stage(stage.stage_id, stage.player_key)
+    counter.calls.clear()
+    service.get_stage(stage.stage_id, stage.player_key, f'"{view.version}"')
+    assert counter.calls == ["GetItem"]
+
+
+def test_reply_is_one_request_and_fetch_is_a_query_and_claims(counted, stage):
+    service, counter = counted
+    counter.calls.clear()
+    service.reply(stage.stage_id, stage.player_key, ReplyRequest(text="やあ"))
+    assert counter.calls == ["TransactWriteItems"]
+    counter.calls.clear()
+    assert [r.text for r in service.fetch_replies(stage.stage_id, stage.agent_key)] == ["やあ"]
+    assert counter.calls == ["Query", "TransactWriteItems"]
+
+
+def test_claimed_reply_leaves_the_unread_index(services, stage, aws_settings):
+    service = services.stage
+    service.reply(stage.stage_id, stage.player_key, ReplyRequest(text="やあ"))
+    service.fetch_replies(stage.stage_id, stage.agent_key)
+    items = _scan(aws_settings, "pending_replies")
+    assert len(items) == 1
+    assert tables.UNREAD_ATTR not in items[0] and "claim_id" in items[0]
+    assert service.store.unread_replies(stage.stage_id) == []
+
+
+def test_fetch_claims_more_than_one_transaction_holds(services, stage):
+    service = services.stage
+    for i in range(130):
+        service.reply(stage.stage_id, stage.player_key, ReplyRequest(text=str(i)))
+    got = service.fetch_replies(stage.stage_id, stage.agent_key)
+    assert [r.text for r in got] == [str(i) for i in range(130)]
+    assert service.fetch_replies(stage.stage_id, stage.agent_key) == []
+
+
+def test_a_reply_already_claimed_elsewhere_is_not_returned_again(services, stage):
+    service = services.stage
+    for text in ("一", "二"):
+        service.reply(stage.stage_id, stage.player_key, ReplyRequest(text=text))
+    store = service.store
+    unread = store.unread_replies(stage.stage_id)
+    # Another caller claims the first reply between our query and our claim.
+    from chalicelib.stage.keys import hash_key
+    from chalicelib.stage.store import Guard
+    store.claim_replies(stage.stage_id, Guard("agent_key_hash", hash_key(stage.agent_key)), [unread[0].id], "x")
+    claimed = store.claim_replies(stage.stage_id, Guard("agent_key_hash", hash_key(stage.agent_key)),
+                                  [r.id for r in unread], "y")
+    assert claimed == [unread[1].id]
+
+
+def _fixed_ids(stage_service, values):
+    it = iter(values)
+    stage_service._new_id = lambda: next(it)
+
+
+def test_failure_in_second_half_of_speak_leaves_neither_half(services, stage, aws_settings, client):
+    service = services.stage
+    clash = ids.new_id()
+    # A log entry already holds the id the next speak will use, so the second
+    # half of the transaction (the log put) fails its condition.
+    db = aws.client("dynamodb", aws_settings)
+    db.put_item(TableName=aws_settings.table_log,
+                Item={"stage_id": {"S": stage.stage_id}, "sk": {"S": tables.LOG_EVENT_PREFIX + clash},
+                      "id": {"S": clash}, "role": {"S": "character"}, "text": {"S": "先客"},
+                      "created_at": {"S": "x"}})
+    before_current = _scan(aws_settings, "current")
+    before_log = _scan(aws_settings, "log")
+    _fixed_ids(service, itertools.repeat(clash))
+    response = client.http.post(f"/stages/{stage.stage_id}/speak",
+                                headers={"Authorization": f"Bearer {stage.agent_key}",
+                                         "Content-Type": "application/json"},
+                                body='{"text": "消えるはずの台詞", "expression": "smile", "request_id": "atom-1"}')
+    assert response.status_code == 500
+    assert response.json_body["error"]["code"] == "internal"
+    assert _scan(aws_settings, "current") == before_current
+    assert _scan(aws_settings, "log") == before_log
+
+
+def test_failure_in_second_half_of_reply_leaves_neither_half(services, stage, aws_settings):
+    service = services.stage
+    clash = ids.new_id()
+    db = aws.client("dynamodb", aws_settings)
+    db.put_item(TableName=aws_settings.table_pending,
+                Item={"stage_id": {"S": stage.stage_id}, "reply_id": {"S": clash}, "text": {"S": "先客"},
+                      "created_at": {"S": "x"}})
+    before = [_scan(aws_settings, t) for t in ("current", "log")]
+    _fixed_ids(service, itertools.repeat(clash))
+    with pytest.raises(RuntimeError):
+        service.reply(stage.stage_id, stage.player_key, ReplyRequest(text="消える返事"))
+    assert [_scan(aws_settings, t) for t in ("current", "log")] == before
+
+
+def test_idempotent_speak_against_dynamodb(services, stage, aws_settings):
+    service = services.stage
+    first = service.speak(stage.stage_id, stage.agent_key, SpeakRequest(text="一度", request_id="abc"))
+    second = service.speak(stage.stage_id, stage.agent_key, SpeakRequest(text="一度", request_id="abc"))
+    assert first == second
+    events = [i for i in _scan(aws_settings, "log") if i["sk"]["S"].startswith(tables.LOG_EVENT_PREFIX)]
+    assert len(events) == 1
+
+
+def test_store_lists_stages(services, stage):
+    names = [s.name for s in services.stage.list_stages()]
+    assert names == ["test"]
+    assert isinstance(services.stage.store, DynamoStageStore)
+    assert isinstance(services.stage, StageService)
