@@ -33,6 +33,7 @@ class _SerializedApp:
         self.app = app
         self.lock = threading.Lock()
         self.dirty = threading.Event()
+        self.s3_dirty = threading.Event()
         # Requests carrying this token run while the snapshot thread holds the lock.
         self.bypass_token = secrets.token_hex(16)
 
@@ -42,6 +43,8 @@ class _SerializedApp:
         with self.lock:
             if _is_write(environ):
                 self.dirty.set()
+                if not environ.get("HTTP_X_AMZ_TARGET"):
+                    self.s3_dirty.set()
             # moto builds the whole body before returning, so the lock covers the work.
             return list(self.app(environ, start_response))
 
@@ -57,6 +60,9 @@ class LocalAws:
     def __init__(self, host: str = "127.0.0.1", port: int = 0):
         from moto.moto_server.werkzeug_app import (DomainDispatcherApplication, MotoRequestHandler,
                                                    create_backend_app)
+
+        from . import local_transactions
+        local_transactions.install()
         self.app = _SerializedApp(DomainDispatcherApplication(create_backend_app))
         class QuietHandler(MotoRequestHandler):
             def log_request(self, *args, **kwargs):
@@ -96,6 +102,7 @@ class Snapshots:
         self.path = path
         self.settings = settings
         self.local_aws = local_aws
+        self._last_objects: dict | None = None
 
     def _clients(self, bypass: bool):
         db = aws.client("dynamodb", self.settings)
@@ -107,27 +114,38 @@ class Snapshots:
                     "before-sign.*.*", lambda request, **_: request.headers.__setitem__("X-Butai-Snapshot", token))
         return db, s3
 
+    def _table_items(self, name: str) -> list[dict]:
+        # Read straight from moto's memory (under the server lock): an HTTP
+        # scan of a large log would hold every caller up for far longer.
+        from moto.core import DEFAULT_ACCOUNT_ID
+        from moto.dynamodb.models import dynamodb_backends
+        table = dynamodb_backends[DEFAULT_ACCOUNT_ID][self.settings.region].tables[name]
+        return [item.to_json()["Attributes"] for item in table.all_items()]
+
+    def _objects(self) -> dict:
+        _, s3 = self._clients(bypass=True)
+        objects = {}
+        for page in s3.get_paginator("list_objects_v2").paginate(Bucket=self.settings.bucket):
+            for obj in page.get("Contents", []):
+                got = s3.get_object(Bucket=self.settings.bucket, Key=obj["Key"])
+                objects[obj["Key"]] = {
+                    "body": base64.b64encode(got["Body"].read()).decode(),
+                    "content_type": got.get("ContentType", "application/octet-stream"),
+                    "cache_control": got.get("CacheControl", ""),
+                }
+        return objects
+
     def save(self) -> None:
         """Writes a consistent snapshot: no other request runs while it is read."""
         app = self.local_aws.app
         with app.lock:
             app.dirty.clear()
-            db, s3 = self._clients(bypass=True)
-            data = {"version": SNAPSHOT_VERSION, "tables": {}, "objects": {}}
+            data = {"version": SNAPSHOT_VERSION, "tables": {}, "objects": self._last_objects}
             for logical in tables.TABLES:
-                name = tables.table_name(self.settings, logical)
-                items = []
-                for page in db.get_paginator("scan").paginate(TableName=name):
-                    items.extend(page["Items"])
-                data["tables"][logical] = items
-            for page in s3.get_paginator("list_objects_v2").paginate(Bucket=self.settings.bucket):
-                for obj in page.get("Contents", []):
-                    got = s3.get_object(Bucket=self.settings.bucket, Key=obj["Key"])
-                    data["objects"][obj["Key"]] = {
-                        "body": base64.b64encode(got["Body"].read()).decode(),
-                        "content_type": got.get("ContentType", "application/octet-stream"),
-                        "cache_control": got.get("CacheControl", ""),
-                    }
+                data["tables"][logical] = self._table_items(tables.table_name(self.settings, logical))
+            if app.s3_dirty.is_set() or self._last_objects is None:
+                app.s3_dirty.clear()
+                data["objects"] = self._last_objects = self._objects()
         self.path.parent.mkdir(parents=True, exist_ok=True)
         tmp = self.path.with_suffix(".tmp")
         with open(tmp, "w", encoding="utf-8") as fh:

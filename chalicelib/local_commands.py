@@ -27,8 +27,12 @@ def _run(args) -> int:
     return run_forever(runtime)
 
 
+def local_json_path() -> Path:
+    return Path(os.environ.get("BUTAI_LOCAL_JSON", LOCAL_JSON))
+
+
 def read_local_json(path: Path | None = None) -> dict:
-    path = path or Path(os.environ.get("BUTAI_LOCAL_JSON", LOCAL_JSON))
+    path = path or local_json_path()
     if not path.exists():
         return {}
     return json.loads(path.read_text(encoding="utf-8"))

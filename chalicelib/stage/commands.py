@@ -9,7 +9,7 @@ from pathlib import Path
 
 from .. import aws
 from ..errors import ApiError
-from ..local_commands import LOCAL_JSON, read_local_json, target_settings
+from ..local_commands import local_json_path, target_settings
 from . import expressions as ex
 from . import images
 
@@ -67,7 +67,7 @@ def _create(args) -> int:
     if local is not None:
         from ..local import write_json_atomic
         local.setdefault("stages", {})[args.name] = entry
-        write_json_atomic(LOCAL_JSON, local)
+        write_json_atomic(local_json_path(), local)
     if args.json:
         print(json.dumps({"name": args.name, "character": created.character, **entry}, ensure_ascii=False))
     else:

@@ -99,11 +99,15 @@ class DynamoStageStore:
                                "response": json.dumps(write.response, ensure_ascii=False)}),
                 "ConditionExpression": "attribute_not_exists(sk)",
             }})
-        reasons = self._transact(actions)
+        reasons = self._transact(actions, token=write.entry.id)
         if reasons is None:
             return
         if reasons[0] == "ConditionalCheckFailed":
             raise GuardFailed()
+        if reasons[1] == "ConditionalCheckFailed" and self._log_entry_exists(stage_id, write.entry.id):
+            # An earlier attempt of this very call was applied (the SDK retried
+            # after losing the answer): the write is done.
+            return
         if write.request_id and reasons[2] == "ConditionalCheckFailed":
             marker = self._db.get_item(
                 TableName=self._log, ConsistentRead=True,
@@ -121,23 +125,39 @@ class DynamoStageStore:
                                     "text": reply.text, "created_at": reply.created_at}),
                      "ConditionExpression": "attribute_not_exists(reply_id)"}},
         ]
-        reasons = self._transact(actions)
+        reasons = self._transact(actions, token=entry.id)
         if reasons is None:
             return
         if reasons[0] == "ConditionalCheckFailed":
             raise GuardFailed()
+        if reasons[1] == "ConditionalCheckFailed" and self._log_entry_exists(stage_id, entry.id):
+            return  # an earlier attempt of this call was applied
         raise RuntimeError(f"reply transaction cancelled: {reasons}")
 
-    def _transact(self, actions: list[dict]) -> list[str | None] | None:
-        """Runs one transaction; returns None on success, else each action's cancellation code."""
+    def _log_entry_exists(self, stage_id: str, entry_id: str) -> bool:
+        got = self._db.get_item(TableName=self._log, ConsistentRead=True, ProjectionExpression="sk",
+                                Key={"stage_id": {"S": stage_id}, "sk": {"S": tables.LOG_EVENT_PREFIX + entry_id}})
+        return "Item" in got
+
+    def _transact(self, actions: list[dict], token: str | None = None,
+                  items: list | None = None) -> list[str | None] | None:
+        """Runs one transaction; returns None on success, else each action's cancellation code.
+
+        ``token`` (ClientRequestToken) makes DynamoDB treat an SDK retry of the
+        same call as the same transaction; ``items`` receives, per action, the
+        item that failed its condition when the action asked for it.
+        """
+        extra = {"ClientRequestToken": token[:36]} if token else {}
         try:
-            self._db.transact_write_items(TransactItems=actions)
+            self._db.transact_write_items(TransactItems=actions, **extra)
             return None
         except ClientError as exc:
             if exc.response.get("Error", {}).get("Code") != "TransactionCanceledException":
                 raise
             reasons = exc.response.get("CancellationReasons") or []
             codes = [r.get("Code") if r.get("Code") not in (None, "None") else None for r in reasons]
+            if items is not None:
+                items.extend(_plain(r["Item"]) if r.get("Item") else None for r in reasons)
             return codes + [None] * (len(actions) - len(codes))
 
     # -- reads --------------------------------------------------------------
@@ -178,22 +198,31 @@ class DynamoStageStore:
             "ConditionExpression": "#g = :g",
             "ExpressionAttributeNames": {"#g": guard.attr},
             "ExpressionAttributeValues": {":g": {"S": guard.value}}}}
-        for _ in range(_CLAIM_ATTEMPTS):
+        mine: list[str] = []
+        for attempt in range(_CLAIM_ATTEMPTS):
             if not ids:
-                return []
+                return mine
             actions = [check] + [{"Update": {
                 "TableName": self._pending,
                 "Key": {"stage_id": {"S": stage_id}, "reply_id": {"S": rid}},
                 "UpdateExpression": "REMOVE #u SET claim_id = :c",
                 "ConditionExpression": "attribute_exists(#u)",
                 "ExpressionAttributeNames": {"#u": tables.UNREAD_ATTR},
-                "ExpressionAttributeValues": {":c": {"S": claim_id}}}} for rid in ids]
-            reasons = self._transact(actions)
+                "ExpressionAttributeValues": {":c": {"S": claim_id}},
+                "ReturnValuesOnConditionCheckFailure": "ALL_OLD"}} for rid in ids]
+            old: list = []
+            reasons = self._transact(actions, token=f"{claim_id}-{attempt}", items=old)
             if reasons is None:
-                return ids
+                return mine + ids
             if reasons[0] == "ConditionalCheckFailed":
                 raise GuardFailed()
-            # Replies another caller claimed first are dropped; conflicts
-            # (a concurrent transaction on the same item) are tried again.
-            ids = [rid for rid, code in zip(ids, reasons[1:]) if code != "ConditionalCheckFailed"]
+            old += [None] * (len(actions) - len(old))
+            retry = []
+            for rid, code, item in zip(ids, reasons[1:], old[1:]):
+                if code != "ConditionalCheckFailed":
+                    retry.append(rid)          # a conflict: try again
+                elif item and item.get("claim_id") == claim_id:
+                    mine.append(rid)           # our own earlier attempt claimed it
+                # else another caller claimed it first: not ours
+            ids = retry
         raise RuntimeError("could not claim replies: too many concurrent conflicts")

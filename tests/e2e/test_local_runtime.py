@@ -1,0 +1,164 @@
+"""The local runtime over real sockets: protocol, fetch-once under a race, durability, CLI."""
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import urllib.error
+import urllib.request
+
+import pytest
+
+from chalicelib import context
+from chalicelib.config import Settings
+from tests.conftest import ROOT, LocalProcess
+
+pytestmark = pytest.mark.e2e
+
+
+def call(api, method, path, key=None, body=None, headers=None):
+    hdrs = {"Content-Type": "application/json", **(headers or {})}
+    if key:
+        hdrs["Authorization"] = f"Bearer {key}"
+    data = json.dumps(body, ensure_ascii=False).encode() if body is not None else None
+    req = urllib.request.Request(api + path, data=data, method=method, headers=hdrs)
+    try:
+        with urllib.request.urlopen(req, timeout=30) as resp:
+            raw = resp.read()
+            return resp.status, dict(resp.headers), json.loads(raw) if raw else None
+    except urllib.error.HTTPError as err:
+        raw = err.read()
+        return err.code, dict(err.headers), json.loads(raw) if raw else None
+
+
+def new_stage(runtime, name):
+    service = context.build(Settings(aws_endpoint=runtime.info["aws_endpoint"])).stage
+    return service.create_stage(name)
+
+
+def test_demo_stage_is_ready_and_page_is_served(local_runtime):
+    info = local_runtime.info
+    demo = info["stages"]["demo"]
+    assert set(demo) == {"stage_id", "agent_key", "player_key", "stage_url"}
+    assert demo["stage_url"] == f"{info['api_url']}/#stage={demo['stage_id']}&key={demo['player_key']}"
+    assert "?" not in demo["stage_url"]  # the key travels in the fragment only
+    with urllib.request.urlopen(info["api_url"] + "/") as resp:
+        assert resp.status == 200 and b"reply-form" in resp.read()
+        assert "script-src 'self'" in resp.headers["Content-Security-Policy"]
+        assert resp.headers["Referrer-Policy"] == "no-referrer"
+    with urllib.request.urlopen(info["api_url"] + "/characters/hiyori/smile.svg") as resp:
+        assert resp.headers["Content-Type"] == "image/svg+xml"
+
+
+def test_protocol_over_real_sockets(local_runtime):
+    api = local_runtime.info["api_url"]
+    s = new_stage(local_runtime, "sockets")
+    status, _, body = call(api, "POST", f"/stages/{s.stage_id}/speak", s.agent_key, {"text": "やあ", "expression": "smile"})
+    assert status == 200 and body["expression"] == "smile"
+    status, _, body = call(api, "POST", f"/stages/{s.stage_id}/reply", s.player_key, {"text": "こんにちは"})
+    assert status == 202
+    status, headers, view = call(api, "GET", f"/stages/{s.stage_id}", s.player_key)
+    assert status == 200 and [e["role"] for e in view["log"]] == ["character", "player"]
+    status, _, _ = call(api, "GET", f"/stages/{s.stage_id}", s.player_key, headers={"If-None-Match": headers["ETag"]})
+    assert status == 304
+    assert call(api, "POST", f"/stages/{s.stage_id}/fetch_replies", s.agent_key)[2][0]["text"] == "こんにちは"
+    assert call(api, "POST", f"/stages/{s.stage_id}/fetch_replies", s.agent_key)[2] == []
+    status, _, body = call(api, "POST", f"/stages/{s.stage_id}/speak", s.player_key, {"text": "x"})
+    assert status == 403 and body["error"]["field"] == "Authorization"
+
+
+def test_fetch_once_race_16_fetchers_500_replies(local_runtime):
+    api = local_runtime.info["api_url"]
+    s = new_stage(local_runtime, "race")
+    sent, received, errors = [], [], []
+    lock = threading.Lock()
+    done_sending = threading.Event()
+
+    def player(worker):
+        for i in range(125):
+            text = f"{worker}-{i}"
+            status, _, body = call(api, "POST", f"/stages/{s.stage_id}/reply", s.player_key, {"text": text})
+            with lock:
+                (sent if status == 202 else errors).append(text if status == 202 else (status, body))
+
+    def fetcher():
+        while True:
+            finished = done_sending.is_set()
+            status, _, body = call(api, "POST", f"/stages/{s.stage_id}/fetch_replies", s.agent_key)
+            with lock:
+                if status == 200:
+                    received.extend(r["text"] for r in body)
+                else:
+                    errors.append((status, body))
+            if finished and not body:
+                return
+
+    players = [threading.Thread(target=player, args=(w,)) for w in range(4)]
+    fetchers = [threading.Thread(target=fetcher) for _ in range(16)]
+    for t in players + fetchers:
+        t.start()
+    for t in players:
+        t.join()
+    done_sending.set()
+    for t in fetchers:
+        t.join(timeout=120)
+    assert errors == []
+    assert len(sent) == 500
+    assert len(received) == len(set(received)) == 500  # nobody got a reply twice
+    assert set(received) == set(sent)                   # and none was lost
+
+
+def _children(pid):
+    out = subprocess.run(["ps", "-o", "pid=", "--ppid", str(pid)], capture_output=True, text=True).stdout
+    return [int(p) for p in out.split()]
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_data_survives_a_restart_and_nothing_is_left_running(tmp_path, sig):
+    runtime = LocalProcess(tmp_path / "state")
+    info = runtime.start()
+    demo = info["stages"]["demo"]
+    api = info["api_url"]
+    call(api, "POST", f"/stages/{demo['stage_id']}/speak", demo["agent_key"], {"text": "覚えていてね", "expression": "smile"})
+    call(api, "POST", f"/stages/{demo['stage_id']}/reply", demo["player_key"], {"text": "覚えた"})
+    pid = runtime.proc.pid
+    assert _children(pid) == []  # everything runs in one process
+    assert runtime.stop(sig) == 0
+    with pytest.raises(OSError):
+        os.kill(pid, 0)
+    again = runtime.start()
+    same = {k: again["stages"]["demo"][k] for k in ("stage_id", "agent_key", "player_key")}
+    assert same == {k: demo[k] for k in same}  # the same stage, not a new one
+    status, _, view = call(again["api_url"], "GET", f"/stages/{demo['stage_id']}", demo["player_key"])
+    assert status == 200 and view["current"]["text"] == "覚えていてね"
+    assert [e["text"] for e in view["log"]] == ["覚えていてね", "覚えた"]
+    assert call(again["api_url"], "POST", f"/stages/{demo['stage_id']}/fetch_replies", demo["agent_key"])[2][0]["text"] == "覚えた"
+    assert runtime.stop() == 0
+
+
+def test_cli_stage_create_and_list_against_the_running_stage(local_runtime, tmp_path):
+    env = {**os.environ, "BUTAI_LOCAL_JSON": str(local_runtime.state_dir / "local.json")}
+    made = subprocess.run([sys.executable, "-m", "chalicelib.cli", "stage", "create", "cli-made", "--json"],
+                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
+    assert made.returncode == 0, made.stderr
+    entry = json.loads(made.stdout)
+    assert entry["agent_key"].startswith("bka_") and entry["player_key"].startswith("bkp_")
+    assert f"#stage={entry['stage_id']}&key={entry['player_key']}" in entry["stage_url"]
+    saved = json.loads((local_runtime.state_dir / "local.json").read_text())
+    assert saved["stages"]["cli-made"]["stage_id"] == entry["stage_id"]
+    listed = subprocess.run([sys.executable, "-m", "chalicelib.cli", "stage", "list", "--json"],
+                            cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
+    names = [row["name"] for row in json.loads(listed.stdout)]
+    assert "demo" in names and "cli-made" in names
+    status, _, _ = call(local_runtime.info["api_url"], "POST", f"/stages/{entry['stage_id']}/speak",
+                        entry["agent_key"], {"text": "CLI から"})
+    assert status == 200
+
+
+def test_cli_without_a_running_stage_says_how_to_start_it(tmp_path):
+    env = {**os.environ, "BUTAI_LOCAL_JSON": str(tmp_path / "none.json")}
+    env.pop("BUTAI_AWS_ENDPOINT", None)
+    out = subprocess.run([sys.executable, "-m", "chalicelib.cli", "stage", "list"], cwd=ROOT, env=env,
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode != 0 and "make run" in out.stderr
