@@ -1,0 +1,288 @@
+"""Conditions and effects, parsed once at load into a form that is cheap to test.
+
+A condition is written `term + term + ...`; every term must hold.  Parsing
+only checks syntax; whether the ids named exist is the loader's job, since
+only it knows the scenario (and the file and line to blame).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Container, Iterable
+
+from .inputs import INTENT_PREFIX, LEAVE, MOVE_PREFIX, NONE, LEAVE_WORD, NONE_WORD, PlayerInput
+
+ANY_INPUT_WORD = "入力"
+START_WORD = "開始"
+ARRIVAL_WORD = "到着"
+SHOWN_PREFIX = "済:"
+UNSHOWN_PREFIX = "未:"
+AFTER_PREFIX = "直後:"
+EXPRESSION_PREFIX = "表情:"
+
+TERM_FORMS = ("意図:X", "移動:P", "離脱", "なし", "入力", "開始", "到着", "済:ID", "未:ID", "直後:ID")
+EXPECTED_TERMS = "expected one of " + ", ".join(TERM_FORMS)
+EFFECT_FORMS = ("表情:CHARACTER:KEY",)
+EXPECTED_EFFECTS = "expected " + " or ".join(EFFECT_FORMS)
+
+
+class TermSyntaxError(ValueError):
+    """A condition or effect that cannot be parsed; `term` is the text at fault."""
+
+    def __init__(self, term: str, message: str) -> None:
+        super().__init__(message)
+        self.term = term
+        self.message = message
+
+
+# ---------------------------------------------------------------- terms
+
+@dataclass(frozen=True, slots=True)
+class InputTerm:
+    """`意図:X`, `移動:P`, `離脱`, `なし`: this step's input is exactly that."""
+    input: PlayerInput
+
+    def __str__(self) -> str:
+        return str(self.input)
+
+
+@dataclass(frozen=True, slots=True)
+class AnyInputTerm:
+    """`入力`: this step has a player input (false at start)."""
+
+    def __str__(self) -> str:
+        return ANY_INPUT_WORD
+
+
+@dataclass(frozen=True, slots=True)
+class StartTerm:
+    """`開始`: the game is starting."""
+
+    def __str__(self) -> str:
+        return START_WORD
+
+
+@dataclass(frozen=True, slots=True)
+class ArrivalTerm:
+    """`到着`: the player arrived at this scene's place in this step."""
+
+    def __str__(self) -> str:
+        return ARRIVAL_WORD
+
+
+@dataclass(frozen=True, slots=True)
+class ShownTerm:
+    """`済:ID`: line ID has been shown."""
+    line_id: str
+
+    def __str__(self) -> str:
+        return SHOWN_PREFIX + self.line_id
+
+
+@dataclass(frozen=True, slots=True)
+class UnshownTerm:
+    """`未:ID`: line ID has not been shown."""
+    line_id: str
+
+    def __str__(self) -> str:
+        return UNSHOWN_PREFIX + self.line_id
+
+
+@dataclass(frozen=True, slots=True)
+class AfterTerm:
+    """`直後:ID`: line ID was the line shown immediately before, in this step."""
+    line_id: str
+
+    def __str__(self) -> str:
+        return AFTER_PREFIX + self.line_id
+
+
+Term = InputTerm | AnyInputTerm | StartTerm | ArrivalTerm | ShownTerm | UnshownTerm | AfterTerm
+
+_BARE_TERMS: dict[str, Term] = {
+    LEAVE_WORD: InputTerm(LEAVE),
+    NONE_WORD: InputTerm(NONE),
+    ANY_INPUT_WORD: AnyInputTerm(),
+    START_WORD: StartTerm(),
+    ARRIVAL_WORD: ArrivalTerm(),
+}
+_ID_TERMS = {SHOWN_PREFIX: ShownTerm, UNSHOWN_PREFIX: UnshownTerm, AFTER_PREFIX: AfterTerm}
+_PREFIXES = (INTENT_PREFIX, MOVE_PREFIX, SHOWN_PREFIX, UNSHOWN_PREFIX, AFTER_PREFIX)
+
+
+def parse_term(text: str) -> Term:
+    term = text.strip()
+    if term in _BARE_TERMS:
+        return _BARE_TERMS[term]
+    for prefix, cls in _ID_TERMS.items():
+        if term.startswith(prefix):
+            ident = term[len(prefix):].strip()
+            if not ident:
+                raise TermSyntaxError(term, f'term "{term}" is missing the line id after "{prefix}"; '
+                                            f'expected {prefix}ID')
+            return cls(ident)
+    if term.startswith(INTENT_PREFIX) or term.startswith(MOVE_PREFIX):
+        prefix = INTENT_PREFIX if term.startswith(INTENT_PREFIX) else MOVE_PREFIX
+        ident = term[len(prefix):].strip()
+        if not ident:
+            what = "intent" if prefix == INTENT_PREFIX else "place"
+            raise TermSyntaxError(term, f'term "{term}" is missing the {what} after "{prefix}"; expected {prefix}ID')
+        return InputTerm(PlayerInput.intent(ident) if prefix == INTENT_PREFIX else PlayerInput.move(ident))
+    raise TermSyntaxError(term, f'unknown term "{term}" in condition; {EXPECTED_TERMS}{_term_hint(term)}')
+
+
+def _term_hint(term: str) -> str:
+    if "：" in term:
+        return ' (use the ASCII colon ":" instead of "：")'
+    for prefix in _PREFIXES:
+        bare = prefix[:-1]
+        rest = term[len(bare):]
+        if term.startswith(bare) and rest and ":" not in rest:
+            return f' (did you mean "{prefix}{rest.strip()}"?)'
+    return ""
+
+
+# ---------------------------------------------------------------- conditions
+
+@dataclass(frozen=True, slots=True)
+class Condition:
+    """A parsed condition.  `terms` keeps the written order for display and
+    analysis; the other fields are the same facts laid out for `holds`."""
+    text: str
+    terms: tuple[Term, ...]
+    inputs: tuple[PlayerInput, ...] = ()
+    any_input: bool = False
+    start: bool = False
+    arrival: bool = False
+    shown: tuple[str, ...] = ()
+    unshown: tuple[str, ...] = ()
+    after: tuple[str, ...] = ()
+
+    @property
+    def input(self) -> PlayerInput | None:
+        """The input this condition answers, when it names one."""
+        return self.inputs[0] if self.inputs else None
+
+    @property
+    def has_trigger(self) -> bool:
+        """Whether some step kind can select this condition at all."""
+        return bool(self.inputs or self.any_input or self.start or self.arrival or self.after)
+
+    def holds(self, input: PlayerInput | None, shown: Container[str], last: str | None,
+              starting: bool = False, arrived: bool = False) -> bool:
+        """`input` is None at start; `shown` holds every line shown so far,
+        this step included; `last` is the line shown just before in this step."""
+        for wanted in self.inputs:
+            if input != wanted:
+                return False
+        if self.any_input and input is None:
+            return False
+        if self.start and not starting:
+            return False
+        if self.arrival and not arrived:
+            return False
+        for line_id in self.after:
+            if last != line_id:
+                return False
+        for line_id in self.shown:
+            if line_id not in shown:
+                return False
+        for line_id in self.unshown:
+            if line_id in shown:
+                return False
+        return True
+
+    def holds_for_intent(self, shown: Container[str]) -> bool:
+        """Whether the condition holds at the start of a step whose input is the
+        intent it names: the question candidate building asks ("could fire now").
+        Callers only pass conditions indexed under that intent."""
+        if self.start or self.arrival or self.after:
+            return False
+        if len(self.inputs) > 1 and any(i != self.inputs[0] for i in self.inputs):
+            return False
+        for line_id in self.shown:
+            if line_id not in shown:
+                return False
+        for line_id in self.unshown:
+            if line_id in shown:
+                return False
+        return True
+
+    def __str__(self) -> str:
+        return " + ".join(str(t) for t in self.terms)
+
+
+ALWAYS = Condition(text="", terms=())
+
+
+def parse_condition(text: str) -> tuple[Condition, list[TermSyntaxError]]:
+    """Parse `text`; returns the condition built from the good terms and every
+    term error, so one load reports all mistakes at once."""
+    errors: list[TermSyntaxError] = []
+    terms: list[Term] = []
+    if text.strip():
+        if "＋" in text:
+            errors.append(TermSyntaxError("＋", 'full-width "＋" between terms; expected the ASCII "+" (term + term)'))
+        for piece in text.replace("＋", "+").split("+"):
+            if not piece.strip():
+                errors.append(TermSyntaxError(text, f'empty term in condition "{text}"; expected term + term + ...'))
+                continue
+            try:
+                terms.append(parse_term(piece))
+            except TermSyntaxError as exc:
+                errors.append(exc)
+    return build_condition(text, terms), errors
+
+
+def build_condition(text: str, terms: Iterable[Term]) -> Condition:
+    terms = tuple(terms)
+    inputs: list[PlayerInput] = []
+    shown: list[str] = []
+    unshown: list[str] = []
+    after: list[str] = []
+    flags = {"any_input": False, "start": False, "arrival": False}
+    for term in terms:
+        if isinstance(term, InputTerm):
+            if term.input not in inputs:
+                inputs.append(term.input)
+        elif isinstance(term, AnyInputTerm):
+            flags["any_input"] = True
+        elif isinstance(term, StartTerm):
+            flags["start"] = True
+        elif isinstance(term, ArrivalTerm):
+            flags["arrival"] = True
+        elif isinstance(term, ShownTerm):
+            shown.append(term.line_id)
+        elif isinstance(term, UnshownTerm):
+            unshown.append(term.line_id)
+        elif isinstance(term, AfterTerm):
+            after.append(term.line_id)
+    return Condition(text=text, terms=terms, inputs=tuple(inputs), shown=tuple(shown), unshown=tuple(unshown),
+                     after=tuple(after), **flags)
+
+
+# ---------------------------------------------------------------- effects
+
+@dataclass(frozen=True, slots=True)
+class ExpressionEffect:
+    """`表情:CHARACTER:KEY`: set the character's expression on the stage."""
+    character: str
+    key: str
+    kind: str = field(default="expression", init=False)
+
+    def __str__(self) -> str:
+        return f"{EXPRESSION_PREFIX}{self.character}:{self.key}"
+
+
+Effect = ExpressionEffect
+
+
+def parse_effect(text: str) -> Effect:
+    raw = text.strip()
+    if raw.startswith(EXPRESSION_PREFIX):
+        parts = raw[len(EXPRESSION_PREFIX):].split(":")
+        if len(parts) != 2 or not parts[0].strip() or not parts[1].strip():
+            raise TermSyntaxError(raw, f'effect "{raw}" is malformed; {EXPECTED_EFFECTS}')
+        return ExpressionEffect(parts[0].strip(), parts[1].strip())
+    kind = raw.split(":", 1)[0] if ":" in raw else raw
+    hint = ' (use the ASCII colon ":" instead of "：")' if "：" in raw else ""
+    raise TermSyntaxError(raw, f'unknown effect kind "{kind}" in effect "{raw}"; {EXPECTED_EFFECTS}{hint}')

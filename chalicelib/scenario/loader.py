@@ -1,0 +1,517 @@
+"""Loading a scenario: JSON → pydantic models → a compiled, indexed scenario.
+
+Every mistake an author can make ends up as a `Problem` naming the file, the
+place in the scenario (line id, intent, character, place), the term at fault
+and what was expected.  All problems of a file are collected before raising,
+so one run shows everything to fix.
+"""
+from __future__ import annotations
+
+import difflib
+import gc
+import json
+import os
+import re
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any, Iterable, Iterator, Literal, Mapping, get_args, get_origin
+
+from pydantic import BaseModel, ValidationError
+
+from .conditions import (
+    AfterTerm,
+    Condition,
+    Effect,
+    ExpressionEffect,
+    InputTerm,
+    ShownTerm,
+    TermSyntaxError,
+    UnshownTerm,
+    parse_condition,
+    parse_effect,
+)
+from .inputs import PlayerInput
+from .model import ID_PATTERN, Character, Intent, Knowledge, Line, Place, Scenario
+
+NEUTRAL = "neutral"
+_ID_RE = re.compile(ID_PATTERN)
+
+Severity = Literal["error", "warning"]
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One finding about a scenario file.  `where` is the author's coordinate
+    ("line O2", "intent 音楽", "12:5" for JSON syntax)."""
+    source: str
+    where: str
+    message: str
+    term: str | None = None
+    severity: Severity = "error"
+
+    def __str__(self) -> str:
+        return f"{self.source}:{self.where}: {self.message}"
+
+    def format(self) -> str:
+        """The lint form, with the severity after the location."""
+        return f"{self.source}:{self.where}: {self.severity}: {self.message}"
+
+
+class ScenarioError(Exception):
+    """A scenario that cannot be loaded; `problems` lists every reason."""
+
+    def __init__(self, problems: list[Problem]) -> None:
+        self.problems = list(problems)
+        super().__init__("\n".join(str(p) for p in self.problems))
+
+
+# ---------------------------------------------------------------- compiled form
+
+@dataclass(frozen=True, eq=False)
+class CompiledLine:
+    id: str
+    speaker: str
+    text: str
+    place: str
+    index: int            # position in its scene (file order = priority)
+    condition: Condition
+    effects: tuple[Effect, ...]
+    model: Line
+
+    def __repr__(self) -> str:
+        return f"CompiledLine({self.id!r}, {str(self.condition)!r})"
+
+
+@dataclass(frozen=True, eq=False)
+class CompiledScene:
+    """A place's lines, indexed by how a step looks for them."""
+    place: str
+    lines: tuple[CompiledLine, ...]
+    responses: Mapping[PlayerInput, tuple[CompiledLine, ...]]
+    starts: tuple[CompiledLine, ...]
+    arrivals: tuple[CompiledLine, ...]
+    progressions: tuple[CompiledLine, ...]
+    chains: Mapping[str, tuple[CompiledLine, ...]]   # by the line id named in 直後:
+
+
+@dataclass(frozen=True, eq=False)
+class CompiledKnowledge:
+    character: str
+    index: int             # 0-based position in the character's knowledge list
+    entry: Knowledge
+    condition: Condition
+
+    @property
+    def info(self) -> str:
+        return self.entry.info
+
+    @property
+    def intents(self) -> tuple[str, ...]:
+        return tuple(i.target for i in self.condition.inputs if i.kind == "intent")  # type: ignore[misc]
+
+
+EMPTY_SCENE_INDEX: Mapping[Any, Any] = MappingProxyType({})
+
+
+@dataclass(frozen=True, eq=False)
+class CompiledScenario:
+    source: str
+    scenario: Scenario
+    characters: Mapping[str, Character]
+    places: Mapping[str, Place]
+    intents: Mapping[str, Intent]
+    lines: Mapping[str, CompiledLine]
+    scenes: Mapping[str, CompiledScene]
+    knowledge: Mapping[str, tuple[CompiledKnowledge, ...]]
+    intent_order: Mapping[str, int] = field(default_factory=dict)
+
+    @property
+    def title(self) -> str:
+        return self.scenario.title
+
+    @property
+    def start_place(self) -> str:
+        return self.scenario.start.place
+
+    def responder(self, place_id: str) -> str | None:
+        """Who answers by default at a place; the first person there when the
+        scenario names nobody."""
+        place = self.places[place_id]
+        if place.responder is not None:
+            return place.responder
+        return place.people[0] if place.people else None
+
+    def scene(self, place_id: str) -> CompiledScene:
+        return self.scenes.get(place_id) or _empty_scene(place_id)
+
+
+def _empty_scene(place_id: str) -> CompiledScene:
+    return CompiledScene(place_id, (), EMPTY_SCENE_INDEX, (), (), (), EMPTY_SCENE_INDEX)
+
+
+# ---------------------------------------------------------------- entry points
+
+def load_scenario(path: str | os.PathLike[str]) -> CompiledScenario:
+    source = os.fspath(path)
+    try:
+        text = Path(path).read_text(encoding="utf-8-sig")
+    except FileNotFoundError:
+        raise ScenarioError([Problem(source, "file", "cannot read the scenario: no such file")]) from None
+    except UnicodeDecodeError as exc:
+        raise ScenarioError([Problem(source, "file", f"cannot read the scenario: not UTF-8 ({exc.reason} at byte "
+                                                     f"{exc.start})")]) from None
+    except OSError as exc:
+        raise ScenarioError([Problem(source, "file", f"cannot read the scenario: {exc.strerror or exc}")]) from None
+    return load_scenario_text(text, source=source)
+
+
+@contextmanager
+def paused_gc() -> Iterator[None]:
+    """Loading creates tens of thousands of objects and no garbage cycles; the
+    cyclic collector would rescan them all many times over (it tripled load
+    time at 10,000 lines), so it waits until the load is done."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def load_scenario_text(text: str, source: str = "<scenario>") -> CompiledScenario:
+    with paused_gc():
+        return load_scenario_data(parse_json(text, source), source=source)
+
+
+def load_scenario_data(data: Any, source: str = "<scenario>") -> CompiledScenario:
+    with paused_gc():
+        if isinstance(data, Scenario):
+            return compile_scenario(data, source)
+        try:
+            scenario = Scenario.model_validate(data)
+        except ValidationError as exc:
+            raise ScenarioError(_structural_problems(exc, data, source)) from None
+        return compile_scenario(scenario, source)
+
+
+def parse_json(text: str, source: str) -> Any:
+    duplicates: list[Problem] = []
+
+    def pairs_hook(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        seen: dict[str, Any] = {}
+        for key, value in pairs:
+            if key in seen:
+                owner = dict(pairs).get("id")
+                where = f'object "{owner}"' if isinstance(owner, str) else "json"
+                duplicates.append(Problem(source, where, f'duplicate key "{key}" in one JSON object; expected each '
+                                                         f'key once (the later value would silently win)', key))
+            seen[key] = value
+        return seen
+
+    try:
+        data = json.loads(text, object_pairs_hook=pairs_hook)
+    except json.JSONDecodeError as exc:
+        raise ScenarioError([Problem(source, f"{exc.lineno}:{exc.colno}", f"invalid JSON: {exc.msg}")]) from None
+    if duplicates:
+        raise ScenarioError(duplicates)
+    return data
+
+
+# ---------------------------------------------------------------- structural problems
+
+def _structural_problems(exc: ValidationError, raw: Any, source: str) -> list[Problem]:
+    problems = []
+    for err in exc.errors():
+        loc = tuple(err["loc"])
+        where, rest = _where_for_loc(raw, loc)
+        kind = err["type"]
+        key = ".".join(str(p) for p in rest)
+        if kind == "missing":
+            message = f'missing required key "{key}"'
+        elif kind == "extra_forbidden":
+            expected = _field_names(_model_at(loc[:-1]))
+            message = f'unknown key "{loc[-1]}"; expected one of {", ".join(expected)}{_close(str(loc[-1]), expected)}'
+        elif kind == "model_type" or kind == "model_attributes_type":
+            message = (f'key "{key}": ' if key else "") + "expected a JSON object"
+        else:
+            message = (f'key "{key}": ' if key else "") + err["msg"].replace("Input should be", "expected")
+        problems.append(Problem(source, where, message, str(loc[-1]) if loc else None))
+    if not problems:  # pragma: no cover - pydantic always reports at least one error
+        problems.append(Problem(source, "top level", str(exc)))
+    return problems
+
+
+def _get(raw: Any, key: Any) -> Any:
+    try:
+        return raw[key]
+    except (KeyError, IndexError, TypeError):
+        return None
+
+
+def _name(obj: Any, key: str, fallback: str) -> str:
+    value = obj.get(key) if isinstance(obj, dict) else None
+    return value if isinstance(value, str) and value else fallback
+
+
+def _where_for_loc(raw: Any, loc: tuple[Any, ...]) -> tuple[str, tuple[Any, ...]]:
+    if len(loc) >= 2 and loc[0] in ("characters", "places", "intents", "scenes") and isinstance(loc[1], int):
+        section, i = loc[0], loc[1]
+        obj = _get(_get(raw, section), i)
+        singular = section[:-1]
+        if section == "scenes":
+            where = f"scene {_name(obj, 'place', f'#{i + 1}')}"
+            if len(loc) >= 4 and loc[2] == "lines" and isinstance(loc[3], int):
+                line = _get(_get(obj, "lines"), loc[3])
+                line_id = _name(line, "id", "")
+                where = f"line {line_id}" if line_id else f"{where} line #{loc[3] + 1}"
+                return where, loc[4:]
+            return where, loc[2:]
+        where = f"{singular} {_name(obj, 'id', f'#{i + 1}')}"
+        if section == "characters" and len(loc) >= 4 and loc[2] in ("knowledge", "fallbacks") and isinstance(loc[3], int):
+            if loc[2] == "knowledge":
+                return f"{where} knowledge #{loc[3] + 1}", loc[4:]
+            fb = _get(_get(obj, "fallbacks"), loc[3])
+            return f"{where} fallback {_name(fb, 'id', f'#{loc[3] + 1}')}", loc[4:]
+        return where, loc[2:]
+    if loc and loc[0] == "start":
+        return "start", loc[1:]
+    return "top level", loc
+
+
+def _model_at(loc: tuple[Any, ...]) -> type[BaseModel]:
+    model: type[BaseModel] = Scenario
+    for part in loc:
+        if not isinstance(part, str):
+            continue
+        info = model.model_fields.get(part) or next(
+            (f for f in model.model_fields.values() if f.alias == part), None)
+        if info is None:
+            break
+        annotation = info.annotation
+        while get_origin(annotation) is not None and not (isinstance(annotation, type) and issubclass(annotation, BaseModel)):
+            args = [a for a in get_args(annotation) if a is not type(None)]
+            if not args:
+                break
+            annotation = args[0]
+        if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+            model = annotation
+    return model
+
+
+def _field_names(model: type[BaseModel]) -> list[str]:
+    return [info.alias or name for name, info in model.model_fields.items()]
+
+
+def _close(word: str, options: Iterable[str]) -> str:
+    match = difflib.get_close_matches(word, list(options), n=1, cutoff=0.5)
+    return f' (did you mean "{match[0]}"?)' if match else ""
+
+
+def expected_one_of(what: str, options: Iterable[str], got: str) -> str:
+    options = list(options)
+    if not options:
+        return f"expected an existing {what} id, but the scenario defines none"
+    shown = ", ".join(options[:10]) + (f", … ({len(options)} in all)" if len(options) > 10 else "")
+    return f"expected one of {shown}{_close(got, options)}"
+
+
+# ---------------------------------------------------------------- compiling
+
+class _Collector:
+    def __init__(self, source: str) -> None:
+        self.source = source
+        self.problems: list[Problem] = []
+
+    def add(self, where: str, message: str, term: str | None = None) -> None:
+        self.problems.append(Problem(self.source, where, message, term))
+
+
+def compile_scenario(scenario: Scenario, source: str = "<scenario>") -> CompiledScenario:
+    out = _Collector(source)
+
+    characters = _unique(out, "character", ((c.id, f"character {c.id}") for c in scenario.characters),
+                         scenario.characters)
+    places = _unique(out, "place", ((p.id, f"place {p.id}") for p in scenario.places), scenario.places)
+    intents = _unique(out, "intent", ((i.id, f"intent {i.id}") for i in scenario.intents), scenario.intents)
+    _unique(out, "fallback", ((f.id, f"character {c.id} fallback {f.id}")
+                              for c in scenario.characters for f in c.fallbacks), None)
+    all_lines = [(scene, line) for scene in scenario.scenes for line in scene.lines]
+    line_models = _unique(out, "line", ((ln.id, f"line {ln.id}") for _, ln in all_lines), [ln for _, ln in all_lines])
+
+    if scenario.start.place not in places:
+        out.add("start", f'unknown place "{scenario.start.place}" as start.place; '
+                         f'{expected_one_of("place", places, scenario.start.place)}', scenario.start.place)
+
+    for place in scenario.places:
+        where = f"place {place.id}"
+        for person in place.people:
+            if person not in characters:
+                out.add(where, f'unknown character "{person}" in people; '
+                               f'{expected_one_of("character", characters, person)}', person)
+        if place.responder is not None and place.responder not in characters:
+            out.add(where, f'unknown character "{place.responder}" as responder; '
+                           f'{expected_one_of("character", characters, place.responder)}', place.responder)
+        for exit_id in place.exits:
+            if exit_id not in places:
+                out.add(where, f'unknown place "{exit_id}" in exits; {expected_one_of("place", places, exit_id)}', exit_id)
+
+    checker = _TermChecker(out, characters, places, intents, line_models)
+
+    scene_places: set[str] = set()
+    compiled_lines: dict[str, CompiledLine] = {}
+    scenes: dict[str, CompiledScene] = {}
+    condition_cache: dict[str, tuple[Condition, list[TermSyntaxError]]] = {}
+    for scene in scenario.scenes:
+        if scene.place not in places:
+            out.add(f"scene {scene.place}", f'unknown place "{scene.place}" for a scene; '
+                                            f'{expected_one_of("place", places, scene.place)}', scene.place)
+        if scene.place in scene_places:
+            out.add(f"scene {scene.place}", f'a second scene for place "{scene.place}"; expected one scene per place '
+                                            f'(put all of its lines in one scene)', scene.place)
+            continue
+        scene_places.add(scene.place)
+        lines = []
+        for index, line in enumerate(scene.lines):
+            where = f"line {line.id}"
+            if line.speaker not in characters:
+                out.add(where, f'unknown character "{line.speaker}" as speaker; '
+                               f'{expected_one_of("character", characters, line.speaker)}', line.speaker)
+            cached = condition_cache.get(line.condition)
+            if cached is None:
+                cached = condition_cache[line.condition] = parse_condition(line.condition)
+            condition, syntax_errors = cached
+            for error in syntax_errors:
+                out.add(where, error.message, error.term)
+            checker.check(where, condition)
+            effects = tuple(_compile_effects(out, where, line.effects, characters))
+            compiled = CompiledLine(line.id, line.speaker, line.text, scene.place, index, condition, effects, line)
+            lines.append(compiled)
+            compiled_lines.setdefault(line.id, compiled)
+        scenes[scene.place] = _index_scene(scene.place, tuple(lines))
+
+    knowledge: dict[str, tuple[CompiledKnowledge, ...]] = {}
+    for character in scenario.characters:
+        entries = []
+        for index, entry in enumerate(character.knowledge):
+            where = f"character {character.id} knowledge #{index + 1}"
+            condition, syntax_errors = parse_condition(entry.condition)
+            for error in syntax_errors:
+                out.add(where, error.message, error.term)
+            checker.check(where, condition)
+            entries.append(CompiledKnowledge(character.id, index, entry, condition))
+        knowledge.setdefault(character.id, tuple(entries))
+
+    if out.problems:
+        raise ScenarioError(out.problems)
+
+    return CompiledScenario(
+        source=source,
+        scenario=scenario,
+        characters=MappingProxyType(characters),
+        places=MappingProxyType(places),
+        intents=MappingProxyType(intents),
+        lines=MappingProxyType(compiled_lines),
+        scenes=MappingProxyType(scenes),
+        knowledge=MappingProxyType(knowledge),
+        intent_order=MappingProxyType({intent_id: i for i, intent_id in enumerate(intents)}),
+    )
+
+
+def _unique(out: _Collector, what: str, ids: Iterable[tuple[str, str]], models: list[Any] | None) -> dict[str, Any]:
+    """Check ids are well-formed and unique; returns id → first model."""
+    seen: dict[str, Any] = {}
+    models_iter = iter(models) if models is not None else None
+    for ident, where in ids:
+        model = next(models_iter) if models_iter is not None else None
+        if not _ID_RE.match(ident):
+            out.add(where, f'{what} id "{ident}" is not usable in conditions; expected a non-empty id without ":", '
+                           f'"+" or surrounding spaces', ident)
+        if ident in seen:
+            out.add(where, f'duplicate {what} id "{ident}"; expected each {what} id once', ident)
+            continue
+        seen[ident] = model
+    return seen
+
+
+class _TermChecker:
+    """Checks that the ids a condition names exist, and that it is not
+    self-contradictory in the one way the spec makes an error."""
+
+    def __init__(self, out: _Collector, characters: Mapping[str, Any], places: Mapping[str, Any],
+                 intents: Mapping[str, Any], lines: Mapping[str, Any]) -> None:
+        self.out, self.characters, self.places, self.intents, self.lines = out, characters, places, intents, lines
+
+    def check(self, where: str, condition: Condition) -> None:
+        input_terms = []
+        for term in condition.terms:
+            if isinstance(term, InputTerm):
+                input_terms.append(term)
+                target = term.input.target
+                if term.input.kind == "intent" and target not in self.intents:
+                    self.out.add(where, f'unknown intent "{target}" in term "{term}"; '
+                                        f'{expected_one_of("intent", self.intents, target)}', str(term))
+                elif term.input.kind == "move" and target not in self.places:
+                    self.out.add(where, f'unknown place "{target}" in term "{term}"; '
+                                        f'{expected_one_of("place", self.places, target)}', str(term))
+            elif isinstance(term, (ShownTerm, UnshownTerm, AfterTerm)):
+                if term.line_id not in self.lines:
+                    self.out.add(where, f'unknown line "{term.line_id}" in term "{term}"; '
+                                        f'{expected_one_of("line", self.lines, term.line_id)}', str(term))
+        after = [t for t in condition.terms if isinstance(t, AfterTerm)]
+        if after and input_terms:
+            self.out.add(where, f'term "{after[0]}" cannot be combined with input term "{input_terms[0]}": 直後: holds '
+                                f'only inside a chain, after the input was answered; expected either 直後:ID or an '
+                                f'input term, not both', str(after[0]))
+
+
+def _compile_effects(out: _Collector, where: str, texts: list[str],
+                     characters: Mapping[str, Character]) -> Iterable[Effect]:
+    for text in texts:
+        try:
+            effect = parse_effect(text)
+        except TermSyntaxError as exc:
+            out.add(where, exc.message, exc.term)
+            continue
+        if isinstance(effect, ExpressionEffect):
+            character = characters.get(effect.character)
+            if character is None:
+                out.add(where, f'unknown character "{effect.character}" in effect "{text}"; '
+                               f'{expected_one_of("character", characters, effect.character)}', text)
+                continue
+            keys = list(dict.fromkeys([*character.expressions, NEUTRAL]))
+            if effect.key not in keys:
+                out.add(where, f'unknown expression "{effect.key}" for {effect.character} in effect "{text}"; '
+                               f'expected one of {", ".join(keys)} (add it to the character\'s expressions)'
+                               f'{_close(effect.key, keys)}', text)
+                continue
+        yield effect
+
+
+def _index_scene(place: str, lines: tuple[CompiledLine, ...]) -> CompiledScene:
+    responses: dict[PlayerInput, list[CompiledLine]] = {}
+    chains: dict[str, list[CompiledLine]] = {}
+    starts, arrivals, progressions = [], [], []
+    for line in lines:
+        cond = line.condition
+        for wanted in cond.inputs:
+            responses.setdefault(wanted, []).append(line)
+        for prev in dict.fromkeys(cond.after):
+            chains.setdefault(prev, []).append(line)
+        if cond.start:
+            starts.append(line)
+        if cond.arrival:
+            arrivals.append(line)
+        if cond.any_input:
+            progressions.append(line)
+    return CompiledScene(
+        place=place,
+        lines=lines,
+        responses=MappingProxyType({k: tuple(v) for k, v in responses.items()}),
+        starts=tuple(starts),
+        arrivals=tuple(arrivals),
+        progressions=tuple(progressions),
+        chains=MappingProxyType({k: tuple(v) for k, v in chains.items()}),
+    )

@@ -1,0 +1,123 @@
+"""The scenario file format as pydantic models.
+
+These models check shape only (keys, types).  Meaning (terms, ids that must
+exist, expression keys) is checked by the loader, which can name the line and
+the term at fault; the JSON Schema printed by `butai schema` comes from here.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+# Ids appear inside conditions and effects (`済:A04`, `表情:赤尾妙子:smile`),
+# where ":" and "+" are separators.
+ID_PATTERN = r"^[^:+\s](?:[^:+]*[^:+\s])?$"
+EFFECT_PATTERN = r"^表情:[^:+\s]+:[^:+\s]+$"
+
+
+def _id_field(description: str) -> Any:
+    return Field(description=description, json_schema_extra={"pattern": ID_PATTERN})
+
+
+def _id_list(description: str) -> Any:
+    return Field(default_factory=list, description=description,
+                 json_schema_extra={"items": {"type": "string", "pattern": ID_PATTERN}})
+
+
+class _Strict(BaseModel):
+    # A misspelt key ("efects") would otherwise be dropped silently.
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Knowledge(_Strict):
+    info: str = Field(description="What the character knows or thinks. Context for free conversation only; never "
+                                  "shown verbatim. 自由会話で使う人物の考え（そのまま表示はしない）")
+    condition: str = Field(default="", description="When this entry is given to free conversation: terms joined "
+                                                   "by ' + ' (e.g. '意図:音楽'); empty = always. "
+                                                   "この知識を使う条件（空なら常に）")
+
+
+class Fallback(_Strict):
+    id: str = _id_field("Unique id of the fallback line. 定型の返事のID")
+    text: str = Field(description="Shown when free conversation cannot produce a usable reply. "
+                                  "自由会話が使えないときに表示する台詞")
+
+
+class Character(_Strict):
+    id: str = _id_field("Speaker id used everywhere (lines, places, effects). 人物ID")
+    name: str = Field(description="Short display name. 表示名")
+    aliases: list[str] = Field(default_factory=list,
+                               description="How the player may address this character. 呼びかけに使える別名")
+    profile: str = Field(default="", description="Persona for free conversation. 自由会話用の人物設定")
+    expressions: list[str] = Field(default_factory=lambda: ["neutral"],
+                                   description="Expression keys this character has images for; 'neutral' is always "
+                                               "the fallback. 表情キー（neutral は常に使える）")
+    knowledge: list[Knowledge] = Field(default_factory=list,
+                                       description="Opinions used as context for free conversation. 人物の知識")
+    fallbacks: list[Fallback] = Field(default_factory=list,
+                                      description="Lines shown when free conversation fails. 生成失敗時の台詞")
+
+
+class Place(_Strict):
+    id: str = _id_field("Place id. 場所ID")
+    aliases: list[str] = Field(default_factory=list,
+                               description="Other names a player may use for this place. 場所の別名")
+    people: list[str] = _id_list("Character ids present here. その場にいる人物ID")
+    responder: str | None = Field(default=None,
+                                  description="Who answers by default here (a character id); defaults to the first "
+                                              "of people. 既定の応答者",
+                                  json_schema_extra={"pattern": ID_PATTERN})
+    exits: list[str] = _id_list("Place ids reachable from here. ここから行ける場所ID")
+
+
+class Intent(_Strict):
+    id: str = _id_field("Intent id, used as 意図:ID in conditions. 話題ID")
+    description: str = Field(description="What the input is about; read by the classifier model. モデルが読む説明")
+    examples: list[str] = Field(default_factory=list, description="Player phrasings. プレイヤーの言い方の例")
+    words: list[str] = Field(default_factory=list,
+                             description="Narrowing words: the intent is offered only when the input contains one "
+                                         "of them; empty = no narrowing. 絞り込み語（空なら絞り込まない）")
+
+
+class Line(_Strict):
+    id: str = _id_field("Line id, unique in the scenario; used by 済:/未:/直後:. 台詞ID")
+    speaker: str = _id_field("Character id of the speaker. 話者の人物ID")
+    condition: str = Field(description="When the line may fire: terms joined by ' + ' — 意図:X, 移動:P, 離脱, なし, "
+                                       "入力, 開始, 到着, 済:ID, 未:ID, 直後:ID. 表示条件")
+    effects: list[str] = Field(default_factory=list,
+                               description="Stage effects applied when the line fires: 表情:CHARACTER:KEY. 演出",
+                               json_schema_extra={"items": {"type": "string", "pattern": EFFECT_PATTERN}})
+    text: str = Field(description="Shown verbatim. そのまま表示する本文")
+
+
+class Scene(_Strict):
+    place: str = _id_field("Place id this scene belongs to. 場面の場所ID")
+    lines: list[Line] = Field(default_factory=list, description="Lines in priority order. 台詞（ファイル順が優先順）")
+
+
+class Start(_Strict):
+    place: str = _id_field("Place id where a new game starts. 開始場所")
+
+
+class Scenario(_Strict):
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True,
+                              title="butai scenario",
+                              json_schema_extra={"description": "A butai scenario (台本). See docs/scenario-format.md."})
+
+    schema_: str | None = Field(default=None, alias="$schema",
+                                description="Optional JSON Schema reference for editors; ignored by butai.")
+    title: str = Field(description="Display title. 表示タイトル")
+    start: Start = Field(description="Where a new game starts. 開始地点")
+    characters: list[Character] = Field(default_factory=list, description="Characters. 登場人物")
+    places: list[Place] = Field(default_factory=list, description="Places. 場所")
+    intents: list[Intent] = Field(default_factory=list, description="Intents (topics). 話題")
+    scenes: list[Scene] = Field(default_factory=list, description="One scene per place, holding its lines. 場面")
+
+
+JSON_SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
+
+
+def scenario_json_schema() -> dict[str, Any]:
+    schema = Scenario.model_json_schema(by_alias=True)
+    return {"$schema": JSON_SCHEMA_DIALECT, **schema}

@@ -1,0 +1,211 @@
+"""`GameState`: where the player is, what has been shown, who looks how.
+
+States are values: the rules never change a state, they return a new one.
+The lines shown are kept in an append-only journal that successive states
+share, each seeing its own prefix, so a step costs the same however long the
+game has run (no copying of the shown list or set per step).  Branching from
+an older state (handling two inputs on one state) copies the journal once.
+"""
+from __future__ import annotations
+
+import json
+import threading
+from types import MappingProxyType
+from typing import Any, Iterable, Iterator, Mapping
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+SCHEMA_VERSION = 1
+
+
+class StateFormatError(ValueError):
+    """A stored state that cannot be read back."""
+
+
+class _Journal:
+    __slots__ = ("ids", "pos", "lock")
+
+    def __init__(self, ids: Iterable[str] = ()) -> None:
+        self.ids: list[str] = []
+        self.pos: dict[str, int] = {}
+        self.lock = threading.Lock()
+        for line_id in ids:
+            if line_id not in self.pos:
+                self.pos[line_id] = len(self.ids)
+                self.ids.append(line_id)
+
+    def extended(self, length: int, new_ids: Iterable[str]) -> tuple[_Journal, int]:
+        """Journal and length of a state that has seen the first `length`
+        entries plus `new_ids`."""
+        new_ids = list(new_ids)
+        with self.lock:
+            if len(self.ids) == length:
+                for line_id in new_ids:
+                    self.pos[line_id] = len(self.ids)
+                    self.ids.append(line_id)
+                return self, len(self.ids)
+        fork = _Journal(self.ids[:length] + new_ids)
+        return fork, len(fork.ids)
+
+
+class ShownLines:
+    """Read-only view of the lines a state has shown; O(1) membership."""
+    __slots__ = ("_pos", "_length")
+
+    def __init__(self, journal: _Journal, length: int) -> None:
+        self._pos = journal.pos
+        self._length = length
+
+    def __contains__(self, line_id: object) -> bool:
+        p = self._pos.get(line_id)  # type: ignore[call-overload]
+        return p is not None and p < self._length
+
+    def __len__(self) -> int:
+        return self._length
+
+
+class StepShown:
+    """Lines shown before this step plus those fired so far in it."""
+    __slots__ = ("_pos", "_length", "fired")
+
+    def __init__(self, base: ShownLines) -> None:
+        self._pos = base._pos
+        self._length = base._length
+        self.fired: dict[str, None] = {}
+
+    def __contains__(self, line_id: object) -> bool:
+        p = self._pos.get(line_id)  # type: ignore[call-overload]
+        if p is not None and p < self._length:
+            return True
+        return line_id in self.fired
+
+    def add(self, line_id: str) -> None:
+        self.fired[line_id] = None
+
+
+class _StateRecord(BaseModel):
+    """The stored form (e.g. a DynamoDB attribute)."""
+    model_config = ConfigDict(extra="forbid")
+
+    schema_version: int = Field(description="Format version of this record")
+    place: str
+    turn: int = Field(ge=0)
+    shown: list[str] = Field(description="Line ids in the order they were shown")
+    last_line: str | None = None
+    expressions: dict[str, str] = Field(default_factory=dict)
+
+
+class GameState:
+    __slots__ = ("place", "turn", "last_line", "expressions", "_journal", "_length")
+
+    place: str
+    turn: int
+    last_line: str | None
+    expressions: Mapping[str, str]
+
+    def __init__(self, place: str, shown: Iterable[str] = (), last_line: str | None = None,
+                 expressions: Mapping[str, str] | None = None, turn: int = 0) -> None:
+        journal = _Journal(shown)
+        self._init(place, turn, last_line, dict(expressions or {}), journal, len(journal.ids))
+
+    def _init(self, place: str, turn: int, last_line: str | None, expressions: dict[str, str],
+              journal: _Journal, length: int) -> None:
+        object.__setattr__(self, "place", place)
+        object.__setattr__(self, "turn", turn)
+        object.__setattr__(self, "last_line", last_line)
+        object.__setattr__(self, "expressions", MappingProxyType(expressions))
+        object.__setattr__(self, "_journal", journal)
+        object.__setattr__(self, "_length", length)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError("GameState is immutable; the rules return new states")
+
+    # ---- reading
+
+    @property
+    def shown(self) -> ShownLines:
+        """Membership view: `"A04" in state.shown` (O(1))."""
+        return ShownLines(self._journal, self._length)
+
+    @property
+    def shown_lines(self) -> tuple[str, ...]:
+        """Line ids in the order they were shown."""
+        return tuple(self._journal.ids[: self._length])
+
+    @property
+    def shown_count(self) -> int:
+        return self._length
+
+    def has_shown(self, line_id: str) -> bool:
+        p = self._journal.pos.get(line_id)
+        return p is not None and p < self._length
+
+    def expression(self, character: str) -> str:
+        return self.expressions.get(character, "neutral")
+
+    def iter_shown(self) -> Iterator[str]:
+        return iter(self._journal.ids[: self._length])
+
+    # ---- deriving
+
+    def advanced(self, *, place: str, fired: Iterable[str], expressions: Mapping[str, str],
+                 turn: int) -> GameState:
+        """The state after a step that fired `fired` (in order)."""
+        fired = list(fired)
+        journal, length = self._journal.extended(self._length, fired)
+        new = object.__new__(GameState)
+        new._init(place, turn, fired[-1] if fired else self.last_line, dict(expressions), journal, length)
+        return new
+
+    # ---- storing
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "schema_version": SCHEMA_VERSION,
+            "place": self.place,
+            "turn": self.turn,
+            "shown": list(self.iter_shown()),
+            "last_line": self.last_line,
+            "expressions": dict(self.expressions),
+        }
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), ensure_ascii=False, separators=(",", ":"))
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> GameState:
+        if not isinstance(data, Mapping):
+            raise StateFormatError(f"expected a JSON object for a game state, got {type(data).__name__}")
+        version = data.get("schema_version")
+        if version != SCHEMA_VERSION:
+            raise StateFormatError(f"game state schema_version {version!r} is not supported; expected {SCHEMA_VERSION}")
+        try:
+            record = _StateRecord.model_validate(dict(data))
+        except ValidationError as exc:
+            detail = "; ".join(f'{".".join(str(p) for p in e["loc"])}: {e["msg"]}' for e in exc.errors())
+            raise StateFormatError(f"invalid game state: {detail}") from None
+        if len(set(record.shown)) != len(record.shown):
+            raise StateFormatError("invalid game state: a line appears twice in shown")
+        return cls(record.place, record.shown, record.last_line, record.expressions, record.turn)
+
+    @classmethod
+    def from_json(cls, text: str | bytes) -> GameState:
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise StateFormatError(f"invalid game state JSON at {exc.lineno}:{exc.colno}: {exc.msg}") from None
+        return cls.from_dict(data)
+
+    # ---- value semantics
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, GameState):
+            return NotImplemented
+        return (self.place == other.place and self.turn == other.turn and self.last_line == other.last_line
+                and dict(self.expressions) == dict(other.expressions) and self.shown_lines == other.shown_lines)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return (f"GameState(place={self.place!r}, turn={self.turn}, shown={list(self.iter_shown())!r}, "
+                f"last_line={self.last_line!r})")
