@@ -16,10 +16,13 @@ COMMAND_MODULES = (
     "chalicelib.local_commands",
     "chalicelib.stage.commands",
     "chalicelib.scenario.commands",
+    "chalicelib.interpret.commands",
+    "chalicelib.agent_commands",
 )
 BENCH_MODULES = (
     "chalicelib.stage.bench",
     "chalicelib.scenario.bench",
+    "chalicelib.interpret.bench",
 )
 
 
@@ -28,7 +31,7 @@ def _optional_import(name: str):
         return importlib.import_module(name)
     except ModuleNotFoundError as exc:
         # Only a missing *area* module is optional; a broken import inside it is a bug.
-        if exc.name == name:
+        if exc.name and (name == exc.name or name.startswith(exc.name + ".")):
             return None
         raise
 
