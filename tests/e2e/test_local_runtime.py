@@ -162,3 +162,21 @@ def test_cli_without_a_running_stage_says_how_to_start_it(tmp_path):
     out = subprocess.run([sys.executable, "-m", "chalicelib.cli", "stage", "list"], cwd=ROOT, env=env,
                          capture_output=True, text=True, timeout=60)
     assert out.returncode != 0 and "make run" in out.stderr
+
+
+def test_cli_images_upload_makes_a_new_character_usable(local_runtime, tmp_path):
+    for name in ("neutral", "smile"):
+        (tmp_path / f"{name}.svg").write_bytes(b'<svg xmlns="http://www.w3.org/2000/svg"/>')
+    env = {**os.environ, "BUTAI_LOCAL_JSON": str(local_runtime.state_dir / "local.json")}
+    up = subprocess.run([sys.executable, "-m", "chalicelib.cli", "images", "upload", str(tmp_path),
+                         "--character", "newface", "--name", "新顔"], cwd=ROOT, env=env,
+                        capture_output=True, text=True, timeout=60)
+    assert up.returncode == 0, up.stderr
+    assert "uploaded 2 images" in up.stdout
+    service = context.build(Settings(aws_endpoint=local_runtime.info["aws_endpoint"])).stage
+    made = service.create_stage("newface-stage", "newface")
+    status, _, body = call(local_runtime.info["api_url"], "POST", f"/stages/{made.stage_id}/speak",
+                           made.agent_key, {"text": "はじめまして", "expression": "smile"})
+    assert status == 200 and body["image_url"] == "/characters/newface/smile.svg"
+    status, _, view = call(local_runtime.info["api_url"], "GET", f"/stages/{made.stage_id}", made.player_key)
+    assert view["stage"]["character_name"] == "新顔"

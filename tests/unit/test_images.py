@@ -1,0 +1,76 @@
+"""Expression image sets: validation, upload, contact sheet."""
+import json
+
+import pytest
+
+from chalicelib import aws
+from chalicelib.cli import main
+from chalicelib.stage import expressions as ex
+from chalicelib.stage import images
+from tests.conftest import ROOT
+
+SVG = b'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 10 10"><rect width="10" height="10"/></svg>'
+
+
+def make_dir(tmp_path, names):
+    for name in names:
+        (tmp_path / name).write_bytes(SVG)
+    return tmp_path
+
+
+def test_default_character_has_the_basic_set_each_different():
+    found = images.read_image_dir(ROOT / "static/characters/hiyori", "hiyori")
+    assert set(found.files) == set(ex.BASIC)
+    assert found.name == "ひより"
+    bodies = {path.read_bytes() for path in found.files.values()}
+    assert len(bodies) == len(ex.BASIC)  # visibly different files, not copies
+
+
+@pytest.mark.parametrize("character", ["赤尾妙子", "神楽坂葵"])
+def test_reference_characters_cover_the_scenario_expressions(character):
+    scenario = json.loads((ROOT / "scenarios/chinoike.json").read_text(encoding="utf-8"))
+    wanted = next(c["expressions"] for c in scenario["characters"] if c["id"] == character)
+    found = images.read_image_dir(ROOT / "static/characters" / character, character)
+    assert set(wanted) <= set(found.files)
+
+
+@pytest.mark.parametrize("names,problem", [
+    (["smile.svg"], "no neutral image"),
+    (["neutral.svg", "Smile.svg"], "'Smile' is not an expression key"),
+    (["neutral.svg", "smile.gif"], "smile.gif: not an image"),
+    (["neutral.svg", "smile.svg", "smile.png"], "given twice"),
+])
+def test_upload_rejects_bad_image_sets(tmp_path, names, problem):
+    with pytest.raises(images.ImageSetError) as err:
+        images.read_image_dir(make_dir(tmp_path, names), "c1")
+    assert problem in str(err.value)
+
+
+def test_bad_character_id(tmp_path):
+    with pytest.raises(images.ImageSetError):
+        images.read_image_dir(make_dir(tmp_path, ["neutral.svg"]), "a/b")
+
+
+def test_upload_writes_images_then_manifest(aws_settings, tmp_path):
+    s3 = aws.client("s3", aws_settings)
+    image_set = images.read_image_dir(make_dir(tmp_path, ["neutral.svg", "smile.png"]), "c1", "シーワン")
+    images.upload_image_set(s3, aws_settings.bucket, image_set)
+    manifest = json.loads(s3.get_object(Bucket=aws_settings.bucket, Key="characters/c1/manifest.json")["Body"].read())
+    assert manifest == {"id": "c1", "name": "シーワン", "expressions": {"neutral": "neutral.svg", "smile": "smile.png"}}
+    head = s3.head_object(Bucket=aws_settings.bucket, Key="characters/c1/smile.png")
+    assert head["ContentType"] == "image/png"
+
+
+def test_contact_sheet_has_every_expression_side_by_side(tmp_path, capsys):
+    out = tmp_path / "sheet.html"
+    assert main(["images", "sheet", "--character", "hiyori", "--dir", str(ROOT / "static/characters/hiyori"),
+                 "-o", str(out)]) == 0
+    html = out.read_text(encoding="utf-8")
+    assert html.count("<figure>") == len(ex.BASIC)
+    assert html.index(">neutral<") < html.index(">smile<") < html.index(">determined<")
+    assert "data:image/svg+xml;base64," in html
+
+
+def test_upload_command_reports_bad_names(tmp_path, capsys):
+    assert main(["images", "upload", str(make_dir(tmp_path, ["smile.svg"])), "--character", "c1"]) == 1
+    assert "no neutral image" in capsys.readouterr().err
