@@ -89,3 +89,32 @@ def create_tables(dynamodb_client, settings: Settings) -> list[str]:
         dynamodb_client.create_table(**kwargs)
         created.append(kwargs["TableName"])
     return created
+
+
+# Logical ids in the CloudFormation template, and the environment variable
+# through which each physical name reaches the Lambda functions.
+CFN_TABLES = {
+    "current": ("CurrentTable", "BUTAI_TABLE_CURRENT"),
+    "log": ("LogTable", "BUTAI_TABLE_LOG"),
+    "pending_replies": ("PendingRepliesTable", "BUTAI_TABLE_PENDING"),
+}
+
+
+def cloudformation_tables() -> dict[str, Any]:
+    """The three tables as CloudFormation resources (on demand, point-in-time recovery, TTL)."""
+    resources: dict[str, Any] = {}
+    for logical, spec in TABLES.items():
+        resource_id, _ = CFN_TABLES[logical]
+        props: dict[str, Any] = {
+            "AttributeDefinitions": spec["AttributeDefinitions"],
+            "KeySchema": spec["KeySchema"],
+            "BillingMode": "PAY_PER_REQUEST",
+            "PointInTimeRecoverySpecification": {"PointInTimeRecoveryEnabled": True},
+        }
+        if "GlobalSecondaryIndexes" in spec:
+            props["GlobalSecondaryIndexes"] = spec["GlobalSecondaryIndexes"]
+        if "ttl_attr" in spec:
+            props["TimeToLiveSpecification"] = {"AttributeName": spec["ttl_attr"], "Enabled": True}
+        resources[resource_id] = {"Type": "AWS::DynamoDB::Table", "DeletionPolicy": "Retain",
+                                  "UpdateReplacePolicy": "Retain", "Properties": props}
+    return resources
