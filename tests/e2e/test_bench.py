@@ -1,0 +1,18 @@
+"""The benchmarks run (figures themselves are recorded in docs/performance.md, not asserted)."""
+import json
+import subprocess
+import sys
+
+from tests.conftest import ROOT
+
+
+def test_bench_stage_reports_every_operation_and_its_dynamodb_requests():
+    out = subprocess.run([sys.executable, "-m", "chalicelib.cli", "bench", "stage", "--ops", "5", "--json"],
+                         cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    results = json.loads(out.stdout)["results"]
+    assert results["speak"]["calls"] == {"TransactWriteItems": 1}
+    assert results["poll unchanged (304)"]["calls"] == {"GetItem": 1}
+    assert results["reply"]["calls"] == {"TransactWriteItems": 1}
+    assert results["fetch_replies (1 unread)"]["calls"] == {"Query": 1, "TransactWriteItems": 1}
+    assert all(r["p50_ms"] > 0 for r in results.values())
