@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import secrets
 from dataclasses import asdict, fields
 
 from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
@@ -82,6 +83,7 @@ class DynamoStageStore:
                         "ConditionExpression": "attribute_not_exists(sk)"}}
 
     def speak(self, stage_id: str, guard: Guard, write: SpeakWrite) -> None:
+        token = secrets.token_hex(16)
         actions = [
             self._guarded_update(stage_id, guard, {
                 "text": write.text, "expression": write.expression,
@@ -89,7 +91,7 @@ class DynamoStageStore:
                 "image_key": write.image_key, "fallback_key": write.fallback_key,
                 "updated_at": write.entry.created_at, "version": write.entry.id,
             }),
-            self._log_put(stage_id, write.entry, request_id=write.request_id),
+            self._log_put(stage_id, write.entry, request_id=write.request_id, write_token=token),
         ]
         if write.request_id:
             actions.append({"Put": {
@@ -99,12 +101,12 @@ class DynamoStageStore:
                                "response": json.dumps(write.response, ensure_ascii=False)}),
                 "ConditionExpression": "attribute_not_exists(sk)",
             }})
-        reasons = self._transact(actions, token=write.entry.id)
+        reasons = self._transact(actions, token=token)
         if reasons is None:
             return
         if reasons[0] == "ConditionalCheckFailed":
             raise GuardFailed()
-        if reasons[1] == "ConditionalCheckFailed" and self._log_entry_exists(stage_id, write.entry.id):
+        if reasons[1] == "ConditionalCheckFailed" and self._written_by(stage_id, write.entry.id, token):
             # An earlier attempt of this very call was applied (the SDK retried
             # after losing the answer): the write is done.
             return
@@ -117,34 +119,37 @@ class DynamoStageStore:
         raise RuntimeError(f"speak transaction cancelled: {reasons}")
 
     def add_reply(self, stage_id: str, guard: Guard, reply: ReplyRecord, entry: LogRecord) -> None:
+        token = secrets.token_hex(16)
         actions = [
             self._guarded_update(stage_id, guard, {"version": entry.id}),
-            self._log_put(stage_id, entry),
+            self._log_put(stage_id, entry, write_token=token),
             {"Put": {"TableName": self._pending,
                      "Item": _item({"stage_id": stage_id, "reply_id": reply.id, tables.UNREAD_ATTR: reply.id,
                                     "text": reply.text, "created_at": reply.created_at}),
                      "ConditionExpression": "attribute_not_exists(reply_id)"}},
         ]
-        reasons = self._transact(actions, token=entry.id)
+        reasons = self._transact(actions, token=token)
         if reasons is None:
             return
         if reasons[0] == "ConditionalCheckFailed":
             raise GuardFailed()
-        if reasons[1] == "ConditionalCheckFailed" and self._log_entry_exists(stage_id, entry.id):
+        if reasons[1] == "ConditionalCheckFailed" and self._written_by(stage_id, entry.id, token):
             return  # an earlier attempt of this call was applied
         raise RuntimeError(f"reply transaction cancelled: {reasons}")
 
-    def _log_entry_exists(self, stage_id: str, entry_id: str) -> bool:
-        got = self._db.get_item(TableName=self._log, ConsistentRead=True, ProjectionExpression="sk",
+    def _written_by(self, stage_id: str, entry_id: str, token: str) -> bool:
+        """Whether the log entry exists because this very call wrote it (same write token)."""
+        got = self._db.get_item(TableName=self._log, ConsistentRead=True, ProjectionExpression="write_token",
                                 Key={"stage_id": {"S": stage_id}, "sk": {"S": tables.LOG_EVENT_PREFIX + entry_id}})
-        return "Item" in got
+        return got.get("Item", {}).get("write_token", {}).get("S") == token
 
     def _transact(self, actions: list[dict], token: str | None = None,
                   items: list | None = None) -> list[str | None] | None:
         """Runs one transaction; returns None on success, else each action's cancellation code.
 
-        ``token`` (ClientRequestToken) makes DynamoDB treat an SDK retry of the
-        same call as the same transaction; ``items`` receives, per action, the
+        ``token`` (ClientRequestToken, also stored on the log entry) makes
+        DynamoDB treat an SDK retry of the same call as the same transaction,
+        and lets a retry that still finds its own entry know the write is done; ``items`` receives, per action, the
         item that failed its condition when the action asked for it.
         """
         extra = {"ClientRequestToken": token[:36]} if token else {}

@@ -180,3 +180,14 @@ def test_cli_images_upload_makes_a_new_character_usable(local_runtime, tmp_path)
     assert status == 200 and body["image_url"] == "/characters/newface/smile.svg"
     status, _, view = call(local_runtime.info["api_url"], "GET", f"/stages/{made.stage_id}", made.player_key)
     assert view["stage"]["character_name"] == "新顔"
+
+
+def test_keys_never_appear_in_the_runtime_log(local_runtime):
+    api = local_runtime.info["api_url"]
+    s = new_stage(local_runtime, "quiet")
+    call(api, "POST", f"/stages/{s.stage_id}/speak", s.agent_key, {"text": "x"})
+    call(api, "POST", f"/stages/{s.stage_id}/speak", s.player_key, {"text": "x"})  # rejected: 403
+    call(api, "POST", f"/stages/{s.stage_id}/reply", s.player_key, {"text": "y"})
+    call(api, "GET", f"/stages/{s.stage_id}", s.player_key)
+    log = (local_runtime.state_dir.parent / f"{local_runtime.state_dir.name}.log").read_text(errors="replace")
+    assert s.agent_key not in log and s.player_key not in log

@@ -156,3 +156,52 @@ def test_store_lists_stages(services, stage):
     assert names == ["test"]
     assert isinstance(services.stage.store, DynamoStageStore)
     assert isinstance(services.stage, StageService)
+
+
+def _speak_write(text, entry_id):
+    from chalicelib.stage.store import LogRecord, SpeakWrite
+    return SpeakWrite(text=text, expression="smile", asked_expression="smile", speaker="ひより",
+                      image_key="characters/hiyori/smile.svg", fallback_key="characters/hiyori/neutral.svg",
+                      entry=LogRecord(id=entry_id, role="character", text=text, created_at="t", speaker="ひより"))
+
+
+def test_a_replayed_write_whose_first_attempt_landed_is_done_not_doubled(services, stage, aws_settings, monkeypatch):
+    """What an SDK retry after a lost answer looks like: the same call arrives again."""
+    from chalicelib.stage import dynamo
+    from chalicelib.stage.keys import hash_key
+    from chalicelib.stage.store import Guard
+    store = services.stage.store
+    guard = Guard("agent_key_hash", hash_key(stage.agent_key))
+    monkeypatch.setattr(dynamo.secrets, "token_hex", lambda n: "same-call-token")
+    write = _speak_write("一度だけ", ids.new_id())
+    store.speak(stage.stage_id, guard, write)
+    store.speak(stage.stage_id, guard, write)  # the replay: no error, nothing added
+    events = [i for i in _scan(aws_settings, "log") if i["sk"]["S"].startswith(tables.LOG_EVENT_PREFIX)]
+    assert len(events) == 1
+
+
+def test_a_different_call_colliding_on_an_id_is_an_error_not_a_silent_success(services, stage, monkeypatch):
+    from chalicelib.stage import dynamo
+    from chalicelib.stage.keys import hash_key
+    from chalicelib.stage.store import Guard
+    store = services.stage.store
+    guard = Guard("agent_key_hash", hash_key(stage.agent_key))
+    entry_id = ids.new_id()
+    store.speak(stage.stage_id, guard, _speak_write("一", entry_id))
+    with pytest.raises(RuntimeError):
+        store.speak(stage.stage_id, guard, _speak_write("二", entry_id))
+
+
+def test_a_replayed_claim_still_returns_the_replies_it_claimed(services, stage):
+    from chalicelib.stage.keys import hash_key
+    from chalicelib.stage.store import Guard
+    service = services.stage
+    for text in ("一", "二"):
+        service.reply(stage.stage_id, stage.player_key, ReplyRequest(text=text))
+    store = service.store
+    guard = Guard("agent_key_hash", hash_key(stage.agent_key))
+    wanted = [r.id for r in store.unread_replies(stage.stage_id)]
+    assert store.claim_replies(stage.stage_id, guard, wanted, "claim-1") == wanted
+    # The answer was lost and the same claim arrives again: the replies are still this caller's.
+    assert sorted(store.claim_replies(stage.stage_id, guard, wanted, "claim-1")) == sorted(wanted)
+    assert store.claim_replies(stage.stage_id, guard, wanted, "claim-2") == []
