@@ -28,6 +28,8 @@ class Settings:
     default_character: str = "hiyori"
     # How long a character manifest read from S3 is trusted (seconds).
     manifest_ttl: float = 60.0
+    # Days that log entries and replies are kept (DynamoDB TTL); 0 keeps them.
+    retention_days: int = 0
     extra: Mapping[str, str] = field(default_factory=dict)
 
     @classmethod
@@ -45,6 +47,7 @@ class Settings:
             page_url=env.get("BUTAI_PAGE_URL", base.page_url),
             default_character=env.get("BUTAI_DEFAULT_CHARACTER", base.default_character),
             manifest_ttl=float(env.get("BUTAI_MANIFEST_TTL", base.manifest_ttl)),
+            retention_days=int(env.get("BUTAI_RETENTION_DAYS", base.retention_days)),
         )
 
     def with_(self, **changes) -> "Settings":

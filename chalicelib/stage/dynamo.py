@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import secrets
+import time
 from dataclasses import asdict, fields
 
 from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
@@ -32,8 +33,10 @@ _LOG_FIELDS = {f.name for f in fields(LogRecord)}
 
 
 class DynamoStageStore:
-    def __init__(self, dynamodb_client, settings: Settings):
+    def __init__(self, dynamodb_client, settings: Settings, clock=time.time):
         self._db = dynamodb_client
+        self._retention = settings.retention_days * 86400
+        self._clock = clock
         self._current = tables.table_name(settings, "current")
         self._log = tables.table_name(settings, "log")
         self._pending = tables.table_name(settings, "pending_replies")
@@ -77,8 +80,17 @@ class DynamoStageStore:
             "ExpressionAttributeValues": values,
         }}
 
+    def _expires(self) -> int | None:
+        return int(self._clock()) + self._retention if self._retention else None
+
+    def _live(self) -> tuple[str, dict]:
+        """A filter that hides items past their TTL: DynamoDB deletes them only eventually."""
+        return ("attribute_not_exists(expires_at) OR expires_at > :now",
+                {":now": {"N": str(int(self._clock()))}})
+
     def _log_put(self, stage_id: str, entry: LogRecord, **extra) -> dict:
-        values = {"stage_id": stage_id, "sk": tables.LOG_EVENT_PREFIX + entry.id, **asdict(entry), **extra}
+        values = {"stage_id": stage_id, "sk": tables.LOG_EVENT_PREFIX + entry.id, **asdict(entry), **extra,
+                  "expires_at": self._expires()}
         return {"Put": {"TableName": self._log, "Item": _item(values),
                         "ConditionExpression": "attribute_not_exists(sk)"}}
 
@@ -97,7 +109,7 @@ class DynamoStageStore:
             actions.append({"Put": {
                 "TableName": self._log,
                 "Item": _item({"stage_id": stage_id, "sk": tables.LOG_REQUEST_PREFIX + write.request_id,
-                               "fingerprint": write.request_fingerprint,
+                               "fingerprint": write.request_fingerprint, "expires_at": self._expires(),
                                "response": json.dumps(write.response, ensure_ascii=False)}),
                 "ConditionExpression": "attribute_not_exists(sk)",
             }})
@@ -125,7 +137,8 @@ class DynamoStageStore:
             self._log_put(stage_id, entry, write_token=token),
             {"Put": {"TableName": self._pending,
                      "Item": _item({"stage_id": stage_id, "reply_id": reply.id, tables.UNREAD_ATTR: reply.id,
-                                    "text": reply.text, "created_at": reply.created_at}),
+                                    "text": reply.text, "created_at": reply.created_at,
+                                    "expires_at": self._expires()}),
                      "ConditionExpression": "attribute_not_exists(reply_id)"}},
         ]
         reasons = self._transact(actions, token=token)
@@ -167,10 +180,11 @@ class DynamoStageStore:
 
     # -- reads --------------------------------------------------------------
     def recent_log(self, stage_id: str, limit: int) -> list[LogRecord]:
+        live, values = self._live()
         got = self._db.query(
             TableName=self._log,
-            KeyConditionExpression="stage_id = :s AND begins_with(sk, :p)",
-            ExpressionAttributeValues={":s": {"S": stage_id}, ":p": {"S": tables.LOG_EVENT_PREFIX}},
+            KeyConditionExpression="stage_id = :s AND begins_with(sk, :p)", FilterExpression=live,
+            ExpressionAttributeValues={":s": {"S": stage_id}, ":p": {"S": tables.LOG_EVENT_PREFIX}, **values},
             ScanIndexForward=False, Limit=limit)
         entries = [_plain(i) for i in got["Items"]]
         entries.reverse()
@@ -178,9 +192,10 @@ class DynamoStageStore:
 
     def unread_replies(self, stage_id: str) -> list[ReplyRecord]:
         out: list[ReplyRecord] = []
+        live, values = self._live()
         kwargs = dict(TableName=self._pending, IndexName=tables.UNREAD_INDEX,
-                      KeyConditionExpression="stage_id = :s",
-                      ExpressionAttributeValues={":s": {"S": stage_id}})
+                      KeyConditionExpression="stage_id = :s", FilterExpression=live,
+                      ExpressionAttributeValues={":s": {"S": stage_id}, **values})
         while True:
             got = self._db.query(**kwargs)
             for item in got["Items"]:

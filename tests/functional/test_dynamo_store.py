@@ -205,3 +205,20 @@ def test_a_replayed_claim_still_returns_the_replies_it_claimed(services, stage):
     # The answer was lost and the same claim arrives again: the replies are still this caller's.
     assert sorted(store.claim_replies(stage.stage_id, guard, wanted, "claim-1")) == sorted(wanted)
     assert store.claim_replies(stage.stage_id, guard, wanted, "claim-2") == []
+
+
+def test_retention_sets_ttl_and_expired_items_are_ignored_before_dynamodb_deletes_them(aws_settings, services, stage):
+    from chalicelib.stage.catalog import CharacterCatalog
+    from chalicelib.stage.service import StageService
+    now = [1_000_000.0]
+    settings = aws_settings.with_(retention_days=2)
+    store = DynamoStageStore(aws.client("dynamodb", settings), settings, clock=lambda: now[0])
+    service = StageService(store, services.stage.catalog)
+    service.speak(stage.stage_id, stage.agent_key, SpeakRequest(text="古い台詞"))
+    service.reply(stage.stage_id, stage.player_key, ReplyRequest(text="古い返事"))
+    items = _scan(aws_settings, "log") + _scan(aws_settings, "pending_replies")
+    assert {int(i["expires_at"]["N"]) for i in items} == {1_000_000 + 2 * 86400}
+    now[0] += 2 * 86400 + 1  # past the retention, not yet deleted by DynamoDB
+    service.speak(stage.stage_id, stage.agent_key, SpeakRequest(text="新しい台詞"))
+    assert [e.text for e in service.get_stage(stage.stage_id, stage.player_key).log] == ["新しい台詞"]
+    assert service.fetch_replies(stage.stage_id, stage.agent_key) == []
