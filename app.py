@@ -5,6 +5,7 @@ from chalice import Chalice, Response
 from chalicelib import context
 from chalicelib.errors import Unauthorized
 from chalicelib.http import handles_errors, header, json_response, parse_body
+from chalicelib.openapi import document
 from chalicelib.stage.keys import bearer_token
 from chalicelib.stage.models import ReplyRequest, SpeakRequest
 from chalicelib.stage.service import NotModified, etag
@@ -55,3 +56,10 @@ def get_stage(stage_id):
         return Response(body="", status_code=304, headers={"ETag": etag(result.version),
                                                            "Cache-Control": "no-cache"})
     return json_response(200, result, {"ETag": etag(result.version), "Cache-Control": "no-cache"})
+
+
+@app.route("/openapi.json", methods=["GET"])
+@handles_errors
+def openapi():
+    # Needs no key: it describes the API, not a stage.
+    return json_response(200, document(app), {"Cache-Control": "public, max-age=300"})

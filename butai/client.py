@@ -1,0 +1,255 @@
+"""A small Python client for a butai stage (the agent side of the protocol).
+
+    from butai.client import Stage
+
+    stage = Stage.from_local()                      # the `make run` demo stage
+    stage.speak("こんにちは！", expression="smile")
+    for reply in stage.wait_for_replies(timeout=120):
+        stage.speak(f"「{reply.text}」ですね", expression="surprised")
+
+Only the standard library does the HTTP.  Requests that fail with 429, a 5xx
+or a connection error are retried with exponential backoff and jitter,
+honouring ``Retry-After``; ``speak`` sends the same ``request_id`` on every
+try (one is generated when the caller gives none), so a retried line is never
+spoken twice.  Error responses raise :class:`~butai.errors.StageError`
+subclasses that carry the server's code, message and field.
+"""
+from __future__ import annotations
+
+import datetime
+import email.utils
+import http.client
+import json
+import random
+import socket
+import time
+import urllib.error
+import urllib.request
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Mapping
+from urllib.parse import quote, urlsplit
+
+from chalicelib.stage.models import Reply, SpeakResult, StageView
+
+from . import config
+from .errors import (ButaiError, ConfigError, Conflict, ConnectionFailed, Forbidden, InvalidRequest, NotFound,
+                     PayloadTooLarge, RateLimited, ServerError, StageError, Unauthorized, UnsupportedMediaType,
+                     error_class)
+
+__all__ = [
+    "Stage", "RetryPolicy", "new_request_id", "Reply", "SpeakResult", "StageView",
+    "ButaiError", "ConfigError", "ConnectionFailed", "StageError", "InvalidRequest", "Unauthorized", "Forbidden",
+    "NotFound", "Conflict", "PayloadTooLarge", "UnsupportedMediaType", "RateLimited", "ServerError",
+]
+
+USER_AGENT = "butai-python"
+
+
+def is_retryable(status: int) -> bool:
+    """429 and every 5xx are worth another try; any other error would only repeat."""
+    return status == 429 or 500 <= status <= 599
+
+
+def new_request_id() -> str:
+    """An idempotency key in the shape the API accepts (``[A-Za-z0-9._:-]``, at most 128)."""
+    return f"py-{uuid.uuid4().hex}"
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """How often and how patiently to retry 429, 5xx and connection errors.
+
+    The n-th retry waits ``min(max_backoff, backoff * 2**(n-1))``, scaled by a
+    random factor in ``[1 - jitter, 1]``; a ``Retry-After`` header, when the
+    server sends one, is waited instead (at most ``max_retry_after`` seconds).
+    """
+    attempts: int = 5
+    backoff: float = 0.5
+    max_backoff: float = 8.0
+    jitter: float = 0.5
+    max_retry_after: float = 60.0
+
+    def delay(self, retry: int, retry_after: float | None = None, rng: Callable[[], float] = random.random) -> float:
+        if retry_after is not None:
+            return max(0.0, min(retry_after, self.max_retry_after))
+        base = min(self.max_backoff, self.backoff * (2 ** (retry - 1)))
+        return base * (1.0 - self.jitter * rng())
+
+
+class Stage:
+    """One stage, seen with its agent key."""
+
+    def __init__(self, api_url: str, stage_id: str, agent_key: str, *, timeout: float = 10.0,
+                 retry: RetryPolicy | None = None, sleep: Callable[[float], None] = time.sleep):
+        if not api_url or not stage_id or not agent_key:
+            raise ValueError("api_url, stage_id and agent_key are all required")
+        self.api_url = api_url.rstrip("/")
+        self.stage_id = stage_id
+        self.agent_key = agent_key
+        self.timeout = timeout
+        self.retry = retry or RetryPolicy()
+        self._sleep = sleep
+        # The opener skips proxies: a stage URL on 127.0.0.1 must not go through one.
+        self._opener = urllib.request.build_opener() if not _is_loopback(self.api_url) else \
+            urllib.request.build_opener(urllib.request.ProxyHandler({}))
+
+    def __repr__(self) -> str:
+        return f"Stage(api_url={self.api_url!r}, stage_id={self.stage_id!r})"
+
+    # -- construction -------------------------------------------------------------
+    @classmethod
+    def from_local(cls, name: str = config.DEFAULT_LOCAL_STAGE, path: str | Path | None = None,
+                   **kwargs: Any) -> "Stage":
+        """A stage of the local run (`make run`), by its name in ``.butai/local.json``.
+
+        ``path`` defaults to ``$BUTAI_LOCAL_JSON``, else ``.butai/local.json``.
+        """
+        path = Path(path) if path is not None else config.local_json_path()
+        local = config.read_local(path)
+        if local is None:
+            raise ConfigError(f"no {path}: start the local stage with `make run`")
+        if name not in (local.get("stages") or {}):
+            known = ", ".join(sorted(local.get("stages") or {})) or "none"
+            raise ConfigError(f"no local stage named {name!r} in {path} (known: {known})")
+        target = config.resolve(name, env={}, local_json=path)
+        return cls(target.api_url, target.stage_id, target.agent_key, **kwargs)
+
+    @classmethod
+    def from_env(cls, stage: str | None = None, *, env: Mapping[str, str] | None = None, **kwargs: Any) -> "Stage":
+        """A stage named by ``BUTAI_API_URL``/``BUTAI_STAGE_ID``/``BUTAI_AGENT_KEY``, or by
+        ``BUTAI_STAGE`` in the local run's ``local.json`` (see :mod:`butai.config`)."""
+        target = config.resolve(stage, env=env)
+        return cls(target.api_url, target.stage_id, target.agent_key, **kwargs)
+
+    # -- the protocol --------------------------------------------------------------
+    def speak(self, text: str, expression: str = "neutral", speaker: str | None = None,
+              request_id: str | None = None) -> SpeakResult:
+        """Shows one line on the stage.  Unknown expression keys are shown as ``neutral``
+        (``result.expression`` says what was shown, ``result.asked_expression`` what was asked)."""
+        body: dict[str, Any] = {"text": text, "expression": expression,
+                                "request_id": request_id or new_request_id()}
+        if speaker is not None:
+            body["speaker"] = speaker
+        return SpeakResult.model_validate(self._call("POST", "speak", body))
+
+    def fetch_replies(self) -> list[Reply]:
+        """The player's new replies, oldest first.  Each reply is returned once only."""
+        return [Reply.model_validate(r) for r in self._call("POST", "fetch_replies")]
+
+    def get_stage(self) -> StageView:
+        """The current line and the recent log (replies stay unread)."""
+        return StageView.model_validate(self._call("GET", None))
+
+    def wait_for_replies(self, timeout: float | None = 60.0, interval: float = 2.0) -> list[Reply]:
+        """Polls ``fetch_replies`` every ``interval`` seconds until there is at least one
+        reply or ``timeout`` seconds have passed (``None``: no limit).  Returns the replies,
+        or ``[]`` on timeout."""
+        if interval <= 0:
+            raise ValueError("interval must be positive")
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            replies = self.fetch_replies()
+            if replies:
+                return replies
+            if deadline is not None:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return []
+                self._sleep(min(interval, left))
+            else:
+                self._sleep(interval)
+
+    # -- HTTP ------------------------------------------------------------------------
+    def _url(self, action: str | None) -> str:
+        url = f"{self.api_url}/stages/{quote(self.stage_id, safe='')}"
+        return f"{url}/{action}" if action else url
+
+    def _call(self, method: str, action: str | None, body: dict | None = None) -> Any:
+        url = self._url(action)
+        data = json.dumps(body, ensure_ascii=False).encode("utf-8") if body is not None else None
+        headers = {"Authorization": f"Bearer {self.agent_key}", "Accept": "application/json",
+                   "User-Agent": USER_AGENT}
+        if method == "POST":
+            headers["Content-Type"] = "application/json"
+        if data is None and method == "POST":
+            data = b""
+        attempts = max(1, self.retry.attempts)
+        for attempt in range(1, attempts + 1):
+            last = attempt == attempts
+            request = urllib.request.Request(url, data=data, method=method, headers=headers)
+            try:
+                with self._opener.open(request, timeout=self.timeout) as response:
+                    raw = response.read()
+            except urllib.error.HTTPError as err:
+                error = _stage_error(err.code, _read(err), err.headers)
+                if is_retryable(err.code) and not last:
+                    self._sleep(self.retry.delay(attempt, error.retry_after))
+                    continue
+                raise error from None
+            except (urllib.error.URLError, http.client.HTTPException, ConnectionError, socket.timeout,
+                    TimeoutError) as err:
+                if not last:
+                    self._sleep(self.retry.delay(attempt))
+                    continue
+                reason = getattr(err, "reason", None) or err
+                raise ConnectionFailed(f"cannot reach {self.api_url} ({reason}) after {attempts} "
+                                       f"attempt{'s' if attempts > 1 else ''}", url) from None
+            try:
+                return json.loads(raw) if raw else None
+            except ValueError:
+                raise ConnectionFailed(f"{url} answered with something that is not JSON", url) from None
+        raise AssertionError("unreachable")
+
+
+def _read(err: urllib.error.HTTPError) -> bytes:
+    try:
+        return err.read() or b""
+    except (OSError, http.client.HTTPException):
+        return b""
+
+
+def _stage_error(status: int, raw: bytes, headers) -> StageError:
+    code, message, field = f"http_{status}", "", None
+    try:
+        payload = json.loads(raw)
+    except ValueError:
+        payload = None
+    detail = payload.get("error") if isinstance(payload, dict) else None
+    if isinstance(detail, dict):
+        code = str(detail.get("code") or code)
+        message = str(detail.get("message") or "")
+        field = detail.get("field")
+    elif isinstance(payload, dict) and isinstance(payload.get("message"), str):
+        message = payload["message"]  # e.g. API Gateway's own errors
+    if not message:
+        text = raw.decode("utf-8", "replace").strip()
+        message = text[:200] if text else http.client.responses.get(status, "error")
+    return error_class(status)(status, code, message, field,
+                               retry_after=_retry_after(headers.get("Retry-After") if headers else None))
+
+
+def _retry_after(value: str | None) -> float | None:
+    """``Retry-After`` as seconds: either delta-seconds or an HTTP date."""
+    if not value:
+        return None
+    value = value.strip()
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    if when is None:
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=datetime.timezone.utc)
+    return max(0.0, when.timestamp() - time.time())
+
+
+def _is_loopback(url: str) -> bool:
+    host = (urlsplit(url).hostname or "").lower()
+    return host in ("localhost", "::1") or host.startswith("127.")

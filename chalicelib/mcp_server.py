@@ -1,0 +1,112 @@
+"""`butai mcp`: the agent protocol as a Model Context Protocol server over stdio.
+
+Tools: ``speak``, ``fetch_replies`` and ``get_stage``, each a thin call of
+:class:`butai.client.Stage`.  The stage is named by the environment, read on
+every call (so the server starts, and says what is wrong, even before the
+local stage runs):
+
+* ``BUTAI_API_URL``, ``BUTAI_STAGE_ID``, ``BUTAI_AGENT_KEY`` for a deployed stage;
+* ``BUTAI_LOCAL_JSON`` (default ``.butai/local.json``) and ``BUTAI_STAGE``
+  (default ``demo``) for the local run.
+"""
+from __future__ import annotations
+
+import os
+from typing import Annotated, Callable, Mapping
+
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import ToolAnnotations
+from pydantic import BaseModel, Field
+
+from butai import config
+from butai.client import Stage
+from butai.errors import ButaiError
+from chalicelib.stage.expressions import BASIC, FALLBACK
+from chalicelib.stage.models import SPEAK_MAX, Reply, SpeakResult, StageView
+
+EXPRESSIONS = ", ".join(BASIC)
+
+INSTRUCTIONS = f"""\
+You are a character on a butai stage: a page where the player sees your lines next to your \
+character's picture and answers in a text box.
+The conversation is turn-based. On your turn: call fetch_replies to read what the player wrote \
+since your last turn (each reply is returned only once), then answer with speak, one call per \
+line, choosing an expression that fits ({EXPRESSIONS}). You are not running between turns: if \
+fetch_replies returns nothing, the player has not answered yet; end your turn instead of polling, \
+and check again on your next turn.
+"""
+
+SPEAK_DESCRIPTION = f"""\
+Show one line of dialogue on the stage, with your character's facial expression.
+One call is one line (at most {SPEAK_MAX} characters); split a long answer into several calls.
+Expression keys: {EXPRESSIONS}. An unknown key is shown as `{FALLBACK}` (the result's \
+`expression` is what was shown, `asked_expression` what you asked for).
+Retrying with the same request_id never shows the line twice."""
+
+FETCH_DESCRIPTION = """\
+Return the player's new replies, oldest first, as {"replies": [{id, text, created_at}, ...]}.
+Each reply is returned ONCE: after this call it is marked read and will not be returned again, \
+so answer it now. An empty list means the player has not answered yet: do not poll in a loop; \
+call fetch_replies again on your next turn."""
+
+GET_STAGE_DESCRIPTION = """\
+Return what the stage shows now: the current line and expression, and the recent conversation \
+log (up to 50 entries, oldest first, with the player's replies). Reading it marks nothing as \
+read; use fetch_replies to receive new replies."""
+
+
+class FetchedReplies(BaseModel):
+    """What fetch_replies returns: an object, so that "no replies" is still visible text."""
+    replies: list[Reply] = Field(description="New replies, oldest first; each is returned only once.")
+
+
+def stage_from_env(env: Mapping[str, str] | None = None) -> Stage:
+    target = config.resolve(None, env=os.environ if env is None else env)
+    return Stage(target.api_url, target.stage_id, target.agent_key)
+
+
+def build_server(stage_factory: Callable[[], Stage] = stage_from_env) -> MCPServer:
+    server = MCPServer(name="butai", title="butai stage", instructions=INSTRUCTIONS)
+
+    def call(action: Callable[[Stage], object]):
+        try:
+            return action(stage_factory())
+        except ButaiError as exc:
+            raise ToolError(f"butai: {exc}") from None
+
+    @server.tool(name="speak", description=SPEAK_DESCRIPTION,
+                 annotations=ToolAnnotations(title="Speak a line", read_only_hint=False, destructive_hint=False,
+                                             idempotent_hint=False, open_world_hint=False))
+    def speak(
+        text: Annotated[str, Field(min_length=1, max_length=SPEAK_MAX,
+                                   description="The line, shown verbatim.")],
+        expression: Annotated[str, Field(max_length=64, description=(
+            f"Expression key: one of {EXPRESSIONS}; unknown keys are shown as `{FALLBACK}`."))] = FALLBACK,
+        speaker: Annotated[str | None, Field(max_length=64, description=(
+            "Display name; leave it out to use the character's name."))] = None,
+        request_id: Annotated[str | None, Field(max_length=128, pattern=r"^[A-Za-z0-9._:-]+$", description=(
+            "Optional idempotency key: a retry with the same id is not spoken twice."))] = None,
+    ) -> SpeakResult:
+        return call(lambda stage: stage.speak(text, expression=expression, speaker=speaker or None,
+                                              request_id=request_id or None))
+
+    @server.tool(name="fetch_replies", description=FETCH_DESCRIPTION,
+                 annotations=ToolAnnotations(title="Fetch new replies (each once)", read_only_hint=False,
+                                             destructive_hint=False, idempotent_hint=False,
+                                             open_world_hint=False))
+    def fetch_replies() -> FetchedReplies:
+        return FetchedReplies(replies=call(lambda stage: stage.fetch_replies()))
+
+    @server.tool(name="get_stage", description=GET_STAGE_DESCRIPTION,
+                 annotations=ToolAnnotations(title="Look at the stage", read_only_hint=True,
+                                             open_world_hint=False))
+    def get_stage() -> StageView:
+        return call(lambda stage: stage.get_stage())
+
+    return server
+
+
+def main() -> int:
+    build_server().run("stdio")
+    return 0

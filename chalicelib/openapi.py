@@ -1,0 +1,203 @@
+"""The OpenAPI 3.1 document served at ``GET /openapi.json``.
+
+Schemas come from the same pydantic models the routes parse and return
+(``chalicelib.stage.models``); paths come from the Chalice app's own route
+table, so a route added to app.py shows up here even before it is described
+in ``OPERATIONS`` (with only the generic error responses).
+"""
+from __future__ import annotations
+
+import copy
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import BaseModel
+
+from . import errors
+from .stage.expressions import BASIC, FALLBACK
+from .stage.models import (BODY_MAX_BYTES, LOG_LIMIT, ErrorBody, Reply, ReplyAccepted, ReplyRequest, SpeakRequest,
+                           SpeakResult, StageView)
+
+OPENAPI_VERSION = "3.1.0"
+API_VERSION = "1.0"
+REF = "#/components/schemas/{model}"
+
+REQUEST_MODELS = (SpeakRequest, ReplyRequest)
+RESPONSE_MODELS = (SpeakResult, ReplyAccepted, Reply, StageView, ErrorBody)
+
+AGENT, PLAYER, EITHER, NONE = "agent", "player", "either", "none"
+SECURITY = {AGENT: [{"agentKey": []}], PLAYER: [{"playerKey": []}],
+            EITHER: [{"agentKey": []}, {"playerKey": []}], NONE: []}
+
+# What each error status means on this API; the codes are the `error.code` values sent.
+ERROR_MEANINGS = {
+    400: "The request is invalid (`invalid_request`, `invalid_json`); `field` names the culprit.",
+    401: "No key, or not this stage's key (`missing_key`, `wrong_key`).",
+    403: "The stage's other key was sent (`agent_key_required`, `player_key_required`).",
+    404: "No such stage (`stage_not_found`).",
+    409: "The request_id was already used for a different line (`request_id_reused`).",
+    413: f"The body is larger than {BODY_MAX_BYTES} bytes (`payload_too_large`).",
+    415: "The body was not sent as application/json (`unsupported_media_type`).",
+    500: "An unexpected error (`internal`); safe to retry a speak with the same request_id.",
+    503: "Temporarily unavailable (`unavailable`); retry with backoff, honouring Retry-After.",
+}
+ALWAYS = (500, 503)
+
+
+@dataclass(frozen=True)
+class Operation:
+    operation_id: str
+    summary: str
+    description: str
+    key: str
+    success_status: int
+    success_description: str
+    success_schema: dict | None
+    errors: tuple[int, ...]
+    request: type[BaseModel] | None = None
+    extra: dict = field(default_factory=dict)
+
+
+def _ref(model: type[BaseModel]) -> dict:
+    return {"$ref": REF.format(model=model.__name__)}
+
+
+STAGE_ID = {"name": "stage_id", "in": "path", "required": True, "schema": {"type": "string"},
+            "description": "The stage's id (`s_…`)."}
+
+OPERATIONS: dict[tuple[str, str], Operation] = {
+    ("POST", "/stages/{stage_id}/speak"): Operation(
+        "speak", "Show one line (agent)",
+        "Replaces the stage's current line and adds it to the log. Expression keys of the basic set: "
+        f"{', '.join(BASIC)}; a key the character has no image for is shown as `{FALLBACK}`. Sending the "
+        "same `request_id` again returns the first result without a second line (409 if the text differs).",
+        AGENT, 200, "The line is on the stage.", _ref(SpeakResult),
+        (400, 401, 403, 404, 409, 413, 415), SpeakRequest),
+    ("POST", "/stages/{stage_id}/reply"): Operation(
+        "reply", "Answer the character (player)",
+        "Stores the player's answer as an unread reply and adds it to the log. The stage page calls this.",
+        PLAYER, 202, "The reply is stored for the agent.", _ref(ReplyAccepted),
+        (400, 401, 403, 404, 413, 415), ReplyRequest),
+    ("POST", "/stages/{stage_id}/fetch_replies"): Operation(
+        "fetch_replies", "Receive new replies, each once (agent)",
+        "Returns every unread reply, oldest first, and marks them read: each reply is returned once only. "
+        "No request body.",
+        AGENT, 200, "The new replies (possibly none).", {"type": "array", "items": _ref(Reply)},
+        (401, 403, 404)),
+    ("GET", "/stages/{stage_id}"): Operation(
+        "get_stage", "What the stage shows (agent or player)",
+        f"The current line and the last {LOG_LIMIT} log entries, oldest first. Send the ETag back in "
+        "If-None-Match to get 304 while nothing changed.",
+        EITHER, 200, "The stage.", _ref(StageView), (401, 403, 404),
+        extra={
+            "parameters": [{"name": "If-None-Match", "in": "header", "required": False,
+                            "schema": {"type": "string"}, "description": "An ETag from an earlier answer."}],
+            "success_headers": {"ETag": {"schema": {"type": "string"},
+                                         "description": "The stage's version, for If-None-Match."}},
+            "responses": {"304": {"description": "Not modified since the ETag sent in If-None-Match."}},
+        }),
+    ("GET", "/openapi.json"): Operation(
+        "openapi", "This document",
+        "The OpenAPI description of this API, generated from the models the routes use. Needs no key.",
+        NONE, 200, "An OpenAPI 3.1 document.", {"type": "object"}, ()),
+}
+
+
+def error_statuses() -> set[int]:
+    """Every status a domain error can carry, plus the 500 of an unexpected one."""
+    found, todo = set(), [errors.ApiError]
+    while todo:
+        cls = todo.pop()
+        found.add(cls.status)
+        todo.extend(cls.__subclasses__())
+    return found | {500}
+
+
+def schemas() -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for models, mode in ((REQUEST_MODELS, "validation"), (RESPONSE_MODELS, "serialization")):
+        for model in models:
+            schema = model.model_json_schema(ref_template=REF, mode=mode)
+            for name, sub in schema.pop("$defs", {}).items():
+                out.setdefault(name, sub)
+            out[model.__name__] = schema
+    return out
+
+
+def _error_response(status: int) -> dict:
+    return {"description": ERROR_MEANINGS.get(status, "An error."),
+            "content": {"application/json": {"schema": _ref(ErrorBody)}}}
+
+
+def _undescribed(view_name: str) -> Operation:
+    return Operation(view_name, view_name.replace("_", " "), "", EITHER, 200, "Success.", None,
+                     (400, 401, 403, 404))
+
+
+def _operation(method: str, path: str, entry) -> dict:
+    op = OPERATIONS.get((method, path)) or _undescribed(entry.view_name)
+    success: dict[str, Any] = {"description": op.success_description}
+    if op.success_schema is not None:
+        success["content"] = {"application/json": {"schema": op.success_schema}}
+    if "success_headers" in op.extra:
+        success["headers"] = op.extra["success_headers"]
+    responses: dict[str, Any] = {str(op.success_status): success}
+    responses.update(op.extra.get("responses", {}))
+    statuses = set(op.errors) | (set(ALWAYS) if op.key != NONE else {500})
+    for status in sorted(statuses):
+        responses[str(status)] = _error_response(status)
+    params = [dict(STAGE_ID) if name == "stage_id" else
+              {"name": name, "in": "path", "required": True, "schema": {"type": "string"}}
+              for name in re.findall(r"{([^}]+)}", path)]
+    params += op.extra.get("parameters", [])
+    out: dict[str, Any] = {"operationId": op.operation_id, "summary": op.summary, "responses": responses,
+                           "security": SECURITY[op.key]}
+    if op.description:
+        out["description"] = op.description
+    if params:
+        out["parameters"] = params
+    if op.request is not None:
+        out["requestBody"] = {"required": True,
+                              "content": {"application/json": {"schema": _ref(op.request)}}}
+    return out
+
+
+def build(app) -> dict:
+    """The document for a Chalice app: every route in ``app.routes``, every model the routes use."""
+    paths: dict[str, dict] = {}
+    for path, methods in sorted(app.routes.items()):
+        for method, entry in sorted(methods.items()):
+            paths.setdefault(path, {})[method.lower()] = _operation(method, path, entry)
+    return {
+        "openapi": OPENAPI_VERSION,
+        "info": {
+            "title": "butai stage API",
+            "version": API_VERSION,
+            "description": (
+                "The agent protocol of a butai stage. The agent `speak`s lines with an expression and "
+                "receives the player's replies with `fetch_replies` (each reply once); the player's page "
+                "calls `reply` and `get_stage`. Every error has the shape `{\"error\": {\"code\", "
+                "\"message\", \"field\"?}}`. Keys travel as `Authorization: Bearer <key>`."),
+        },
+        "paths": paths,
+        "components": {
+            "schemas": schemas(),
+            "securitySchemes": {
+                "agentKey": {"type": "http", "scheme": "bearer", "description": "The stage's agent key (`bka_…`)."},
+                "playerKey": {"type": "http", "scheme": "bearer",
+                              "description": "The stage's player key (`bkp_…`)."},
+            },
+        },
+    }
+
+
+_cache: dict[int, dict] = {}
+
+
+def document(app) -> dict:
+    """``build(app)``, made once per app (routes do not change after import)."""
+    key = id(app)
+    if key not in _cache:
+        _cache[key] = build(app)
+    return copy.deepcopy(_cache[key])

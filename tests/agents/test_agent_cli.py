@@ -1,0 +1,123 @@
+"""`butai speak`, `butai replies` and `butai watch` against the local runtime."""
+import io
+import json
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+import pytest
+
+from chalicelib.cli import main
+from tests.conftest import ROOT
+
+pytestmark = pytest.mark.e2e
+
+
+@pytest.fixture
+def cli(fresh_stage, monkeypatch, capsys):
+    for var in ("BUTAI_API_URL", "BUTAI_AGENT_KEY", "BUTAI_STAGE_ID", "BUTAI_STAGE"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("BUTAI_LOCAL_JSON", str(fresh_stage.local_json))
+
+    def run(*argv):
+        code = main(list(argv))
+        out, err = capsys.readouterr()
+        return code, out, err
+    return run
+
+
+def test_speak_by_local_name_then_replies_once(cli, fresh_stage):
+    code, out, err = cli("speak", "agent", "シェルから", "--expression", "smile")
+    assert code == 0, err
+    assert out.startswith("spoke ") and "(smile)" in out
+    current = fresh_stage.view()["current"]
+    assert (current["text"], current["expression"]) == ("シェルから", "smile")
+    fresh_stage.reply("見えた")
+    fresh_stage.reply("二行\n目")
+    code, out, err = cli("replies", "agent")
+    assert code == 0
+    lines = out.splitlines()
+    assert len(lines) == 2 and lines[0].endswith("  見えた") and lines[1].endswith("  二行 ⏎ 目")
+    assert cli("replies", "agent") == (0, "", "")
+
+
+def test_speak_json_speaker_request_id_and_unknown_expression(cli, fresh_stage):
+    args = ("speak", "agent", "やあ", "-e", "sparkly", "--speaker", "語り手", "--request-id", "r-1", "--json")
+    code, out, err = cli(*args)
+    assert code == 0
+    result = json.loads(out)
+    assert result["asked_expression"] == "sparkly" and result["expression"] == "neutral"
+    assert "'sparkly' is not available; shown as 'neutral'" in err
+    assert cli(*args)[1] == out  # the same line, not a new one
+    code, _, err = cli("speak", "agent", "違う", "--request-id", "r-1")
+    assert code == 1 and "409 request_id_reused" in err
+    log = fresh_stage.view()["log"]
+    assert len(log) == 1 and log[0]["speaker"] == "語り手"
+    fresh_stage.reply("json")
+    code, out, _ = cli("replies", "agent", "--json")
+    assert [r["text"] for r in json.loads(out)] == ["json"] and set(json.loads(out)[0]) == {"id", "text",
+                                                                                           "created_at"}
+
+
+def test_stage_id_with_flags_or_environment(cli, fresh_stage, monkeypatch, tmp_path):
+    monkeypatch.setenv("BUTAI_LOCAL_JSON", str(tmp_path / "none.json"))
+    code, _, err = cli("speak", fresh_stage.stage_id, "フラグで", "--api-url", fresh_stage.api_url,
+                       "--key", fresh_stage.agent_key)
+    assert code == 0, err
+    monkeypatch.setenv("BUTAI_API_URL", fresh_stage.api_url)
+    monkeypatch.setenv("BUTAI_AGENT_KEY", fresh_stage.agent_key)
+    monkeypatch.setenv("BUTAI_STAGE_ID", fresh_stage.stage_id)
+    assert cli("speak", "環境変数で")[0] == 0  # STAGE left out: BUTAI_STAGE_ID
+    monkeypatch.setattr(sys, "stdin", io.StringIO("標準入力から\n"))
+    assert cli("speak", "-", "-e", "troubled")[0] == 0
+    assert [e["text"] for e in fresh_stage.view()["log"]] == ["フラグで", "環境変数で", "標準入力から"]
+    fresh_stage.reply("env")
+    assert cli("replies")[1].endswith("  env\n")
+
+
+def test_errors_are_one_line_on_stderr_with_a_nonzero_exit(cli, fresh_stage, monkeypatch, tmp_path):
+    code, out, err = cli("speak", "agent", "x", "--key", fresh_stage.player_key)
+    assert code == 1 and out == ""
+    assert err.startswith("butai: 403 agent_key_required: ") and err.endswith(" (field: Authorization)\n")
+    assert err.count("\n") == 1
+    code, _, err = cli("replies", "agent", "--key", "bka_wrong")
+    assert code == 1 and err.startswith("butai: 401 wrong_key:") and err.count("\n") == 1
+    code, _, err = cli("speak", "agent", "x" * 2001)
+    assert code == 1 and "400 invalid_request" in err and "(field: text)" in err
+    code, _, err = cli("speak", "nosuch", "x")
+    assert code == 2 and err.startswith("butai: unknown stage 'nosuch'") and err.count("\n") == 1
+    assert "(known: agent)" in err
+    monkeypatch.setenv("BUTAI_LOCAL_JSON", str(tmp_path / "none.json"))
+    code, _, err = cli("replies")
+    assert code == 2 and "no stage given" in err
+
+
+def read_line(stream, timeout):
+    box = []
+    reader = threading.Thread(target=lambda: box.append(stream.readline()), daemon=True)
+    reader.start()
+    reader.join(timeout)
+    return box[0] if box else None
+
+
+def test_watch_prints_replies_as_they_come_and_exits_0_on_ctrl_c(fresh_stage):
+    proc = subprocess.Popen([sys.executable, "-m", "chalicelib.cli", "watch", "agent", "--interval", "0.1"],
+                            cwd=ROOT, env=fresh_stage.env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, encoding="utf-8")
+    try:
+        assert "watching" in read_line(proc.stderr, 30)
+        fresh_stage.reply("一つ目")
+        first = read_line(proc.stdout, 20)
+        fresh_stage.reply("二つ目")
+        second = read_line(proc.stdout, 20)
+        assert first.rstrip("\n").endswith("  一つ目") and second.rstrip("\n").endswith("  二つ目")
+        time.sleep(0.2)
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=20) == 0
+        assert proc.stdout.read() == ""  # nothing else was printed, nothing twice
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()

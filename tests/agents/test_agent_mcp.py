@@ -1,0 +1,93 @@
+"""`butai mcp` driven by the MCP SDK's own client over stdio, against the local runtime."""
+import json
+import sys
+
+import anyio
+import pytest
+from mcp import ClientSession, StdioServerParameters, stdio_client
+
+from chalicelib.stage.expressions import BASIC
+from tests.conftest import ROOT
+
+pytestmark = pytest.mark.e2e
+
+
+def server_params(env: dict) -> StdioServerParameters:
+    return StdioServerParameters(command=sys.executable, args=["-m", "chalicelib.cli", "mcp"], cwd=str(ROOT),
+                                 env={"PYTHONPATH": str(ROOT), **env})
+
+
+def run_session(params, body, timeout=60):
+    async def main():
+        with anyio.fail_after(timeout):
+            async with stdio_client(params) as (read, write):
+                async with ClientSession(read, write) as session:
+                    await session.initialize()
+                    return await body(session)
+    return anyio.run(main)
+
+
+def payload(result) -> dict:
+    assert not result.is_error, result.content
+    assert result.content and result.content[0].type == "text"
+    data = json.loads(result.content[0].text)  # what a model reads…
+    assert result.structured_content == data  # …and what a program reads
+    return data
+
+
+def test_tools_speak_and_fetch_replies_once_over_stdio(fresh_stage):
+    async def body(session):
+        tools = {t.name: t for t in (await session.list_tools()).tools}
+        assert set(tools) == {"speak", "fetch_replies", "get_stage"}
+        speak = tools["speak"]
+        assert speak.input_schema["required"] == ["text"]
+        props = speak.input_schema["properties"]
+        assert set(props) == {"text", "expression", "speaker", "request_id"}
+        for key in BASIC:  # the agent is told which expressions exist…
+            assert key in speak.description and key in props["expression"]["description"]
+        assert "neutral" in props["expression"]["description"] and "unknown" in speak.description.lower()
+        fetch = tools["fetch_replies"].description.lower()  # …and that a reply comes once
+        assert "once" in fetch and "next turn" in fetch
+        assert tools["fetch_replies"].input_schema.get("properties", {}) == {}
+        assert tools["get_stage"].annotations.read_only_hint is True
+
+        hello = {"text": "MCP から、こんにちは", "expression": "smile"}
+        spoken = payload(await session.call_tool("speak", hello))
+        assert spoken["expression"] == "smile"
+        assert payload(await session.call_tool("fetch_replies", {})) == {"replies": []}
+        await anyio.to_thread.run_sync(fresh_stage.reply, "MCP さん、こんにちは")
+        first = payload(await session.call_tool("fetch_replies", {}))
+        second = payload(await session.call_tool("fetch_replies", {}))
+        view = payload(await session.call_tool("get_stage", {}))
+        bad = await session.call_tool("speak", {"text": "x", "request_id": "has spaces"})
+        return spoken, first, second, view, bad
+
+    env = {"BUTAI_LOCAL_JSON": str(fresh_stage.local_json), "BUTAI_STAGE": "agent"}
+    spoken, first, second, view, bad = run_session(server_params(env), body)
+    assert [r["text"] for r in first["replies"]] == ["MCP さん、こんにちは"]
+    assert second == {"replies": []}  # fetched once, never again
+    assert view["current"]["text"] == "MCP から、こんにちは"
+    assert [e["role"] for e in view["log"]] == ["character", "player"]
+    assert bad.is_error and "request_id" in bad.content[0].text
+    assert fresh_stage.view()["log"][0]["text"] == "MCP から、こんにちは"
+
+
+def test_configured_by_api_url_stage_id_and_key_and_errors_are_tool_errors(fresh_stage, tmp_path):
+    async def body(session):
+        return (await session.call_tool("speak", {"text": "環境変数で"}),
+                await session.call_tool("speak", {"text": "x", "expression": "smile"}))
+
+    env = {"BUTAI_API_URL": fresh_stage.api_url, "BUTAI_STAGE_ID": fresh_stage.stage_id,
+           "BUTAI_AGENT_KEY": fresh_stage.agent_key, "BUTAI_LOCAL_JSON": str(tmp_path / "none.json")}
+    ok, _ = run_session(server_params(env), body)
+    assert payload(ok)["expression"] == "neutral"
+
+    wrong = {**env, "BUTAI_AGENT_KEY": fresh_stage.player_key}
+    err, _ = run_session(server_params(wrong), body)
+    assert err.is_error and "403 agent_key_required" in err.content[0].text
+
+    async def unconfigured(session):
+        assert {t.name for t in (await session.list_tools()).tools} == {"speak", "fetch_replies", "get_stage"}
+        return await session.call_tool("fetch_replies", {})
+    missing = run_session(server_params({"BUTAI_LOCAL_JSON": str(tmp_path / "none.json")}), unconfigured)
+    assert missing.is_error and "no stage given" in missing.content[0].text
