@@ -4,7 +4,12 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test bench clean setup
+.PHONY: run test bench clean setup package deploy
+
+# Deployment (docs/deploy.md): make package; make deploy STACK=name [PARAMS="Param=Value ..."]
+STACK ?= butai-prod
+CHALICE_STAGE ?= prod
+PARAMS ?=
 
 setup: $(STAMP)
 
@@ -23,6 +28,14 @@ test: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/butai bench stage
+	$(BIN)/butai bench rules
+	$(BIN)/butai bench turn
+
+package: $(STAMP)
+	infra/package.sh $(CHALICE_STAGE) build/package
+
+deploy: package
+	BUTAI_PACKAGE_DIR=build/package infra/deploy.sh all $(STACK) $(PARAMS)
 
 clean:
-	rm -rf $(VENV) .butai test-output
+	rm -rf $(VENV) .butai test-output build

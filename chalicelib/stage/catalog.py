@@ -12,6 +12,8 @@ import time
 from dataclasses import dataclass
 from typing import Callable, Mapping
 
+from botocore.exceptions import ClientError
+
 from . import expressions as ex
 
 
@@ -44,8 +46,11 @@ class CharacterCatalog:
         def load(character: str) -> dict | None:
             try:
                 obj = s3_client.get_object(Bucket=bucket, Key=ex.manifest_key(character))
-            except s3_client.exceptions.NoSuchKey:
-                return None
+            except ClientError as exc:
+                # Without s3:ListBucket, S3 answers a missing key with AccessDenied.
+                if exc.response.get("Error", {}).get("Code") in ("NoSuchKey", "AccessDenied", "404", "403"):
+                    return None
+                raise
             return json.loads(obj["Body"].read())
         return cls(load, ttl)
 

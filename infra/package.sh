@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Builds the deployable template without an AWS account: `chalice package`
+# merged with infra/resources.json, then cfn-lint.  Needs only PyPI (chalice
+# downloads the Lambda's Linux wheels).
+#
+#   infra/package.sh [CHALICE_STAGE] [OUTDIR]     (default: prod build/package)
+#
+# Writes OUTDIR/sam.json (SAM template, CodeUri ./deployment.zip) and
+# OUTDIR/deployment.zip; `infra/deploy.sh stack` uploads and deploys them.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+stage="${1:-prod}"
+out="${2:-build/package}"
+bin="${BUTAI_VENV_BIN:-.venv/bin}"
+
+# infra/resources.json is generated (python -m chalicelib.infra): refuse a stale one.
+"$bin/python" -m chalicelib.infra --check
+
+rm -rf "$out"
+mkdir -p "$(dirname "$out")"
+# chalice wants a region to exist; the template itself uses ${AWS::Region}.
+AWS_DEFAULT_REGION="${AWS_DEFAULT_REGION:-${AWS_REGION:-us-east-1}}" \
+  "$bin/chalice" package --stage "$stage" --merge-template infra/resources.json "$out"
+
+if [ -x "$bin/cfn-lint" ]; then
+  "$bin/cfn-lint" "$out/sam.json"
+else
+  echo "package.sh: cfn-lint not installed; skipped the template check" >&2
+fi
+echo "packaged: $out/sam.json $out/deployment.zip"

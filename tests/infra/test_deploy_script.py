@@ -1,0 +1,143 @@
+"""infra/deploy.sh with stand-ins for the `aws` and `docker` commands that log
+their arguments: the order and the arguments of what it would run."""
+import json
+import os
+import subprocess
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from chalicelib import infra
+
+ROOT = Path(__file__).resolve().parents[2]
+DEPLOY = ROOT / "infra" / "deploy.sh"
+REPO = "123456789012.dkr.ecr.us-east-1.amazonaws.com/butai-prod-classifierrepository-abc"
+OUTPUTS = {"PageURL": "https://d111.cloudfront.net/", "DistributionId": "E2EXAMPLE",
+           "AssetsBucketName": "butai-prod-assetsbucket-1", "CurrentTableName": "butai-prod-CurrentTable-1",
+           "LogTableName": "butai-prod-LogTable-1", "PendingRepliesTableName": "butai-prod-PendingRepliesTable-1",
+           "ClassifierRepositoryUri": REPO, "ClassifierEndpointName": "butai-prod-classifier"}
+
+FAKE_AWS = textwrap.dedent("""\
+    #!/usr/bin/env python3
+    import json, os, sys
+    args = sys.argv[1:]
+    with open(os.environ["FAKE_LOG"], "a") as log:
+        log.write(json.dumps(["aws", *args]) + "\\n")
+    outputs = json.loads(os.environ["FAKE_OUTPUTS"])
+    if args[:2] == ["cloudformation", "describe-stacks"]:
+        print(json.dumps([{"OutputKey": k, "OutputValue": v} for k, v in outputs.items()]))
+    elif args[:2] == ["sts", "get-caller-identity"]:
+        print("123456789012")
+    elif args[:2] == ["ecr", "describe-images"]:
+        sys.exit(254)                       # not pushed yet
+    elif args[:2] == ["ecr", "get-login-password"]:
+        print("password")
+    """)
+FAKE_DOCKER = textwrap.dedent("""\
+    #!/usr/bin/env python3
+    import json, os, sys
+    sys.stdin.read() if "--password-stdin" in sys.argv else None
+    with open(os.environ["FAKE_LOG"], "a") as log:
+        log.write(json.dumps(["docker", *sys.argv[1:]]) + "\\n")
+    """)
+
+
+@pytest.fixture
+def deploy(tmp_path):
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    for name, text in (("aws", FAKE_AWS), ("docker", FAKE_DOCKER)):
+        (bin_dir / name).write_text(text)
+        (bin_dir / name).chmod(0o755)
+    package = tmp_path / "package"
+    package.mkdir()
+    (package / "sam.json").write_text("{}")
+    log = tmp_path / "calls.jsonl"
+
+    def run(*args, outputs=OUTPUTS, **env):
+        log.write_text("")
+        inherited = {k: v for k, v in os.environ.items() if k != "BUTAI_ARTIFACT_BUCKET"}
+        environ = {**inherited, "PATH": f"{bin_dir}:{os.environ['PATH']}", "AWS_REGION": "us-east-1",
+                   "FAKE_LOG": str(log), "FAKE_OUTPUTS": json.dumps(outputs), "BUTAI_PACKAGE_DIR": str(package),
+                   "BUTAI_VENV_BIN": str(ROOT / ".venv" / "bin"), **env}
+        result = subprocess.run([str(DEPLOY), *args], env=environ, capture_output=True, text=True, timeout=60)
+        calls = [json.loads(line) for line in log.read_text().splitlines()]
+        return result, calls
+    run.package = package
+    return run
+
+
+def test_stack_packages_uploads_and_deploys_with_the_parameters(deploy):
+    result, calls = deploy("stack", "butai-prod", "ClassifierEnabled=false", "RetentionDays=14")
+    assert result.returncode == 0, result.stderr
+    commands = [c[:3] for c in calls]
+    assert ["aws", "cloudformation", "package"] in commands and ["aws", "cloudformation", "deploy"] in commands
+    assert commands.index(["aws", "cloudformation", "package"]) < commands.index(["aws", "cloudformation", "deploy"])
+    package = next(c for c in calls if c[1:3] == ["cloudformation", "package"])
+    assert package[package.index("--template-file") + 1] == str(deploy.package / "sam.json")
+    assert package[package.index("--s3-bucket") + 1] == "butai-artifacts-123456789012-us-east-1"
+    run = next(c for c in calls if c[1:3] == ["cloudformation", "deploy"])
+    assert run[run.index("--stack-name") + 1] == "butai-prod"
+    capabilities = run[run.index("--capabilities") + 1:run.index("--capabilities") + 3]
+    assert capabilities == ["CAPABILITY_IAM", "CAPABILITY_AUTO_EXPAND"]
+    assert run[run.index("--parameter-overrides") + 1:] == ["ClassifierEnabled=false", "RetentionDays=14"]
+    assert "https://d111.cloudfront.net/" in result.stdout
+
+
+def test_stack_without_parameters_keeps_the_previous_ones(deploy):
+    result, calls = deploy("stack", "butai-prod", BUTAI_ARTIFACT_BUCKET="my-artifacts")
+    assert result.returncode == 0, result.stderr
+    run = next(c for c in calls if c[1:3] == ["cloudformation", "deploy"])
+    assert "--parameter-overrides" not in run
+    assert not any(c[1:3] == ["sts", "get-caller-identity"] for c in calls)
+
+
+def test_env_configures_the_operator_cli(deploy):
+    result, _ = deploy("env", "butai-prod")
+    assert result.returncode == 0, result.stderr
+    check = ("from chalicelib.config import Settings; s = Settings.from_env(); "
+             "print(s.table_current, s.table_log, s.table_pending, s.bucket, s.page_url, s.region)")
+    script = f'eval "$1"; "{ROOT}/.venv/bin/python" -c "{check}"'
+    shown = subprocess.run(["bash", "-c", script, "-", result.stdout], capture_output=True, text=True, cwd=ROOT,
+                           env={k: v for k, v in os.environ.items() if not k.startswith(("BUTAI_", "AWS_"))})
+    assert shown.returncode == 0, shown.stderr
+    assert shown.stdout.split() == [OUTPUTS["CurrentTableName"], OUTPUTS["LogTableName"],
+                                    OUTPUTS["PendingRepliesTableName"], OUTPUTS["AssetsBucketName"],
+                                    OUTPUTS["PageURL"], "us-east-1"]
+    assert len(result.stdout.splitlines()) == len(infra.OUTPUT_ENV) + 1
+
+
+def test_env_of_a_stack_without_the_outputs_fails(deploy):
+    result, _ = deploy("env", "butai-prod", outputs={"PageURL": "https://x/"})
+    assert result.returncode != 0
+    assert "AssetsBucketName" in result.stderr
+
+
+def test_classifier_on_builds_pushes_and_enables_the_endpoint(deploy):
+    result, calls = deploy("classifier", "butai-prod", "on", "ClassifierMaxInstances=4")
+    assert result.returncode == 0, result.stderr
+    docker = [c for c in calls if c[0] == "docker"]
+    assert [c[1] for c in docker] == ["login", "build", "push"]
+    build = docker[1]
+    image = build[build.index("-t") + 1]
+    assert image.startswith(f"{REPO}:vllm-v") and build[-1] == "infra/classifier"
+    assert build[build.index("--platform") + 1] == "linux/amd64"
+    assert docker[2][-1] == image
+    run = next(c for c in calls if c[1:3] == ["cloudformation", "deploy"])
+    assert run[run.index("--parameter-overrides") + 1:] == [
+        "ClassifierEnabled=true", f"ClassifierImageUri={image}", "ClassifierMaxInstances=4"]
+
+
+def test_classifier_off_needs_no_image(deploy):
+    result, calls = deploy("classifier", "butai-prod", "off")
+    assert result.returncode == 0, result.stderr
+    assert not [c for c in calls if c[0] == "docker"]
+    run = next(c for c in calls if c[1:3] == ["cloudformation", "deploy"])
+    assert run[run.index("--parameter-overrides") + 1:] == ["ClassifierEnabled=false"]
+
+
+def test_unknown_command_prints_usage(deploy):
+    result, calls = deploy("launch", "butai-prod")
+    assert result.returncode == 2
+    assert "infra/deploy.sh stack STACK" in result.stderr
