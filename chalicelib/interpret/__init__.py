@@ -1,0 +1,42 @@
+"""Input interpretation: a player's free Japanese text → one of the current
+state's candidates, or なし.
+
+The game loop needs one call::
+
+    from chalicelib.interpret import Interpreter, backend_from_env
+
+    interpreter = Interpreter(rules, backend_from_env())    # BUTAI_CLASSIFIER, default lexical
+    turn = interpreter.interpret_turn(text, state, addressee=None)
+    step = rules.handle(turn.input, state, turn.addressee)
+    log(turn.debug)                                         # JSON-serialisable
+
+Parts: `InterpretChoices` (candidates with tokens), addressee detection and
+narrowing, word narrowing and refinement (`RefinedInterpreter`), prompts and
+context budget, and four backends with one interface (`lexical`,
+`sagemaker`, `openai`, `transformers`).  See docs/interpretation.md.
+"""
+from .addressee import AddresseeFound, addressee_narrowing, detect_addressee
+from .backends import BACKENDS, Backend, LexicalBackend, backend_from_env, build_backend, settings_from_env
+from .choices import (
+    LEAVE_LABEL,
+    NONE_ANSWER,
+    BackendError,
+    ErrorKind,
+    InterpretChoices,
+    InterpretContext,
+    Interpretation,
+    Option,
+    Person,
+    move_label,
+)
+from .interpreter import Interpreter, TurnResult
+from .refine import RULES, RefinedInterpreter, refine
+from .text import PlainMatcher, TextForms, WordMatcher, make_matcher
+
+__all__ = [
+    "AddresseeFound", "BACKENDS", "Backend", "BackendError", "ErrorKind", "InterpretChoices", "InterpretContext",
+    "Interpretation", "Interpreter", "LEAVE_LABEL", "LexicalBackend", "NONE_ANSWER", "Option", "Person",
+    "PlainMatcher", "RULES", "RefinedInterpreter", "TextForms", "TurnResult", "WordMatcher", "addressee_narrowing",
+    "backend_from_env", "build_backend", "detect_addressee", "make_matcher", "move_label", "refine",
+    "settings_from_env",
+]

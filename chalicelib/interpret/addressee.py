@@ -1,0 +1,106 @@
+"""Who the player is talking to, and the addressee narrowing of the spec.
+
+Detection, strongest first:
+
+1. a name or alias at the head of the sentence, as a call (「葵、」「ママ！」
+   「ねえ葵ちゃん、」) or a question put to that person (「葵はどう思う？」);
+2. a phrasing anywhere that names the person asked (「ママに聞きたいんだけど」
+   「葵の意見は？」);
+3. the addressee chosen on the stage (passed in).
+
+The text wins over the stage's choice because it is what the player said
+last.  Someone who is not at the current place is never the addressee.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from ..scenario import GameRules, GameState
+from .choices import InterpretChoices, Option
+from .text import nfkc
+
+_LEAD = r"(?:ねえ|ねぇ|ねー|なあ|なぁ|おい|あの|あのさ|あのね|ちょっと|ところで|で|えっと|じゃあ)?[、,\s]*"
+_CALL_AFTER = re.compile(r"^(?:[、,!！…‥~〜ー\s]|って(?:さ|ば)?[、,\s]|さ[、,\s])")
+_QUESTION_AFTER = re.compile(r"^(?:は|って|も|こそ)(?:[^。！？!?]*)[？?]|^(?:は|って)(?:どう|どんな|何|なに|いつ|どこ|だれ|誰)")
+_PHRASE_AFTER = re.compile(
+    r"^(?:に|へ)(?:聞|き(?:き|く|い)|訊|質問|相談|話|言い|いい(?:たい)|頼|お願い|伝え|教え)"
+    r"|^(?:は|って)どう(?:思|おも|かな|です|なの)"
+    r"|^の(?:意見|考え|気持ち|感想)")
+
+
+@dataclass(frozen=True)
+class AddresseeFound:
+    character: str | None     # character id, or None
+    how: str | None           # "head", "question", "phrase", "given", or None
+    ignored: str | None = None  # a character named but not present (ignored)
+
+    def to_dict(self) -> dict:
+        return {"character": self.character, "how": self.how, "ignored": self.ignored}
+
+
+def _names(rules: GameRules) -> list[tuple[str, str]]:
+    sc = rules.scenario
+    pairs = []
+    for cid, character in sc.characters.items():
+        for name in dict.fromkeys([character.name, *character.aliases, cid]):
+            if name:
+                pairs.append((nfkc(name), cid))
+    pairs.sort(key=lambda p: len(p[0]), reverse=True)
+    return pairs
+
+
+def detect_addressee(text: str, rules: GameRules, state: GameState, given: str | None = None) -> AddresseeFound:
+    present = set(rules.people(state.place))
+    normalised = nfkc(text).strip()
+    names = _names(rules)
+    ignored: str | None = None
+
+    lead = re.match(_LEAD, normalised)
+    head = normalised[lead.end():] if lead else normalised
+    for name, cid in names:
+        if head.startswith(name):
+            rest = head[len(name):]
+            how = "head" if _CALL_AFTER.match(rest) or not rest.strip() else (
+                "question" if _QUESTION_AFTER.match(rest) else None)
+            if how is None and _PHRASE_AFTER.match(rest):
+                how = "phrase"
+            if how is not None:
+                if cid in present:
+                    return AddresseeFound(cid, how)
+                ignored = cid
+            break
+    for name, cid in names:
+        start = normalised.find(name)
+        while start >= 0:
+            if _PHRASE_AFTER.match(normalised[start + len(name):]):
+                if cid in present:
+                    return AddresseeFound(cid, "phrase")
+                ignored = ignored or cid
+            start = normalised.find(name, start + 1)
+    if given is not None and given in present:
+        return AddresseeFound(given, "given", ignored)
+    if given is not None and given not in present:
+        ignored = ignored or given
+    return AddresseeFound(None, None, ignored)
+
+
+def addressee_narrowing(choices: InterpretChoices, rules: GameRules, state: GameState,
+                        addressee: str | None) -> tuple[InterpretChoices, list[str]]:
+    """Drop intents the addressed character would not answer (spec: an intent
+    whose first response line that could fire is spoken by someone else stays
+    only where the addressee has knowledge for it).  Returns the narrowed
+    choices and the tokens removed."""
+    if addressee is None:
+        return choices, []
+    removed: list[str] = []
+
+    def allowed(option: Option) -> bool:
+        if option.input.kind != "intent":
+            return True
+        if rules.addressee_allows(option.input, state, addressee):
+            return True
+        removed.append(option.token)
+        return False
+
+    return choices.keep(allowed), removed

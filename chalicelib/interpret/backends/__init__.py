@@ -1,0 +1,87 @@
+"""Classifier backends and the small configuration that builds them.
+
+``build_backend(name, **settings)`` builds one by name; ``backend_from_env()``
+reads the ``BUTAI_*`` variables (default: ``lexical``):
+
+================================  ====================================================
+``BUTAI_CLASSIFIER``              ``lexical`` | ``sagemaker`` | ``openai`` | ``transformers``
+``BUTAI_CLASSIFIER_TIMEOUT``      seconds per call (default 10)
+``BUTAI_CONTEXT_LIMIT``           the model's context in tokens (default: from the server or model, else 8192)
+``BUTAI_CLASSIFIER_LABELS``       ``letters`` | ``tokens`` (| ``auto`` for transformers)
+``BUTAI_SAGEMAKER_ENDPOINT``      endpoint name (sagemaker)
+``BUTAI_SAGEMAKER_MODEL``         optional ``model`` field for the container
+``BUTAI_OPENAI_BASE_URL``         e.g. ``http://127.0.0.1:8000/v1`` (openai)
+``BUTAI_OPENAI_MODEL``            model name (default: the server's first model)
+``BUTAI_OPENAI_API_KEY``          bearer token, if the server wants one
+``BUTAI_TRANSFORMERS_MODEL``      local model directory (transformers)
+``BUTAI_TRANSFORMERS_DEVICE``     ``auto`` | ``cpu`` | ``cuda``
+================================  ====================================================
+"""
+from __future__ import annotations
+
+import os
+from typing import Any, Mapping
+
+from .base import AnswerSheet, Backend, ModelBackend, chat_body, parse_chat_completion, probabilities_from_logprobs
+from .lexical import LexicalBackend
+
+BACKENDS = ("lexical", "sagemaker", "openai", "transformers")
+DEFAULT_BACKEND = "lexical"
+
+
+def build_backend(name: str = DEFAULT_BACKEND, **settings: Any) -> Backend:
+    """Build a backend by name.  Settings are the backend's keyword arguments
+    (``timeout``, ``context_limit``, ``labels``, and per backend: ``endpoint``,
+    ``client``; ``base_url``, ``model``, ``api_key``; ``model_path``, ``device``)."""
+    name = (name or DEFAULT_BACKEND).strip().lower()
+    settings = {k: v for k, v in settings.items() if v is not None}
+    if name == "lexical":
+        settings.pop("timeout", None)
+        settings.pop("context_limit", None)
+        settings.pop("labels", None)
+        return LexicalBackend(**settings)
+    if name == "sagemaker":
+        from .sagemaker import SageMakerBackend
+        return SageMakerBackend(**settings)
+    if name == "openai":
+        from .openai_server import OpenAIBackend
+        return OpenAIBackend(**settings)
+    if name == "transformers":
+        from .transformers_local import TransformersBackend
+        return TransformersBackend(**settings)
+    raise ValueError(f"unknown classifier backend {name!r}; expected one of {', '.join(BACKENDS)}")
+
+
+def settings_from_env(environ: Mapping[str, str] | None = None, name: str | None = None) -> tuple[str, dict[str, Any]]:
+    env = os.environ if environ is None else environ
+    name = (name or env.get("BUTAI_CLASSIFIER") or DEFAULT_BACKEND).strip().lower()
+    settings: dict[str, Any] = {}
+    if env.get("BUTAI_CLASSIFIER_TIMEOUT"):
+        settings["timeout"] = float(env["BUTAI_CLASSIFIER_TIMEOUT"])
+    if env.get("BUTAI_CONTEXT_LIMIT"):
+        settings["context_limit"] = int(env["BUTAI_CONTEXT_LIMIT"])
+    if env.get("BUTAI_CLASSIFIER_LABELS"):
+        settings["labels"] = env["BUTAI_CLASSIFIER_LABELS"]
+    if name == "sagemaker":
+        settings["endpoint"] = env.get("BUTAI_SAGEMAKER_ENDPOINT", "")
+        settings["model"] = env.get("BUTAI_SAGEMAKER_MODEL") or None
+    elif name == "openai":
+        settings["base_url"] = env.get("BUTAI_OPENAI_BASE_URL", "")
+        settings["model"] = env.get("BUTAI_OPENAI_MODEL") or None
+        settings["api_key"] = env.get("BUTAI_OPENAI_API_KEY") or None
+    elif name == "transformers":
+        settings["model_path"] = env.get("BUTAI_TRANSFORMERS_MODEL", "")
+        settings["device"] = env.get("BUTAI_TRANSFORMERS_DEVICE") or "auto"
+    return name, settings
+
+
+def backend_from_env(environ: Mapping[str, str] | None = None, name: str | None = None, **overrides: Any) -> Backend:
+    """The backend the environment asks for (``BUTAI_CLASSIFIER``, default lexical)."""
+    name, settings = settings_from_env(environ, name)
+    settings.update({k: v for k, v in overrides.items() if v is not None})
+    return build_backend(name, **settings)
+
+
+__all__ = ["AnswerSheet", "BACKENDS", "Backend", "DEFAULT_BACKEND", "LexicalBackend", "ModelBackend",
+           "backend_from_env", "build_backend", "chat_body", "parse_chat_completion",
+           "probabilities_from_logprobs", "settings_from_env"]

@@ -1,0 +1,296 @@
+"""Phrasings that show what the player means to *do*: move, leave, agree.
+
+These are deliberately narrow rules about Japanese phrasing, not a parser:
+they recognise a destination followed by a movement verb in a form that
+commits to going (行こう, 戻るね, 入りたい, 行ってみない？), and keep apart the
+forms that only talk about going (行ったことある？, 行ってもいい？, 行かない).
+They are shared by refinement (which overrides or vetoes a classifier's
+move) and by the lexical backend (which has no other way to see moves).
+
+All functions take normalised text (`text.nfkc`).
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Iterable, Sequence
+
+from .text import find_names, nfkc
+
+CLAUSE_BREAK = "。！？!?\n"
+_TRAILING = re.compile(r"[\s。．.！!…~ーっw笑♪☆★]+$")
+
+# A movement verb: the stem, with a look-ahead on the kana that inflects it.
+_MOVE_VERB = (
+    r"行(?=[かきくけこっ])|い(?=こう|こっ|きた|きま|ってみ|ってく)|戻(?=[らりるれろっ])|もど(?=[らりるれろっ])"
+    r"|移動|移(?=[らりるれろっ])|入(?=[らりるれろっ])|はい(?=ろう|ろっ|りた|りま)|向か(?=[わいうえおっ])"
+    r"|帰(?=[らりるれろっ])|寄(?=[らりるれろっ])|お邪魔|おじゃま|連れて|つれて|案内"
+)
+_LOOK_VERB = r"見(?=て|た)|覗(?=[かきくけこい])|のぞ(?=[かきくけこい])"
+_TALK_WORD = r"話|しゃべ|喋|続き|つづき|飲|のみ|ゆっくり|休"
+MOVE_VERB_RE = re.compile(_MOVE_VERB)
+LOOK_VERB_RE = re.compile(_LOOK_VERB)
+TALK_WORD_RE = re.compile(_TALK_WORD)
+
+# Forms that only talk about going, checked first (on the text after the stem).
+_NEGATIVE_FORMS = [re.compile(p) for p in (
+    r"^.{0,3}?[ただ](?:こと|事)",                       # 行ったことある
+    r"^.{0,3}?(?:たら|だら|れば|なら)",                 # 行ったら何がある
+    r"^.{0,4}?[てで]も(?:いい|良い|よい|大丈夫|平気|かま|ok)",   # 行ってもいい？
+    r"^.{0,4}?(?:ない|ません|なかっ|ず)(?!\s*[？?か])",      # 行かない (not 行かない？)
+    r"^.{0,4}?(?:の|んだ|んです|のか)\s*[？?]",           # 行くの？
+    r"^.{0,4}?(?:の|んだ|んです)(?:かな|か)",             # 行くのかな
+    r"^.{0,3}?[ただ](?:\s*[。！!よねわ]|$|けど|から|って|んだ|の)",  # 行った (narration)
+    r"^.{0,4}?[てで](?:る|た|い)",                        # 行ってる, 行ってた, 行っている
+    r"^.{0,2}?[るく]\s*(?:人|の\b|とき|時|前|途中|予定|つもりだった)",  # 行く人, 行く時
+)]
+_POSITIVE_FORMS = [re.compile(p) for p in (
+    r"^.{0,3}?(?:こう|ろう|おう|よう|そう|もう|ごう|ぼう|とう|ましょう|こっか|ろっか|よっか|しょ)",  # volitional
+    r"^.{0,3}?たい",                                     # desire
+    r"^.{0,4}?[てで]み(?:よう|る|たい|ない|ようか|ます)",  # try
+    r"^.{0,3}?[てで](?:くる|きます|くるね|くるよ|こう)",   # 行ってくる
+    r"^.{0,4}?(?:ない|ません)\s*(?:[？?]|か)",            # invitation: 行かない？
+    r"^.{0,3}?(?:く|る|う|す|つ|ます)(?:ね|よ|わ|ぞ|ー|~|か)*\s*(?:[。！!？?]|$|、|から)",  # 行く, 戻るね, 行く？
+    r"^.{0,4}?[てで](?:よ|ね|ー|ください|下さい|くれ|ほしい|欲しい)?\s*(?:[。！!]|$)",   # request: 連れてって
+    r"^.{0,2}?(?:し|する|します)(?:ね|よ|か)*\s*(?:[。！!]|$)",   # 移動する
+)]
+# Purpose before 行く (映画見に行こう): the trip is not to a place of the scene.
+_PURPOSE_BEFORE = re.compile(r"(?:見|観|食べ|飲み|遊び|買い|取り|撮り|聴き|聞き|歌い|踊り|探し|迎え|散歩|会い)に\s*$")
+_BARE_DESTINATION = re.compile(r"^\s*(?:に|へ|まで)?(?:ね|よ|だ|ー|~)*$")
+_GENERIC_MOVE = re.compile(r"場所を?変え|場所変え|別の(?:場所|ところ|所|部屋)|移動し")
+
+
+def _committing(after: str) -> bool:
+    """Whether the text after a verb stem commits to the act."""
+    for pattern in _NEGATIVE_FORMS:
+        if pattern.search(after):
+            return False
+    return any(p.search(after) for p in _POSITIVE_FORMS)
+
+
+def _clause_end(text: str, start: int) -> int:
+    for i in range(start, len(text)):
+        if text[i] in CLAUSE_BREAK:
+            return i + 1
+    return len(text)
+
+
+def committing_verb_after(text: str, start: int, *, window: int = 12, look: bool = False,
+                          talk: bool = False) -> bool:
+    """A movement verb in a committing form within `window` characters after
+    `start`, in the same clause."""
+    end = min(_clause_end(text, start), start + window + 8)
+    segment = text[start:end]
+    for match in MOVE_VERB_RE.finditer(segment):
+        if match.start() > window:
+            break
+        if "を" in segment[:match.start()]:
+            continue
+        if _committing(segment[match.end():]):
+            return True
+    if look:
+        for match in LOOK_VERB_RE.finditer(segment):
+            if match.start() <= 3 and re.match(r"^.{0,2}?(?:てみたい|てみよう|てみ(?:ても)?いい|たい)",
+                                                segment[match.end():]):
+                return True
+    if talk:
+        for match in TALK_WORD_RE.finditer(segment):
+            if match.start() <= 4 and re.search(
+                    r"(?:こう|ろう|おう|よう|そう|もう|ましょう|たい|ない\s*[？?]|ないか|てよ|て\s*$|てくれ|せて)",
+                    segment[match.end():]):
+                return True
+    return False
+
+
+@dataclass(frozen=True)
+class Place:
+    id: str
+    names: tuple[str, ...]       # id and aliases
+
+
+@dataclass
+class SceneNames:
+    """The names the cues look for, from one scenario."""
+    places: dict[str, Place] = field(default_factory=dict)
+    characters: dict[str, tuple[str, ...]] = field(default_factory=dict)   # id → name, aliases, id
+    located: dict[str, tuple[str, ...]] = field(default_factory=dict)      # character → places
+
+    @classmethod
+    def of(cls, scenario) -> SceneNames:
+        places = {pid: Place(pid, tuple(dict.fromkeys([pid, *p.aliases]))) for pid, p in scenario.places.items()}
+        characters = {cid: tuple(dict.fromkeys([c.name, *c.aliases, cid])) for cid, c in scenario.characters.items()}
+        located: dict[str, list[str]] = {}
+        for pid, p in scenario.places.items():
+            for person in p.people:
+                located.setdefault(person, []).append(pid)
+        return cls(places, characters, {c: tuple(v) for c, v in located.items()})
+
+
+_NOT_A_PLACE_AFTER = re.compile(r"^(?:さん|様|さま|ちゃん|方(?!へ|に)|がた|の人|手)")
+
+
+def place_mentions(text: str, names: SceneNames, place_ids: Iterable[str]) -> list[tuple[int, int, str]]:
+    """(start, end, place id) for each mention of the given places."""
+    wanted = {}
+    for pid in place_ids:
+        place = names.places.get(pid)
+        if place is None:
+            continue
+        for name in place.names:
+            wanted.setdefault(nfkc(name), pid)
+    out = []
+    for start, end, name in find_names(text, wanted):
+        if _NOT_A_PLACE_AFTER.match(text[end:]):
+            continue
+        out.append((start, end, wanted[name]))
+    return out
+
+
+_PERSON_DESTINATION = re.compile(
+    r"^\s*(?:に会いに|にあいに|に会い|のところ|のとこ|の所|の(?:いる|居る)(?:ところ|とこ|所|方|ほう)|の方|のほう|のもと)"
+    r"\s*(?:に|へ|まで)?")
+
+
+def explicit_moves(text: str, names: SceneNames, place: str, exits: Sequence[str]) -> list[str]:
+    """Places the player clearly says they are going to (the current place
+    included, so that a caller can answer "already here"), in text order."""
+    found: list[str] = []
+    candidates = [place, *exits]
+    for start, end, pid in place_mentions(text, names, candidates):
+        gap = text[end:end + 2]
+        talk = gap.startswith("で")
+        if committing_verb_after(text, end, look=True, talk=talk):
+            found.append(pid)
+    # "ママに会いに行こう": a person who is not here, found in one reachable place
+    for cid, person_names in names.characters.items():
+        where = [p for p in names.located.get(cid, ()) if p in exits]
+        if len(where) != 1 or place in names.located.get(cid, ()):
+            continue
+        for start, end, _ in find_names(text, [nfkc(n) for n in person_names]):
+            m = _PERSON_DESTINATION.match(text[end:])
+            if m and m.group(0).strip() and committing_verb_after(text, end + m.end(), window=6):
+                found.append(where[0])
+    return list(dict.fromkeys(found))
+
+
+def movement_cue(text: str, names: SceneNames, place: str, exits: Sequence[str], target: str | None = None) -> bool:
+    """Whether anything in the text supports a move (to `target` when given):
+    a destination named with no verb at all, or a committing movement
+    phrasing.  A destination that only appears in a question or a negation
+    (控え室には行ったことある？) is no support."""
+    targets = [target] if target else list(exits)
+    if explicit_moves(text, names, place, targets):
+        return True
+    mentions = place_mentions(text, names, targets)
+    for start, end, pid in mentions:
+        rest = _TRAILING.sub("", text[end:_clause_end(text, end)])
+        if _BARE_DESTINATION.match(rest):
+            return True     # 控え室へ！ / 奥まで
+    if _GENERIC_MOVE.search(text) and not mentions:
+        return True
+    for match in MOVE_VERB_RE.finditer(text):
+        if _PURPOSE_BEFORE.search(text[:match.start()]):
+            continue
+        if _committing(text[match.end():]) and not mentions:
+            return True
+    return False
+
+
+# ---------------------------------------------------------------- leaving
+
+_FAREWELL_END = re.compile(
+    r"(?:失礼(?:します|しました|いたします|するね|するよ|するわ|します)|お邪魔しました|おじゃましました|お暇(?:します|するね|するよ)"
+    r"|おいとま(?:します|するね|するよ)|帰(?:ります|るね|るよ|るわ|る|ろうかな|ろう|ろうか|らなきゃ|らないと)"
+    r"|かえ(?:ります|るね|るよ|ろうかな)|ごちそうさま(?:でした)?|ご馳走様(?:でした)?|ごちそうさん|お先に(?:失礼します)?"
+    r"|また(?:ね|来ます|来るね|来るよ|くるね|くるよ|来る|明日|今度)|じゃあね|じゃあまた|では(?:、)?また|さようなら|さよなら"
+    r"|ばいばい|バイバイ|おやすみ(?:なさい)?|行ってきます|(?:そろそろ|もう)(?:行くね|行くよ|行きます|出るね|出ます|行かなきゃ)"
+    r"|(?:店|ここ|お店)を出(?:よう|ます|るね|るよ|る)|出ますね|今日は(?:この(?:へん|辺|あたり)|これ)で)"
+    r"(?:ね|よ|わ|か|かな|ー|~)*$")
+_QUESTION_END = re.compile(r"[？?]\s*$")
+_VOLITIONAL_END = re.compile(r"(?:ろう|よう|おう|こう|ましょう)か?(?:な)?\s*[？?]?\s*$")
+
+
+def farewell(text: str) -> bool:
+    """The sentence ends with a farewell (失礼します, お邪魔しました, 帰るね …),
+    not asked about (失礼しますって言うの？) and not quoted (「失礼します」)."""
+    stripped = _TRAILING.sub("", text)
+    if _QUESTION_END.search(stripped):
+        if not _VOLITIONAL_END.search(stripped):
+            return False
+        stripped = re.sub(r"[？?\s]+$", "", stripped)
+    if not stripped or stripped.endswith(("」", "』", "\"")):
+        return False
+    return bool(_FAREWELL_END.search(stripped))
+
+
+_LEAVE_CUE = re.compile(r"失礼|お邪魔し|おじゃまし|お暇|おいとま|帰|かえ(?:る|ろ|り)|ごちそうさま|ご馳走|出(?:よう|る|ます|たい)|離れ"
+                        r"|さよ(?:う)?なら|じゃあね|またね|バイバイ|ばいばい|おやすみ|行かなきゃ|そろそろ")
+
+
+def leave_cue(text: str) -> bool:
+    """Anything that supports a 離脱 the classifier chose."""
+    return farewell(text) or bool(_LEAVE_CUE.search(text))
+
+
+# ---------------------------------------------------------------- agreeing
+
+_AGREE = re.compile(
+    r"^(?:うん|はい|ええ|ああ|おう|いい|いいよ|いいね|いいですよ|いいですね|いいとも|いいじゃん|もちろん|ぜひ|是非|喜んで|よろこんで"
+    r"|おっけー|オッケー|ok|okay|了解|りょうかい|わかった|分かった|わかりました|分かりました|そうしよう|そうしようか|そうしましょう"
+    r"|そうだね|そうね|そうだな|そうする|行こう|いこう|行こうか|行こっか|いこっか|行きましょう|行ってみよう|行ってみようか|行く|行くよ"
+    r"|行きます|賛成|さんせい|任せて|まかせて|ついていく|ついて行く|ついてく|連れてって|案内して|じゃあ行こう|よし|じゃあ|それじゃ|では"
+    r"|じゃ|ね|ねえ|うんうん|いいよいいよ|そうしよっか|そうしよ|移動しよう|場所を変えよう)$")
+_FILLER = re.compile(r"^(?:え|あ|じゃあ|それじゃ|よし|では|じゃ|ね|ねえ|う|ん|お|ま|まあ|うーん|そっか|そうか)$")
+_NEGATIVE = re.compile(r"いや|嫌|やめ|だめ|ダメ|駄目|無理|あとで|後で|今度|ここで|ない|ません|待って|まって|ちょっと")
+
+
+def short_agreement(text: str, limit: int = 16) -> bool:
+    """A short yes (うん、行ってみよう / いいよ、そうしよう) with no refusal in it."""
+    stripped = _TRAILING.sub("", text)
+    if not stripped or len(stripped) > limit or _NEGATIVE.search(stripped):
+        return False
+    parts = [p for p in re.split(r"[、,。！!？?\s]+", stripped) if p]
+    if not parts:
+        return False
+    agreed = False
+    for part in parts:
+        part = re.sub(r"(?:ね|よ|な|か|ー|~)+$", "", part) or part
+        if _AGREE.match(part):
+            agreed = agreed or not _FILLER.match(part)
+        elif not _FILLER.match(part):
+            return False
+    return agreed
+
+
+_INVITATION_FORM = re.compile(
+    r"(?:ない\s*[？?]|ないか|ましょう|(?:こう|ろう|おう|よう|そう|もう)(?:か|よ)?|おいで|来て|きて|いらっしゃい|行って|てみない)")
+
+
+def invited_place(line_text: str, names: SceneNames, exits: Sequence[str]) -> str | None:
+    """The reachable place a line invites the player to (F1「続きは控え室で
+    話さない？」 → 控え室), or None."""
+    text = nfkc(line_text)
+    found = []
+    for start, end, pid in place_mentions(text, names, exits):
+        rest = text[end:_clause_end(text, end)]
+        if re.match(r"^\s*(?:に|へ|で|まで|のほう|の方)", rest) and _INVITATION_FORM.search(rest):
+            found.append(pid)
+    found = list(dict.fromkeys(found))
+    return found[0] if len(found) == 1 else None
+
+
+def clause_spans(text: str) -> list[tuple[int, int]]:
+    spans, start = [], 0
+    for i, ch in enumerate(text):
+        if ch in CLAUSE_BREAK:
+            spans.append((start, i + 1))
+            start = i + 1
+    if start < len(text):
+        spans.append((start, len(text)))
+    return spans
+
+
+__all__ = [
+    "SceneNames", "explicit_moves", "movement_cue", "farewell", "leave_cue", "short_agreement", "invited_place",
+    "place_mentions", "committing_verb_after", "clause_spans",
+]

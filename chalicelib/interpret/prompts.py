@@ -1,0 +1,116 @@
+"""Prompts for the model backends, from the jinja2 templates in ``templates/``.
+
+- ``instructions.j2``: the HOW (role and rules of the choice), the same for
+  every call; sent as the system message.
+- ``prompt.j2``: the WHAT of one call: options (answer label, description,
+  examples), place, people present, the last line said to the player and
+  the player's text, neutralised so it cannot open a new section.
+
+The context budget (see `fit_prompt`) keeps ``reserve`` tokens for the answer
+and drops the examples first when the prompt is too long.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+import jinja2
+
+from .choices import NONE_ANSWER, InterpretChoices, InterpretContext
+
+TEMPLATES = Path(__file__).resolve().parent / "templates"
+ANSWER_RESERVE = 64          # tokens kept for the answer
+# A byte-level BPE token covers at least one byte and a Japanese character is
+# three (four for emoji) bytes in UTF-8, so N characters are at most 4N tokens (+ the chat
+# template's own tokens): when that fits, no tokenizer call is needed.
+MAX_TOKENS_PER_CHAR = 4
+TEMPLATE_OVERHEAD = 64
+MAX_TEXT_CHARS = 400         # longer player text is cut in the prompt (the game keeps all of it)
+
+_NEWLINES = re.compile(r"[\r\n\u2028\u2029\u0085\v\f]+")
+_QUOTES = str.maketrans({"「": "『", "」": "』", "＃": "#"})
+
+
+def neutralise(text: str, limit: int = MAX_TEXT_CHARS) -> str:
+    """The player's text as it goes into the prompt: one line, its 「」 turned
+    into 『』 so it cannot close the quote it sits in, cut to `limit`."""
+    single = _NEWLINES.sub(" ", text).translate(_QUOTES).strip()
+    single = re.sub(r"^#+", "", single).strip()
+    if len(single) > limit:
+        single = single[:limit] + "…"
+    return single
+
+
+@lru_cache(maxsize=8)
+def _environment(directory: str) -> jinja2.Environment:
+    return jinja2.Environment(loader=jinja2.FileSystemLoader(directory), autoescape=False, trim_blocks=True,
+                              lstrip_blocks=True, keep_trailing_newline=False, undefined=jinja2.StrictUndefined)
+
+
+@dataclass(frozen=True)
+class PromptTemplates:
+    directory: str = str(TEMPLATES)
+
+    def instructions(self) -> str:
+        return _environment(self.directory).get_template("instructions.j2").render(none_answer=NONE_ANSWER).strip()
+
+    def prompt(self, text: str, choices: InterpretChoices, context: InterpretContext, answers: dict[str, str],
+               *, with_examples: bool = True, people: Sequence[str] | None = None,
+               addressee: str | None = None, text_limit: int = MAX_TEXT_CHARS) -> str:
+        options = [{"answer": answers[o.token], "label": o.label, "examples": list(o.examples)} for o in choices]
+        if people is None:
+            people = [p.name if p.name == p.id else f"{p.id}（{p.name}）" for p in context.people]
+        values: dict[str, Any] = {
+            "options": options, "with_examples": with_examples, "none_answer": NONE_ANSWER,
+            "place": context.place, "people": list(people),
+            "last_speaker": context.last_speaker or "", "last_line": context.last_line or "",
+            "addressee": addressee or "", "text": neutralise(text, text_limit),
+        }
+        return _environment(self.directory).get_template("prompt.j2").render(**values).strip()
+
+
+@dataclass(frozen=True)
+class PromptFit:
+    system: str
+    user: str
+    tokens: int
+    examples_dropped: bool
+    fits: bool
+    counted_by: str          # "tokenizer" or "characters"
+
+
+Counter = Callable[[str, str], int]
+
+
+def count_or_chars(counter: Counter | None, system: str, user: str) -> tuple[int, str]:
+    """Tokens of instructions + prompt by the backend's tokenizer; the
+    character count of ``system + "\n" + user`` when there is none or it fails."""
+    if counter is not None:
+        try:
+            value = counter(system, user)
+            if isinstance(value, int) and value >= 0:
+                return value, "tokenizer"
+        except Exception:   # a tokenizer failure must not stop the call
+            pass
+    return len(system) + 1 + len(user), "characters"
+
+
+def fit_prompt(render: Callable[[bool], tuple[str, str]], counter: Counter | None,
+               context_limit: int, reserve: int = ANSWER_RESERVE) -> PromptFit:
+    """Render with examples; when instructions + prompt exceed the limit less
+    the answer reserve, render again without examples."""
+    limit = max(0, context_limit - reserve)
+    system, user = render(True)
+    chars = len(system) + 1 + len(user)
+    if counter is not None and chars * MAX_TOKENS_PER_CHAR + TEMPLATE_OVERHEAD <= limit:
+        # cannot exceed: skip the (possibly remote) tokenizer
+        return PromptFit(system, user, chars, False, True, "characters (bound)")
+    used, how = count_or_chars(counter, system, user)
+    if used <= limit:
+        return PromptFit(system, user, used, False, True, how)
+    system, user = render(False)
+    used, how = count_or_chars(counter, system, user)
+    return PromptFit(system, user, used, True, used <= limit, how)

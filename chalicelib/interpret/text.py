@@ -1,0 +1,392 @@
+"""Japanese text helpers shared by narrowing, refinement and the lexical backend.
+
+Everything here is pure Python and cheap: an input is normalised once
+(`TextForms`) and every matcher works on those forms.
+
+- ``nfkc``: NFKC (full/half width, compatibility characters) and lower case.
+- ``fold``: ``nfkc`` with katakana turned into hiragana, so カラオケ, からおけ
+  and ｶﾗｵｹ meet.  Folding keeps positions: ``nfkc(t)[i]`` and ``fold(t)[i]``
+  are the same character in two scripts.
+- ``WordMatcher``: does the input contain one of a list of words, allowing
+  the obvious variants of each word (conjugation of verbs and adjectives,
+  okurigana between kanji, width and kana script).  ``PlainMatcher`` is the
+  raw substring test of the source article, kept for measuring the gain.
+"""
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Iterable, Sequence
+
+# ---------------------------------------------------------------- character classes
+
+_KATAKANA_START, _KATAKANA_END = 0x30A1, 0x30F6   # ァ … ヶ
+_KANA_SHIFT = 0x60
+_FOLD_TABLE = {cp: cp - _KANA_SHIFT for cp in range(_KATAKANA_START, _KATAKANA_END + 1)}
+# A few spellings that NFKC leaves apart but players use interchangeably.
+_EXTRA = str.maketrans({"〜": "~", "～": "~", "ｰ": "ー", "―": "ー", "‐": "-", "−": "-", "’": "'", "”": '"', "“": '"'})
+
+
+def is_kanji(ch: str) -> bool:
+    return "\u4e00" <= ch <= "\u9fff" or "\u3400" <= ch <= "\u4dbf" or ch in "々〆ヶ"
+
+
+def is_hiragana(ch: str) -> bool:
+    return "\u3041" <= ch <= "\u309f"
+
+
+def is_katakana(ch: str) -> bool:
+    return "\u30a0" <= ch <= "\u30ff"
+
+
+def is_kana(ch: str) -> bool:
+    return is_hiragana(ch) or is_katakana(ch)
+
+
+def is_content_char(ch: str) -> bool:
+    """Kanji, katakana, latin letters and digits: the characters that carry
+    the topic of a Japanese sentence (hiragana mostly carries grammar)."""
+    return is_kanji(ch) or (is_katakana(ch) and ch != "ー") or ch.isascii() and ch.isalnum()
+
+
+def nfkc(text: str) -> str:
+    return unicodedata.normalize("NFKC", text).translate(_EXTRA).lower()
+
+
+def to_hiragana(text: str) -> str:
+    return text.translate(_FOLD_TABLE)
+
+
+def fold(text: str) -> str:
+    return to_hiragana(nfkc(text))
+
+
+_PUNCT_RE = re.compile(r"[\s\u3000、。，．,.!?！？…・「」『』（）()\[\]【】〈〉《》\"'`~〜ー—\-:：;；/／*＊♪☆★♡♥w笑]+")
+
+
+def strip_punctuation(text: str) -> str:
+    """The text without punctuation, brackets, spaces and trailing laughter
+    marks (used to compare an input with an example)."""
+    return _PUNCT_RE.sub("", nfkc(text))
+
+
+def lcs_length(a: str, b: str) -> int:
+    """Length of the longest common subsequence of two short strings."""
+    if not a or not b:
+        return 0
+    a, b = a[:400], b[:400]
+    if len(a) < len(b):
+        a, b = b, a
+    previous = [0] * (len(b) + 1)
+    for ca in a:
+        current = [0]
+        for j, cb in enumerate(b):
+            current.append(previous[j] + 1 if ca == cb else max(previous[j + 1], current[j]))
+        previous = current
+    return previous[-1]
+
+
+@dataclass(frozen=True)
+class TextForms:
+    """One input, normalised once.  ``nfkc`` and ``folded`` have the same
+    length, so a position found in one is valid in the other."""
+    raw: str
+    nfkc: str
+    folded: str
+
+    @classmethod
+    def of(cls, text: str) -> TextForms:
+        n = nfkc(text)
+        return cls(text, n, to_hiragana(n))
+
+    def reading(self) -> Reading | None:
+        """The whole input in hiragana (kanji read), with a map back to
+        positions in ``nfkc``; None when no reading dictionary is installed."""
+        return reading_of(self.nfkc)
+
+
+# ---------------------------------------------------------------- readings (kanji ↔ kana)
+
+@dataclass(frozen=True)
+class Reading:
+    text: str                      # hiragana reading
+    origin: tuple[int, ...]        # for each reading character: start of its segment in the source
+    origin_end: tuple[int, ...]    # … and the end of that segment
+
+
+_KAKASI: object | None = None
+_KAKASI_MISSING = False
+
+
+def _kakasi():
+    """pykakasi's converter, loaded on first use (its dictionary takes a
+    moment to read); None when pykakasi is not installed."""
+    global _KAKASI, _KAKASI_MISSING
+    if _KAKASI is None and not _KAKASI_MISSING:
+        try:
+            import pykakasi
+        except ImportError:
+            _KAKASI_MISSING = True
+            return None
+        _KAKASI = pykakasi.kakasi()
+    return _KAKASI
+
+
+def readings_available() -> bool:
+    return _kakasi() is not None
+
+
+@lru_cache(maxsize=2048)
+def reading_of(text: str) -> Reading | None:
+    converter = _kakasi()
+    if converter is None:
+        return None
+    chars: list[str] = []
+    origin: list[int] = []
+    origin_end: list[int] = []
+    position = 0
+    for segment in converter.convert(text):  # type: ignore[attr-defined]
+        original = segment.get("orig", "")
+        hira = to_hiragana(segment.get("hira", "") or original)
+        found = text.find(original, position) if original else -1
+        start = found if found >= 0 else position
+        end = start + len(original)
+        for ch in hira:
+            chars.append(ch)
+            origin.append(start)
+            origin_end.append(end)
+        position = max(position, end)
+    return Reading("".join(chars), tuple(origin), tuple(origin_end))
+
+
+@lru_cache(maxsize=4096)
+def word_reading(word: str) -> str | None:
+    """The hiragana reading of a listed word, or None without a dictionary."""
+    found = reading_of(word)
+    return None if found is None else found.text
+
+
+# ---------------------------------------------------------------- word variants
+
+# Godan verbs: the kana a stem can be followed by (mizen, ren'you, shuushi,
+# katei, ishi, and the onbin of the te/ta forms).
+_GODAN_ROWS = {
+    "う": "わいうえおっ", "く": "かきくけこい", "ぐ": "がぎぐげごい", "す": "さしすせそ", "つ": "たちつてとっ",
+    "ぬ": "なにぬねのん", "ぶ": "ばびぶべぼん", "む": "まみむめもん", "る": "らりるれろっ",
+}
+# The ren'you (masu-stem) kana of each row: a listed 飲み also means 飲む, 飲んだ …
+_I_ROW_TO_U = {"い": "う", "き": "く", "ぎ": "ぐ", "し": "す", "ち": "つ", "に": "ぬ", "び": "ぶ", "み": "む", "り": "る"}
+_E_OR_I_ROW = set("えけげせぜてでねへべぺめれいきぎしじちぢにひびぴみり")
+_ADJECTIVE_ENDINGS = "(?:い|かっ|かろ|く|け|さ|そう|すぎ)"
+# Cross-script matching (word in katakana, input in hiragana or the other way)
+# only for words of at least this many characters: a two-kana word such as
+# ドア would otherwise be found inside ordinary hiragana (な「どあ」ります).
+MIN_CROSS_SCRIPT = 3
+
+
+def _esc(text: str) -> str:
+    return re.escape(text)
+
+
+_OKURIGANA = "りしちきいみえけひつ"
+
+
+def _with_optional_okurigana(word: str) -> str:
+    """Regex for `word` where okurigana between two kanji may be left out or
+    written (入り口 ~ 入口, 貸し借り ~ 貸借り)."""
+    out = []
+    for i, ch in enumerate(word):
+        if 0 < i < len(word) - 1 and is_hiragana(ch) and is_kanji(word[i - 1]) and is_kanji(word[i + 1]):
+            out.append(_esc(ch) + "?")
+        else:
+            out.append(_esc(ch))
+            if i < len(word) - 1 and is_kanji(ch) and is_kanji(word[i + 1]):
+                out.append(f"[{_OKURIGANA}]?")
+    return "".join(out)
+
+
+def word_variants(word: str) -> list[str]:
+    """Regex alternatives that stand for `word` in a normalised input: the
+    word itself and its inflected forms.  `word` is already normalised."""
+    alts = [_with_optional_okurigana(word)]
+    if len(word) < 2:
+        return alts
+    last, stem = word[-1], word[:-1]
+    stem_re = _with_optional_okurigana(stem)
+    stem_has_kanji = any(is_kanji(c) for c in stem)
+    verb_like = stem_has_kanji or len(word) >= 3
+    if verb_like and last in _GODAN_ROWS:
+        alts.append(stem_re + "[" + _GODAN_ROWS[last] + "]")
+        if last == "る" and (is_kanji(stem[-1]) or stem[-1] in _E_OR_I_ROW):
+            # ichidan (変える → 変え-, かける → かけ-); a godan 〜る is covered above
+            alts.append(stem_re)
+    if last == "い" and is_kanji(stem[-1]):
+        alts.append(stem_re + _ADJECTIVE_ENDINGS)
+    if last in _I_ROW_TO_U and is_kanji(stem[-1]):
+        alts.append(stem_re + "[" + _GODAN_ROWS[_I_ROW_TO_U[last]] + "]")
+    if word.endswith(("して", "って", "んで", "いて", "いで")) and len(word) >= 3 and stem_has_kanji:
+        # a listed te-form stands for the whole verb: 流して → 流さ/流し/流す …
+        core = word[:-2]
+        if is_kanji(core[-1]):
+            alts.append(_with_optional_okurigana(core) + "[さしすせそっらりるれろわいうえおまみむめもんかきくけこ]")
+    # longest first so the hit covers the most text
+    return sorted(set(alts), key=len, reverse=True)
+
+
+@dataclass(frozen=True)
+class WordHit:
+    word: str        # the listed word
+    start: int       # position in the normalised input
+    end: int
+    exact: bool      # the listed spelling itself (not a variant)
+
+
+# A reading is matched only when it is this long (うた, あか would be found
+# inside unrelated words) and only across scripts: the listed word has kanji
+# and the player wrote kana there (おんがく), or the other way (掛ける).
+MIN_READING = 3
+
+
+class _CompiledWord:
+    __slots__ = ("word", "pattern", "cross_script", "spelling", "reading_pattern", "has_kanji", "prefilter")
+
+    def __init__(self, word: str, variant: bool, readings: bool) -> None:
+        self.word = word
+        normalised = nfkc(word)
+        self.cross_script = variant and len(normalised) >= MIN_CROSS_SCRIPT
+        self.spelling = to_hiragana(normalised) if self.cross_script else normalised
+        if variant:
+            source = "|".join(word_variants(self.spelling))
+        else:
+            source = _esc(normalised)
+        self.pattern = re.compile(source)
+        self.has_kanji = any(is_kanji(c) for c in normalised)
+        self.reading_pattern = None
+        self.prefilter = None
+        if variant and readings:
+            reading = word_reading(normalised) if self.has_kanji else to_hiragana(normalised)
+            if reading and len(reading) >= MIN_READING and (self.has_kanji or readings_available()):
+                self.reading_pattern = re.compile("|".join(word_variants(reading)))
+                if not self.has_kanji:
+                    # a kana word written with a kanji: its second kana follows a kanji (掛け for かける)
+                    self.prefilter = re.compile("[\u3400-\u9fff々]" + _esc(reading[1]))
+
+    def reading_hits(self, forms: TextForms) -> list[tuple[int, int]]:
+        if self.reading_pattern is None:
+            return []
+        out = []
+        if self.has_kanji:
+            # the player wrote the word in kana (おんがく): its reading, in a span without kanji
+            for m in self.reading_pattern.finditer(forms.folded):
+                if not any(is_kanji(c) for c in forms.nfkc[m.start():m.end()]):
+                    out.append((m.start(), m.end()))
+            return out
+        if self.prefilter is None or not self.prefilter.search(forms.nfkc):
+            return out
+        reading = forms.reading()
+        if reading is None or not reading.text:
+            return out
+        for m in self.reading_pattern.finditer(reading.text):
+            start = reading.origin[m.start()]
+            end = reading.origin_end[m.end() - 1]
+            if any(is_kanji(c) for c in forms.nfkc[start:end]):     # in kana the plain match covers it
+                out.append((start, end))
+        return out
+
+
+class WordMatcher:
+    """Variant-aware word matching.  Compiled words are cached, so a scenario's
+    words are compiled once however often they are matched.  With
+    ``readings`` (and pykakasi installed) a word also matches where the
+    player wrote it in the other script: 音楽 ~ おんがく, かける ~ 掛ける."""
+    variant = True
+
+    def __init__(self, readings: bool = True) -> None:
+        self.readings = readings and self.variant
+        self._cache: dict[tuple[str, ...], tuple[_CompiledWord, ...]] = {}
+
+    def _compiled(self, words: Sequence[str]) -> tuple[_CompiledWord, ...]:
+        key = tuple(words)
+        found = self._cache.get(key)
+        if found is None:
+            found = tuple(_CompiledWord(w, self.variant, self.readings) for w in key if w.strip())
+            if len(self._cache) > 4096:
+                self._cache.clear()
+            self._cache[key] = found
+        return found
+
+    def hits(self, forms: TextForms, words: Sequence[str]) -> list[WordHit]:
+        out = []
+        for compiled in self._compiled(words):
+            text = forms.folded if compiled.cross_script else forms.nfkc
+            for m in compiled.pattern.finditer(text):
+                out.append(WordHit(compiled.word, m.start(), m.end(), m.group(0) == compiled.spelling))
+            for start, end in compiled.reading_hits(forms):
+                out.append(WordHit(compiled.word, start, end, False))
+        seen: set[tuple[str, int, int]] = set()
+        unique = []
+        for hit in out:
+            key = (hit.word, hit.start, hit.end)
+            if key not in seen:
+                seen.add(key)
+                unique.append(hit)
+        return unique
+
+    def allows(self, text: str | TextForms, words: Sequence[str]) -> bool:
+        """The article's rule: no words, or at least one of them occurs."""
+        if not words:
+            return True
+        forms = text if isinstance(text, TextForms) else TextForms.of(text)
+        compiled_words = self._compiled(words)
+        for compiled in compiled_words:
+            source = forms.folded if compiled.cross_script else forms.nfkc
+            if compiled.pattern.search(source):
+                return True
+        return any(compiled.reading_hits(forms) for compiled in compiled_words)
+
+
+class PlainMatcher(WordMatcher):
+    """Raw substring matching, as in the source article (``text.contains``);
+    kept to measure what variant matching gains."""
+    variant = False
+
+    def hits(self, forms: TextForms, words: Sequence[str]) -> list[WordHit]:
+        out = []
+        for word in words:
+            if not word:
+                continue
+            start = forms.raw.find(word)
+            while start >= 0:
+                out.append(WordHit(word, start, start + len(word), True))
+                start = forms.raw.find(word, start + 1)
+        return out
+
+    def allows(self, text: str | TextForms, words: Sequence[str]) -> bool:
+        raw = text.raw if isinstance(text, TextForms) else text
+        return not words or any(w in raw for w in words)
+
+
+def make_matcher(variant: bool = True, readings: bool = True) -> WordMatcher:
+    return WordMatcher(readings) if variant else PlainMatcher(False)
+
+
+@lru_cache(maxsize=4096)
+def folded_cached(text: str) -> str:
+    return fold(text)
+
+
+def find_names(text: str, names: Iterable[str]) -> list[tuple[int, int, str]]:
+    """Non-overlapping occurrences of any of `names` in normalised `text`,
+    longest names first: (start, end, name)."""
+    taken: list[tuple[int, int, str]] = []
+    for name in sorted({n for n in names if n}, key=len, reverse=True):
+        target = nfkc(name)
+        start = text.find(target)
+        while start >= 0:
+            end = start + len(target)
+            if all(end <= s or start >= e for s, e, _ in taken):
+                taken.append((start, end, name))
+            start = text.find(target, start + 1)
+    return sorted(taken)
