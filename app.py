@@ -4,7 +4,7 @@ from chalice import Chalice, Response
 
 from chalicelib import context
 from chalicelib.errors import Unauthorized
-from chalicelib.http import handles_errors, header, json_response, parse_body
+from chalicelib.http import handles_errors, header, json_response, parse_body, query_int
 from chalicelib.openapi import document
 from chalicelib.stage.keys import bearer_token
 from chalicelib.stage.models import ReplyRequest, SpeakRequest
@@ -39,7 +39,8 @@ def speak(stage_id):
 def reply(stage_id):
     key = _key()
     body = parse_body(app.current_request, ReplyRequest)
-    return json_response(202, context.get().stage.reply(stage_id, key, body))
+    # On a scenario stage the director answers at once and the answer carries the new view.
+    return json_response(202, context.get().director.reply(stage_id, key, body))
 
 
 @app.route("/stages/{stage_id}/fetch_replies", methods=["POST"], content_types=ANY_BODY)
@@ -56,6 +57,13 @@ def get_stage(stage_id):
         return Response(body="", status_code=304, headers={"ETag": etag(result.version),
                                                            "Cache-Control": "no-cache"})
     return json_response(200, result, {"ETag": etag(result.version), "Cache-Control": "no-cache"})
+
+
+@app.route("/stages/{stage_id}/debug", methods=["GET"])
+@handles_errors
+def debug(stage_id):
+    limit = query_int(app.current_request, "limit", default=1)
+    return json_response(200, {"turns": context.get().director.debug(stage_id, _key(), limit)})
 
 
 @app.route("/openapi.json", methods=["GET"])

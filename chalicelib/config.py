@@ -30,6 +30,8 @@ class Settings:
     manifest_ttl: float = 60.0
     # Days that log entries and replies are kept (DynamoDB TTL); 0 keeps them.
     retention_days: int = 0
+    # Whether a player's key may read a scenario stage's debug view (local runs).
+    players_see_debug: bool = False
     extra: Mapping[str, str] = field(default_factory=dict)
 
     @classmethod
@@ -48,6 +50,7 @@ class Settings:
             default_character=env.get("BUTAI_DEFAULT_CHARACTER", base.default_character),
             manifest_ttl=float(env.get("BUTAI_MANIFEST_TTL", base.manifest_ttl)),
             retention_days=int(env.get("BUTAI_RETENTION_DAYS", base.retention_days)),
+            players_see_debug=env.get("BUTAI_PLAYERS_SEE_DEBUG", "") == "1",
         )
 
     def with_(self, **changes) -> "Settings":

@@ -5,6 +5,7 @@ them lazily from the environment on the first request.
 """
 from __future__ import annotations
 
+import os
 import threading
 from dataclasses import dataclass
 
@@ -19,6 +20,7 @@ from .stage.service import StageService
 class Services:
     settings: Settings
     stage: StageService
+    director: "Director"
 
 
 _lock = threading.Lock()
@@ -32,7 +34,14 @@ def build(settings: Settings, boto3_session=None) -> Services:
     stage = StageService(DynamoStageStore(dynamodb, settings), catalog,
                          assets_base_url=settings.assets_base_url,
                          default_character=settings.default_character)
-    return Services(settings=settings, stage=stage)
+    from .director import Director, ScenarioLibrary
+    from .interpret.backends import backend_from_env
+    from .talk import Talker, generator_from_env
+    env = dict(os.environ)
+    library = ScenarioLibrary(s3, settings.bucket, backend_factory=lambda: backend_from_env(env))
+    director = Director(stage, library, Talker(generator_from_env(env)),
+                        players_see_debug=settings.players_see_debug)
+    return Services(settings=settings, stage=stage, director=director)
 
 
 def use(services: Services | None) -> None:

@@ -39,6 +39,16 @@ def header(request, name: str) -> str | None:
     return value if value else None
 
 
+def query_int(request, name: str, default: int) -> int:
+    raw = (request.query_params or {}).get(name)
+    if raw is None:
+        return default
+    try:
+        return int(raw)
+    except ValueError:
+        raise ValidationFailed(f"{name} must be a whole number", name) from None
+
+
 def parse_body(request, model: type[M]) -> M:
     raw = request.raw_body or b""
     if len(raw) > BODY_MAX_BYTES:

@@ -77,6 +77,8 @@ class LocalRuntime:
     host: str = "127.0.0.1"
     port: int = 8000
     demo_stage: str | None = "demo"
+    # Scenario stages made on first start: name -> scenario file.
+    scenario_stages: dict = field(default_factory=lambda: {"chinoike": ROOT / "scenarios" / "chinoike.json"})
     saver_interval: float = 1.0
     settings: Settings = field(init=False)
     api_url: str = field(init=False, default="")
@@ -84,7 +86,8 @@ class LocalRuntime:
     def start(self) -> dict:
         self.state_dir.mkdir(parents=True, exist_ok=True)
         self.local_aws = LocalAws(self.host).start()
-        self.settings = Settings(aws_endpoint=self.local_aws.endpoint)
+        # Locally the player's page may show the debug view (the seed's development menu).
+        self.settings = Settings(aws_endpoint=self.local_aws.endpoint, players_see_debug=True)
         ensure_resources(self.settings)
         self.snapshots = Snapshots(self.state_dir / "data.json", self.settings, self.local_aws)
         self.snapshots.load()
@@ -120,6 +123,11 @@ class LocalRuntime:
         if self.demo_stage and self.demo_stage not in stages:
             created = self.services.stage.create_stage(self.demo_stage)
             stages[self.demo_stage] = self.stage_entry(created.stage_id, created.agent_key, created.player_key)
+        for name, scenario_file in self.scenario_stages.items():
+            if name not in stages:
+                director = self.services.director
+                created = director.create(name, director.library.put(Path(scenario_file)))
+                stages[name] = self.stage_entry(created.stage_id, created.agent_key, created.player_key)
         for entry in stages.values():
             entry["stage_url"] = self.stage_url(entry["stage_id"], entry["player_key"])
         info = {"api_url": self.api_url, "aws_endpoint": self.settings.aws_endpoint,

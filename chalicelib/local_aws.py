@@ -61,8 +61,8 @@ class LocalAws:
         from moto.moto_server.werkzeug_app import (DomainDispatcherApplication, MotoRequestHandler,
                                                    create_backend_app)
 
-        from . import local_transactions
-        local_transactions.install()
+        from . import local_dynamodb
+        local_dynamodb.install()
         self.app = _SerializedApp(DomainDispatcherApplication(create_backend_app))
         class QuietHandler(MotoRequestHandler):
             def log_request(self, *args, **kwargs):

@@ -1,4 +1,16 @@
-"""All-or-nothing DynamoDB transactions for the local emulator, at item cost.
+"""Item-cost DynamoDB for the local emulator: transactions and queries.
+
+Queries: moto answers a query by listing and sorting every item of the table
+(all stages), then keeping one partition, so a poll slows down as any stage's
+log grows.  Here a query whose partition key is the table's own reads only
+that partition and lets moto do the rest unchanged.
+
+Responses: moto walks every read result through its generic, shape-driven
+serializer (about 0.8 ms per item), so a poll returning 50 log entries spent
+40 ms there; DynamoDB's protocol is plain JSON, so reads are written with
+json.dumps (anything json cannot write still takes moto's path).
+
+Transactions:
 
 moto backs up *every table* a transaction touches (a deep copy) and restores
 the whole table when the transaction fails, so each transaction costs time in
@@ -12,6 +24,8 @@ moto's own behaviour.
 from __future__ import annotations
 
 import copy
+import inspect
+import json
 from typing import Any
 
 _installed = False
@@ -22,8 +36,60 @@ def install() -> None:
     if _installed:
         return
     from moto.dynamodb.models import DynamoDBBackend
+    from moto.dynamodb.models.table import Table
     DynamoDBBackend.transact_write_items = _transact_write_items
+    original_query = Table.query
+    signature = inspect.signature(original_query)
+
+    def query(self, *args, **kwargs):
+        given = signature.bind(self, *args, **kwargs).arguments
+        value = _partition_value(self, given.get("hash_key"), given.get("index_name"),
+                                 given.get("hash_key_conditions"))
+        if value is None or not self.range_key_attr:
+            return original_query(self, *args, **kwargs)
+        partition = list(self.items.get(value, {}).values())
+        # The server serves one request at a time, so shadowing the method on
+        # this instance for the length of one call is safe.
+        self.all_items = lambda: partition
+        try:
+            return original_query(self, *args, **kwargs)
+        finally:
+            del self.all_items
+
+    Table.query = query
+    _install_fast_reads()
     _installed = True
+
+
+_FAST_READS = {"GetItem", "Query", "Scan", "BatchGetItem"}
+
+
+def _install_fast_reads() -> None:
+    from moto.dynamodb.responses import DynamoHandler, DynamoResult
+    original = DynamoHandler.serialized
+
+    def serialized(self, action_result):
+        if isinstance(action_result, DynamoResult) and self._get_action() in _FAST_READS:
+            try:
+                body = json.dumps(action_result.result, separators=(",", ":"))
+            except (TypeError, ValueError):
+                return original(self, action_result)
+            headers = dict(self.response_headers)
+            headers["Content-Type"] = "application/x-amz-json-1.0"
+            return 200, headers, body
+        return original(self, action_result)
+
+    DynamoHandler.serialized = serialized
+
+
+def _partition_value(table, hash_key, index_name, hash_key_conditions):
+    """The table partition a query is confined to, when it is confined to one."""
+    if index_name is None:
+        return hash_key
+    conditions = hash_key_conditions or []
+    if len(conditions) == 1 and conditions[0][0] == table.hash_key_attr:
+        return conditions[0][1]   # an index partitioned by the table's own partition key
+    return None
 
 
 def _key_of(backend, op_type: str, op: dict) -> tuple[Any, dict]:

@@ -16,15 +16,15 @@ from pydantic import BaseModel
 
 from . import errors
 from .stage.expressions import BASIC, FALLBACK
-from .stage.models import (BODY_MAX_BYTES, LOG_LIMIT, ErrorBody, Reply, ReplyAccepted, ReplyRequest, SpeakRequest,
-                           SpeakResult, StageView)
+from .stage.models import (BODY_MAX_BYTES, LOG_LIMIT, DebugTurns, ErrorBody, Reply, ReplyAccepted, ReplyRequest,
+                           SpeakRequest, SpeakResult, StageView)
 
 OPENAPI_VERSION = "3.1.0"
 API_VERSION = "1.0"
 REF = "#/components/schemas/{model}"
 
 REQUEST_MODELS = (SpeakRequest, ReplyRequest)
-RESPONSE_MODELS = (SpeakResult, ReplyAccepted, Reply, StageView, ErrorBody)
+RESPONSE_MODELS = (SpeakResult, ReplyAccepted, Reply, StageView, DebugTurns, ErrorBody)
 
 AGENT, PLAYER, EITHER, NONE = "agent", "player", "either", "none"
 SECURITY = {AGENT: [{"agentKey": []}], PLAYER: [{"playerKey": []}],
@@ -76,7 +76,9 @@ OPERATIONS: dict[tuple[str, str], Operation] = {
         (400, 401, 403, 404, 409, 413, 415), SpeakRequest),
     ("POST", "/stages/{stage_id}/reply"): Operation(
         "reply", "Answer the character (player)",
-        "Stores the player's answer as an unread reply and adds it to the log. The stage page calls this.",
+        "Stores the player's answer as an unread reply and adds it to the log. The stage page calls this. "
+        "On a scenario stage the director answers at once (`to`: the addressed character, `move`: a tapped "
+        "destination) and `view` is the stage after the turn.",
         PLAYER, 202, "The reply is stored for the agent.", _ref(ReplyAccepted),
         (400, 401, 403, 404, 413, 415), ReplyRequest),
     ("POST", "/stages/{stage_id}/fetch_replies"): Operation(
@@ -97,6 +99,13 @@ OPERATIONS: dict[tuple[str, str], Operation] = {
                                          "description": "The stage's version, for If-None-Match."}},
             "responses": {"304": {"description": "Not modified since the ETag sent in If-None-Match."}},
         }),
+    ("GET", "/stages/{stage_id}/debug"): Operation(
+        "debug", "How the last turns were understood (scenario stages)",
+        "The development view of a scenario stage: per turn, everything the interpreter and the rules did. "
+        "Needs the agent key (the player key too in a local run).",
+        AGENT, 200, "The newest turns.", _ref(DebugTurns), (400, 401, 403, 404),
+        extra={"parameters": [{"name": "limit", "in": "query", "required": False,
+                               "schema": {"type": "integer", "minimum": 1, "maximum": 50, "default": 1}}]}),
     ("GET", "/openapi.json"): Operation(
         "openapi", "This document",
         "The OpenAPI description of this API, generated from the models the routes use. Needs no key.",

@@ -18,6 +18,7 @@
   var MSG_BAD_URL = "舞台の URL が正しくありません。受け取った URL をそのまま開いてください。";
   var MSG_FORBIDDEN = "この舞台は開けません（鍵が違うか、舞台がありません）";
   var MSG_SENT = "送信しました。応答をお待ちください";
+  var MSG_SENT_SHOWN = "送信しました";
   var SEND_PREFIX = "送信できませんでした: ";
 
   function $(id) { return document.getElementById(id); }
@@ -29,6 +30,15 @@
     app: $("app"),
     connection: $("connection"),
     image: $("character-image"),
+    portrait: $("portrait"),
+    place: $("place-name"),
+    cast: $("cast"),
+    speechBox: $("speech"),
+    notices: $("notices"),
+    destinations: $("destinations"),
+    addressee: $("addressee"),
+    debug: $("debug"),
+    debugBody: $("debug-body"),
     speaker: $("speaker-name"),
     speech: $("speech-text"),
     log: $("log"),
@@ -57,9 +67,12 @@
       base = u.origin + u.pathname;
     }
     base = base.replace(/\/+$/, "");
+    var stageUrl = base + "/stages/" + encodeURIComponent(stage);
     return {
-      stageUrl: base + "/stages/" + encodeURIComponent(stage),
-      replyUrl: base + "/stages/" + encodeURIComponent(stage) + "/reply",
+      stageUrl: stageUrl,
+      replyUrl: stageUrl + "/reply",
+      // development menu: only when the fragment asks for it; no key in this URL
+      debugUrl: params.get("debug") === "1" ? stageUrl + "/debug?limit=1" : null,
       key: key
     };
   }
@@ -113,49 +126,60 @@
   }
 
   // Image: change src only when the primary URL changes; on error, fall back once.
-  var image = { primary: null, fallback: "", usingFallback: false };
+  // One "slot" per <img>: the big single-character picture and each cast member.
+  function imageSlot(img) {
+    var slot = { img: img, primary: null, fallback: "", usingFallback: false };
+    img.addEventListener("error", function () {
+      if (!slot.usingFallback && slot.fallback && slot.fallback !== slot.primary) {
+        slot.usingFallback = true;
+        img.src = slot.fallback;
+        return;
+      }
+      img.classList.add("is-broken");
+    });
+    img.addEventListener("load", function () {
+      img.classList.remove("is-broken");
+    });
+    return slot;
+  }
 
-  function setImage(primaryRaw, fallbackRaw) {
+  function setSlotImage(slot, primaryRaw, fallbackRaw) {
+    var img = slot.img;
     var primary = resolveUrl(primaryRaw);
     var fallback = resolveUrl(fallbackRaw);
-    if (primary === image.primary) {
+    if (primary === slot.primary) {
       // Same picture; only follow a changed fallback if we are already showing it.
-      if (image.usingFallback && fallback && fallback !== image.fallback) {
-        image.fallback = fallback;
-        els.image.src = fallback;
+      if (slot.usingFallback && fallback && fallback !== slot.fallback) {
+        slot.fallback = fallback;
+        img.src = fallback;
       } else {
-        image.fallback = fallback;
+        slot.fallback = fallback;
       }
       return;
     }
-    image.primary = primary;
-    image.fallback = fallback;
-    image.usingFallback = false;
-    els.image.classList.remove("is-broken");
+    slot.primary = primary;
+    slot.fallback = fallback;
+    slot.usingFallback = false;
+    img.classList.remove("is-broken");
     if (primary) {
-      els.image.src = primary;
+      img.src = primary;
     } else if (fallback) {
-      image.usingFallback = true;
-      els.image.src = fallback;
+      slot.usingFallback = true;
+      img.src = fallback;
     } else {
-      els.image.removeAttribute("src");
-      els.image.classList.add("is-broken");
+      img.removeAttribute("src");
+      img.classList.add("is-broken");
     }
   }
 
-  els.image.addEventListener("error", function () {
-    if (!image.usingFallback && image.fallback && image.fallback !== image.primary) {
-      image.usingFallback = true;
-      els.image.src = image.fallback;
-      return;
-    }
-    els.image.classList.add("is-broken");
-  });
-  els.image.addEventListener("load", function () {
-    els.image.classList.remove("is-broken");
-  });
+  var image = imageSlot(els.image);
+
+  function setImage(primaryRaw, fallbackRaw) {
+    setSlotImage(image, primaryRaw, fallbackRaw);
+  }
 
   function str(v) { return typeof v === "string" ? v : (v == null ? "" : String(v)); }
+  function isObject(v) { return v !== null && typeof v === "object" && !Array.isArray(v); }
 
   function renderCurrent(current) {
     var speaker = str(current.speaker) || characterName;
@@ -173,11 +197,237 @@
       if (text) els.speech.classList.add("is-new");
     }
 
-    var who = characterName || speaker || "キャラクター";
+    // On a scenario stage the line belongs to whoever spoke, not to the stage's character.
+    var who = (scene ? speaker || characterName : characterName || speaker) || "キャラクター";
     els.image.alt = expression ? who + "（" + expression + "）" : who;
     els.image.dataset.expression = expression;
     setImage(current.image_url, current.fallback_image_url);
   }
+
+  // ----------------------------------------------------------------- scene
+  // Only on scenario stages (the view carries a `scene`): the place, everyone
+  // present side by side, whom the player addresses, exits and notices.
+
+  var scene = null;               // the latest view's scene, or null on agent stages
+  var castNodes = new Map();      // character id -> { button, img, name, slot }
+  var castNames = new Map();      // character id -> display name (present now)
+  var knownNames = new Map();     // character id -> display name (everyone seen; for the log)
+  var addressee = null;           // selected character id, or null
+  var noticesKey = null;
+  var destinationsKey = null;
+  var sending = false;
+
+  function createCastMember(id) {
+    var button = document.createElement("button");
+    button.type = "button";
+    button.className = "cast-member";
+    button.dataset.character = id;
+    button.setAttribute("aria-pressed", "false");
+
+    var frame = document.createElement("span");
+    frame.className = "cast-frame";
+    var img = document.createElement("img");
+    img.className = "cast-image";
+    img.width = 480;
+    img.height = 600;
+    img.decoding = "async";
+    img.alt = "";
+    frame.appendChild(img);
+
+    var name = document.createElement("span");
+    name.className = "cast-name";
+
+    button.appendChild(frame);
+    button.appendChild(name);
+    button.addEventListener("click", function () {
+      setAddressee(addressee === id ? null : id);
+    });
+    return { button: button, img: img, name: name, slot: imageSlot(img) };
+  }
+
+  function renderCast(characters, speaking) {
+    var wanted = new Set();
+    var order = [];
+    castNames = new Map();
+    characters.forEach(function (c) {
+      if (!isObject(c)) return;
+      var id = str(c.id);
+      if (!id || wanted.has(id)) return;
+      wanted.add(id);
+      var name = str(c.name) || id;
+      castNames.set(id, name);
+      knownNames.set(id, name);
+      order.push({ id: id, name: name, data: c });
+    });
+
+    castNodes.forEach(function (node, id) {
+      if (!wanted.has(id)) {
+        node.button.remove();
+        castNodes.delete(id);
+      }
+    });
+
+    var ref = els.cast.firstChild;
+    var speakingIndex = -1;
+    order.forEach(function (item, i) {
+      var node = castNodes.get(item.id);
+      if (!node) {
+        node = createCastMember(item.id);
+        castNodes.set(item.id, node);
+      }
+      var c = item.data;
+      var expression = str(c.expression);
+      if (node.name.textContent !== item.name) node.name.textContent = item.name;
+      node.img.alt = expression ? item.name + "（" + expression + "）" : item.name;
+      node.img.dataset.expression = expression;
+      setSlotImage(node.slot, c.image_url, c.fallback_image_url);
+
+      var isSpeaking = item.id === speaking;
+      if (isSpeaking) speakingIndex = i;
+      node.button.classList.toggle("speaking", isSpeaking);
+      if (isSpeaking) node.button.setAttribute("aria-current", "true");
+      else node.button.removeAttribute("aria-current");
+      if (c.responder === true) node.button.dataset.responder = "true";
+      else delete node.button.dataset.responder;
+
+      if (node.button === ref) {
+        ref = ref.nextSibling;
+      } else {
+        els.cast.insertBefore(node.button, ref);
+      }
+    });
+    els.cast.dataset.count = String(order.length);
+    setSpeechTail(speakingIndex, order.length);
+  }
+
+  // Point the bubble's tail at whoever is speaking (twelfths of the width).
+  var tailClass = "";
+  function setSpeechTail(index, count) {
+    var next = "";
+    if (index >= 0 && count > 0) {
+      var k = Math.min(11, Math.max(1, Math.round((index + 0.5) / count * 12)));
+      next = "tail-" + k;
+    }
+    if (next === tailClass) return;
+    if (tailClass) els.speechBox.classList.remove(tailClass);
+    if (next) els.speechBox.classList.add(next);
+    tailClass = next;
+  }
+
+  function setAddressee(id) {
+    addressee = id && castNames.has(id) ? id : null;
+    castNodes.forEach(function (node, cid) {
+      var on = cid === addressee;
+      node.button.classList.toggle("selected", on);
+      node.button.setAttribute("aria-pressed", on ? "true" : "false");
+    });
+    while (els.addressee.firstChild) els.addressee.removeChild(els.addressee.firstChild);
+    if (addressee) {
+      var label = document.createElement("span");
+      label.className = "addressee-label";
+      label.textContent = "話しかける相手: ";
+      var name = document.createElement("strong");
+      name.className = "addressee-name";
+      name.textContent = castNames.get(addressee);
+      var hint = document.createElement("span");
+      hint.className = "addressee-hint";
+      hint.textContent = "（もう一度タップで解除）";
+      els.addressee.appendChild(label);
+      els.addressee.appendChild(name);
+      els.addressee.appendChild(hint);
+    }
+    els.addressee.hidden = !addressee;
+  }
+
+  function renderNotices(notices) {
+    var items = [];
+    (Array.isArray(notices) ? notices : []).forEach(function (n) {
+      var text = isObject(n) ? str(n.text) : str(n);
+      if (text) items.push({ kind: isObject(n) ? str(n.kind) : "", text: text });
+    });
+    var key = JSON.stringify(items);
+    if (key === noticesKey) return;
+    noticesKey = key;
+    while (els.notices.firstChild) els.notices.removeChild(els.notices.firstChild);
+    items.forEach(function (item) {
+      var p = document.createElement("p");
+      p.className = "scene-notice";
+      if (item.kind) p.dataset.kind = item.kind;
+      p.textContent = item.text;
+      els.notices.appendChild(p);
+    });
+    els.notices.hidden = items.length === 0;
+  }
+
+  function renderDestinations(destinations) {
+    var items = [];
+    (Array.isArray(destinations) ? destinations : []).forEach(function (d) {
+      if (!isObject(d)) return;
+      var place = str(d.place);
+      if (place) items.push({ place: place, name: str(d.name) || place });
+    });
+    var key = JSON.stringify(items);
+    if (key === destinationsKey) return;
+    destinationsKey = key;
+    while (els.destinations.firstChild) els.destinations.removeChild(els.destinations.firstChild);
+    if (items.length) {
+      var label = document.createElement("span");
+      label.className = "destinations-label";
+      label.textContent = "行き先";
+      els.destinations.appendChild(label);
+    }
+    items.forEach(function (item) {
+      var button = document.createElement("button");
+      button.type = "button";
+      button.className = "destination";
+      button.dataset.place = item.place;
+      button.textContent = item.name + "へ行く";
+      button.disabled = sending;
+      button.addEventListener("click", function () {
+        sendMove(item.place, item.name + "へ行く");
+      });
+      els.destinations.appendChild(button);
+    });
+    els.destinations.hidden = items.length === 0;
+  }
+
+  function renderScene(sc) {
+    scene = sc;
+    var on = !!sc;
+    document.body.classList.toggle("has-scene", on);
+    els.portrait.hidden = on;
+    els.image.hidden = on;
+    els.place.hidden = !on;
+    els.cast.hidden = !on;
+    if (!on) {
+      renderCast([], "");
+      setAddressee(null);
+      renderNotices([]);
+      renderDestinations([]);
+      return;
+    }
+
+    var placeName = str(sc.place_name) || str(sc.place);
+    while (els.place.firstChild) els.place.removeChild(els.place.firstChild);
+    var label = document.createElement("span");
+    label.className = "place-label";
+    label.textContent = "場所: ";
+    var value = document.createElement("span");
+    value.className = "place-value";
+    value.textContent = placeName;
+    els.place.appendChild(label);
+    els.place.appendChild(value);
+    els.place.dataset.place = str(sc.place);
+    els.place.hidden = !placeName;
+
+    renderCast(Array.isArray(sc.characters) ? sc.characters : [], str(sc.speaking));
+    // keep the selection only while that character is still here
+    setAddressee(addressee);
+    renderNotices(sc.notices);
+    renderDestinations(sc.destinations);
+  }
+
+  // ------------------------------------------------------------------- log
 
   var entryNodes = new Map(); // entry id -> li
 
@@ -190,10 +440,27 @@
     return hh + ":" + mm;
   }
 
+  function entryRole(entry) {
+    if (entry.role === "player") return "role-player";
+    if (entry.role === "notice") return "role-notice";
+    return "role-character";
+  }
+
   function createEntry(entry) {
     var li = document.createElement("li");
     li.dataset.id = entry.id;
-    li.className = "entry " + (entry.role === "player" ? "role-player" : "role-character");
+    var role = entryRole(entry);
+    li.className = "entry " + role;
+
+    var text = document.createElement("p");
+    text.className = "entry-text";
+
+    if (role === "role-notice") {
+      // a note from the stage itself: no speaker, no bubble
+      li.appendChild(text);
+      updateEntry(li, entry);
+      return li;
+    }
 
     var meta = document.createElement("div");
     meta.className = "entry-meta";
@@ -203,9 +470,6 @@
     time.className = "entry-time";
     meta.appendChild(speaker);
     meta.appendChild(time);
-
-    var text = document.createElement("p");
-    text.className = "entry-text";
 
     li.appendChild(meta);
     li.appendChild(text);
@@ -217,9 +481,11 @@
     var speaker = li.querySelector(".entry-speaker");
     var text = li.querySelector(".entry-text");
     var time = li.querySelector(".entry-time");
-    var speakerText = str(entry.speaker) || (entry.role === "player" ? "あなた" : characterName);
-    if (speaker.textContent !== speakerText) speaker.textContent = speakerText;
     if (text.textContent !== str(entry.text)) text.textContent = str(entry.text);
+    if (!speaker) return;
+    var speakerText = str(entry.speaker) || (entry.role === "player" ? "あなた"
+      : (entry.character != null && knownNames.get(str(entry.character))) || characterName);
+    if (speaker.textContent !== speakerText) speaker.textContent = speakerText;
     var t = formatTime(entry.created_at);
     if (time.textContent !== t) {
       time.textContent = t;
@@ -236,7 +502,8 @@
       var id = String(e.id);
       if (wanted.has(id)) continue;
       wanted.add(id);
-      entries.push({ id: id, role: e.role, speaker: e.speaker, text: e.text, created_at: e.created_at });
+      entries.push({ id: id, role: e.role, speaker: e.speaker, character: e.character,
+                     text: e.text, created_at: e.created_at });
     }
 
     // drop entries that fell off the server's window
@@ -251,7 +518,14 @@
     var ref = els.log.firstChild;
     entries.forEach(function (entry) {
       var node = entryNodes.get(entry.id);
-      if (!node) {
+      if (node && !node.classList.contains(entryRole(entry))) {
+        // the role changed: build it again rather than patch the layout
+        var fresh = createEntry(entry);
+        if (ref === node) ref = fresh;
+        node.replaceWith(fresh);
+        entryNodes.set(entry.id, fresh);
+        node = fresh;
+      } else if (!node) {
         node = createEntry(entry);
         entryNodes.set(entry.id, node);
         added = true;
@@ -271,17 +545,262 @@
   function render(data) {
     var stage = data.stage || {};
     characterName = str(stage.character_name);
+    var sc = isObject(data.scene) ? data.scene : null;
 
     var title = characterName || str(stage.name) || "舞台";
+    if (sc) title = str(stage.title) || str(stage.name) || characterName || "舞台";
     els.title.textContent = title;
     document.title = title + " — 舞台";
 
+    renderScene(sc);
     renderCurrent(data.current || {});
     renderLog(Array.isArray(data.log) ? data.log : []);
 
     lastVersion = data.version == null ? "" : String(data.version);
     document.body.dataset.version = lastVersion;
     document.body.dataset.state = "ready";
+    refreshDebug();
+  }
+
+  // A reply's answer on a scenario stage: shown at once. The poll keeps its
+  // own ETag (the reply's is not that of a GET); answers to polls sent before
+  // this view arrived are dropped, since they may be older than it.
+  var viewEpoch = 0;
+
+  function renderView(view) {
+    viewEpoch += 1;
+    render(view);
+  }
+
+  // ------------------------------------------------------------ debug view
+
+  var debugState = { enabled: !!config.debugUrl, inFlight: false, queued: false };
+
+  function refreshDebug() {
+    if (!debugState.enabled || stopped) return;
+    if (debugState.inFlight) { debugState.queued = true; return; }
+    debugState.inFlight = true;
+    debugState.queued = false;
+    fetch(config.debugUrl, {
+      method: "GET",
+      headers: authHeaders(),
+      cache: "no-store",
+      credentials: "omit",
+      referrerPolicy: "no-referrer"
+    }).then(function (res) {
+      if (res.status === 401 || res.status === 403 || res.status === 404) {
+        debugState.enabled = false;
+        els.debug.hidden = true;
+        return;
+      }
+      if (!res.ok) return;
+      return res.json().then(function (body) {
+        var turns = isObject(body) && Array.isArray(body.turns) ? body.turns : [];
+        var turn = turns.length ? turns[turns.length - 1] : null;
+        renderDebug(isObject(turn) ? turn : null);
+        els.debug.hidden = false;
+      });
+    }).catch(function () {
+      // the development menu never disturbs the page
+    }).then(function () {
+      debugState.inFlight = false;
+      if (debugState.queued && debugState.enabled) refreshDebug();
+    });
+  }
+
+  function el(tag, className, text) {
+    var node = document.createElement(tag);
+    if (className) node.className = className;
+    if (text != null) node.textContent = text;
+    return node;
+  }
+
+  function present(v) {
+    if (v == null || v === "") return false;
+    if (Array.isArray(v)) return v.length > 0;
+    if (isObject(v)) return Object.keys(v).length > 0;
+    return true;
+  }
+
+  function fmt(v) {
+    if (v == null) return "—";
+    if (typeof v === "number") return String(Math.round(v * 1000) / 1000);
+    if (typeof v === "string") return v;
+    if (typeof v === "boolean") return v ? "true" : "false";
+    try { return JSON.stringify(v); } catch (e) { return String(v); }
+  }
+
+  function debugSection(parent, title) {
+    var section = el("section", "debug-section");
+    section.appendChild(el("h3", "debug-heading", title));
+    parent.appendChild(section);
+    return section;
+  }
+
+  function debugPairs(section, pairs) {
+    var dl = el("dl", "debug-pairs");
+    pairs.forEach(function (pair) {
+      if (!present(pair[1]) && !pair[2]) return;
+      dl.appendChild(el("dt", null, pair[0]));
+      var dd = el("dd", pair[3] || null, fmt(pair[1]));
+      dl.appendChild(dd);
+    });
+    if (dl.firstChild) section.appendChild(dl);
+    return dl;
+  }
+
+  function tokenList(list) {
+    if (!Array.isArray(list)) return [];
+    return list.map(function (x) {
+      if (isObject(x)) {
+        var token = str(x.token);
+        var input = x.input == null ? "" : str(x.input);
+        return input ? token + " (" + input + ")" : token;
+      }
+      return str(x);
+    }).filter(Boolean);
+  }
+
+  function renderDebug(turn) {
+    var root = document.createDocumentFragment();
+    if (!turn) {
+      root.appendChild(el("p", "debug-empty", "まだ記録されたターンはありません"));
+      els.debugBody.replaceChildren(root);
+      return;
+    }
+    var interp = isObject(turn.interpretation) ? turn.interpretation : {};
+    var backend = isObject(interp.backend) ? interp.backend : {};
+    var narrowing = isObject(interp.narrowing) ? interp.narrowing : {};
+    var scores = isObject(backend.scores) ? backend.scores : {};
+    var chosenToken = str(interp.token) || str(backend.choice);
+
+    // input
+    var s = debugSection(root, "入力");
+    var addr = isObject(interp.addressee) ? interp.addressee : null;
+    debugPairs(s, [
+      ["入力文", turn.text, true],
+      ["宛先 (to)", turn.to, true],
+      ["宛先の判定", addr ? [str(addr.character) || "—", str(addr.how)].filter(Boolean).join(" / ") : null],
+      ["場所", turn.place != null ? turn.place : interp.place],
+      ["ターン", turn.turn]
+    ]);
+
+    // candidates, with narrowing and the model's scores
+    var narrowedAway = new Map();
+    [["addressee", "宛先"], ["words", "語"]].forEach(function (pair) {
+      (Array.isArray(narrowing[pair[0]]) ? narrowing[pair[0]] : []).forEach(function (x) {
+        var t = isObject(x) ? str(x.token) : str(x);
+        if (t) narrowedAway.set(t, pair[1]);
+      });
+    });
+    var candidates = Array.isArray(interp.candidates) ? interp.candidates : [];
+    s = debugSection(root, "候補 (" + candidates.length + ")");
+    if (candidates.length) {
+      var wrap = el("div", "debug-table-wrap");
+      var table = el("table", "debug-table");
+      var head = el("tr");
+      ["token", "input", "label", "score"].forEach(function (h) { head.appendChild(el("th", null, h)); });
+      var thead = el("thead");
+      thead.appendChild(head);
+      table.appendChild(thead);
+      var tbody = el("tbody");
+      candidates.forEach(function (c) {
+        if (!isObject(c)) return;
+        var token = str(c.token);
+        var row = el("tr");
+        if (token && token === chosenToken) row.className = "is-chosen";
+        else if (narrowedAway.has(token)) row.className = "is-narrowed";
+        row.appendChild(el("td", "debug-token", token));
+        row.appendChild(el("td", null, str(c.input)));
+        var labelCell = el("td", null, str(c.label));
+        if (narrowedAway.has(token)) labelCell.appendChild(el("span", "debug-tag", "除外: " + narrowedAway.get(token)));
+        row.appendChild(labelCell);
+        row.appendChild(el("td", "debug-num", token in scores ? fmt(scores[token]) : ""));
+        tbody.appendChild(row);
+      });
+      table.appendChild(tbody);
+      wrap.appendChild(table);
+      s.appendChild(wrap);
+    } else {
+      s.appendChild(el("p", "debug-empty", "なし"));
+    }
+
+    // narrowing
+    var byAddressee = tokenList(narrowing.addressee);
+    var byWords = tokenList(narrowing.words);
+    s = debugSection(root, "絞り込み");
+    debugPairs(s, [
+      ["宛先で除外", byAddressee.length ? byAddressee.join(", ") : "なし", true],
+      ["語で除外", byWords.length ? byWords.join(", ") : "なし", true],
+      ["提示", Array.isArray(interp.offered) ? interp.offered.join(", ") : null]
+    ]);
+
+    // the model
+    var scoreText = Object.keys(scores).sort(function (a, b) {
+      return (Number(scores[b]) || 0) - (Number(scores[a]) || 0);
+    }).map(function (k) { return k + " " + fmt(scores[k]); }).join(" · ");
+    s = debugSection(root, "モデル");
+    debugPairs(s, [
+      ["名前", backend.name, true],
+      ["選択", backend.choice, true],
+      ["入力", backend.input],
+      ["回答", backend.answer],
+      ["スコア", scoreText],
+      ["エラー", backend.error, false, "debug-error"],
+      ["詳細", backend.detail]
+    ]);
+
+    // the result
+    s = debugSection(root, "結果");
+    debugPairs(s, [
+      ["規則", interp.rule, true],
+      ["最終入力", turn.input != null ? turn.input : interp.input, true],
+      ["発火した台詞", Array.isArray(turn.lines) ? (turn.lines.length ? turn.lines.map(str).join(", ") : "なし") : null]
+    ]);
+
+    // free conversation
+    if ("free_talk" in turn) {
+      s = debugSection(root, "自由会話");
+      var ft = turn.free_talk;
+      if (isObject(ft)) {
+        var source = str(ft.source);
+        debugPairs(s, [
+          ["話者", ft.speaker],
+          ["出どころ", source === "model" ? "モデル (model)" : source === "fallback" ? "フォールバック (fallback)" : source, true],
+          ["理由", ft.reason],
+          ["フォールバック", ft.fallback_id],
+          ["台詞", ft.text]
+        ]);
+      } else {
+        s.appendChild(el("p", "debug-empty", "なし"));
+      }
+    }
+
+    // errors
+    var errors = (Array.isArray(turn.errors) ? turn.errors : []).map(fmt);
+    if (present(interp.error) && errors.indexOf(str(interp.error)) < 0 && !present(backend.error)) errors.push(fmt(interp.error));
+    s = debugSection(root, "エラー");
+    if (errors.length) {
+      var ul = el("ul", "debug-errors");
+      errors.forEach(function (e) { ul.appendChild(el("li", null, e)); });
+      s.appendChild(ul);
+    } else {
+      s.appendChild(el("p", "debug-empty", "なし"));
+    }
+
+    // timings
+    var ms = isObject(turn.ms) ? turn.ms : (isObject(interp.ms) ? interp.ms : null);
+    if (ms && Object.keys(ms).length) {
+      s = debugSection(root, "時間 (ms)");
+      var dl = el("dl", "debug-pairs debug-ms");
+      Object.keys(ms).forEach(function (k) {
+        dl.appendChild(el("dt", null, k));
+        dl.appendChild(el("dd", "debug-num", fmt(ms[k])));
+      });
+      s.appendChild(dl);
+    }
+
+    els.debugBody.replaceChildren(root);
   }
 
   // --------------------------------------------------------------- polling
@@ -327,6 +846,7 @@
     if (stopped || inFlight) return;
     inFlight = true;
     pollQueued = false;
+    var epoch = viewEpoch;
 
     var headers = authHeaders(etag ? { "If-None-Match": etag } : null);
     fetch(config.stageUrl, {
@@ -344,6 +864,11 @@
       var newTag = res.headers.get("ETag");
       return res.json().then(function (data) {
         if (!data || typeof data !== "object") return { ok: false };
+        if (epoch !== viewEpoch) {
+          // a reply's view was shown while this was under way: it may be the newer one
+          pollQueued = true;
+          return { ok: true };
+        }
         var version = data.version == null ? "" : String(data.version);
         if (lastVersion === null || version !== lastVersion || !version) render(data);
         etag = newTag || null;
@@ -373,8 +898,6 @@
 
   // ------------------------------------------------------------ reply form
 
-  var sending = false;
-
   function countChars(s) { return Array.from(s).length; }
 
   function updateCount() {
@@ -388,11 +911,63 @@
     els.error.hidden = !message;
   }
 
-  function setSending(on) {
+  function setSending(on, thinking) {
     sending = on;
     els.submit.disabled = on;
     els.form.setAttribute("aria-busy", on ? "true" : "false");
-    els.submit.textContent = on ? "送信中…" : "送信";
+    // a scenario turn is worked out before the answer comes back (up to ~10 s)
+    els.submit.textContent = on ? (thinking ? "考え中…" : "送信中…") : "送信";
+    els.submit.classList.toggle("is-thinking", !!(on && thinking));
+    var buttons = els.destinations.querySelectorAll("button.destination");
+    for (var i = 0; i < buttons.length; i++) buttons[i].disabled = on;
+  }
+
+  // POSTs one reply. `fromForm`: the text came from the text box (emptied on success).
+  function postReply(body, fromForm) {
+    showError("");
+    setSending(true, !!scene);
+
+    fetch(config.replyUrl, {
+      method: "POST",
+      headers: authHeaders({ "Content-Type": "application/json" }),
+      body: JSON.stringify(body),
+      cache: "no-store",
+      credentials: "omit",
+      referrerPolicy: "no-referrer"
+    }).then(function (res) {
+      if (res.ok) {
+        return res.json().catch(function () { return null; }).then(function (payload) {
+          // keep anything typed while a slow turn was being worked out
+          if (fromForm && els.text.value.trim() === body.text) {
+            els.text.value = "";
+            updateCount();
+          }
+          var view = isObject(payload) && isObject(payload.view) ? payload.view : null;
+          if (view && !stopped) renderView(view);
+          els.note.textContent = view ? MSG_SENT_SHOWN : MSG_SENT;
+          els.note.hidden = false;
+          pollNow();
+        });
+      }
+      return readErrorMessage(res).then(function (msg) {
+        showError(SEND_PREFIX + msg);
+      });
+    }).catch(function () {
+      showError(SEND_PREFIX + "通信に失敗しました。もう一度お試しください");
+    }).then(function () {
+      setSending(false);
+    });
+  }
+
+  function withAddressee(body) {
+    if (scene && addressee) body.to = addressee;
+    return body;
+  }
+
+  function sendMove(place, text) {
+    if (sending || stopped || !place) return;
+    els.note.hidden = true;
+    postReply(withAddressee({ text: text, move: place }), false);
   }
 
   function send() {
@@ -408,33 +983,7 @@
       showError(SEND_PREFIX + MAX_CHARS + " 文字以内で入力してください");
       return;
     }
-    showError("");
-    setSending(true);
-
-    fetch(config.replyUrl, {
-      method: "POST",
-      headers: authHeaders({ "Content-Type": "application/json" }),
-      body: JSON.stringify({ text: text }),
-      cache: "no-store",
-      credentials: "omit",
-      referrerPolicy: "no-referrer"
-    }).then(function (res) {
-      if (res.ok) {
-        els.text.value = "";
-        updateCount();
-        els.note.textContent = MSG_SENT;
-        els.note.hidden = false;
-        pollNow();
-        return;
-      }
-      return readErrorMessage(res).then(function (msg) {
-        showError(SEND_PREFIX + msg);
-      });
-    }).catch(function () {
-      showError(SEND_PREFIX + "通信に失敗しました。もう一度お試しください");
-    }).then(function () {
-      setSending(false);
-    });
+    postReply(withAddressee({ text: text }), true);
   }
 
   els.form.addEventListener("submit", function (ev) {

@@ -61,8 +61,7 @@ def aws_settings(monkeypatch):
     settings = Settings()
     with mock_aws():
         ensure_resources(settings)
-        images.upload_image_set(aws.client("s3", settings), settings.bucket,
-                                images.read_image_dir(ROOT / "static/characters/hiyori", "hiyori"))
+        images.upload_all_characters(aws.client("s3", settings), settings.bucket, ROOT / "static/characters")
         yield settings
 
 

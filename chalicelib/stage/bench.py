@@ -86,8 +86,9 @@ def _drive(runtime, ops: int) -> dict:
             "calls": {k: round(v / ops, 2) for k, v in kinds.items()},
         }
 
-    # warm the per-process caches (character of the stage, manifest) once
+    # warm the per-process caches (the stage's character and kind, the manifest) once
     http("POST", f"/stages/{sid}/speak", agent, {"text": "warm", "expression": "smile"})
+    http("POST", f"/stages/{sid}/reply", player, {"text": "warm"})
     measure("speak", lambda i: http("POST", f"/stages/{sid}/speak", agent,
                                     {"text": f"台詞 {i}", "expression": "smile"})[0])
     http("POST", f"/stages/{sid}/speak", agent, {"text": "x", "request_id": "bench-retry"})

@@ -20,14 +20,26 @@ def register(sub) -> None:
     create = ssub.add_parser("create", help="create a stage and print its keys and page URL")
     create.add_argument("name")
     create.add_argument("--character", default=None, help="character id (default: the embedded default)")
+    create.add_argument("--scenario", type=Path, default=None,
+                        help="make a scenario stage that plays this scenario file (the director answers)")
     create.add_argument("--aws", action="store_true", help="use AWS (BUTAI_* variables) instead of the local run")
     create.add_argument("--json", action="store_true")
     create.set_defaults(func=_create)
+    reset = ssub.add_parser("reset", help="restart a scenario stage's game from the start")
+    reset.add_argument("name", help="stage name or id")
+    reset.add_argument("--aws", action="store_true")
+    reset.set_defaults(func=_reset)
     lst = ssub.add_parser("list", help="list stages")
     lst.add_argument("--aws", action="store_true")
     lst.add_argument("--json", action="store_true")
     lst.set_defaults(func=_list)
     stage.set_defaults(func=lambda a: stage.print_help() or 2)
+
+    export = sub.add_parser("export-eval", help="write an evaluation set from the turns played on a scenario stage")
+    export.add_argument("stage", help="stage name or id")
+    export.add_argument("-o", "--output", type=Path, required=True)
+    export.add_argument("--aws", action="store_true")
+    export.set_defaults(func=_export_eval)
 
     img = sub.add_parser("images", help="upload expression images, draw a contact sheet")
     isub = img.add_subparsers(dest="images_command", metavar="ACTION")
@@ -47,16 +59,41 @@ def register(sub) -> None:
     img.set_defaults(func=lambda a: img.print_help() or 2)
 
 
-def _service(use_aws: bool):
+def _services(use_aws: bool):
     from .. import context
     settings, local = target_settings(use_aws)
-    return context.build(settings).stage, settings, local
+    return context.build(settings), settings, local
+
+
+def _service(use_aws: bool):
+    services, settings, local = _services(use_aws)
+    return services.stage, settings, local
+
+
+def find_stage(service, name_or_id: str):
+    """A stage by id, else by name (the newest of that name)."""
+    by_id = service.store.get_stage(name_or_id)
+    if by_id is not None:
+        return by_id
+    named = [s for s in service.list_stages() if s.name == name_or_id]
+    if not named:
+        sys.exit(f"butai: no stage named {name_or_id!r}")
+    return named[-1]
 
 
 def _create(args) -> int:
-    service, settings, local = _service(args.aws)
+    services, settings, local = _services(args.aws)
     try:
-        created = service.create_stage(args.name, args.character)
+        if args.scenario is not None:
+            from ..scenario import ScenarioError
+            try:
+                key = services.director.library.put(args.scenario)
+            except (OSError, ScenarioError) as exc:
+                print(f"butai: {exc}", file=sys.stderr)
+                return 1
+            created = services.director.create(args.name, key)
+        else:
+            created = services.stage.create_stage(args.name, args.character)
     except ApiError as exc:
         print(f"butai: {exc.message}", file=sys.stderr)
         return 1
@@ -76,6 +113,31 @@ def _create(args) -> int:
               f"  agent key:      {created.agent_key}\n"
               f"  player key:     {created.player_key}\n"
               "keys are shown only now; butai keeps only their hashes.")
+    return 0
+
+
+def _reset(args) -> int:
+    services, _, _ = _services(args.aws)
+    stage = find_stage(services.stage, args.name)
+    try:
+        services.director.reset(stage.stage_id)
+    except ApiError as exc:
+        print(f"butai: {exc.message}", file=sys.stderr)
+        return 1
+    print(f"stage {stage.name} ({stage.stage_id}): a new game has started")
+    return 0
+
+
+def _export_eval(args) -> int:
+    services, _, _ = _services(args.aws)
+    stage = find_stage(services.stage, args.stage)
+    try:
+        data = services.director.export_eval(stage.stage_id)
+    except ApiError as exc:
+        print(f"butai: {exc.message}", file=sys.stderr)
+        return 1
+    args.output.write_text(json.dumps(data, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+    print(f"wrote {args.output}: {len(data['cases'])} cases from {stage.name}; review `expect` before using it")
     return 0
 
 

@@ -11,7 +11,8 @@ from botocore.exceptions import ClientError
 
 from .. import tables
 from ..config import Settings
-from .store import DuplicateRequest, Guard, GuardFailed, LogRecord, ReplyRecord, SpeakWrite, StageRecord
+from .store import (AlreadyClaimed, DuplicateRequest, Guard, GuardFailed, LogRecord, ReplyRecord, SpeakWrite,
+                    StageRecord, StaleGame, TurnWrite)
 
 _ser = TypeSerializer()
 _de = TypeDeserializer()
@@ -29,6 +30,14 @@ def _plain(item: dict) -> dict:
 
 
 _STAGE_FIELDS = {f.name for f in fields(StageRecord)}
+TURN_PREFIX = "t#"
+
+
+def _stage(plain: dict) -> StageRecord:
+    values = {k: v for k, v in plain.items() if k in _STAGE_FIELDS}
+    if "game_version" in values:
+        values["game_version"] = int(values["game_version"])  # DynamoDB numbers come back as Decimal
+    return StageRecord(**values)
 _LOG_FIELDS = {f.name for f in fields(LogRecord)}
 
 
@@ -51,15 +60,12 @@ class DynamoStageStore:
                                 ConsistentRead=True)
         if "Item" not in got:
             return None
-        plain = _plain(got["Item"])
-        return StageRecord(**{k: v for k, v in plain.items() if k in _STAGE_FIELDS})
+        return _stage(_plain(got["Item"]))
 
     def list_stages(self) -> list[StageRecord]:
         out = []
         for page in self._db.get_paginator("scan").paginate(TableName=self._current):
-            for item in page["Items"]:
-                plain = _plain(item)
-                out.append(StageRecord(**{k: v for k, v in plain.items() if k in _STAGE_FIELDS}))
+            out.extend(_stage(_plain(item)) for item in page["Items"])
         return sorted(out, key=lambda r: r.created_at)
 
     # -- writes -----------------------------------------------------------
@@ -138,6 +144,7 @@ class DynamoStageStore:
             {"Put": {"TableName": self._pending,
                      "Item": _item({"stage_id": stage_id, "reply_id": reply.id, tables.UNREAD_ATTR: reply.id,
                                     "text": reply.text, "created_at": reply.created_at,
+                                    "to": reply.to, "move": reply.move,
                                     "expires_at": self._expires()}),
                      "ConditionExpression": "attribute_not_exists(reply_id)"}},
         ]
@@ -185,6 +192,9 @@ class DynamoStageStore:
             TableName=self._log,
             KeyConditionExpression="stage_id = :s AND begins_with(sk, :p)", FilterExpression=live,
             ExpressionAttributeValues={":s": {"S": stage_id}, ":p": {"S": tables.LOG_EVENT_PREFIX}, **values},
+            # Only what a log entry shows: less to read and to send on every poll.
+            ProjectionExpression=", ".join(f"#{f}" for f in _LOG_FIELDS),
+            ExpressionAttributeNames={f"#{f}": f for f in _LOG_FIELDS},
             ScanIndexForward=False, Limit=limit)
         entries = [_plain(i) for i in got["Items"]]
         entries.reverse()
@@ -200,7 +210,8 @@ class DynamoStageStore:
             got = self._db.query(**kwargs)
             for item in got["Items"]:
                 plain = _plain(item)
-                out.append(ReplyRecord(id=plain["reply_id"], text=plain["text"], created_at=plain["created_at"]))
+                out.append(ReplyRecord(id=plain["reply_id"], text=plain["text"], created_at=plain["created_at"],
+                                       to=plain.get("to"), move=plain.get("move")))
             if "LastEvaluatedKey" not in got:
                 return out
             kwargs["ExclusiveStartKey"] = got["LastEvaluatedKey"]
@@ -246,3 +257,62 @@ class DynamoStageStore:
                 # else another caller claimed it first: not ours
             ids = retry
         raise RuntimeError("could not claim replies: too many concurrent conflicts")
+
+    # -- scenario turns ---------------------------------------------------------
+    def apply_turn(self, stage_id: str, write: TurnWrite) -> None:
+        token = secrets.token_hex(16)
+        names, values, parts = {"#gv": "game_version", "#k": "kind"}, {
+            ":gv": {"N": str(write.expected_game_version)}, ":kind": {"S": "scenario"}}, []
+        for i, (k, v) in enumerate(write.stage.items()):
+            names[f"#a{i}"] = k
+            values[f":v{i}"] = _ser.serialize(v)
+            parts.append(f"#a{i} = :v{i}")
+        actions: list[dict] = [{"Update": {
+            "TableName": self._current, "Key": {"stage_id": {"S": stage_id}},
+            "UpdateExpression": "SET " + ", ".join(parts),
+            "ConditionExpression": "#gv = :gv AND #k = :kind",
+            "ExpressionAttributeNames": names, "ExpressionAttributeValues": values}}]
+        if write.claim:
+            actions.append({"Update": {
+                "TableName": self._pending,
+                "Key": {"stage_id": {"S": stage_id}, "reply_id": {"S": write.claim}},
+                "UpdateExpression": "REMOVE #u SET claim_id = :c",
+                "ConditionExpression": "attribute_exists(#u)",
+                "ExpressionAttributeNames": {"#u": tables.UNREAD_ATTR},
+                "ExpressionAttributeValues": {":c": {"S": write.claim_id or token}},
+                "ReturnValuesOnConditionCheckFailure": "ALL_OLD"}})
+        actions += [self._log_put(stage_id, entry, write_token=token) for entry in write.entries]
+        if write.turn is not None:
+            actions.append({"Put": {"TableName": self._log, "Item": _item({
+                "stage_id": stage_id, "sk": TURN_PREFIX + write.turn["id"], "expires_at": self._expires(),
+                "turn": json.dumps(write.turn, ensure_ascii=False)})}})
+        if len(actions) > 100:
+            raise ValueError(f"a turn may write at most 100 items, this one has {len(actions)}")
+        old: list = []
+        reasons = self._transact(actions, token=token, items=old)
+        if reasons is None:
+            return
+        old += [None] * (len(actions) - len(old))
+        if write.claim and reasons[1] == "ConditionalCheckFailed":
+            if old[1] and old[1].get("claim_id") == (write.claim_id or token):
+                return  # a retry of this very turn: it was applied
+            raise AlreadyClaimed()
+        if reasons[0] == "ConditionalCheckFailed":
+            raise StaleGame()
+        raise RuntimeError(f"turn transaction cancelled: {reasons}")
+
+    def recent_turns(self, stage_id: str, limit: int | None) -> list[dict]:
+        kwargs = dict(TableName=self._log, KeyConditionExpression="stage_id = :s AND begins_with(sk, :p)",
+                      ExpressionAttributeValues={":s": {"S": stage_id}, ":p": {"S": TURN_PREFIX}},
+                      ScanIndexForward=False)
+        turns: list[dict] = []
+        while True:
+            if limit is not None:
+                kwargs["Limit"] = limit - len(turns)
+            got = self._db.query(**kwargs)
+            turns += [json.loads(_plain(i)["turn"]) for i in got["Items"]]
+            if "LastEvaluatedKey" not in got or (limit is not None and len(turns) >= limit):
+                break
+            kwargs["ExclusiveStartKey"] = got["LastEvaluatedKey"]
+        turns.reverse()
+        return turns

@@ -9,7 +9,8 @@ import copy
 import threading
 from dataclasses import replace
 
-from .store import DuplicateRequest, Guard, GuardFailed, LogRecord, ReplyRecord, SpeakWrite, StageRecord
+from .store import (AlreadyClaimed, DuplicateRequest, Guard, GuardFailed, LogRecord, ReplyRecord, SpeakWrite,
+                    StageRecord, StaleGame, TurnWrite)
 
 
 class MemoryStageStore:
@@ -19,6 +20,7 @@ class MemoryStageStore:
         self.logs: dict[str, list[LogRecord]] = {}
         self.requests: dict[tuple[str, str], tuple[str | None, dict]] = {}
         self.replies: dict[str, list[tuple[ReplyRecord, str | None]]] = {}  # (reply, claim_id)
+        self.turns: dict[str, list[dict]] = {}
         self.calls: list[str] = []
 
     def _guard(self, stage_id: str, guard: Guard) -> StageRecord:
@@ -92,3 +94,26 @@ class MemoryStageStore:
                     rows[i] = (reply, claim_id)
                     claimed.append(reply.id)
             return claimed
+
+    def apply_turn(self, stage_id: str, write: TurnWrite) -> None:
+        with self._lock:
+            self.calls.append("apply_turn")
+            stage = self.stages.get(stage_id)
+            if write.claim:
+                rows = self.replies.get(stage_id, [])
+                index = next((i for i, (r, _) in enumerate(rows) if r.id == write.claim), None)
+                if index is None or rows[index][1] is not None:
+                    raise AlreadyClaimed()
+            if stage is None or stage.kind != "scenario" or stage.game_version != write.expected_game_version:
+                raise StaleGame()
+            if write.claim:
+                rows[index] = (rows[index][0], write.claim_id or "turn")
+            self.stages[stage_id] = replace(stage, **write.stage)
+            self.logs.setdefault(stage_id, []).extend(copy.deepcopy(write.entries))
+            if write.turn is not None:
+                self.turns.setdefault(stage_id, []).append(copy.deepcopy(write.turn))
+
+    def recent_turns(self, stage_id: str, limit: int | None) -> list[dict]:
+        with self._lock:
+            turns = self.turns.get(stage_id, [])
+            return copy.deepcopy(turns if limit is None else turns[-limit:])

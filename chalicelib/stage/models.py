@@ -36,6 +36,10 @@ class SpeakRequest(_Strict):
 
 class ReplyRequest(_Strict):
     text: str = Field(min_length=1, max_length=REPLY_MAX, description="The player's answer.")
+    to: str | None = Field(default=None, min_length=1, max_length=64,
+                           description="Scenario stages: the character the player addresses (tapped on the page).")
+    move: str | None = Field(default=None, min_length=1, max_length=64,
+                             description="Scenario stages: a destination button was tapped; move to this place.")
 
     @field_validator("text")
     @classmethod
@@ -61,6 +65,7 @@ class SpeakResult(BaseModel):
 class ReplyAccepted(BaseModel):
     id: str
     created_at: str
+    view: "StageView | None" = Field(default=None, description="Scenario stages: the stage after the turn.")
 
 
 class Reply(BaseModel):
@@ -71,8 +76,9 @@ class Reply(BaseModel):
 
 class LogEntry(BaseModel):
     id: str
-    role: Literal["character", "player"]
+    role: Literal["character", "player", "notice"]
     speaker: str | None = None
+    character: str | None = None
     text: str
     expression: str | None = None
     created_at: str
@@ -93,6 +99,37 @@ class StageInfo(BaseModel):
     name: str
     character: str
     character_name: str
+    kind: Literal["agent", "scenario"] = "agent"
+    title: str | None = None
+
+
+class SceneCharacter(BaseModel):
+    id: str
+    name: str
+    expression: str
+    image_url: str
+    fallback_image_url: str
+    responder: bool = False
+
+
+class Destination(BaseModel):
+    place: str
+    name: str
+
+
+class Notice(BaseModel):
+    kind: str
+    text: str
+
+
+class SceneView(BaseModel):
+    place: str
+    place_name: str
+    turn: int
+    characters: list[SceneCharacter]
+    speaking: str | None = None
+    destinations: list[Destination] = []
+    notices: list[Notice] = []
 
 
 class StageView(BaseModel):
@@ -100,6 +137,17 @@ class StageView(BaseModel):
     current: CurrentLine
     log: list[LogEntry]
     version: str
+    scene: SceneView | None = None
+
+
+class DebugTurns(BaseModel):
+    turns: list[dict] = Field(description="The newest turns of a scenario stage, oldest first: the player's "
+                                          "text, candidates and tokens, narrowing, the classifier's choice and "
+                                          "scores, the refinement rule, the final input, fired line ids, free "
+                                          "conversation or fallback and why, errors, milliseconds per phase.")
+
+
+ReplyAccepted.model_rebuild()
 
 
 class ErrorDetail(BaseModel):

@@ -11,8 +11,8 @@ from ..errors import Conflict, Forbidden, NotFound, Unauthorized, ValidationFail
 from . import expressions as ex
 from . import keys
 from .catalog import CharacterCatalog
-from .models import (LOG_LIMIT, CurrentLine, LogEntry, Reply, ReplyAccepted, ReplyRequest, SpeakRequest,
-                     SpeakResult, StageInfo, StageView)
+from .models import (LOG_LIMIT, CurrentLine, LogEntry, Reply, ReplyAccepted, ReplyRequest, SceneView,
+                     SpeakRequest, SpeakResult, StageInfo, StageView)
 from .store import DuplicateRequest, Guard, GuardFailed, LogRecord, ReplyRecord, SpeakWrite, StageRecord, StageStore
 
 AGENT = "agent_key_hash"
@@ -47,9 +47,11 @@ class StageService:
         self._new_id = new_id
         # A stage's character never changes, so it is remembered per process.
         self._stage_characters: dict[str, str] = {}
+        self._stage_kinds: dict[str, str] = {}
 
     # -- administration (CLI, local runtime) -------------------------------
-    def create_stage(self, name: str, character: str | None = None) -> CreatedStage:
+    def create_stage(self, name: str, character: str | None = None, *, kind: str = "agent", scenario: str = "",
+                     title: str = "") -> CreatedStage:
         character = character or self.default_character
         if not name or len(name) > 64:
             raise ValidationFailed("name must be 1-64 characters", "name")
@@ -67,7 +69,8 @@ class StageService:
             stage_id=keys.new_stage_id(), name=name, character=character,
             agent_key_hash=keys.hash_key(agent_key), player_key_hash=keys.hash_key(player_key),
             created_at=now, version=event_id, speaker=info.name,
-            image_key=image.image_key, fallback_key=image.fallback_key, updated_at=now)
+            image_key=image.image_key, fallback_key=image.fallback_key, updated_at=now,
+            kind=kind, scenario=scenario, title=title)
         self.store.create_stage(record)
         return CreatedStage(record.stage_id, name, character, agent_key, player_key)
 
@@ -110,7 +113,8 @@ class StageService:
         reply_id = self._new_id()
         created = ids.iso_from_ms(ids.id_time_ms(reply_id))
         try:
-            self.store.add_reply(stage_id, guard, ReplyRecord(id=reply_id, text=request.text, created_at=created),
+            self.store.add_reply(stage_id, guard, ReplyRecord(id=reply_id, text=request.text, created_at=created,
+                                                              to=request.to, move=request.move),
                                  LogRecord(id=reply_id, role="player", text=request.text, created_at=created))
         except GuardFailed:
             raise self._auth_error(self.store.get_stage(stage_id), key, PLAYER) from None
@@ -132,26 +136,53 @@ class StageService:
         return [Reply(id=r.id, text=r.text, created_at=r.created_at) for r in unread if r.id in claimed]
 
     def get_stage(self, stage_id: str, key: str | None, if_none_match: str | None = None) -> StageView | NotModified:
-        token = self._require_key(key)
-        stage = self.store.get_stage(stage_id)
-        hashed = keys.hash_key(token)
-        if stage is None or not (keys.same_hash(stage.agent_key_hash, hashed)
-                                 or keys.same_hash(stage.player_key_hash, hashed)):
-            raise self._auth_error(stage, key, None)
+        stage = self.check_key(stage_id, key, agent_only=False)
         if if_none_match and etag(stage.version) in _etags(if_none_match):
             return NotModified(stage.version)
-        log = self.store.recent_log(stage_id, LOG_LIMIT)
+        return self.view(stage, self.store.recent_log(stage_id, LOG_LIMIT))
+
+    def view(self, stage: StageRecord, log: list[LogRecord]) -> StageView:
         character_name = self._character_name(stage.character)
         return StageView(
             stage=StageInfo(id=stage.stage_id, name=stage.name, character=stage.character,
-                            character_name=character_name),
+                            character_name=character_name, kind=stage.kind, title=stage.title or None),
             current=CurrentLine(text=stage.text, expression=stage.expression,
                                 asked_expression=stage.asked_expression, speaker=stage.speaker or character_name,
                                 image_url=self._url(stage.image_key), fallback_image_url=self._url(stage.fallback_key),
                                 updated_at=stage.updated_at),
-            log=[LogEntry(id=e.id, role=e.role, speaker=e.speaker, text=e.text, expression=e.expression,
-                          created_at=e.created_at) for e in log],
-            version=stage.version)
+            log=[LogEntry(id=e.id, role=e.role, speaker=e.speaker, character=e.character, text=e.text,
+                          expression=e.expression, created_at=e.created_at) for e in log],
+            version=stage.version,
+            scene=self._scene(stage.scene) if stage.scene else None)
+
+    def _scene(self, stored: str) -> SceneView:
+        # Scenes are stored with object keys; URLs depend on where assets are served.
+        scene = json.loads(stored)
+        for character in scene["characters"]:
+            character["image_url"] = self._url(character.pop("image_key"))
+            character["fallback_image_url"] = self._url(character.pop("fallback_key"))
+        return SceneView.model_validate(scene)
+
+    def stage_kind(self, stage_id: str) -> str | None:
+        """The stage's kind (agent or scenario), remembered per process: it never changes."""
+        kind = self._stage_kinds.get(stage_id)
+        if kind is None:
+            stage = self.store.get_stage(stage_id)
+            if stage is None:
+                return None
+            kind = self._stage_kinds[stage_id] = stage.kind
+        return kind
+
+    def check_key(self, stage_id: str, key: str | None, *, agent_only: bool) -> StageRecord:
+        """Reads the stage and checks the key (agent key, or either key)."""
+        token = self._require_key(key)
+        stage = self.store.get_stage(stage_id)
+        hashed = keys.hash_key(token)
+        ok = stage is not None and (keys.same_hash(stage.agent_key_hash, hashed) or
+                                    (not agent_only and keys.same_hash(stage.player_key_hash, hashed)))
+        if not ok:
+            raise self._auth_error(stage, key, AGENT if agent_only else None)
+        return stage
 
     # -- helpers ----------------------------------------------------------------
     def _require_key(self, key: str | None) -> str:

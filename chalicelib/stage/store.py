@@ -34,6 +34,15 @@ class StageRecord:
     image_key: str = ""
     fallback_key: str = ""
     updated_at: str = ""
+    # Scenario stages only: the scenario object, its title, the game state
+    # (JSON) with its version for conditional saves, the scene the page shows
+    # (JSON), and the director's own memory (JSON).
+    scenario: str = ""
+    title: str = ""
+    game: str = ""
+    game_version: int = 0
+    scene: str = ""
+    director: str = ""
 
 
 @dataclass
@@ -44,6 +53,7 @@ class LogRecord:
     created_at: str
     speaker: str | None = None
     expression: str | None = None
+    character: str | None = None
 
 
 @dataclass
@@ -51,6 +61,8 @@ class ReplyRecord:
     id: str
     text: str
     created_at: str
+    to: str | None = None
+    move: str | None = None
 
 
 @dataclass
@@ -66,6 +78,30 @@ class SpeakWrite:
     request_id: str | None = None
     request_fingerprint: str | None = None
     response: dict = field(default_factory=dict)
+
+
+@dataclass
+class TurnWrite:
+    """One scenario turn, applied whole or not at all.
+
+    ``expected_game_version`` is the version the turn was computed from: a
+    turn computed from a stale game is refused.  ``claim`` is the reply the
+    turn answers (claimed in the same write, so no reply is answered twice).
+    """
+    expected_game_version: int
+    stage: dict                 # StageRecord fields to set (game, game_version, scene, current line…)
+    entries: list[LogRecord]
+    claim: str | None = None
+    claim_id: str | None = None
+    turn: dict | None = None    # the turn's debug record, kept for the debug view and export-eval
+
+
+class StaleGame(Exception):
+    """The game moved on (another turn was applied first); nothing was written."""
+
+
+class AlreadyClaimed(Exception):
+    """The reply was already answered by someone else; nothing was written."""
 
 
 class GuardFailed(Exception):
@@ -88,3 +124,5 @@ class StageStore(Protocol):
     def recent_log(self, stage_id: str, limit: int) -> list[LogRecord]: ...
     def unread_replies(self, stage_id: str) -> list[ReplyRecord]: ...
     def claim_replies(self, stage_id: str, guard: Guard, reply_ids: list[str], claim_id: str) -> list[str]: ...
+    def apply_turn(self, stage_id: str, write: TurnWrite) -> None: ...
+    def recent_turns(self, stage_id: str, limit: int | None) -> list[dict]: ...

@@ -1,0 +1,98 @@
+"""`butai bench turn`: reply-to-result latency of a scenario stage on the local run.
+
+The local runtime runs in this process with the embedded `lexical`
+classifier and no generation model; a player plays sessions of the reference
+scenario over real HTTP (each reply returns the turn's result), and the
+DynamoDB requests of each turn are counted with botocore's event hooks.
+"""
+from __future__ import annotations
+
+import collections
+import json
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+from .stage.bench import _Http, _percentile
+
+# One play session: greetings, topics, a move, leaving, coming back, small talk.
+SESSION = [
+    ("こんばんは", None), ("流す曲を変えてみたら？", None), ("おつまみは何がおすすめ？", None),
+    ("葵はどう思う？", "神楽坂葵"), ("この店の名前、ちょっと怖くない？", None), ("今のままでいいと思うな", None),
+    ("前に借りたお金のこと、話したいんだ", None), ("うん、行ってみよう", None), ("写真、見せてよ", None),
+    ("お邪魔しました", None), ("MOVE:店内", None), ("ありがとう、また来るね", None),
+]
+
+
+def register_bench(sub) -> None:
+    p = sub.add_parser("turn", help="reply-to-result latency of a scenario stage (lexical classifier)")
+    p.add_argument("--sessions", type=int, default=20, help="play sessions of 12 turns (default 20)")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=_run)
+
+
+def run_bench(sessions: int) -> dict:
+    from .local import ROOT, LocalRuntime
+    with tempfile.TemporaryDirectory() as tmp:
+        runtime = LocalRuntime(state_dir=Path(tmp), port=0, demo_stage=None, scenario_stages={},
+                               saver_interval=3600)
+        runtime.start()
+        try:
+            director = runtime.services.director
+            created = director.create("bench", director.library.put(ROOT / "scenarios" / "chinoike.json"))
+            return _drive(runtime, created, sessions)
+        finally:
+            runtime.stop()
+
+
+def _drive(runtime, stage, sessions: int) -> dict:
+    calls: list[str] = []
+    runtime.stage_service.store._db.meta.events.register(
+        "before-call.dynamodb", lambda model, **_: calls.append(model.name))
+    http = _Http(runtime.api_url)
+    path = f"/stages/{stage.stage_id}/reply"
+    times, counts, kinds, sources = [], [], collections.Counter(), collections.Counter()
+    # The first turn loads the scenario and the classifier's indexes; measured separately.
+    calls.clear()
+    start = time.perf_counter()
+    http("POST", path, stage.player_key, {"text": "こんばんは"})
+    first_ms = (time.perf_counter() - start) * 1000
+    for _ in range(sessions):
+        runtime.services.director.reset(stage.stage_id)
+        for text, to in SESSION:
+            body = {"text": text}
+            if text.startswith("MOVE:"):
+                body = {"text": "店内へ行く", "move": text.removeprefix("MOVE:")}
+            if to:
+                body["to"] = to
+            calls.clear()
+            start = time.perf_counter()
+            status, _, raw = http("POST", path, stage.player_key, body)
+            times.append((time.perf_counter() - start) * 1000)
+            if status != 202:
+                raise RuntimeError(f"turn failed: {status} {raw[:200]!r}")
+            counts.append(len(calls))
+            kinds.update(calls)
+            view = json.loads(raw)["view"]
+            sources[view["scene"]["place"]] += 1
+    turns = len(times)
+    return {"turns": turns, "first_turn_ms": round(first_ms, 1),
+            "p50_ms": round(statistics.median(times), 2), "p99_ms": round(_percentile(times, 0.99), 2),
+            "dynamodb_requests": statistics.median(counts), "max_dynamodb_requests": max(counts),
+            "calls": {k: round(v / turns, 2) for k, v in kinds.items()}}
+
+
+def _run(args) -> int:
+    report = run_bench(args.sessions)
+    if args.json:
+        print(json.dumps(report, ensure_ascii=False, indent=2))
+        return 0
+    print(f"butai bench turn: {report['turns']} turns ({args.sessions} sessions of {len(SESSION)}), "
+          "local stack, lexical classifier, fallback lines")
+    print(f"reply-to-result  p50 {report['p50_ms']:.2f} ms  p99 {report['p99_ms']:.2f} ms  "
+          f"(first turn of a process {report['first_turn_ms']:.0f} ms)")
+    print(f"DynamoDB requests per turn: median {report['dynamodb_requests']:g}, "
+          f"max {report['max_dynamodb_requests']}; per turn: "
+          + ", ".join(f"{k} {v:g}" for k, v in report["calls"].items()))
+    return 0

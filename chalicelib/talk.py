@@ -1,0 +1,262 @@
+"""Free conversation: a character answers in their own words when no scripted
+line does, from their profile and the knowledge the rules hand over.
+
+The model only writes the words of one line; every output is checked, tried
+once more when it fails, and replaced by one of the character's fallback
+lines (rotating, never the same twice in a row) when it fails again.  Every
+fallback carries its reason.  With no generation model configured (the
+embedded default) the fallback lines answer.
+"""
+from __future__ import annotations
+
+import json
+import re
+import time
+import unicodedata
+import urllib.error
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping, Protocol, Sequence
+
+import jinja2
+
+MAX_CHARS = 120
+_TEMPLATES = jinja2.Environment(loader=jinja2.FileSystemLoader(Path(__file__).parent / "templates"),
+                                autoescape=False, keep_trailing_newline=False, undefined=jinja2.StrictUndefined)
+_JAPANESE = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uff66-\uff9f]")
+_LETTER = re.compile(r"[^\W\d_]", re.UNICODE)
+# 「ママ：」「Assistant:」「葵「…」」: a speaker label or role prefix at the start.
+_LABEL = re.compile(r"^\s*(?:[\w\u3040-\u30ff\u3400-\u9fff・]{1,12}\s*[:：]|(?:assistant|user|system|ai|bot)\b|"
+                    r"[\w\u3040-\u30ff\u3400-\u9fff・]{1,8}「.*」\s*$)", re.IGNORECASE | re.DOTALL)
+ECHO_WINDOW = 14
+
+
+class GenerationError(Exception):
+    def __init__(self, kind: str, detail: str = ""):
+        super().__init__(f"{kind}: {detail}" if detail else kind)
+        self.kind = kind
+        self.detail = detail
+
+
+class Generator(Protocol):
+    name: str
+
+    def complete(self, messages: list[dict[str, str]], *, max_tokens: int, temperature: float) -> str: ...
+
+
+def chat_request(messages: list[dict[str, str]], *, model: str | None, max_tokens: int,
+                 temperature: float) -> dict[str, Any]:
+    body: dict[str, Any] = {"messages": messages, "max_tokens": max_tokens, "temperature": temperature,
+                            "chat_template_kwargs": {"enable_thinking": False}}
+    if model:
+        body["model"] = model
+    return body
+
+
+def chat_text(data: Any) -> str:
+    """The text of an OpenAI chat-completions answer, or GenerationError saying what was wrong."""
+    try:
+        choice = data["choices"][0]
+        text = choice["message"]["content"]
+    except (KeyError, IndexError, TypeError):
+        raise GenerationError("invalid_answer", "no choices[0].message.content") from None
+    if choice.get("finish_reason") == "content_filter":
+        raise GenerationError("refused", "content_filter")
+    if not isinstance(text, str):
+        raise GenerationError("invalid_answer", "content is not text")
+    return text
+
+
+class OpenAIGenerator:
+    name = "openai"
+
+    def __init__(self, base_url: str, *, model: str | None = None, api_key: str | None = None, timeout: float = 8.0):
+        self.base_url = base_url.rstrip("/")
+        self.model = model
+        self.api_key = api_key
+        self.timeout = timeout
+
+    def complete(self, messages, *, max_tokens, temperature):
+        body = chat_request(messages, model=self.model, max_tokens=max_tokens, temperature=temperature)
+        headers = {"Content-Type": "application/json"}
+        if self.api_key:
+            headers["Authorization"] = f"Bearer {self.api_key}"
+        req = urllib.request.Request(self.base_url + "/chat/completions", method="POST", headers=headers,
+                                     data=json.dumps(body, ensure_ascii=False).encode())
+        try:
+            with urllib.request.urlopen(req, timeout=self.timeout) as resp:
+                raw = resp.read()
+        except urllib.error.HTTPError as exc:
+            raise GenerationError("unavailable" if exc.code >= 500 else "refused", f"HTTP {exc.code}") from None
+        except (TimeoutError, OSError) as exc:
+            kind = "timeout" if "timed out" in str(exc) or isinstance(exc, TimeoutError) else "unavailable"
+            raise GenerationError(kind, str(exc)) from None
+        try:
+            return chat_text(json.loads(raw))
+        except ValueError:
+            raise GenerationError("invalid_answer", "not JSON") from None
+
+
+class SageMakerGenerator:
+    name = "sagemaker"
+
+    def __init__(self, endpoint: str, client: Any, *, model: str | None = None):
+        self.endpoint = endpoint
+        self.client = client
+        self.model = model
+
+    def complete(self, messages, *, max_tokens, temperature):
+        body = chat_request(messages, model=self.model, max_tokens=max_tokens, temperature=temperature)
+        try:
+            got = self.client.invoke_endpoint(EndpointName=self.endpoint, ContentType="application/json",
+                                              Accept="application/json",
+                                              Body=json.dumps(body, ensure_ascii=False).encode())
+            raw = got["Body"].read()
+        except Exception as exc:  # botocore raises many kinds; all mean the model did not answer
+            text = str(exc)
+            kind = "timeout" if "timed out" in text.lower() or "timeout" in type(exc).__name__.lower() \
+                else "unavailable"
+            raise GenerationError(kind, text[:200]) from None
+        try:
+            return chat_text(json.loads(raw))
+        except ValueError:
+            raise GenerationError("invalid_answer", "not JSON") from None
+
+
+def generator_from_env(environ: Mapping[str, str], boto3_client_factory=None) -> Generator | None:
+    """BUTAI_GENERATOR=sagemaker|openai picks the free-conversation model; unset: none (fallback lines)."""
+    kind = (environ.get("BUTAI_GENERATOR") or "").strip().lower()
+    timeout = float(environ.get("BUTAI_GENERATOR_TIMEOUT", "8"))
+    if kind == "openai":
+        return OpenAIGenerator(environ.get("BUTAI_GENERATOR_BASE_URL") or environ["BUTAI_OPENAI_BASE_URL"],
+                               model=environ.get("BUTAI_GENERATOR_MODEL") or environ.get("BUTAI_OPENAI_MODEL"),
+                               api_key=environ.get("BUTAI_GENERATOR_API_KEY") or environ.get("BUTAI_OPENAI_API_KEY"),
+                               timeout=timeout)
+    if kind == "sagemaker":
+        from botocore.config import Config
+        import boto3
+        endpoint = environ.get("BUTAI_GENERATOR_ENDPOINT") or environ["BUTAI_SAGEMAKER_ENDPOINT"]
+        client = (boto3_client_factory or boto3.client)(
+            "sagemaker-runtime", config=Config(read_timeout=timeout, retries={"max_attempts": 1}))
+        return SageMakerGenerator(endpoint, client, model=environ.get("BUTAI_GENERATOR_MODEL"))
+    return None
+
+
+@dataclass
+class TalkRequest:
+    character: Any                       # scenario Character model (id, name, profile, fallbacks)
+    knowledge: Sequence[Any]             # knowledge entries whose condition holds
+    player_text: str
+    place: str
+    addressee: str | None = None         # display name, when the player addressed someone
+    recent: Sequence[tuple[str, str]] = ()   # (speaker name, line), oldest first
+    previous_line: str | None = None     # the line shown just before (must not be repeated)
+    other_lines: Sequence[str] = ()      # other characters' recent lines (must not be echoed)
+    last_fallback: str | None = None     # the character's fallback used last time
+
+
+@dataclass
+class TalkResult:
+    text: str
+    source: str                          # "model" or "fallback"
+    reason: str | None = None            # why the fallback answered
+    fallback_id: str | None = None
+    attempts: list[dict] = field(default_factory=list)
+    ms: float = 0.0
+
+    def to_dict(self) -> dict:
+        return {"text": self.text, "source": self.source, "reason": self.reason, "fallback_id": self.fallback_id,
+                "attempts": self.attempts, "ms": round(self.ms, 3)}
+
+
+def clean(text: str) -> str:
+    text = unicodedata.normalize("NFC", text).strip()
+    if len(text) >= 2 and text[0] in "「『\"" and text[-1] in "」』\"":
+        text = text[1:-1].strip()
+    return text
+
+
+def check(text: str, request: TalkRequest, prompt: str) -> str | None:
+    """The reason an output is unusable, or None when it may be shown."""
+    if not text:
+        return "empty"
+    if len(text) > MAX_CHARS:
+        return "too_long"
+    if _LABEL.match(text):
+        return "speaker_label"
+    letters = _LETTER.findall(text)
+    if not _JAPANESE.search(text) or (letters and len(_JAPANESE.findall(text)) / len(letters) < 0.5):
+        return "not_japanese"
+    if request.previous_line and text == request.previous_line.strip():
+        return "repeat"
+    sources = [prompt] + list(request.other_lines)
+    if any(_echoes(text, source) for source in sources):
+        return "echo"
+    return None
+
+
+def _echoes(text: str, source: str) -> bool:
+    if not source:
+        return False
+    if len(text) < ECHO_WINDOW:
+        return text in [line.strip() for line in source.splitlines()] or text == source.strip()
+    return any(text[i:i + ECHO_WINDOW] in source for i in range(len(text) - ECHO_WINDOW + 1))
+
+
+def next_fallback(fallbacks: Sequence[Any], last: str | None) -> tuple[str | None, str]:
+    if not fallbacks:
+        return None, "……"
+    ids = [f.id for f in fallbacks]
+    index = (ids.index(last) + 1) % len(ids) if last in ids else 0
+    return fallbacks[index].id, fallbacks[index].text
+
+
+class Talker:
+    def __init__(self, generator: Generator | None = None, *, temperature: float = 0.7, max_tokens: int = 160,
+                 attempts: int = 2):
+        self.generator = generator
+        self.temperature = temperature
+        self.max_tokens = max_tokens
+        self.attempts = attempts
+
+    def messages(self, request: TalkRequest) -> list[dict[str, str]]:
+        system = _TEMPLATES.get_template("talk_system.j2").render(character=request.character,
+                                                                  knowledge=request.knowledge)
+        user = _TEMPLATES.get_template("talk_user.j2").render(
+            place=request.place, recent=request.recent, addressee=request.addressee,
+            player_text=_neutralise(request.player_text), character_name=request.character.name)
+        return [{"role": "system", "content": system.strip()}, {"role": "user", "content": user.strip()}]
+
+    def say(self, request: TalkRequest) -> TalkResult:
+        start = time.perf_counter()
+        attempts: list[dict] = []
+        reason = "no_model"
+        if self.generator is not None:
+            messages = self.messages(request)
+            prompt = "\n".join(m["content"] for m in messages)
+            for _ in range(self.attempts):
+                try:
+                    text = clean(self.generator.complete(messages, max_tokens=self.max_tokens,
+                                                         temperature=self.temperature))
+                except GenerationError as exc:
+                    reason = exc.kind
+                    attempts.append({"error": exc.kind, "detail": exc.detail[:200]})
+                    continue
+                except Exception as exc:  # a failing model must never stop the game
+                    reason = "internal"
+                    attempts.append({"error": "internal", "detail": f"{type(exc).__name__}: {exc}"[:200]})
+                    continue
+                problem = check(text, request, prompt)
+                attempts.append({"text": text[:200], "rejected": problem})
+                if problem is None:
+                    return TalkResult(text, "model", attempts=attempts, ms=(time.perf_counter() - start) * 1000)
+                reason = problem
+        fallback_id, text = next_fallback(request.character.fallbacks, request.last_fallback)
+        return TalkResult(text, "fallback", reason=reason, fallback_id=fallback_id, attempts=attempts,
+                          ms=(time.perf_counter() - start) * 1000)
+
+
+def _neutralise(text: str) -> str:
+    # The player's words stay one quoted line: no new sections, no closing quote.
+    return re.sub(r"\s+", " ", text).replace("「", "『").replace("」", "』").strip()

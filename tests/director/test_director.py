@@ -1,0 +1,212 @@
+"""The scenario director over moto: a scenario played through the stage's routes."""
+import json
+
+import pytest
+
+from chalicelib.director import Director, ScenarioLibrary
+from chalicelib.scenario import PlayerInput
+from chalicelib.stage.models import ReplyRequest
+from chalicelib.stage.store import AlreadyClaimed, StaleGame
+from chalicelib.talk import GenerationError, Talker
+from tests.conftest import ROOT
+
+SCENARIO = ROOT / "scenarios/chinoike.json"
+
+
+@pytest.fixture
+def director(services):
+    return services.director
+
+
+@pytest.fixture
+def played(director):
+    key = director.library.put(SCENARIO)
+    return director.create("play", key)
+
+
+def reply(client, stage, text, **extra):
+    r = client.http.post(f"/stages/{stage.stage_id}/reply", body=json.dumps({"text": text, **extra}),
+                         headers={"Authorization": f"Bearer {stage.player_key}", "Content-Type": "application/json"})
+    assert r.status_code == 202, r.body
+    return r.json_body["view"]
+
+
+def lines(view, since=0):
+    return [(e["role"], e.get("character"), e["text"]) for e in view["log"][since:]]
+
+
+def test_a_new_game_speaks_the_start_lines(client, played):
+    view = client.http.get(f"/stages/{played.stage_id}",
+                           headers={"Authorization": f"Bearer {played.player_key}"}).json_body
+    assert view["stage"]["kind"] == "scenario" and view["stage"]["title"] == "血の池の夜（参考台本）"
+    assert [e["character"] for e in view["log"]] == ["赤尾妙子", "神楽坂葵"]
+    scene = view["scene"]
+    assert scene["place"] == "店内" and scene["speaking"] == "神楽坂葵"
+    assert {c["id"]: c["expression"] for c in scene["characters"]} == {"赤尾妙子": "smile", "神楽坂葵": "neutral"}
+    assert scene["characters"][0]["image_url"].endswith("/smile.svg")
+    assert view["current"]["speaker"] == "葵"
+
+
+def test_the_reference_scenario_in_free_japanese(client, played):
+    view = reply(client, played, "こんばんは")
+    # free conversation (no model configured: a fallback line of the responder), then A03 and A04
+    assert lines(view, 2)[1:] == [
+        ("character", "赤尾妙子", "さあ、どうだったかしらね。"),
+        ("character", "赤尾妙子", "変えるって、葵ちゃんが一人で言ってるだけよ。うちは三十年このままでやってきたんだから。"),
+        ("character", "神楽坂葵", "……あなたはどう思う？")]
+    assert lines(view, 2)[0] == ("player", None, "こんばんは")
+    view = reply(client, played, "流す曲を変えてみたら？")
+    assert [t for _, _, t in lines(view)[-2:]] == [
+        "音楽は昭和歌謡よ、決まってるじゃない。……葵ちゃんの映画音楽？　あれ、眠くならない？",
+        "失礼ね。夜に合うのよ、ああいうのが。"]
+    assert {c["id"]: c["expression"] for c in view["scene"]["characters"]}["神楽坂葵"] == "angry"
+    assert view["log"][-1]["expression"] == "angry"  # O2 is shown with the face its effect sets
+    view = reply(client, played, "控え室に行こう")
+    assert view["scene"]["place"] == "控え室" and [c["id"] for c in view["scene"]["characters"]] == ["神楽坂葵"]
+    assert view["log"][-1]["text"].startswith("散らかっててごめんね")
+    view = reply(client, played, "お邪魔しました")
+    assert view["scene"]["destinations"] == [{"place": "店内", "name": "店内"}]
+    assert view["log"][-1]["role"] == "notice"
+    view = reply(client, played, "店内へ行く", move="店内")
+    assert view["scene"]["place"] == "店内" and view["scene"]["destinations"] == []
+
+
+def test_the_same_reply_handled_twice_gives_one_turn(director, played, services):
+    stages = services.stage
+    stages.reply(played.stage_id, played.player_key, ReplyRequest(text="こんばんは"))
+    record = stages.store.get_stage(played.stage_id)
+    pending = stages.store.unread_replies(played.stage_id)
+    loaded = director.library.get(record.scenario)
+    first = director.turn(record, loaded, pending[0])
+    second = director.turn(record, loaded, pending[0])   # a second handler, same reply, same game state
+    stages.store.apply_turn(played.stage_id, first)
+    try:
+        # Refused, or recognised as the same turn already applied: either way nothing is written twice.
+        stages.store.apply_turn(played.stage_id, second)
+    except (AlreadyClaimed, StaleGame):
+        pass
+    log = stages.store.recent_log(played.stage_id, 50)
+    assert [e.text for e in log].count("……あなたはどう思う？") == 1
+    assert [e.text for e in log].count("こんばんは") == 1
+    assert stages.store.get_stage(played.stage_id).game_version == record.game_version + 1
+    assert director.play(played.stage_id)[0].game_version == record.game_version + 1  # nothing left to answer
+
+
+class FailingBackend:
+    name = "failing"
+
+    def interpret(self, text, choices, context):
+        raise TimeoutError("the classifier did not answer")
+
+
+def test_a_classifier_failure_keeps_the_game_going(services, aws_settings, client):
+    from chalicelib import aws
+    library = ScenarioLibrary(aws.client("s3", aws_settings), aws_settings.bucket, backend_factory=FailingBackend)
+    services.director = Director(services.stage, library)
+    stage = services.director.create("failing", library.put(SCENARIO))
+    view = reply(client, stage, "流す曲を変えてみたら？")
+    assert lines(view)[2] == ("player", None, "流す曲を変えてみたら？")  # the reply is kept
+    assert view["log"][-1]["text"] == "……あなたはどう思う？"         # なし: free talk + progression
+    turn = services.director.debug(stage.stage_id, stage.agent_key)[-1]
+    assert turn["input"] == "なし" and any("classifier" in e for e in turn["errors"])
+    assert services.stage.fetch_replies(stage.stage_id, stage.agent_key) == []  # claimed by the turn, once
+
+
+class Broken:
+    name = "broken"
+
+    def __init__(self):
+        self.calls = 0
+
+    def complete(self, messages, *, max_tokens, temperature):
+        self.calls += 1
+        if self.calls % 2:
+            raise GenerationError("unavailable", "HTTP 503")
+        return "Sure! Here is the answer."
+
+
+def test_a_generation_failure_answers_with_a_recorded_fallback(services, played, client):
+    services.director.talker = Talker(Broken())
+    view = reply(client, played, "こんばんは")
+    assert view["log"][3]["text"] == "さあ、どうだったかしらね。"
+    turn = services.director.debug(played.stage_id, played.agent_key)[-1]
+    assert turn["free_talk"]["source"] == "fallback" and turn["free_talk"]["reason"] == "not_japanese"
+    assert [a.get("error") or a.get("rejected") for a in turn["free_talk"]["attempts"]] == ["unavailable",
+                                                                                          "not_japanese"]
+    assert "free conversation: not_japanese" in turn["errors"]
+
+
+def test_fallbacks_rotate_across_turns(services, played, client):
+    reply(client, played, "こんばんは")
+    reply(client, played, "いい夜だね")
+    view = reply(client, played, "何か面白い話ある？")
+    said = [e["text"] for e in view["log"] if e["character"] == "赤尾妙子" and e["text"] in
+            ("さあ、どうだったかしらね。", "その話は、また今度ゆっくりね。")]
+    assert said == ["さあ、どうだったかしらね。", "その話は、また今度ゆっくりね。", "さあ、どうだったかしらね。"]
+
+
+def test_addressee_from_the_page(services, played, client):
+    reply(client, played, "こんばんは")
+    view = reply(client, played, "どう思う？", to="神楽坂葵")
+    turn = services.director.debug(played.stage_id, played.agent_key)[-1]
+    assert turn["to"] == "神楽坂葵" and turn["addressee"] == "神楽坂葵"
+    assert view["log"][-1]["character"] == "神楽坂葵"  # 葵 answers, not the place's responder
+
+
+def test_reset_restarts_and_export_eval_reviews_real_play(services, played, client, tmp_path):
+    reply(client, played, "こんばんは")
+    reply(client, played, "流す曲を変えてみたら？")
+    services.director.reset(played.stage_id)
+    view = client.http.get(f"/stages/{played.stage_id}",
+                           headers={"Authorization": f"Bearer {played.player_key}"}).json_body
+    assert view["scene"]["turn"] == 0 and view["log"][-1]["text"].startswith("ママ、その話はあと")
+    reply(client, played, "おつまみは何がおすすめ？")
+    data = services.director.export_eval(played.stage_id)
+    assert data["scenario"] == "chinoike.json"
+    assert [(c["setup"], c["text"], c["expect"]) for c in data["cases"]] == [
+        ([], "こんばんは", "なし"),
+        (["なし"], "流す曲を変えてみたら？", "意図:音楽"),
+        ([], "おつまみは何がおすすめ？", "なし")]
+
+
+def test_debug_view_needs_the_agent_key_unless_players_may_see_it(services, played, client):
+    reply(client, played, "こんばんは")
+    url = f"/stages/{played.stage_id}/debug?limit=1"
+    as_player = client.http.get(url, headers={"Authorization": f"Bearer {played.player_key}"})
+    assert as_player.status_code == 403
+    as_agent = client.http.get(url, headers={"Authorization": f"Bearer {played.agent_key}"}).json_body
+    turn = as_agent["turns"][0]
+    assert turn["text"] == "こんばんは" and turn["input"] == "なし"
+    assert [c["input"] for c in turn["interpretation"]["candidates"]][:2] == ["移動:控え室", "離脱"]
+    assert set(turn["ms"]) >= {"candidates", "narrowing", "model", "refinement", "rules", "talk", "total"}
+    services.director.players_see_debug = True
+    assert client.http.get(url, headers={"Authorization": f"Bearer {played.player_key}"}).status_code == 200
+    bad = client.http.get(f"/stages/{played.stage_id}/debug?limit=x",
+                          headers={"Authorization": f"Bearer {played.agent_key}"})
+    assert bad.status_code == 400 and bad.json_body["error"]["field"] == "limit"
+
+
+def test_agent_stages_are_untouched_by_the_director(client, stage, services):
+    r = client.http.post(f"/stages/{stage.stage_id}/reply", body=json.dumps({"text": "やあ"}),
+                         headers={"Authorization": f"Bearer {stage.player_key}", "Content-Type": "application/json"})
+    assert r.status_code == 202 and r.json_body["view"] is None
+    assert [x.text for x in services.stage.fetch_replies(stage.stage_id, stage.agent_key)] == ["やあ"]
+    assert PlayerInput.parse("なし") == PlayerInput.none()
+
+
+def test_a_turn_computed_from_a_stale_game_is_refused_and_recomputed(director, played, services):
+    stages = services.stage
+    for text in ("こんばんは", "流す曲を変えてみたら？"):
+        stages.reply(played.stage_id, played.player_key, ReplyRequest(text=text))
+    record = stages.store.get_stage(played.stage_id)
+    first, second = stages.store.unread_replies(played.stage_id)
+    loaded = director.library.get(record.scenario)
+    late = director.turn(record, loaded, second)      # computed before the first turn landed
+    stages.store.apply_turn(played.stage_id, director.turn(record, loaded, first))
+    with pytest.raises(StaleGame):
+        stages.store.apply_turn(played.stage_id, late)
+    director.play(played.stage_id)                    # answers the second reply on top of the first turn
+    texts = [e.text for e in stages.store.recent_log(played.stage_id, 50)]
+    # the replies were both stored first; the second turn's lines come after the first turn's
+    assert texts.index("……あなたはどう思う？") < texts.index("失礼ね。夜に合うのよ、ああいうのが。")
+    assert texts[-1] == "失礼ね。夜に合うのよ、ああいうのが。"  # 音楽 after A04: O1, O2
