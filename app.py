@@ -7,7 +7,7 @@ from chalicelib.errors import Unauthorized
 from chalicelib.http import handles_errors, header, json_response, parse_body, query_int
 from chalicelib.openapi import document
 from chalicelib.stage.keys import bearer_token
-from chalicelib.stage.models import ReplyRequest, SpeakRequest
+from chalicelib.stage.models import FetchRequest, ReplyRequest, SpeakRequest
 from chalicelib.stage.service import NotModified, etag
 
 app = Chalice(app_name="butai")
@@ -46,7 +46,9 @@ def reply(stage_id):
 @app.route("/stages/{stage_id}/fetch_replies", methods=["POST"], content_types=ANY_BODY)
 @handles_errors
 def fetch_replies(stage_id):
-    return json_response(200, context.get().stage.fetch_replies(stage_id, _key()))
+    key = _key()
+    body = parse_body(app.current_request, FetchRequest, optional=True)
+    return json_response(200, context.get().stage.fetch_replies(stage_id, key, body.request_id))
 
 
 @app.route("/stages/{stage_id}", methods=["GET"])

@@ -134,9 +134,14 @@ class Stage:
             body["speaker"] = speaker
         return SpeakResult.model_validate(self._call("POST", "speak", body))
 
-    def fetch_replies(self) -> list[Reply]:
-        """The player's new replies, oldest first.  Each reply is returned once only."""
-        return [Reply.model_validate(r) for r in self._call("POST", "fetch_replies")]
+    def fetch_replies(self, request_id: str | None = None) -> list[Reply]:
+        """The player's new replies, oldest first.  Each reply is returned once only.
+
+        Every call carries a request id (made here when not given) that its
+        retries reuse, so a reply whose answer was lost on the way comes back
+        on the retry instead of being lost."""
+        body = {"request_id": request_id or new_request_id()}
+        return [Reply.model_validate(r) for r in self._call("POST", "fetch_replies", body)]
 
     def get_stage(self) -> StageView:
         """The current line and the recent log (replies stay unread)."""

@@ -23,6 +23,7 @@ BENCH_MODULES = (
     "chalicelib.stage.bench",
     "chalicelib.scenario.bench",
     "chalicelib.interpret.bench",
+    "chalicelib.interpret.classify_bench",
     "chalicelib.director_bench",
 )
 

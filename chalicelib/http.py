@@ -49,10 +49,12 @@ def query_int(request, name: str, default: int) -> int:
         raise ValidationFailed(f"{name} must be a whole number", name) from None
 
 
-def parse_body(request, model: type[M]) -> M:
+def parse_body(request, model: type[M], optional: bool = False) -> M:
     raw = request.raw_body or b""
     if len(raw) > BODY_MAX_BYTES:
         raise PayloadTooLarge(f"request body is {len(raw)} bytes; the limit is {BODY_MAX_BYTES}", "body")
+    if optional and not raw.strip():
+        return model()
     content_type = (header(request, "content-type") or "application/json").split(";")[0].strip().lower()
     if content_type != "application/json":
         raise UnsupportedMediaType("send the body as application/json", "Content-Type")
@@ -87,15 +89,44 @@ def _message(err: dict, field: str) -> str:
     return f"{field}: {err['msg']}"
 
 
+# DynamoDB and S3 answers that mean "busy or briefly broken": botocore has
+# already retried them with backoff and jitter, so the caller is told to retry.
+TRANSIENT_CODES = {
+    "ProvisionedThroughputExceededException", "ThrottlingException", "RequestLimitExceeded", "Throttling",
+    "InternalServerError", "InternalFailure", "ServiceUnavailable", "ServiceUnavailableException",
+    "TransactionInProgressException", "TransactionConflictException", "LimitExceededException",
+    "SlowDown", "RequestTimeout",
+}
+RETRY_AFTER_S = "1"
+
+
+def transient(exc: Exception) -> bool:
+    from botocore.exceptions import ClientError, ConnectionError as BotoConnectionError, HTTPClientError
+    from .stage.store import StoreUnavailable
+    if isinstance(exc, StoreUnavailable | BotoConnectionError | HTTPClientError):
+        return True
+    if isinstance(exc, ClientError):
+        error = exc.response.get("Error", {})
+        status = exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode", 0)
+        return error.get("Code") in TRANSIENT_CODES or status >= 500
+    return False
+
+
 def handles_errors(view: Callable) -> Callable:
-    """Maps domain errors to JSON error responses; anything else is a logged 500."""
+    """Maps domain errors to JSON error responses, storage that stayed busy
+    through its retries to a 503, and anything else to a logged 500."""
     @functools.wraps(view)
     def wrapper(*args, **kwargs):
         try:
             return view(*args, **kwargs)
         except ApiError as exc:
             return error_response(exc)
-        except Exception:  # noqa: BLE001 - the client gets a JSON 500, the log gets the trace
+        except Exception as exc:  # noqa: BLE001 - the client gets JSON, the log gets the trace
+            if transient(exc):
+                log.warning("storage unavailable in %s: %s", view.__name__, type(exc).__name__)
+                return json_response(503, {"error": {"code": "unavailable",
+                                                     "message": "the stage's storage is busy; retry shortly"}},
+                                     {"Retry-After": RETRY_AFTER_S})
             log.exception("unhandled error in %s", view.__name__)
             return json_response(500, {"error": {"code": "internal", "message": "internal error"}})
     return wrapper

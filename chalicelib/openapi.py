@@ -16,14 +16,14 @@ from pydantic import BaseModel
 
 from . import errors
 from .stage.expressions import BASIC, FALLBACK
-from .stage.models import (BODY_MAX_BYTES, LOG_LIMIT, DebugTurns, ErrorBody, Reply, ReplyAccepted, ReplyRequest,
-                           SpeakRequest, SpeakResult, StageView)
+from .stage.models import (BODY_MAX_BYTES, LOG_LIMIT, DebugTurns, ErrorBody, FetchRequest, Reply, ReplyAccepted,
+                           ReplyRequest, SpeakRequest, SpeakResult, StageView)
 
 OPENAPI_VERSION = "3.1.0"
 API_VERSION = "1.0"
 REF = "#/components/schemas/{model}"
 
-REQUEST_MODELS = (SpeakRequest, ReplyRequest)
+REQUEST_MODELS = (SpeakRequest, ReplyRequest, FetchRequest)
 RESPONSE_MODELS = (SpeakResult, ReplyAccepted, Reply, StageView, DebugTurns, ErrorBody)
 
 AGENT, PLAYER, EITHER, NONE = "agent", "player", "either", "none"
@@ -84,9 +84,10 @@ OPERATIONS: dict[tuple[str, str], Operation] = {
     ("POST", "/stages/{stage_id}/fetch_replies"): Operation(
         "fetch_replies", "Receive new replies, each once (agent)",
         "Returns every unread reply, oldest first, and marks them read: each reply is returned once only. "
-        "No request body.",
+        "The body is optional; with a `request_id`, a retry of the same call returns the replies that call "
+        "claimed (so an answer lost on the way loses no reply) and claims nothing new.",
         AGENT, 200, "The new replies (possibly none).", {"type": "array", "items": _ref(Reply)},
-        (401, 403, 404)),
+        (400, 401, 403, 404, 413, 415), FetchRequest),
     ("GET", "/stages/{stage_id}"): Operation(
         "get_stage", "What the stage shows (agent or player)",
         f"The current line and the last {LOG_LIMIT} log entries, oldest first. Send the ETag back in "

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import random
 import secrets
 import time
 from dataclasses import asdict, fields
@@ -12,13 +13,16 @@ from botocore.exceptions import ClientError
 from .. import tables
 from ..config import Settings
 from .store import (AlreadyClaimed, DuplicateRequest, Guard, GuardFailed, LogRecord, ReplyRecord, SpeakWrite,
-                    StageRecord, StaleGame, TurnWrite)
+                    StageRecord, StaleGame, StoreUnavailable, TurnWrite)
 
 _ser = TypeSerializer()
 _de = TypeDeserializer()
 # DynamoDB allows 100 actions per transaction; one is the key guard.
 _CLAIMS_PER_TRANSACTION = 99
 _CLAIM_ATTEMPTS = 8
+# Cancellation reasons that say nothing about our conditions, only that DynamoDB was busy.
+_BUSY_REASONS = {"ThrottlingError", "ProvisionedThroughputExceeded", "TransactionConflict"}
+_BUSY_ATTEMPTS = 5
 
 
 def _item(values: dict) -> dict:
@@ -42,8 +46,9 @@ _LOG_FIELDS = {f.name for f in fields(LogRecord)}
 
 
 class DynamoStageStore:
-    def __init__(self, dynamodb_client, settings: Settings, clock=time.time):
+    def __init__(self, dynamodb_client, settings: Settings, clock=time.time, sleep=time.sleep):
         self._db = dynamodb_client
+        self._sleep = sleep
         self._retention = settings.retention_days * 86400
         self._clock = clock
         self._current = tables.table_name(settings, "current")
@@ -169,21 +174,31 @@ class DynamoStageStore:
 
         ``token`` (ClientRequestToken, also stored on the log entry) makes
         DynamoDB treat an SDK retry of the same call as the same transaction,
-        and lets a retry that still finds its own entry know the write is done; ``items`` receives, per action, the
-        item that failed its condition when the action asked for it.
+        and lets a retry that still finds its own entry know the write is
+        done.  ``items`` receives, per action, the item that failed its
+        condition when the action asked for it.  A transaction cancelled only
+        because DynamoDB was busy or another transaction held an item is tried
+        again with backoff and jitter; if it stays so, StoreUnavailable (nothing
+        was written).
         """
-        extra = {"ClientRequestToken": token[:36]} if token else {}
-        try:
-            self._db.transact_write_items(TransactItems=actions, **extra)
-            return None
-        except ClientError as exc:
-            if exc.response.get("Error", {}).get("Code") != "TransactionCanceledException":
-                raise
-            reasons = exc.response.get("CancellationReasons") or []
+        for attempt in range(_BUSY_ATTEMPTS):
+            extra = {"ClientRequestToken": f"{token[:32]}-{attempt}"} if token else {}
+            try:
+                self._db.transact_write_items(TransactItems=actions, **extra)
+                return None
+            except ClientError as exc:
+                if exc.response.get("Error", {}).get("Code") != "TransactionCanceledException":
+                    raise
+                reasons = exc.response.get("CancellationReasons") or []
             codes = [r.get("Code") if r.get("Code") not in (None, "None") else None for r in reasons]
+            failed = {code for code in codes if code}
+            if failed and failed <= _BUSY_REASONS:
+                self._sleep(min(0.4, 0.02 * 2 ** attempt) * (0.5 + random.random()))
+                continue
             if items is not None:
                 items.extend(_plain(r["Item"]) if r.get("Item") else None for r in reasons)
             return codes + [None] * (len(actions) - len(codes))
+        raise StoreUnavailable("transaction stayed cancelled: DynamoDB busy or items in use")
 
     # -- reads --------------------------------------------------------------
     def recent_log(self, stage_id: str, limit: int) -> list[LogRecord]:
@@ -212,6 +227,21 @@ class DynamoStageStore:
                 plain = _plain(item)
                 out.append(ReplyRecord(id=plain["reply_id"], text=plain["text"], created_at=plain["created_at"],
                                        to=plain.get("to"), move=plain.get("move")))
+            if "LastEvaluatedKey" not in got:
+                return out
+            kwargs["ExclusiveStartKey"] = got["LastEvaluatedKey"]
+
+    def claimed_by(self, stage_id: str, claim_id: str) -> list[ReplyRecord]:
+        """Replies claimed under ``claim_id``, oldest first (reads the stage's retained replies)."""
+        out: list[ReplyRecord] = []
+        kwargs = dict(TableName=self._pending, KeyConditionExpression="stage_id = :s",
+                      FilterExpression="claim_id = :c", ConsistentRead=True,
+                      ExpressionAttributeValues={":s": {"S": stage_id}, ":c": {"S": claim_id}})
+        while True:
+            got = self._db.query(**kwargs)
+            for item in got["Items"]:
+                plain = _plain(item)
+                out.append(ReplyRecord(id=plain["reply_id"], text=plain["text"], created_at=plain["created_at"]))
             if "LastEvaluatedKey" not in got:
                 return out
             kwargs["ExclusiveStartKey"] = got["LastEvaluatedKey"]

@@ -82,6 +82,11 @@ class MemoryStageStore:
             return [copy.deepcopy(r) for r, claim in sorted(self.replies.get(stage_id, []),
                                                              key=lambda p: p[0].id) if claim is None]
 
+    def claimed_by(self, stage_id: str, claim_id: str) -> list[ReplyRecord]:
+        with self._lock:
+            return [copy.deepcopy(r) for r, claim in sorted(self.replies.get(stage_id, []), key=lambda p: p[0].id)
+                    if claim == claim_id]
+
     def claim_replies(self, stage_id: str, guard: Guard, reply_ids: list[str], claim_id: str) -> list[str]:
         with self._lock:
             self.calls.append("claim_replies")

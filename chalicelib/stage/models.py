@@ -53,6 +53,12 @@ def _require_visible(value: str) -> str:
     return value
 
 
+class FetchRequest(_Strict):
+    request_id: str | None = Field(default=None, min_length=1, max_length=128, pattern=r"^[A-Za-z0-9._:-]+$",
+                                   description="Idempotency key: a retry with the same id returns the replies "
+                                               "that call claimed, so an answer lost on the way is not lost.")
+
+
 class SpeakResult(BaseModel):
     id: str
     expression: str = Field(description="The expression shown.")

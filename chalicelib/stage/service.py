@@ -120,8 +120,17 @@ class StageService:
             raise self._auth_error(self.store.get_stage(stage_id), key, PLAYER) from None
         return ReplyAccepted(id=reply_id, created_at=created)
 
-    def fetch_replies(self, stage_id: str, key: str | None) -> list[Reply]:
+    def fetch_replies(self, stage_id: str, key: str | None, request_id: str | None = None) -> list[Reply]:
         guard = self._guard(key, AGENT)
+        claim_id = f"req:{request_id}" if request_id else self._new_id()
+        if request_id:
+            # A retry of a fetch whose answer was lost: the same replies again, and nothing new.
+            stage = self.store.get_stage(stage_id)
+            if stage is None or not keys.same_hash(stage.agent_key_hash, guard.value):
+                raise self._auth_error(stage, key, AGENT)
+            earlier = self.store.claimed_by(stage_id, claim_id)
+            if earlier:
+                return [Reply(id=r.id, text=r.text, created_at=r.created_at) for r in earlier]
         unread = self.store.unread_replies(stage_id)
         if not unread:
             # Nothing to claim, so no guarded write checked the key: check it here.
@@ -130,7 +139,7 @@ class StageService:
                 raise self._auth_error(stage, key, AGENT)
             return []
         try:
-            claimed = set(self.store.claim_replies(stage_id, guard, [r.id for r in unread], self._new_id()))
+            claimed = set(self.store.claim_replies(stage_id, guard, [r.id for r in unread], claim_id))
         except GuardFailed:
             raise self._auth_error(self.store.get_stage(stage_id), key, AGENT) from None
         return [Reply(id=r.id, text=r.text, created_at=r.created_at) for r in unread if r.id in claimed]

@@ -147,7 +147,8 @@ class TransformersBackend(ModelBackend):
                 input_ids = torch.tensor([prompt_ids], device=device)
                 logits = _forward(model, input_ids, None, keep=1)[0, -1].float()
                 logprobs = torch.log_softmax(logits, dim=-1)
-                return [float(logprobs[s]) for s in single]
+                # one gather and one copy to the host, not one device sync per answer
+                return logprobs[single].tolist()
             # one batched pass: prompt + each answer, right-padded
             continuations = [self._encode(a) or [0] for a in answers]
             length = len(prompt_ids) + max(len(c) for c in continuations)
