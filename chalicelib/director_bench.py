@@ -36,7 +36,7 @@ def run_bench(sessions: int) -> dict:
     from .local import ROOT, LocalRuntime
     with tempfile.TemporaryDirectory() as tmp:
         runtime = LocalRuntime(state_dir=Path(tmp), port=0, demo_stage=None, scenario_stages={},
-                               saver_interval=3600)
+                               saver_interval=3600, rate=0)
         runtime.start()
         try:
             director = runtime.services.director

@@ -21,6 +21,8 @@ from . import aws, context
 from .config import Settings
 from .local_aws import LocalAws, Saver, Snapshots, ensure_resources
 from .stage import images
+from .ratelimit import TokenBuckets, retry_after_header
+from .stage.keys import bearer_token, hash_key
 from .stage.service import StageService
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -36,7 +38,33 @@ PAGE_HEADERS = {
 }
 
 
-def _handler_class(settings: Settings):
+class InFlight:
+    """Counts requests being served, so shutdown can wait for them before the final save."""
+
+    def __init__(self):
+        self.closing = False
+        self._active = 0
+        self._cond = threading.Condition()
+
+    def enter(self) -> bool:
+        with self._cond:
+            if self.closing:
+                return False
+            self._active += 1
+            return True
+
+    def leave(self) -> None:
+        with self._cond:
+            self._active -= 1
+            self._cond.notify_all()
+
+    def drain(self, timeout: float) -> bool:
+        with self._cond:
+            self.closing = True
+            return self._cond.wait_for(lambda: self._active == 0, timeout)
+
+
+def _handler_class(settings: Settings, limiter: TokenBuckets | None, in_flight: InFlight):
     s3 = aws.client("s3", settings)
 
     class Handler(ChaliceRequestHandler):
@@ -44,10 +72,41 @@ def _handler_class(settings: Settings):
             pass
 
         def _generic_handle(self) -> None:
+            if not in_flight.enter():
+                # Shutting down: refuse (nothing done) rather than half-serve; the client may retry.
+                self.close_connection = True
+                return self._send_http_response(
+                    503, {"Content-Type": "application/json", "Retry-After": "1", "Connection": "close"},
+                    b'{"error":{"code":"unavailable","message":"the local stage is stopping"}}')
+            try:
+                self._route()
+            finally:
+                in_flight.leave()
+
+        def _route(self) -> None:
             path = urlsplit(self.path).path
             if path.startswith(API_PREFIXES):
+                if limiter is not None:
+                    wait = limiter.take(self._caller())
+                    if wait:
+                        return self._too_many(wait)
                 return super()._generic_handle()
             self._serve_asset(path)
+
+        def _caller(self) -> str:
+            # The key's hash, never the key itself; callers without a key share their address's bucket.
+            token = bearer_token(self.headers.get("Authorization"))
+            return "key:" + hash_key(token) if token else "addr:" + self.client_address[0]
+
+        def _too_many(self, wait: float) -> None:
+            length = int(self.headers.get("Content-Length") or 0)
+            if length:
+                self.rfile.read(length)
+            body = json.dumps({"error": {"code": "rate_limited",
+                                         "message": "too many requests for this key; retry after Retry-After "
+                                                    "seconds"}}).encode()
+            self._send_http_response(429, {"Content-Type": "application/json", "Cache-Control": "no-store",
+                                           "Retry-After": retry_after_header(wait)}, body)
 
         def _serve_asset(self, path: str) -> None:
             if self.command not in ("GET", "HEAD"):
@@ -80,6 +139,10 @@ class LocalRuntime:
     # Scenario stages made on first start: name -> scenario file.
     scenario_stages: dict = field(default_factory=lambda: {"chinoike": ROOT / "scenarios" / "chinoike.json"})
     saver_interval: float = 1.0
+    # Requests per second and burst allowed per key (API Gateway throttles in the cloud);
+    # None: BUTAI_LOCAL_RATE / BUTAI_LOCAL_BURST, else 20 and 40; a rate of 0 turns limiting off.
+    rate: float | None = None
+    burst: float | None = None
     settings: Settings = field(init=False)
     api_url: str = field(init=False, default="")
 
@@ -100,7 +163,10 @@ class LocalRuntime:
         app = load_app()
         # chalice's local mode keeps the current request per thread.
         app.__class__ = LocalChalice
-        handler = _handler_class(self.settings)
+        rate = self.rate if self.rate is not None else float(os.environ.get("BUTAI_LOCAL_RATE", "20"))
+        burst = self.burst if self.burst is not None else float(os.environ.get("BUTAI_LOCAL_BURST", "40"))
+        self._in_flight = InFlight()
+        handler = _handler_class(self.settings, TokenBuckets(rate, burst) if rate > 0 else None, self._in_flight)
         config = Config(chalice_stage="local", config_from_disk={})
         self._http = ThreadedHTTPServer((self.host, self.port),
                                         lambda *a: handler(*a, app_object=app, config=config))
@@ -147,8 +213,11 @@ class LocalRuntime:
         return self.services.stage
 
     def stop(self) -> None:
-        """Stops accepting requests, lets in-flight ones finish, then saves."""
+        """Stops taking requests, lets those in flight finish, then saves: every write a client
+        was told succeeded is in the snapshot."""
+        self._in_flight.closing = True
         self._http.shutdown()
+        self._in_flight.drain(timeout=30)
         self._http.server_close()
         self._saver.stop()
         self.snapshots.save()

@@ -94,13 +94,15 @@ def auth(key: str) -> dict:
 class LocalProcess:
     """`butai run` in a subprocess, on an ephemeral port and its own state folder."""
 
-    def __init__(self, state_dir: Path):
+    def __init__(self, state_dir: Path, env: dict | None = None):
         self.state_dir = state_dir
+        self.env = env or {}
         self.proc: subprocess.Popen | None = None
         self.info: dict = {}
 
     def start(self, timeout: float = 60) -> dict:
-        env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+        # Tests hammer one key from many threads; the rate limit has tests of its own.
+        env = {**os.environ, "PYTHONUNBUFFERED": "1", "BUTAI_LOCAL_RATE": "0", **self.env}
         self.log = open(self.state_dir.parent / f"{self.state_dir.name}.log", "ab")
         self.proc = subprocess.Popen([sys.executable, "-m", "chalicelib.cli", "run", "--port", "0",
                                       "--state-dir", str(self.state_dir)],

@@ -47,7 +47,7 @@ def _percentile(values: list[float], q: float) -> float:
 def run_bench(ops: int) -> dict:
     from ..local import LocalRuntime
     with tempfile.TemporaryDirectory() as tmp:
-        runtime = LocalRuntime(state_dir=Path(tmp), port=0, demo_stage=None, saver_interval=3600)
+        runtime = LocalRuntime(state_dir=Path(tmp), port=0, demo_stage=None, saver_interval=3600, rate=0)
         runtime.start()
         try:
             return _drive(runtime, ops)

@@ -29,6 +29,12 @@ def register(sub) -> None:
     reset.add_argument("name", help="stage name or id")
     reset.add_argument("--aws", action="store_true")
     reset.set_defaults(func=_reset)
+    rotate = ssub.add_parser("rotate-keys", help="give a stage new keys; the old ones stop working at once")
+    rotate.add_argument("name", help="stage name or id")
+    rotate.add_argument("--only", choices=("agent", "player"), default=None)
+    rotate.add_argument("--aws", action="store_true")
+    rotate.add_argument("--json", action="store_true")
+    rotate.set_defaults(func=_rotate)
     lst = ssub.add_parser("list", help="list stages")
     lst.add_argument("--aws", action="store_true")
     lst.add_argument("--json", action="store_true")
@@ -113,6 +119,29 @@ def _create(args) -> int:
               f"  agent key:      {created.agent_key}\n"
               f"  player key:     {created.player_key}\n"
               "keys are shown only now; butai keeps only their hashes.")
+    return 0
+
+
+def _rotate(args) -> int:
+    services, settings, local = _services(args.aws)
+    stage = find_stage(services.stage, args.name)
+    new = services.stage.rotate_keys(stage.stage_id, args.only or "both")
+    if local is not None:
+        from ..local import write_json_atomic
+        for name, entry in (local.get("stages") or {}).items():
+            if entry.get("stage_id") == stage.stage_id:
+                entry.update(new)
+                base = local["api_url"]
+                entry["stage_url"] = f"{base}/#stage={stage.stage_id}&key={entry['player_key']}"
+        write_json_atomic(local_json_path(), local)
+    if args.json:
+        print(json.dumps({"stage_id": stage.stage_id, **new}))
+    else:
+        print(f"stage {stage.name} ({stage.stage_id}): new keys; the old ones no longer work")
+        for role, key in new.items():
+            print(f"  {role.replace('_', ' ')}: {key}")
+        if "player_key" in new:
+            print("  the player's page needs the new URL (with the new key in its fragment)")
     return 0
 
 

@@ -73,6 +73,14 @@ class DynamoStageStore:
             out.extend(_stage(_plain(item)) for item in page["Items"])
         return sorted(out, key=lambda r: r.created_at)
 
+    def set_key_hashes(self, stage_id: str, hashes: dict[str, str]) -> None:
+        names = {f"#k{i}": k for i, k in enumerate(hashes)}
+        values = {f":k{i}": {"S": v} for i, v in enumerate(hashes.values())}
+        self._db.update_item(TableName=self._current, Key={"stage_id": {"S": stage_id}},
+                             UpdateExpression="SET " + ", ".join(f"#k{i} = :k{i}" for i in range(len(hashes))),
+                             ConditionExpression="attribute_exists(stage_id)",
+                             ExpressionAttributeNames=names, ExpressionAttributeValues=values)
+
     # -- writes -----------------------------------------------------------
     def _guarded_update(self, stage_id: str, guard: Guard, sets: dict) -> dict:
         names = {"#g": guard.attr}

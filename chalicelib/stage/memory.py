@@ -82,6 +82,10 @@ class MemoryStageStore:
             return [copy.deepcopy(r) for r, claim in sorted(self.replies.get(stage_id, []),
                                                              key=lambda p: p[0].id) if claim is None]
 
+    def set_key_hashes(self, stage_id: str, hashes: dict[str, str]) -> None:
+        with self._lock:
+            self.stages[stage_id] = replace(self.stages[stage_id], **hashes)
+
     def claimed_by(self, stage_id: str, claim_id: str) -> list[ReplyRecord]:
         with self._lock:
             return [copy.deepcopy(r) for r, claim in sorted(self.replies.get(stage_id, []), key=lambda p: p[0].id)

@@ -74,6 +74,20 @@ class StageService:
         self.store.create_stage(record)
         return CreatedStage(record.stage_id, name, character, agent_key, player_key)
 
+    def rotate_keys(self, stage_id: str, which: str = "both") -> dict[str, str]:
+        """New keys for a stage; the old ones stop working at once (no key is cached anywhere)."""
+        if which not in ("agent", "player", "both"):
+            raise ValidationFailed("which must be agent, player or both", "which")
+        if self.store.get_stage(stage_id) is None:
+            raise NotFound("no such stage", "stage_id", code="stage_not_found")
+        new = {}
+        if which in ("agent", "both"):
+            new["agent_key"] = keys.new_key(keys.AGENT_PREFIX)
+        if which in ("player", "both"):
+            new["player_key"] = keys.new_key(keys.PLAYER_PREFIX)
+        self.store.set_key_hashes(stage_id, {f"{role}_hash": keys.hash_key(key) for role, key in new.items()})
+        return new
+
     def list_stages(self) -> list[StageRecord]:
         return self.store.list_stages()
 

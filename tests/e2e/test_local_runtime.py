@@ -191,3 +191,34 @@ def test_keys_never_appear_in_the_runtime_log(local_runtime):
     call(api, "GET", f"/stages/{s.stage_id}", s.player_key)
     log = (local_runtime.state_dir.parent / f"{local_runtime.state_dir.name}.log").read_text(errors="replace")
     assert s.agent_key not in log and s.player_key not in log
+
+
+def test_cli_rotate_keys(local_runtime, tmp_path):
+    env = {**os.environ, "BUTAI_LOCAL_JSON": str(local_runtime.state_dir / "local.json")}
+    s = new_stage(local_runtime, "rotating")
+    out = subprocess.run([sys.executable, "-m", "chalicelib.cli", "stage", "rotate-keys", s.stage_id, "--json"],
+                         cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    new = json.loads(out.stdout)
+    api = local_runtime.info["api_url"]
+    assert call(api, "POST", f"/stages/{s.stage_id}/speak", s.agent_key, {"text": "x"})[0] == 401
+    assert call(api, "POST", f"/stages/{s.stage_id}/speak", new["agent_key"], {"text": "x"})[0] == 200
+    assert call(api, "GET", f"/stages/{s.stage_id}", s.player_key)[0] == 401
+    assert call(api, "GET", f"/stages/{s.stage_id}", new["player_key"])[0] == 200
+
+
+def test_the_local_runtime_limits_each_key_with_429_and_retry_after(tmp_path):
+    runtime = LocalProcess(tmp_path / "state", env={"BUTAI_LOCAL_RATE": "2", "BUTAI_LOCAL_BURST": "5"})
+    info = runtime.start()
+    try:
+        demo = info["stages"]["demo"]
+        api = info["api_url"]
+        statuses = [call(api, "GET", f"/stages/{demo['stage_id']}", demo["player_key"])[0] for _ in range(8)]
+        assert statuses[:5] == [200] * 5 and 429 in statuses[5:]
+        status, headers, body = call(api, "GET", f"/stages/{demo['stage_id']}", demo["player_key"])
+        assert status == 429 and int(headers["Retry-After"]) >= 1
+        assert body["error"]["code"] == "rate_limited"
+        # Another key (the agent's) has its own bucket.
+        assert call(api, "POST", f"/stages/{demo['stage_id']}/fetch_replies", demo["agent_key"])[0] == 200
+    finally:
+        assert runtime.stop() == 0

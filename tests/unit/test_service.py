@@ -172,3 +172,23 @@ def test_concurrent_fetchers_share_replies_without_duplicates(service, created):
     for t in threads:
         t.join()
     assert sorted(got, key=int) == [str(i) for i in range(200)]
+
+
+@pytest.mark.parametrize("which", ["agent", "player", "both"])
+def test_rotating_keys_locks_out_the_old_ones_at_once(service, created, which):
+    new = service.rotate_keys(created.stage_id, which)
+    old_agent, old_player = created.agent_key, created.player_key
+    agent = new.get("agent_key", old_agent)
+    player = new.get("player_key", old_player)
+    if which in ("agent", "both"):
+        with pytest.raises(Unauthorized):
+            service.speak(created.stage_id, old_agent, SpeakRequest(text="x"))
+    if which in ("player", "both"):
+        with pytest.raises(Unauthorized):
+            service.get_stage(created.stage_id, old_player)
+    service.speak(created.stage_id, agent, SpeakRequest(text="新しい鍵で"))
+    assert service.get_stage(created.stage_id, player).current.text == "新しい鍵で"
+    with pytest.raises(ValidationFailed):
+        service.rotate_keys(created.stage_id, "everyone")
+    with pytest.raises(NotFound):
+        service.rotate_keys("s_missing")
