@@ -150,3 +150,11 @@ def test_non_json_content_type_is_rejected(client, stage):
 def test_error_message_does_not_echo_the_key(client, stage):
     r = post(client, f"/stages/{stage.stage_id}/speak", stage.player_key, {"text": "x"})
     assert stage.player_key not in r.body.decode() if isinstance(r.body, bytes) else stage.player_key not in r.body
+
+
+def test_no_cross_origin_access_is_granted(client, stage):
+    """The page is served on the API's own origin, so no other origin is let in by CORS."""
+    r = client.http.get(f"/stages/{stage.stage_id}",
+                        headers={"Authorization": f"Bearer {stage.player_key}", "Origin": "https://elsewhere.example"})
+    assert r.status_code == 200
+    assert not any(h.lower().startswith("access-control-allow") for h in r.headers)
