@@ -8,12 +8,16 @@ from __future__ import annotations
 import os
 import threading
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from . import aws
 from .config import Settings
 from .stage.catalog import CharacterCatalog
 from .stage.dynamo import DynamoStageStore
 from .stage.service import StageService
+
+if TYPE_CHECKING:
+    from .director import Director
 
 
 @dataclass

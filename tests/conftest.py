@@ -12,6 +12,8 @@ import signal
 import subprocess
 import sys
 import time
+import urllib.error
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -85,6 +87,22 @@ def client(services):
 @pytest.fixture
 def stage(services):
     return services.stage.create_stage("test")
+
+
+def call(api, method, path, key=None, body=None, headers=None):
+    """One HTTP request over a real socket: (status, headers, JSON body or None)."""
+    hdrs = {"Content-Type": "application/json", **(headers or {})}
+    if key:
+        hdrs["Authorization"] = f"Bearer {key}"
+    data = json.dumps(body, ensure_ascii=False).encode() if body is not None else None
+    req = urllib.request.Request(api + path, data=data, method=method, headers=hdrs)
+    try:
+        with urllib.request.urlopen(req, timeout=30) as resp:
+            raw = resp.read()
+            return resp.status, dict(resp.headers), json.loads(raw) if raw else None
+    except urllib.error.HTTPError as err:
+        raw = err.read()
+        return err.code, dict(err.headers), json.loads(raw) if raw else None
 
 
 def auth(key: str) -> dict:

@@ -82,7 +82,7 @@ def _check_places(sc: CompiledScenario, warn) -> None:
     for place in sc.scenario.places:
         where = f"place {place.id}"
         if place.id in place.exits:
-            warn(where, f'exits include the place itself; moving there is always refused as "already here"', place.id)
+            warn(where, 'exits include the place itself; moving there is always refused as "already here"', place.id)
         if place.id not in reachable:
             warn(where, f"cannot be reached from the start place {sc.start_place} through exits")
         if place.responder is not None and place.responder not in place.people:

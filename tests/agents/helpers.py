@@ -6,15 +6,13 @@ import json
 import os
 import socket
 import threading
-import urllib.error
-import urllib.request
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 from chalicelib import context
 from chalicelib.config import Settings
-from tests.conftest import ROOT
+from tests.conftest import ROOT, call
 
 SPEAK_OK = {"id": "01ABC", "expression": "smile", "asked_expression": "smile",
             "image_url": "/characters/hiyori/smile.svg", "version": "01ABC", "created_at": "2026-01-01T00:00:00.000Z"}
@@ -87,21 +85,6 @@ class FakeServer:
 
     def answer(self, *steps: Scripted) -> None:
         self.script.extend(steps)
-
-
-def call(api, method, path, key=None, body=None, headers=None):
-    hdrs = {"Content-Type": "application/json", **(headers or {})}
-    if key:
-        hdrs["Authorization"] = f"Bearer {key}"
-    data = json.dumps(body, ensure_ascii=False).encode() if body is not None else None
-    req = urllib.request.Request(api + path, data=data, method=method, headers=hdrs)
-    try:
-        with urllib.request.urlopen(req, timeout=30) as resp:
-            raw = resp.read()
-            return resp.status, dict(resp.headers), json.loads(raw) if raw else None
-    except urllib.error.HTTPError as err:
-        raw = err.read()
-        return err.code, dict(err.headers), json.loads(raw) if raw else None
 
 
 @dataclass

@@ -1,7 +1,7 @@
 """The reference scenario played in real Chromium on the local run (the director's acceptance)."""
 import pytest
 
-from tests.browser.test_stage_page import SHOTS, browser, no_horizontal_scroll, wait_js  # noqa: F401 (fixture)
+from tests.browser.test_stage_page import SHOTS, no_horizontal_scroll, wait_js
 
 pytestmark = pytest.mark.browser
 TURN_MS = 15000
@@ -25,7 +25,7 @@ def send(page, text):
                   "!document.getElementById('reply-submit').disabled", TURN_MS)
 
 
-def test_reference_scenario_in_the_browser(browser, local_runtime):  # noqa: F811
+def test_reference_scenario_in_the_browser(browser, local_runtime):
     api = local_runtime.info["api_url"]
     stage = local_runtime.info["stages"]["chinoike"]
     page = browser.new_page(viewport={"width": 360, "height": 800})

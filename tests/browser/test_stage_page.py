@@ -6,10 +6,8 @@ the sent note, no broken images or horizontal scrolling at phone width, and a
 line spoken while the page was closed is there when it is opened again.
 """
 import json
-import shutil
 import time
 import urllib.request
-from pathlib import Path
 
 import pytest
 
@@ -19,22 +17,8 @@ from chalicelib.stage import images
 from tests.conftest import OUTPUT, ROOT
 
 pytestmark = pytest.mark.browser
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 SHOTS = OUTPUT / "browser"
 POLL_WAIT_MS = 5000  # one poll is about 3 s
-
-
-@pytest.fixture(scope="module")
-def browser():
-    if not Path(CHROMIUM).exists():
-        pytest.fail("Debian's chromium is required for the browser tests (.ci/run installs it)")
-    from playwright.sync_api import sync_playwright
-    with sync_playwright() as pw:
-        chromium = pw.chromium.launch(executable_path=CHROMIUM, args=[
-            "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-            "--disable-background-networking", "--disable-component-update", "--disable-sync"])
-        yield chromium
-        chromium.close()
 
 
 @pytest.fixture(scope="module")

@@ -12,24 +12,9 @@ import pytest
 
 from chalicelib import context
 from chalicelib.config import Settings
-from tests.conftest import ROOT, LocalProcess
+from tests.conftest import ROOT, LocalProcess, call
 
 pytestmark = pytest.mark.e2e
-
-
-def call(api, method, path, key=None, body=None, headers=None):
-    hdrs = {"Content-Type": "application/json", **(headers or {})}
-    if key:
-        hdrs["Authorization"] = f"Bearer {key}"
-    data = json.dumps(body, ensure_ascii=False).encode() if body is not None else None
-    req = urllib.request.Request(api + path, data=data, method=method, headers=hdrs)
-    try:
-        with urllib.request.urlopen(req, timeout=30) as resp:
-            raw = resp.read()
-            return resp.status, dict(resp.headers), json.loads(raw) if raw else None
-    except urllib.error.HTTPError as err:
-        raw = err.read()
-        return err.code, dict(err.headers), json.loads(raw) if raw else None
 
 
 def new_stage(runtime, name):

@@ -12,7 +12,7 @@ import json
 import pytest
 from botocore.awsrequest import AWSResponse
 
-from chalicelib import aws, context
+from chalicelib import aws
 from chalicelib.config import Settings
 from chalicelib.local_aws import LocalAws, ensure_resources
 from chalicelib.stage import images

@@ -181,7 +181,6 @@ def test_a_replayed_write_whose_first_attempt_landed_is_done_not_doubled(service
 
 
 def test_a_different_call_colliding_on_an_id_is_an_error_not_a_silent_success(services, stage, monkeypatch):
-    from chalicelib.stage import dynamo
     from chalicelib.stage.keys import hash_key
     from chalicelib.stage.store import Guard
     store = services.stage.store
@@ -208,7 +207,6 @@ def test_a_replayed_claim_still_returns_the_replies_it_claimed(services, stage):
 
 
 def test_retention_sets_ttl_and_expired_items_are_ignored_before_dynamodb_deletes_them(aws_settings, services, stage):
-    from chalicelib.stage.catalog import CharacterCatalog
     from chalicelib.stage.service import StageService
     now = [1_000_000.0]
     settings = aws_settings.with_(retention_days=2)
