@@ -390,6 +390,16 @@ def bench_setting(backend: TransformersBackend, cases: list[BenchCase], *, itera
 
 # ---------------------------------------------------------------- the bench
 
+def _cpu_name() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text(encoding="utf-8", errors="replace").splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine() or "cpu"
+
+
 def _parse_sizes(value: str | None, device: str) -> list[str]:
     if not value:
         return ["1.5b" if device == "cuda" else "tiny"]
@@ -446,7 +456,7 @@ def bench_classify(sizes: list[str], device: str = "auto", dtype: str = "auto", 
 
     figures: dict[str, Any] = {
         "bench": "classify", "backend": "transformers", "device": device,
-        "device_name": torch.cuda.get_device_name(0) if device == "cuda" else (platform.processor() or "cpu"),
+        "device_name": torch.cuda.get_device_name(0) if device == "cuda" else _cpu_name(),
         "dtype": dtype, "cpu_threads": torch.get_num_threads(),
         "versions": {"torch": torch.__version__, "transformers": transformers.__version__},
         "iterations": iterations, "warmup": warmup, "concurrency": concurrency, "labels": labels,
@@ -487,6 +497,10 @@ def bench_classify(sizes: list[str], device: str = "auto", dtype: str = "auto", 
     return figures
 
 
+def _rate(value: float) -> str:
+    return f"{value:>9.1f}" if value >= 10 else f"{value:>9.3f}"
+
+
 def print_table(figures: dict[str, Any]) -> None:
     levels = [str(n) for n in figures["concurrency"]]
     print(f"classification, transformers backend: {figures['device']} ({figures['device_name']}), "
@@ -497,8 +511,8 @@ def print_table(figures: dict[str, Any]) -> None:
     for r in figures["results"]:
         answers = "ok" if not r["unlisted"] and not r["errors"] else f"unlisted {r['unlisted']} errors {r['errors']}"
         print(f"{r['size']:<5} {'on' if r['examples'] else 'off':<8} {r['prompt_tokens']['p50']:>6} "
-              f"{r['p50_ms']:>9.2f} {r['p99_ms']:>9.2f} {r['floor_p50_ms']:>9.2f} {r['ratio']:>6.2f} "
-              f"{r['cls_per_s']['1']:>9.1f}" + "".join(f" {r['cls_per_s'].get(n, 0.0):>9.1f}" for n in levels)
+              f"{r['p50_ms']:>9.2f} {r['p99_ms']:>9.2f} {r['floor_p50_ms']:>9.2f} {r['ratio'] or 0.0:>6.2f} "
+              f"{_rate(r['cls_per_s']['1'])}" + "".join(f" {_rate(r['cls_per_s'].get(n, 0.0))}" for n in levels)
               + f"  {answers}")
     sizes = dict.fromkeys(r["size"] for r in figures["results"])
     for size in sizes:
