@@ -51,7 +51,7 @@ def fetch_replies(stage_id):
     return json_response(200, context.get().stage.fetch_replies(stage_id, key, body.request_id))
 
 
-@app.route("/stages/{stage_id}", methods=["GET"])
+@app.route("/stages/{stage_id}", methods=["GET"], content_types=ANY_BODY)
 @handles_errors
 def get_stage(stage_id):
     result = context.get().stage.get_stage(stage_id, _key(), header(app.current_request, "if-none-match"))
@@ -61,14 +61,14 @@ def get_stage(stage_id):
     return json_response(200, result, {"ETag": etag(result.version), "Cache-Control": "no-cache"})
 
 
-@app.route("/stages/{stage_id}/debug", methods=["GET"])
+@app.route("/stages/{stage_id}/debug", methods=["GET"], content_types=ANY_BODY)
 @handles_errors
 def debug(stage_id):
     limit = query_int(app.current_request, "limit", default=1)
     return json_response(200, {"turns": context.get().director.debug(stage_id, _key(), limit)})
 
 
-@app.route("/openapi.json", methods=["GET"])
+@app.route("/openapi.json", methods=["GET"], content_types=ANY_BODY)
 @handles_errors
 def openapi():
     # Needs no key: it describes the API, not a stage.

@@ -64,6 +64,8 @@ def parse_body(request, model: type[M], optional: bool = False) -> M:
         data = json.loads(raw)
     except (ValueError, UnicodeDecodeError) as exc:
         raise ValidationFailed(f"request body is not valid JSON: {exc}", "body", code="invalid_json") from None
+    except RecursionError:
+        raise ValidationFailed("request body is nested too deeply", "body", code="invalid_json") from None
     if not isinstance(data, dict):
         raise ValidationFailed("request body must be a JSON object", "body")
     try:

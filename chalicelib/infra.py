@@ -233,8 +233,32 @@ def function_resources() -> dict:
     }
 
 
+# API Gateway's own rejections in butai's error shape, without echoing the request (its default message
+# for an unknown route repeats the Authorization header).
+GATEWAY_RESPONSES = {
+    "UnknownRouteResponse": ("MISSING_AUTHENTICATION_TOKEN", "404", "not_found", "no such route"),
+    "ThrottledResponse": ("THROTTLED", "429", "rate_limited", "too many requests; retry shortly"),
+    "Default4xxResponse": ("DEFAULT_4XX", None, "rejected", "the request was rejected"),
+    "Default5xxResponse": ("DEFAULT_5XX", None, "unavailable", "the API is unavailable; retry shortly"),
+}
+
+
+def gateway_responses() -> dict:
+    out = {}
+    for resource_id, (kind, status, code, message) in GATEWAY_RESPONSES.items():
+        props: dict[str, Any] = {
+            "RestApiId": ref(REST_API), "ResponseType": kind,
+            "ResponseTemplates": {"application/json": json.dumps({"error": {"code": code, "message": message}})},
+            "ResponseParameters": {"gatewayresponse.header.Cache-Control": "'no-store'"},
+        }
+        if status:
+            props["StatusCode"] = status
+        out[resource_id] = {"Type": "AWS::ApiGateway::GatewayResponse", "Properties": props}
+    return out
+
+
 def api_resources() -> dict:
-    return {REST_API: {"Properties": {
+    return {**gateway_responses(), REST_API: {"Properties": {
         # CloudFront is the edge; an edge-optimised API would put a second
         # CloudFront distribution behind the first.
         "EndpointConfiguration": "REGIONAL",

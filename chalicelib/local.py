@@ -15,7 +15,7 @@ from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 from chalice.config import Config
-from chalice.local import ChaliceRequestHandler, LocalChalice, ThreadedHTTPServer
+from chalice.local import ChaliceRequestHandler, LocalChalice, RouteMatcher, ThreadedHTTPServer
 
 from . import aws, context
 from .config import Settings
@@ -64,8 +64,9 @@ class InFlight:
             return self._cond.wait_for(lambda: self._active == 0, timeout)
 
 
-def _handler_class(settings: Settings, limiter: TokenBuckets | None, in_flight: InFlight):
+def _handler_class(settings: Settings, limiter: TokenBuckets | None, in_flight: InFlight, routes: dict):
     s3 = aws.client("s3", settings)
+    matcher = RouteMatcher(list(routes))
 
     class Handler(ChaliceRequestHandler):
         def log_message(self, format, *args):  # noqa: A002 - keys travel in headers, but keep logs quiet
@@ -90,6 +91,15 @@ def _handler_class(settings: Settings, limiter: TokenBuckets | None, in_flight: 
                     wait = limiter.take(self._caller())
                     if wait:
                         return self._too_many(wait)
+                # Unknown routes get butai's error shape, as API Gateway's gateway responses give in the
+                # cloud (chalice's own answer would echo the Authorization header back).
+                try:
+                    route = matcher.match_route(path).route
+                except ValueError:
+                    return self._json_error(404, "not_found", "no such route")
+                if self.command not in routes[route] and self.command != "OPTIONS":
+                    return self._json_error(405, "method_not_allowed", f"{self.command} is not allowed here",
+                                            {"Allow": ", ".join(sorted(routes[route]))})
                 return super()._generic_handle()
             self._serve_asset(path)
 
@@ -97,6 +107,13 @@ def _handler_class(settings: Settings, limiter: TokenBuckets | None, in_flight: 
             # The key's hash, never the key itself; callers without a key share their address's bucket.
             token = bearer_token(self.headers.get("Authorization"))
             return "key:" + hash_key(token) if token else "addr:" + self.client_address[0]
+
+        def _json_error(self, status: int, code: str, message: str, headers: dict | None = None) -> None:
+            length = int(self.headers.get("Content-Length") or 0)
+            if length:
+                self.rfile.read(length)
+            body = json.dumps({"error": {"code": code, "message": message}}).encode()
+            self._send_http_response(status, {"Content-Type": "application/json", **(headers or {})}, body)
 
         def _too_many(self, wait: float) -> None:
             length = int(self.headers.get("Content-Length") or 0)
@@ -166,7 +183,8 @@ class LocalRuntime:
         rate = self.rate if self.rate is not None else float(os.environ.get("BUTAI_LOCAL_RATE", "20"))
         burst = self.burst if self.burst is not None else float(os.environ.get("BUTAI_LOCAL_BURST", "40"))
         self._in_flight = InFlight()
-        handler = _handler_class(self.settings, TokenBuckets(rate, burst) if rate > 0 else None, self._in_flight)
+        handler = _handler_class(self.settings, TokenBuckets(rate, burst) if rate > 0 else None, self._in_flight,
+                                 app.routes)
         config = Config(chalice_stage="local", config_from_disk={})
         self._http = ThreadedHTTPServer((self.host, self.port),
                                         lambda *a: handler(*a, app_object=app, config=config))

@@ -151,12 +151,46 @@ _PERSON_DESTINATION = re.compile(
     r"\s*(?:に|へ|まで)?")
 
 
+_QUOTED = re.compile(r"「[^」]*」|『[^』]*』|“[^”]*”|\"[^\"]*\"")
+# 〜って言ってた / 〜と聞いた: someone else's words, reported.
+_REPORTED = re.compile(r"^[^。！!？?\n]{0,12}?(?:って|と)[^。！!？?\n]{0,10}?(?:言|いう|聞|話|書)")
+# Lines that look like the classifier prompt's own structure (a heading, an option line).
+_PROMPT_LINE = re.compile(r"^\s*(?:#|[-・*]\s*[A-Za-zＡ-Ｚａ-ｚ]{1,2}\d*\s*[:：])")
+
+
+_SENTENCE_END = re.compile(r"[。！？!?]")
+
+
+def player_words(text: str) -> str:
+    """The text without what imitates the prompt (a heading, an option line up
+    to its first sentence end): what a player pasted there is not their own cue,
+    but a sentence they wrote after it still is."""
+    kept = []
+    for line in text.splitlines():
+        if _PROMPT_LINE.match(line):
+            end = _SENTENCE_END.search(line)
+            line = line[end.end():] if end else ""
+        kept.append(line)
+    return "\n".join(kept)
+
+
+def _quoted_phrase(text: str, start: int, end: int) -> bool:
+    """Whether a mention sits inside a quoted phrase (「控え室へ行こう」), not a quoted name (「控え室」に)."""
+    for m in _QUOTED.finditer(text):
+        if m.start() < start and end < m.end() and text[m.start() + 1:m.end() - 1].strip() != text[start:end]:
+            return True
+    return False
+
+
 def explicit_moves(text: str, names: SceneNames, place: str, exits: Sequence[str]) -> list[str]:
     """Places the player clearly says they are going to (the current place
-    included, so that a caller can answer "already here"), in text order."""
+    included, so that a caller can answer "already here"), in text order.
+    A quoted or reported movement phrase (「控え室に行こう」って言ったら？) is not the player going."""
     found: list[str] = []
     candidates = [place, *exits]
     for start, end, pid in place_mentions(text, names, candidates):
+        if _quoted_phrase(text, start, end) or _REPORTED.match(text[end:]):
+            continue
         gap = text[end:end + 2]
         talk = gap.startswith("で")
         if committing_verb_after(text, end, look=True, talk=talk):
@@ -167,6 +201,8 @@ def explicit_moves(text: str, names: SceneNames, place: str, exits: Sequence[str
         if len(where) != 1 or place in names.located.get(cid, ()):
             continue
         for start, end, _ in find_names(text, [nfkc(n) for n in person_names]):
+            if _quoted_phrase(text, start, end) or _REPORTED.match(text[end:]):
+                continue
             m = _PERSON_DESTINATION.match(text[end:])
             if m and m.group(0).strip() and committing_verb_after(text, end + m.end(), window=6):
                 found.append(where[0])

@@ -30,14 +30,17 @@ MAX_TOKENS_PER_CHAR = 4
 TEMPLATE_OVERHEAD = 64
 MAX_TEXT_CHARS = 400         # longer player text is cut in the prompt (the game keeps all of it)
 
-_NEWLINES = re.compile(r"[\r\n\u2028\u2029\u0085\v\f]+")
-_QUOTES = str.maketrans({"「": "『", "」": "』", "＃": "#"})
+_NEWLINES = re.compile(r"[\r\n\u2028\u2029\u0085\v\f\x1c\x1d\x1e]+")
+_QUOTES = str.maketrans({"「": "『", "」": "』", "｢": "『", "｣": "』", "＃": "#"})
+# Chat-template markers (<|im_end|> …) typed by a player must stay text, never become role tokens.
+_CHAT_MARKERS = re.compile(r"<\||\|>")
 
 
 def neutralise(text: str, limit: int = MAX_TEXT_CHARS) -> str:
     """The player's text as it goes into the prompt: one line, its 「」 turned
     into 『』 so it cannot close the quote it sits in, cut to `limit`."""
     single = _NEWLINES.sub(" ", text).translate(_QUOTES).strip()
+    single = _CHAT_MARKERS.sub(lambda m: m.group(0).replace("|", "｜"), single)
     single = re.sub(r"^#+", "", single).strip()
     if len(single) > limit:
         single = single[:limit] + "…"

@@ -32,7 +32,8 @@ from ..scenario import PlayerInput
 from ..scenario.inputs import LEAVE, NONE
 from .backends.base import Backend, elapsed_ms
 from .choices import InterpretChoices, InterpretContext, Interpretation
-from .cues import SceneNames, explicit_moves, farewell, invited_place, leave_cue, movement_cue, short_agreement
+from .cues import (SceneNames, explicit_moves, farewell, invited_place, leave_cue, movement_cue, player_words,
+                   short_agreement)
 from .text import TextForms, WordMatcher, lcs_length, make_matcher, nfkc, strip_punctuation
 
 EXAMPLE_MATCH = "example_match"
@@ -99,7 +100,7 @@ def refine(chosen: PlayerInput, text: str, choices: InterpretChoices, context: I
            names: SceneNames) -> Decision:
     """Apply the rules to the backend's choice.  `choices` are the call's
     candidates before word narrowing."""
-    normalised = nfkc(text)
+    normalised = player_words(nfkc(text))
     exits = [o.input.target for o in choices if o.input.kind == "move"]
     example = example_intent(text, choices)
     if example is not None:

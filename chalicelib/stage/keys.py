@@ -7,6 +7,7 @@ The role prefix lets a person tell which key they hold; it is not trusted.
 from __future__ import annotations
 
 import hashlib
+import re
 import hmac
 import secrets
 
@@ -15,8 +16,15 @@ PLAYER_PREFIX = "bkp_"
 STAGE_PREFIX = "s_"
 
 
+STAGE_ID_PATTERN = re.compile(r"^s_[0-9a-f]{16}$")
+
+
 def new_stage_id() -> str:
     return STAGE_PREFIX + secrets.token_hex(8)
+
+
+def is_stage_id(value: str) -> bool:
+    return bool(STAGE_ID_PATTERN.match(value or ""))
 
 
 def new_key(prefix: str) -> str:
@@ -24,7 +32,8 @@ def new_key(prefix: str) -> str:
 
 
 def hash_key(key: str) -> str:
-    return hashlib.sha256(key.encode("utf-8")).hexdigest()
+    # surrogatepass: a key with a lone surrogate (possible in a Lambda event) is simply a wrong key.
+    return hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def same_hash(a: str | None, b: str | None) -> bool:

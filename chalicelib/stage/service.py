@@ -76,6 +76,7 @@ class StageService:
 
     def rotate_keys(self, stage_id: str, which: str = "both") -> dict[str, str]:
         """New keys for a stage; the old ones stop working at once (no key is cached anywhere)."""
+        _known_shape(stage_id)
         if which not in ("agent", "player", "both"):
             raise ValidationFailed("which must be agent, player or both", "which")
         if self.store.get_stage(stage_id) is None:
@@ -94,6 +95,7 @@ class StageService:
     # -- protocol ---------------------------------------------------------------
     def speak(self, stage_id: str, key: str | None, request: SpeakRequest) -> SpeakResult:
         guard = self._guard(key, AGENT)
+        _known_shape(stage_id)
         # The key check rides on the write itself (the store's guard); only the
         # stage's character is read, once per process.
         character = self._character_of(stage_id)
@@ -124,6 +126,7 @@ class StageService:
 
     def reply(self, stage_id: str, key: str | None, request: ReplyRequest) -> ReplyAccepted:
         guard = self._guard(key, PLAYER)
+        _known_shape(stage_id)
         reply_id = self._new_id()
         created = ids.iso_from_ms(ids.id_time_ms(reply_id))
         try:
@@ -136,6 +139,7 @@ class StageService:
 
     def fetch_replies(self, stage_id: str, key: str | None, request_id: str | None = None) -> list[Reply]:
         guard = self._guard(key, AGENT)
+        _known_shape(stage_id)
         claim_id = f"req:{request_id}" if request_id else self._new_id()
         if request_id:
             # A retry of a fetch whose answer was lost: the same replies again, and nothing new.
@@ -199,6 +203,7 @@ class StageService:
     def check_key(self, stage_id: str, key: str | None, *, agent_only: bool) -> StageRecord:
         """Reads the stage and checks the key (agent key, or either key)."""
         token = self._require_key(key)
+        _known_shape(stage_id)
         stage = self.store.get_stage(stage_id)
         hashed = keys.hash_key(token)
         ok = stage is not None and (keys.same_hash(stage.agent_key_hash, hashed) or
@@ -245,6 +250,12 @@ class StageService:
 
     def _url(self, object_key: str) -> str:
         return ex.public_url(self.assets_base_url, object_key)
+
+
+def _known_shape(stage_id: str) -> None:
+    # Not one of our ids: no stage by that id, and no reason to ask the store.
+    if not keys.is_stage_id(stage_id):
+        raise NotFound("no such stage", "stage_id", code="stage_not_found")
 
 
 def _etags(header: str) -> set[str]:
