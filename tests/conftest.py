@@ -138,7 +138,7 @@ class LocalProcess:
             time.sleep(0.1)
         raise TimeoutError("butai run did not start")
 
-    def stop(self, sig=signal.SIGTERM, timeout: float = 30) -> int:
+    def stop(self, sig=signal.SIGTERM, timeout: float = 90) -> int:
         assert self.proc is not None
         self.proc.send_signal(sig)
         code = self.proc.wait(timeout=timeout)

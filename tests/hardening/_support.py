@@ -10,6 +10,8 @@
 from __future__ import annotations
 
 import json
+import urllib.error
+import urllib.request
 from typing import Any, Iterable
 
 from chalicelib import aws, tables
@@ -21,6 +23,22 @@ ERROR_STATUS = {
     "not_a_scenario_stage": 404, "request_id_reused": 409, "payload_too_large": 413,
     "unsupported_media_type": 415, "rate_limited": 429, "unavailable": 503,
 }
+
+
+def http_call(api: str, method: str, path: str, key: str | None = None, body=None, headers=None):
+    """One request over a real socket: (status, headers, JSON body or None)."""
+    hdrs = {"Content-Type": "application/json", **(headers or {})}
+    if key:
+        hdrs["Authorization"] = f"Bearer {key}"
+    data = json.dumps(body, ensure_ascii=False).encode() if body is not None else None
+    req = urllib.request.Request(api + path, data=data, method=method, headers=hdrs)
+    try:
+        with urllib.request.urlopen(req, timeout=30) as resp:
+            raw = resp.read()
+            return resp.status, dict(resp.headers), json.loads(raw) if raw else None
+    except urllib.error.HTTPError as err:
+        raw = err.read()
+        return err.code, dict(err.headers), json.loads(raw) if raw else None
 
 
 def header(response, name: str) -> str | None:
