@@ -103,6 +103,14 @@ def _children(pid):
 def test_data_survives_a_restart_and_nothing_is_left_running(tmp_path, sig):
     runtime = LocalProcess(tmp_path / "state")
     info = runtime.start()
+    try:
+        _restart_keeps_everything(runtime, info, sig)
+    finally:
+        if runtime.proc.poll() is None:
+            runtime.proc.kill()
+
+
+def _restart_keeps_everything(runtime, info, sig):
     demo = info["stages"]["demo"]
     api = info["api_url"]
     call(api, "POST", f"/stages/{demo['stage_id']}/speak", demo["agent_key"], {"text": "覚えていてね", "expression": "smile"})
