@@ -174,6 +174,18 @@ def player_words(text: str) -> str:
     return "\n".join(kept)
 
 
+def without_quoted_phrases(text: str, names: "SceneNames") -> str:
+    """The text with quoted phrases blanked (「お邪魔しました」って言うの？ quotes words, it does not say
+    them); a quoted name alone (「控え室」に行こう) stays."""
+    known = {nfkc(n) for place in names.places.values() for n in place.names}
+    known.update(nfkc(n) for person in names.characters.values() for n in person)
+
+    def blank(m: re.Match) -> str:
+        inner = m.group(0)[1:-1].strip()
+        return m.group(0) if inner in known else " " * len(m.group(0))
+    return _QUOTED.sub(blank, text)
+
+
 def _quoted_phrase(text: str, start: int, end: int) -> bool:
     """Whether a mention sits inside a quoted phrase (「控え室へ行こう」), not a quoted name (「控え室」に)."""
     for m in _QUOTED.finditer(text):

@@ -33,7 +33,7 @@ from ..scenario.inputs import LEAVE, NONE
 from .backends.base import Backend, elapsed_ms
 from .choices import InterpretChoices, InterpretContext, Interpretation
 from .cues import (SceneNames, explicit_moves, farewell, invited_place, leave_cue, movement_cue, player_words,
-                   short_agreement)
+                   short_agreement, without_quoted_phrases)
 from .text import TextForms, WordMatcher, lcs_length, make_matcher, nfkc, strip_punctuation
 
 EXAMPLE_MATCH = "example_match"
@@ -92,7 +92,7 @@ class Decision:
 
 
 def same_place_move(text: str, names: SceneNames, place: str, exits: Iterable[str]) -> bool:
-    found = explicit_moves(nfkc(text), names, place, list(exits))
+    found = explicit_moves(player_words(nfkc(text)), names, place, list(exits))
     return found == [place]
 
 
@@ -117,9 +117,11 @@ def refine(chosen: PlayerInput, text: str, choices: InterpretChoices, context: I
         if invited is not None:
             move = PlayerInput.move(invited)
             return Decision(move, AGREEMENT if move != chosen else None)
-    if chosen.kind == "move" and not movement_cue(normalised, names, context.place, exits, chosen.target):
+    # A model's move or leave needs the player's own words for it, not words they quote.
+    own = without_quoted_phrases(normalised, names)
+    if chosen.kind == "move" and not movement_cue(own, names, context.place, exits, chosen.target):
         return Decision(NONE, UNFOUNDED_MOVE)
-    if chosen.kind == "leave" and not leave_cue(normalised):
+    if chosen.kind == "leave" and not leave_cue(own):
         return Decision(NONE, UNFOUNDED_LEAVE)
     return Decision(chosen, None)
 

@@ -1,6 +1,7 @@
 """Request and response shapes of the agent protocol (also the OpenAPI source)."""
 from __future__ import annotations
 
+import unicodedata
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -48,7 +49,8 @@ class ReplyRequest(_Strict):
 
 
 def _require_visible(value: str) -> str:
-    if not value.strip():
+    # Spaces, controls and invisible format characters (NUL, U+200B, U+2060 …) alone say nothing.
+    if not any(unicodedata.category(c)[0] not in ("Z", "C") for c in value):
         raise ValueError("must not be blank")
     return value
 

@@ -192,3 +192,12 @@ def test_rotating_keys_locks_out_the_old_ones_at_once(service, created, which):
         service.rotate_keys(created.stage_id, "everyone")
     with pytest.raises(NotFound):
         service.rotate_keys("s_missing")
+
+
+@pytest.mark.parametrize("text", ["\x00", "\u200b\u2060", " \t\n", "\u3000"])
+def test_invisible_text_is_blank(text):
+    from pydantic import ValidationError
+    with pytest.raises(ValidationError):
+        SpeakRequest(text=text)
+    with pytest.raises(ValidationError):
+        ReplyRequest(text=text)

@@ -89,6 +89,20 @@ class TransformersBackend(ModelBackend):
 
     # ---- prompt
 
+    def fit(self, text, choices, context, sheet):
+        return super().fit(self.defuse(text), choices, context, sheet)
+
+    def defuse(self, text: str) -> str:
+        """The player's text with this tokenizer's special tokens (</s>, <|im_end|>, [INST] …) broken by a
+        word joiner, so that typed markers stay text and never become role or end tokens."""
+        tokenizer = self.tokenizer
+        specials = set(getattr(tokenizer, "all_special_tokens", []) or [])
+        specials.update(getattr(tokenizer, "additional_special_tokens", []) or [])
+        for token in sorted((t for t in specials if isinstance(t, str) and len(t) > 1), key=len, reverse=True):
+            if token in text:
+                text = text.replace(token, token[0] + "\u2060" + token[1:])
+        return text
+
     def render(self, system: str, user: str) -> str:
         tokenizer = self.tokenizer
         messages = [{"role": "system", "content": system}, {"role": "user", "content": user}]
