@@ -115,6 +115,10 @@ def parameters() -> dict:
         "ApiThrottleRateLimit": {
             "Type": "Number", "Default": 100, "MinValue": 1,
             "Description": "API Gateway steady-state requests per second, per method"},
+        "PerKeyRequestsPer5Min": {
+            "Type": "Number", "Default": 3000, "MinValue": 0,
+            "Description": "Requests one key may make in 5 minutes (WAF rate-based rule on the Authorization "
+                           "header, us-east-1 stacks); 0 turns it off"},
         "ApiThrottleBurstLimit": {
             "Type": "Number", "Default": 200, "MinValue": 1,
             "Description": "API Gateway burst (token bucket size), per method"},
@@ -154,8 +158,42 @@ def parameters() -> dict:
     }
 
 
+PER_KEY_CONDITION = "PerKeyLimitOn"
+
+
 def conditions() -> dict:
-    return {CLASSIFIER_CONDITION: {"Fn::Equals": [ref("ClassifierEnabled"), "true"]}}
+    return {CLASSIFIER_CONDITION: {"Fn::Equals": [ref("ClassifierEnabled"), "true"]},
+            # A CloudFront web ACL can only be made in us-east-1.
+            PER_KEY_CONDITION: {"Fn::And": [{"Fn::Equals": [ref("AWS::Region"), "us-east-1"]},
+                                            {"Fn::Not": [{"Fn::Equals": [ref("PerKeyRequestsPer5Min"), 0]}]}]}}
+
+
+def per_key_limit() -> dict:
+    """A WAF rate-based rule keyed on the Authorization header: each stage key gets its own limit
+    (API Gateway usage plans count API Gateway API keys, which butai's bearer keys are not)."""
+    return {"PerKeyWebAcl": {
+        "Type": "AWS::WAFv2::WebACL", "Condition": PER_KEY_CONDITION,
+        "Properties": {
+            "Scope": "CLOUDFRONT", "DefaultAction": {"Allow": {}},
+            "VisibilityConfig": {"SampledRequestsEnabled": True, "CloudWatchMetricsEnabled": True,
+                                 "MetricName": sub("${AWS::StackName}-web")},
+            "CustomResponseBodies": {"rate-limited": {
+                "ContentType": "APPLICATION_JSON",
+                "Content": json.dumps({"error": {"code": "rate_limited",
+                                                 "message": "too many requests for this key; retry shortly"}})}},
+            "Rules": [{
+                "Name": "per-key", "Priority": 0,
+                "Action": {"Block": {"CustomResponse": {
+                    "ResponseCode": 429, "CustomResponseBodyKey": "rate-limited",
+                    "ResponseHeaders": [{"Name": "Retry-After", "Value": "60"}]}}},
+                "VisibilityConfig": {"SampledRequestsEnabled": True, "CloudWatchMetricsEnabled": True,
+                                     "MetricName": sub("${AWS::StackName}-per-key")},
+                "Statement": {"RateBasedStatement": {
+                    "Limit": ref("PerKeyRequestsPer5Min"), "AggregateKeyType": "CUSTOM_KEYS",
+                    "CustomKeys": [{"Header": {"Name": "authorization",
+                                               "TextTransformations": [{"Priority": 0, "Type": "NONE"}]}}]}},
+            }],
+        }}}
 
 
 def rules() -> dict:
@@ -327,6 +365,7 @@ def web_resources() -> dict:
             "Properties": {"DistributionConfig": {
                 "Enabled": True,
                 "Comment": sub("butai ${StageName} (${AWS::StackName})"),
+                "WebACLId": {"Fn::If": [PER_KEY_CONDITION, getatt("PerKeyWebAcl", "Arn"), ref("AWS::NoValue")]},
                 "HttpVersion": "http2and3",
                 "IPV6Enabled": True,
                 # PriceClass_200 includes the Japanese edge locations.
@@ -494,6 +533,7 @@ def build() -> dict:
     resources.update(function_resources())
     resources.update(api_resources())
     resources.update(web_resources())
+    resources.update(per_key_limit())
     resources.update(classifier_resources())
     return {"Parameters": parameters(), "Conditions": conditions(), "Rules": rules(),
             "Resources": resources, "Outputs": outputs()}
