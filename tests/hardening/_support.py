@@ -10,11 +10,10 @@
 from __future__ import annotations
 
 import json
-import urllib.error
-import urllib.request
 from typing import Any, Iterable
 
 from chalicelib import aws, tables
+from tests.conftest import call as http_call  # noqa: F401 - one socket helper for every test
 
 # Every code the API may answer a rejection with, and its status (docs/stage.md, director.py).
 ERROR_STATUS = {
@@ -23,22 +22,6 @@ ERROR_STATUS = {
     "not_a_scenario_stage": 404, "request_id_reused": 409, "payload_too_large": 413,
     "unsupported_media_type": 415, "rate_limited": 429, "unavailable": 503,
 }
-
-
-def http_call(api: str, method: str, path: str, key: str | None = None, body=None, headers=None):
-    """One request over a real socket: (status, headers, JSON body or None)."""
-    hdrs = {"Content-Type": "application/json", **(headers or {})}
-    if key:
-        hdrs["Authorization"] = f"Bearer {key}"
-    data = json.dumps(body, ensure_ascii=False).encode() if body is not None else None
-    req = urllib.request.Request(api + path, data=data, method=method, headers=hdrs)
-    try:
-        with urllib.request.urlopen(req, timeout=30) as resp:
-            raw = resp.read()
-            return resp.status, dict(resp.headers), json.loads(raw) if raw else None
-    except urllib.error.HTTPError as err:
-        raw = err.read()
-        return err.code, dict(err.headers), json.loads(raw) if raw else None
 
 
 def header(response, name: str) -> str | None:
