@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import unicodedata
 import urllib.parse
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
@@ -45,6 +46,11 @@ UNROUTED: dict[str, Counter] = defaultdict(Counter)
 
 # ============================================================== strategies (symbolic, resolved in the test)
 
+
+def visible(text: str) -> bool:
+    """What docs/stage.md calls not blank: something besides spaces, controls and invisible format characters."""
+    return any(unicodedata.category(c)[0] not in ("Z", "C") for c in text)
+
 # Characters that break naive code: NUL and other controls, line and paragraph separators, BOM, zero-width
 # and bidi marks, combining marks, full-width forms, CJK, emoji with ZWJ, and lone surrogates.
 NASTY = ["\x00", "\x01", "\x1b", "\x7f", "\t", "\n", "\r", "\u0085", "\u2028", "\u2029", "\ufeff", "\u200b",
@@ -52,7 +58,7 @@ NASTY = ["\x00", "\x01", "\x1b", "\x7f", "\t", "\n", "\r", "\u0085", "\u2028", "
          "\\", "\"", "'", "<", ">", "&", "%", "/", "..", "{", "}", "$", "e\u0301", "\ud800", "\udfff"]
 nasty_text = st.lists(st.one_of(st.sampled_from(NASTY), st.characters()), max_size=30).map("".join)
 plain_text = st.text(alphabet=st.characters(exclude_categories=("Cs",)), min_size=1, max_size=60)
-visible_text = plain_text.filter(lambda s: s.strip())
+visible_text = plain_text.filter(lambda s: visible(s))
 # Long strings by repetition: cheap to draw, any length around the limits.
 long_text = st.builds(lambda unit, n: unit * n, st.sampled_from(["a", "あ", "😀", " ", "\x00", "e\u0301", "«»"]),
                       st.sampled_from([63, 64, 65, 127, 128, 129, 999, 1000, 1001, 1999, 2000, 2001, 4000, 9000]))
@@ -64,7 +70,7 @@ json_values = st.recursive(json_scalars, lambda inner: st.one_of(
 
 def field_values(maximum: int, *, pattern: bool = False):
     """Values for a string field: valid ones and every way to break it."""
-    good = st.one_of(plain_text.filter(lambda s: len(s) <= maximum and s.strip()),
+    good = st.one_of(plain_text.filter(lambda s: len(s) <= maximum and visible(s)),
                      st.from_regex(REQUEST_ID, fullmatch=True).filter(lambda s: len(s) <= maximum))
     if pattern:
         good = st.one_of(st.from_regex(REQUEST_ID, fullmatch=True).filter(lambda s: len(s) <= maximum),
@@ -191,7 +197,7 @@ queries = st.one_of(st.none(), st.none(), st.dictionaries(st.sampled_from(["x", 
 
 
 # Valid parts: a request made only of these must succeed.
-valid_text = st.one_of(visible_text, nasty_text.filter(lambda t: t.strip() and not has_surrogate(t)),
+valid_text = st.one_of(visible_text, nasty_text.filter(lambda t: visible(t) and not has_surrogate(t)),
                        st.builds(lambda unit, n: unit * n, st.sampled_from(["a", "あ", "😀", "e\u0301", "\x00"]),
                                  st.sampled_from([1, 999, 1000, 1999, 2000])))
 valid_bodies = {
@@ -323,7 +329,7 @@ def bearer(value: str | None) -> str | None:
 
 def text_ok(value, maximum: int, *, blank_ok: bool = False, minimum: int = 1) -> bool:
     return (type(value) is str and not has_surrogate(value) and minimum <= len(value) <= maximum
-            and (blank_ok or bool(value.strip())))
+            and (blank_ok or visible(value)))
 
 
 def field_problems(route: str, obj: dict) -> set[str]:
