@@ -28,11 +28,10 @@ from chalicelib.interpret.choices import Interpretation
 from chalicelib.interpret.prompts import PromptTemplates, neutralise
 from chalicelib.scenario import GameRules, PlayerInput, load_scenario
 from tests.hardening.conftest import SCENARIO
+from tests.spec_states import SETUPS, play
 
 SNAPSHOTS = Path(__file__).resolve().parent / "snapshots"
 UPDATE = os.environ.get("BUTAI_UPDATE_SNAPSHOTS") == "1"
-SETUPS = {"start": [], "none": ["なし"], "music": ["なし", "意図:音楽"], "f1": ["なし", "意図:二人の先の話"],
-          "back": ["なし", "移動:控え室"]}
 # Everything that can end a line for a reader of the prompt (a person, a tokenizer, str.splitlines()).
 LINE_BREAKS = "\r\n\u2028\u2029\u0085\v\f\x1c\x1d\x1e"
 
@@ -40,13 +39,6 @@ LINE_BREAKS = "\r\n\u2028\u2029\u0085\v\f\x1c\x1d\x1e"
 @pytest.fixture(scope="module")
 def rules() -> GameRules:
     return GameRules(load_scenario(SCENARIO))
-
-
-def play(rules: GameRules, setup: list[str]):
-    step = rules.start()
-    for item in setup:
-        step = rules.handle(PlayerInput.parse(item), step.state)
-    return step.state
 
 
 @pytest.fixture(scope="module")

@@ -14,20 +14,12 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 if str(REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(REPO_ROOT))
 
-from chalicelib.scenario import GameRules, PlayerInput, load_scenario, load_scenario_data  # noqa: E402
+from chalicelib.scenario import GameRules, load_scenario, load_scenario_data  # noqa: E402
+from tests.spec_states import SETUPS, play  # noqa: E402
 
 # BUTAI_TEST_SCENARIO points the tests at another copy of the reference scenario.
 REFERENCE = Path(os.environ.get("BUTAI_TEST_SCENARIO") or REPO_ROOT / "scenarios" / "chinoike.json")
 EVAL_SET = REPO_ROOT / "scenarios" / "eval" / "interpret.json"
-
-SETUPS = {
-    "start": [],
-    "none": ["なし"],
-    "music": ["なし", "意図:音楽"],
-    "f1": ["なし", "意図:二人の先の話"],
-    "back": ["なし", "移動:控え室"],
-}
-
 
 @pytest.fixture(scope="session")
 def reference_path() -> Path:
@@ -37,13 +29,6 @@ def reference_path() -> Path:
 @pytest.fixture(scope="session")
 def rules() -> GameRules:
     return GameRules(load_scenario(REFERENCE))
-
-
-def play(rules: GameRules, setup: list[str]):
-    step = rules.start()
-    for item in setup:
-        step = rules.handle(PlayerInput.parse(item), step.state)
-    return step.state
 
 
 @pytest.fixture(scope="session")
