@@ -60,8 +60,12 @@ def send_from_form(page, text, wait_for_answer=True):
 
 def shoot(page, name):
     PHONE_SHOTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(PHONE_SHOTS / f"{name}.png"))                       # what the screen shows
-    page.screenshot(path=str(PHONE_SHOTS / f"{name}-full.png"), full_page=True)  # the whole page
+    page.screenshot(path=str(PHONE_SHOTS / f"{name}.png"))  # what the screen shows
+    # scrolled to the end (a full-page shot would misplace the sticky composer)
+    page.evaluate("window.scrollTo(0, document.documentElement.scrollHeight)")
+    page.screenshot(path=str(PHONE_SHOTS / f"{name}-end.png"))
+    assert_composer_visible(page, "scrolled to the end")
+    page.evaluate("window.scrollTo(0, 0)")
 
 
 @pytest.mark.parametrize("size", PHONES, ids=lambda s: f"{s[0]}x{s[1]}")
