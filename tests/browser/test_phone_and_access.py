@@ -193,6 +193,48 @@ def test_focus_stays_in_the_text_box_after_sending(browser, local_runtime, servi
     page.context.close()
 
 
+def contrast(rgb_a, rgb_b):
+    def luminance(rgb):
+        c = [v / 255 for v in rgb]
+        c = [v / 12.92 if v <= 0.03928 else ((v + 0.055) / 1.055) ** 2.4 for v in c]
+        return 0.2126 * c[0] + 0.7152 * c[1] + 0.0722 * c[2]
+    hi, lo = sorted((luminance(rgb_a), luminance(rgb_b)), reverse=True)
+    return (hi + 0.05) / (lo + 0.05)
+
+
+def test_every_focus_ring_is_visible(browser, local_runtime, services):
+    """Tab through the scenario page: each stop draws a solid ring of at least 3:1 against
+    the card and the page behind it (the log's ring is drawn on its card)."""
+    stage = scenario_stage(services, "focus-rings")
+    page = open_stage(browser, local_runtime, stage, PHONES[1], debug=True)
+    page.wait_for_selector("#debug:not([hidden])", timeout=TURN_MS)
+    seen = {}
+    for _ in range(12):
+        page.keyboard.press("Tab")
+        stop = page.evaluate("""() => {
+            const el = document.activeElement;
+            if (el === document.body) return null;  // past the last stop
+            const ringed = el.id === 'log-region' ? el.closest('.log-card') : el;
+            const cs = getComputedStyle(ringed);
+            return {name: el.id || el.className || el.tagName, style: cs.outlineStyle,
+                    width: parseFloat(cs.outlineWidth), color: cs.outlineColor};
+        }""")
+        if stop is None:
+            break
+        seen[stop["name"]] = stop
+    assert {"cast-member", "log-region", "reply-text", "reply-submit", "debug-summary"} <= {
+        name.split(" ")[0] for name in seen}, seen
+    page_colours = [(255, 255, 255), (0xd3, 0xe3, 0xe6), (0xdc, 0xe9, 0xec)]  # card, page, stage backdrop
+    for name, stop in seen.items():
+        parts = [float(v) for v in stop["color"][stop["color"].index("(") + 1:-1].split(",")]
+        rgb, alpha = parts[:3], (parts[3] if len(parts) == 4 else 1.0)
+        assert stop["style"] == "solid" and stop["width"] >= 2, stop
+        # a translucent ring is seen blended with what lies under it
+        assert min(contrast([alpha * c + (1 - alpha) * b for c, b in zip(rgb, bg)], bg)
+                   for bg in page_colours) >= 3, (name, stop)
+    page.context.close()
+
+
 def test_no_shortcut_hint_on_a_touch_screen(browser, local_runtime, services):
     api = local_runtime.info["api_url"]
     stage = services.stage.create_stage("touch")
