@@ -42,6 +42,7 @@
     speaker: $("speaker-name"),
     speech: $("speech-text"),
     log: $("log"),
+    logRegion: $("log-region"),
     form: $("reply-form"),
     text: $("reply-text"),
     submit: $("reply-submit"),
@@ -179,6 +180,25 @@
   }
 
   function str(v) { return typeof v === "string" ? v : (v == null ? "" : String(v)); }
+
+  // What a screen reader says for a picture: 「ひより（笑顔）」. Expression keys are
+  // English ids, so each known one has a Japanese word; an unknown key is not
+  // read out at all (the name alone) rather than spelled in English.
+  var EXPRESSION_LABELS = {
+    neutral: "ふつう",
+    smile: "笑顔",
+    troubled: "困り顔",
+    surprised: "驚き",
+    embarrassed: "照れ",
+    determined: "決意",
+    angry: "怒り"
+  };
+
+  function faceLabel(name, expression) {
+    var label = Object.prototype.hasOwnProperty.call(EXPRESSION_LABELS, expression)
+      ? EXPRESSION_LABELS[expression] : "";
+    return label ? name + "（" + label + "）" : name;
+  }
   function isObject(v) { return v !== null && typeof v === "object" && !Array.isArray(v); }
 
   function renderCurrent(current) {
@@ -199,7 +219,7 @@
 
     // On a scenario stage the line belongs to whoever spoke, not to the stage's character.
     var who = (scene ? speaker || characterName : characterName || speaker) || "キャラクター";
-    els.image.alt = expression ? who + "（" + expression + "）" : who;
+    els.image.alt = faceLabel(who, expression);
     els.image.dataset.expression = expression;
     setImage(current.image_url, current.fallback_image_url);
   }
@@ -278,7 +298,9 @@
       var c = item.data;
       var expression = str(c.expression);
       if (node.name.textContent !== item.name) node.name.textContent = item.name;
-      node.img.alt = expression ? item.name + "（" + expression + "）" : item.name;
+      // the button's name is what is read: who, the face, and whether they are speaking
+      // (the visible 「話し中」 badge is CSS, so it is spelled out here)
+      var buttonLabel = faceLabel(item.name, expression);
       node.img.dataset.expression = expression;
       setSlotImage(node.slot, c.image_url, c.fallback_image_url);
 
@@ -287,6 +309,7 @@
       node.button.classList.toggle("speaking", isSpeaking);
       if (isSpeaking) node.button.setAttribute("aria-current", "true");
       else node.button.removeAttribute("aria-current");
+      node.button.setAttribute("aria-label", isSpeaking ? "話し中 " + buttonLabel : buttonLabel);
       if (c.responder === true) node.button.dataset.responder = "true";
       else delete node.button.dataset.responder;
 
@@ -468,6 +491,8 @@
     speaker.className = "entry-speaker";
     var time = document.createElement("time");
     time.className = "entry-time";
+    // each new line is announced as 「speaker text」; the minute is for the eye only
+    time.setAttribute("aria-hidden", "true");
     meta.appendChild(speaker);
     meta.appendChild(time);
 
@@ -539,7 +564,7 @@
       }
     });
 
-    if (added) els.log.scrollTop = els.log.scrollHeight;
+    if (added) els.logRegion.scrollTop = els.logRegion.scrollHeight;
   }
 
   function render(data) {
@@ -558,8 +583,16 @@
 
     lastVersion = data.version == null ? "" : String(data.version);
     document.body.dataset.version = lastVersion;
+    announceFromNowOn();
     document.body.dataset.state = "ready";
     refreshDebug();
+  }
+
+  // The log turns polite only after the first view is on the page, so opening
+  // the page does not read out the whole history; every later line is read.
+  function announceFromNowOn() {
+    if (els.logRegion.getAttribute("aria-live") === "polite") return;
+    setTimeout(function () { els.logRegion.setAttribute("aria-live", "polite"); }, 0);
   }
 
   // A reply's answer on a scenario stage: shown at once. The poll keeps its
@@ -912,6 +945,12 @@
   }
 
   function setSending(on, thinking) {
+    // A disabled button drops keyboard and screen-reader focus to the body:
+    // move it to the text box first, where the next reply is written.
+    var active = document.activeElement;
+    if (on && active && (active === els.submit || els.destinations.contains(active))) {
+      els.text.focus({ preventScroll: true });
+    }
     sending = on;
     els.submit.disabled = on;
     els.form.setAttribute("aria-busy", on ? "true" : "false");
