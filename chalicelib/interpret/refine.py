@@ -34,6 +34,7 @@ from .backends.base import Backend, elapsed_ms
 from .choices import InterpretChoices, InterpretContext, Interpretation
 from .cues import (SceneNames, explicit_moves, farewell, invited_place, leave_cue, movement_cue, player_words,
                    short_agreement, without_quoted_phrases)
+from .related import IntentMeaning
 from .text import TextForms, WordMatcher, lcs_length, make_matcher, nfkc, strip_punctuation
 
 EXAMPLE_MATCH = "example_match"
@@ -135,18 +136,22 @@ class RefinedInterpreter:
     word narrowing removed and the time of each phase."""
 
     def __init__(self, inner: Backend, names: SceneNames, *, matcher: WordMatcher | None = None,
-                 variant_words: bool = True, rules: bool = True) -> None:
+                 variant_words: bool = True, rules: bool = True, meaning: IntentMeaning | None = None) -> None:
         self.inner = inner
         self.names = names
         self.matcher = matcher or make_matcher(variant_words)
         self.rules = rules
+        self.meaning = meaning
 
     def narrow_by_words(self, text: str | TextForms, choices: InterpretChoices) -> tuple[InterpretChoices, list[str]]:
         forms = text if isinstance(text, TextForms) else TextForms.of(text)
         removed: list[str] = []
+        related = {m.intent for m in self.meaning.matches(forms.raw)} if self.meaning is not None else set()
 
         def allowed(option) -> bool:
             if not option.is_intent or not option.words or self.matcher.allows(forms, option.words):
+                return True
+            if str(option.input) in related:       # none of its words, but a word near them in meaning
                 return True
             removed.append(option.token)
             return False
