@@ -34,6 +34,7 @@ from .backends.base import Backend, elapsed_ms
 from .choices import InterpretChoices, InterpretContext, Interpretation
 from .cues import (SceneNames, explicit_moves, farewell, invited_place, leave_cue, movement_cue, player_words,
                    short_agreement, without_quoted_phrases)
+from .confidence import best_and_margin
 from .related import IntentMeaning
 from .text import TextForms, WordMatcher, lcs_length, make_matcher, nfkc, strip_punctuation
 
@@ -111,7 +112,7 @@ def refine(chosen: PlayerInput, text: str, choices: InterpretChoices, context: I
         move = PlayerInput.move(moves[0])
         return Decision(move, EXPLICIT_MOVE if move != chosen else None)
     has_leave = choices.contains(LEAVE)
-    if has_leave and farewell(normalised):
+    if has_leave and (farewell(normalised) or names.says_leaving(normalised)):
         return Decision(LEAVE, FAREWELL if chosen != LEAVE else None)
     if context.last_line and short_agreement(normalised):
         invited = invited_place(context.last_line, names, exits)
@@ -122,7 +123,7 @@ def refine(chosen: PlayerInput, text: str, choices: InterpretChoices, context: I
     own = without_quoted_phrases(normalised, names)
     if chosen.kind == "move" and not movement_cue(own, names, context.place, exits, chosen.target):
         return Decision(NONE, UNFOUNDED_MOVE)
-    if chosen.kind == "leave" and not leave_cue(own):
+    if chosen.kind == "leave" and not (leave_cue(own) or names.says_leaving(own)):
         return Decision(NONE, UNFOUNDED_LEAVE)
     return Decision(chosen, None)
 
@@ -177,6 +178,8 @@ class RefinedInterpreter:
             result = Interpretation(NONE, error=ErrorKind.INTERNAL, detail=f"{type(exc).__name__}: {exc}",
                                     backend=getattr(self.inner, "name", ""))
         model_ms = elapsed_ms(t)
+        if not result.best and result.scores:      # model backends: from their probabilities
+            result.best, result.margin = best_and_margin(result.scores)
         result.narrowed = {**result.narrowed, "words": removed}
         result.offered = narrowed.tokens
         chosen = result.input

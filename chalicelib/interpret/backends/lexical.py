@@ -30,6 +30,7 @@ from typing import Any, Iterable
 from ...scenario.inputs import NONE
 from ..choices import NONE_ANSWER, ErrorKind, InterpretChoices, InterpretContext, Interpretation, Option
 from ..ja import analyse
+from ..confidence import is_unsure
 from ..related import IntentMeaning
 from ..cues import Place, SceneNames, clause_spans, explicit_moves, farewell
 from ..text import (TextForms, WordMatcher, is_content_char, is_hiragana, is_kanji, is_katakana, make_matcher, nfkc,
@@ -244,7 +245,7 @@ class LexicalBackend:
         set_aside_units -= _ngrams(_cut(forms.folded, set_aside), _cut(forms.nfkc, set_aside))
         out: dict[str, float] = {}
         moves = self._moves(forms.nfkc, choices, context)
-        leaving = farewell(forms.nfkc)
+        leaving = farewell(forms.nfkc) or (self.names is not None and self.names.says_leaving(forms.nfkc))
         related = {m.intent: m.cosine for m in self.meaning.matches(text)} if self.meaning is not None else {}
         for option in choices:
             if option.input.kind == "move":
@@ -298,6 +299,8 @@ class LexicalBackend:
             result.scores = dict(scores)
             s = self.settings
             chosen = best >= s.threshold and (best - runner_up >= s.margin or best >= s.confident)
+            result.best, result.margin = best, best - runner_up
+            result.unsure = is_unsure(best, best - runner_up)
             result.scores[NONE_ANSWER] = 0.0 if chosen else max(self.settings.threshold, best)
             if chosen:
                 result.token = best_token
