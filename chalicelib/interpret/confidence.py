@@ -8,8 +8,10 @@ so the band is written in those units:
 - **sure, none**: the best score is under ``floor`` (0.3): nothing in the text
   points at any option;
 - **sure, chosen**: the best is at least ``confident`` (1.0) and leads by
-  ``margin`` (0.1), or leads by ``wide_margin`` (0.3) whatever its size;
-- **unsure**: everything between: some evidence, but weak or shared.
+  ``margin`` (0.1), or is at least ``clear`` (0.75, a listed word in another
+  form) and leads by ``wide_margin`` (0.3);
+- **unsure**: everything between: some evidence, but weak (a word related
+  only in meaning, a word in a set-aside clause) or shared by two options.
 
 Moves and 離脱 are decided by phrasing rules that a model cannot overrule
 safely, so a lexical move or leave is never "unsure".
@@ -28,6 +30,7 @@ class Band:
     confident: float = 1.0
     margin: float = 0.1
     wide_margin: float = 0.3
+    clear: float = 0.75
 
 
 def best_and_margin(scores: Mapping[str, float]) -> tuple[float, float]:
@@ -44,4 +47,4 @@ def is_unsure(best: float, margin: float, band: Band = Band()) -> bool:
         return False
     if best >= band.confident and margin >= band.margin:
         return False
-    return margin < band.wide_margin
+    return best < band.clear or margin < band.wide_margin
