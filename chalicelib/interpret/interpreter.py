@@ -53,7 +53,7 @@ class TurnResult:
 
 class Interpreter:
     def __init__(self, rules: GameRules, backend: Backend | None = None, *, variant_words: bool = True,
-                 refine: bool = True, matcher: WordMatcher | None = None, meaning: bool = True) -> None:
+                 refine: bool = True, matcher: WordMatcher | None = None, meaning: bool | None = None) -> None:
         self.rules = rules
         self.backend: Backend = backend if backend is not None else LexicalBackend(variant_words=variant_words)
         prepare = getattr(self.backend, "prepare", None)
@@ -62,6 +62,8 @@ class Interpreter:
         self.names = SceneNames.of(rules.scenario)
         # one meaning index for narrowing and the lexical backend (built by its prepare when it has one)
         related = None
+        if meaning is None:
+            meaning = variant_words      # the article's raw matching (--plain-words) is measured without it
         if meaning:
             related = getattr(self.backend, "meaning", None) or IntentMeaning.of(rules.scenario)
         elif hasattr(self.backend, "meaning"):
