@@ -135,11 +135,31 @@ def _kakasi():
 
 
 def readings_available() -> bool:
-    return _kakasi() is not None
+    from .ja import sudachi
+    return sudachi.available() or _kakasi() is not None
 
 
 @lru_cache(maxsize=2048)
 def reading_of(text: str) -> Reading | None:
+    """The reading from the morphological analyser (SudachiPy) when it is
+    installed, else from pykakasi; None when neither is."""
+    from .ja import sudachi
+    if sudachi.available():
+        chars: list[str] = []
+        origin: list[int] = []
+        origin_end: list[int] = []
+        for token in sudachi.analyse(text).tokens:
+            # a symbol or an unknown word reads as itself
+            reading = token.reading if token.reading and token.reading != "キゴウ" else token.surface
+            for ch in to_hiragana(reading):
+                chars.append(ch)
+                origin.append(token.start)
+                origin_end.append(token.end)
+        return Reading("".join(chars), tuple(origin), tuple(origin_end))
+    return _kakasi_reading(text)
+
+
+def _kakasi_reading(text: str) -> Reading | None:
     converter = _kakasi()
     if converter is None:
         return None
