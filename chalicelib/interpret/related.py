@@ -11,7 +11,11 @@ Safeguards:
 - an anchor shared by several intents (店, 思う) is no anchor;
 - a player's word counts only when it is clearly nearer one intent than any
   other (by ``margin``), and only at ``threshold`` or above;
-- names of the scenario's characters and places are not topic words.
+- names of the scenario's characters and places are not topic words;
+- meaning is only for texts where no intent's listed word occurs at all: a
+  listed word of an intent the state does not offer (おつまみ at the start,
+  before the menu is a topic) means the player is on that topic, not on a
+  weaker neighbour of it.
 """
 from __future__ import annotations
 
@@ -22,7 +26,7 @@ from typing import Any, Iterable
 from .ja import analyse, word_meaning
 from .ja.meaning import MeaningIndex, Related
 from .ja.tokens import Token
-from .text import nfkc
+from .text import make_matcher, nfkc
 
 THRESHOLD = 0.4          # least cosine for a word to relate to an intent
 MARGIN = 0.08            # ... and its lead over the next intent for that word
@@ -56,8 +60,10 @@ def _anchor_words(texts: Iterable[str]) -> list[str]:
 
 class IntentMeaning:
     def __init__(self, index: MeaningIndex | None, names: Iterable[str] = (), *, threshold: float = THRESHOLD,
-                 margin: float = MARGIN) -> None:
+                 margin: float = MARGIN, listed: Iterable[str] = ()) -> None:
         self.index = index
+        self.listed = tuple(w for w in listed if w.strip())
+        self._matcher = make_matcher(True)
         self.names = {nfkc(n) for n in names if n}
         self.threshold = threshold
         self.margin = margin
@@ -84,10 +90,11 @@ class IntentMeaning:
         for words in raw.values():
             for w in set(words):
                 counts[w] = counts.get(w, 0) + 1
+        listed = [w for intent in scenario.intents.values() for w in intent.words]
         name_set = {nfkc(n) for n in names}
         anchors = {label: [w for w in words if counts[w] < SHARED_ANCHOR and w not in name_set]
                    for label, words in raw.items()}
-        return cls(MeaningIndex(table, anchors), names, **settings)
+        return cls(MeaningIndex(table, anchors), names, listed=listed, **settings)
 
     @property
     def available(self) -> bool:
@@ -117,6 +124,9 @@ class IntentMeaning:
         found = self._cache.get(text)
         if found is not None:
             return found
+        if self.listed and self._matcher.allows(text, self.listed):
+            self._cache[text] = ()
+            return ()
         analysis = analyse(nfkc(text))
         best: dict[str, Match] = {}
         covered: list[tuple[int, int]] = []

@@ -183,9 +183,18 @@ def _kakasi_reading(text: str) -> Reading | None:
 
 @lru_cache(maxsize=4096)
 def word_reading(word: str) -> str | None:
-    """The hiragana reading of a listed word, or None without a dictionary."""
+    """The hiragana reading of a listed word, or None without a dictionary.
+    A single kanji read out of context is the dictionary's guess (撮 →
+    つまみ), so its reading is kept only when the analyser reads that kana
+    back as the same word (とびら → 扉)."""
     found = reading_of(word)
-    return None if found is None else found.text
+    if found is None:
+        return None
+    if len(word) == 1 and is_kanji(word):
+        from .ja import sudachi
+        if sudachi.available() and not any(t.normalised == word for t in sudachi.analyse(found.text).tokens):
+            return None
+    return found.text
 
 
 # ---------------------------------------------------------------- word variants
