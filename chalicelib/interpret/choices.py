@@ -192,6 +192,9 @@ class Interpretation:
     narrowed: dict[str, list[str]] = field(default_factory=dict)   # narrowing kind → tokens it removed
     phases_ms: dict[str, float] = field(default_factory=dict)     # narrowing / model / refinement
     offered: list[str] = field(default_factory=list)              # tokens the backend was offered
+    best: float = 0.0                              # top option score (none excluded)
+    margin: float = 0.0                            # its lead over the runner-up option
+    unsure: bool = False                           # in the band where a cascade asks a model (confidence.py)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -203,4 +206,5 @@ class Interpretation:
             "model_input": None if self.model_input is None else str(self.model_input),
             "narrowed": {k: list(v) for k, v in self.narrowed.items()}, "offered": list(self.offered),
             "phases_ms": {k: round(v, 3) for k, v in self.phases_ms.items()},
+            "best": round(self.best, 4), "margin": round(self.margin, 4), "unsure": self.unsure,
         }

@@ -38,6 +38,8 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--min-accuracy", type=float, default=None, help="exit 1 when accuracy is lower")
     parser.add_argument("--max-unsafe", type=int, default=None, help="exit 1 when more cases are unsafe")
     parser.set_defaults(func=run_eval)
+    from .suggest import register as register_suggest
+    register_suggest(subparsers)
 
 
 def _backend(args: argparse.Namespace):

@@ -114,6 +114,7 @@ class SceneNames:
     places: dict[str, Place] = field(default_factory=dict)
     characters: dict[str, tuple[str, ...]] = field(default_factory=dict)   # id → name, aliases, id
     located: dict[str, tuple[str, ...]] = field(default_factory=dict)      # character → places
+    leave_phrases: tuple[str, ...] = ()                                    # the world's own (店を出る)
 
     @classmethod
     def of(cls, scenario) -> SceneNames:
@@ -123,7 +124,21 @@ class SceneNames:
         for pid, p in scenario.places.items():
             for person in p.people:
                 located.setdefault(person, []).append(pid)
-        return cls(places, characters, {c: tuple(v) for c, v in located.items()})
+        phrases = tuple(getattr(getattr(scenario, "scenario", None), "leave_phrases", ()) or ())
+        return cls(places, characters, {c: tuple(v) for c, v in located.items()}, phrases)
+
+    def says_leaving(self, text: str) -> bool:
+        """The sentence ends with one of the scenario's leaving phrases (phrases.py)."""
+        if not self.leave_phrases:
+            return False
+        from .phrases import LeavePhrases
+        matcher = _PHRASES.get(self.leave_phrases)
+        if matcher is None:
+            matcher = _PHRASES[self.leave_phrases] = LeavePhrases(self.leave_phrases)
+        return matcher.said(text)
+
+
+_PHRASES: dict[tuple[str, ...], object] = {}
 
 
 _NOT_A_PLACE_AFTER = re.compile(r"^(?:さん|様|さま|ちゃん|方(?!へ|に)|がた|の人|手)")
@@ -252,7 +267,7 @@ _FAREWELL_END = re.compile(
     r"|かえ(?:ります|るね|るよ|ろうかな)|ごちそうさま(?:でした)?|ご馳走様(?:でした)?|ごちそうさん|お先に(?:失礼します)?"
     r"|また(?:ね|来ます|来るね|来るよ|くるね|くるよ|来る|明日|今度)|じゃあね|じゃあまた|では(?:、)?また|さようなら|さよなら"
     r"|ばいばい|バイバイ|おやすみ(?:なさい)?|行ってきます|(?:そろそろ|もう)(?:行くね|行くよ|行きます|出るね|出ます|行かなきゃ)"
-    r"|(?:店|ここ|お店)を出(?:よう|ます|るね|るよ|る)|出ますね|今日は(?:この(?:へん|辺|あたり)|これ)で)"
+    r"|出ますね|今日は(?:この(?:へん|辺|あたり)|これ)で)"
     r"(?:ね|よ|わ|か|かな|ー|~)*$")
 _QUESTION_END = re.compile(r"[？?]\s*$")
 _VOLITIONAL_END = re.compile(r"(?:ろう|よう|おう|こう|ましょう)か?(?:な)?\s*[？?]?\s*$")

@@ -253,12 +253,14 @@ def summarise(results: list[CaseResult], *, repeat: int = 1) -> dict[str, Any]:
             entry = misses.setdefault(r.miss, {"count": 0, "cases": []})
             entry["count"] += 1
             entry["cases"].append({"id": r.case.id, "detail": r.miss_detail})
+    unsure = sum(1 for r in results if r.turn.interpretation.unsure)
     agreeing = sum(1 for r in results if len(set(r.runs)) <= 1)
     errors = Counter(r.turn.error for r in results if r.turn.error)
     rules = Counter(r.turn.rule for r in results if r.turn.rule)
     return {
         "total": total, "correct": correct, "accuracy": round(correct / total, 4) if total else 0.0,
         "unsafe": unsafe, "splits": splits,
+        "unsure": unsure, "unsure_share": round(unsure / total, 4) if total else 0.0,
         "latency_ms": {"p50": round(percentile(latencies, 0.5), 3), "p95": round(percentile(latencies, 0.95), 3),
                        "p99": round(percentile(latencies, 0.99), 3),
                        "mean": round(statistics.fmean(latencies), 3) if latencies else 0.0},
@@ -305,6 +307,8 @@ def format_report(results: list[CaseResult], summary: dict[str, Any], *, backend
     for name, split in sorted(summary["splits"].items()):
         lines.append(f"  split {name}: {split['correct']}/{split['total']} = {split['accuracy']:.3f}  "
                      f"unsafe {split['unsafe']}")
+    lines.append(f"unsure (a cascade would ask the model): {summary['unsure']}/{summary['total']} "
+                 f"= {summary['unsure_share']:.3f}")
     lat = summary["latency_ms"]
     lines.append(f"latency ms: p50 {lat['p50']:.3f}  p95 {lat['p95']:.3f}  p99 {lat['p99']:.3f}")
     agreement = summary["agreement"]

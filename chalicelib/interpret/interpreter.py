@@ -26,6 +26,7 @@ from .backends import Backend, LexicalBackend
 from .backends.base import elapsed_ms
 from .choices import ErrorKind, InterpretChoices, InterpretContext, Interpretation
 from .cues import SceneNames
+from .related import IntentMeaning
 from .refine import NOT_A_CANDIDATE, SAME_PLACE, RefinedInterpreter
 from .text import WordMatcher
 
@@ -52,15 +53,24 @@ class TurnResult:
 
 class Interpreter:
     def __init__(self, rules: GameRules, backend: Backend | None = None, *, variant_words: bool = True,
-                 refine: bool = True, matcher: WordMatcher | None = None) -> None:
+                 refine: bool = True, matcher: WordMatcher | None = None, meaning: bool | None = None) -> None:
         self.rules = rules
         self.backend: Backend = backend if backend is not None else LexicalBackend(variant_words=variant_words)
         prepare = getattr(self.backend, "prepare", None)
         if callable(prepare):
             prepare(rules.scenario)
         self.names = SceneNames.of(rules.scenario)
+        # one meaning index for narrowing and the lexical backend (built by its prepare when it has one)
+        related = None
+        if meaning is None:
+            meaning = variant_words      # the article's raw matching (--plain-words) is measured without it
+        if meaning:
+            related = getattr(self.backend, "meaning", None) or IntentMeaning.of(rules.scenario)
+        elif hasattr(self.backend, "meaning"):
+            self.backend.meaning = None
+        self.related = related
         self.refined = RefinedInterpreter(self.backend, self.names, matcher=matcher, variant_words=variant_words,
-                                          rules=refine)
+                                          rules=refine, meaning=related)
         self._warm()
 
     def _warm(self) -> None:

@@ -34,6 +34,8 @@ from .backends.base import Backend, elapsed_ms
 from .choices import InterpretChoices, InterpretContext, Interpretation
 from .cues import (SceneNames, explicit_moves, farewell, invited_place, leave_cue, movement_cue, player_words,
                    short_agreement, without_quoted_phrases)
+from .confidence import best_and_margin
+from .related import IntentMeaning
 from .text import TextForms, WordMatcher, lcs_length, make_matcher, nfkc, strip_punctuation
 
 EXAMPLE_MATCH = "example_match"
@@ -110,7 +112,7 @@ def refine(chosen: PlayerInput, text: str, choices: InterpretChoices, context: I
         move = PlayerInput.move(moves[0])
         return Decision(move, EXPLICIT_MOVE if move != chosen else None)
     has_leave = choices.contains(LEAVE)
-    if has_leave and farewell(normalised):
+    if has_leave and (farewell(normalised) or names.says_leaving(normalised)):
         return Decision(LEAVE, FAREWELL if chosen != LEAVE else None)
     if context.last_line and short_agreement(normalised):
         invited = invited_place(context.last_line, names, exits)
@@ -121,7 +123,7 @@ def refine(chosen: PlayerInput, text: str, choices: InterpretChoices, context: I
     own = without_quoted_phrases(normalised, names)
     if chosen.kind == "move" and not movement_cue(own, names, context.place, exits, chosen.target):
         return Decision(NONE, UNFOUNDED_MOVE)
-    if chosen.kind == "leave" and not leave_cue(own):
+    if chosen.kind == "leave" and not (leave_cue(own) or names.says_leaving(own)):
         return Decision(NONE, UNFOUNDED_LEAVE)
     return Decision(chosen, None)
 
@@ -135,18 +137,22 @@ class RefinedInterpreter:
     word narrowing removed and the time of each phase."""
 
     def __init__(self, inner: Backend, names: SceneNames, *, matcher: WordMatcher | None = None,
-                 variant_words: bool = True, rules: bool = True) -> None:
+                 variant_words: bool = True, rules: bool = True, meaning: IntentMeaning | None = None) -> None:
         self.inner = inner
         self.names = names
         self.matcher = matcher or make_matcher(variant_words)
         self.rules = rules
+        self.meaning = meaning
 
     def narrow_by_words(self, text: str | TextForms, choices: InterpretChoices) -> tuple[InterpretChoices, list[str]]:
         forms = text if isinstance(text, TextForms) else TextForms.of(text)
         removed: list[str] = []
+        related = {m.intent for m in self.meaning.matches(forms.raw)} if self.meaning is not None else set()
 
         def allowed(option) -> bool:
             if not option.is_intent or not option.words or self.matcher.allows(forms, option.words):
+                return True
+            if str(option.input) in related:       # none of its words, but a word near them in meaning
                 return True
             removed.append(option.token)
             return False
@@ -172,6 +178,8 @@ class RefinedInterpreter:
             result = Interpretation(NONE, error=ErrorKind.INTERNAL, detail=f"{type(exc).__name__}: {exc}",
                                     backend=getattr(self.inner, "name", ""))
         model_ms = elapsed_ms(t)
+        if not result.best and result.scores:      # model backends: from their probabilities
+            result.best, result.margin = best_and_margin(result.scores)
         result.narrowed = {**result.narrowed, "words": removed}
         result.offered = narrowed.tokens
         chosen = result.input

@@ -135,11 +135,31 @@ def _kakasi():
 
 
 def readings_available() -> bool:
-    return _kakasi() is not None
+    from .ja import sudachi
+    return sudachi.available() or _kakasi() is not None
 
 
 @lru_cache(maxsize=2048)
 def reading_of(text: str) -> Reading | None:
+    """The reading from the morphological analyser (SudachiPy) when it is
+    installed, else from pykakasi; None when neither is."""
+    from .ja import sudachi
+    if sudachi.available():
+        chars: list[str] = []
+        origin: list[int] = []
+        origin_end: list[int] = []
+        for token in sudachi.analyse(text).tokens:
+            # a symbol or an unknown word reads as itself
+            reading = token.reading if token.reading and token.reading != "キゴウ" else token.surface
+            for ch in to_hiragana(reading):
+                chars.append(ch)
+                origin.append(token.start)
+                origin_end.append(token.end)
+        return Reading("".join(chars), tuple(origin), tuple(origin_end))
+    return _kakasi_reading(text)
+
+
+def _kakasi_reading(text: str) -> Reading | None:
     converter = _kakasi()
     if converter is None:
         return None
@@ -163,9 +183,18 @@ def reading_of(text: str) -> Reading | None:
 
 @lru_cache(maxsize=4096)
 def word_reading(word: str) -> str | None:
-    """The hiragana reading of a listed word, or None without a dictionary."""
+    """The hiragana reading of a listed word, or None without a dictionary.
+    A single kanji read out of context is the dictionary's guess (撮 →
+    つまみ), so its reading is kept only when the analyser reads that kana
+    back as the same word (とびら → 扉)."""
     found = reading_of(word)
-    return None if found is None else found.text
+    if found is None:
+        return None
+    if len(word) == 1 and is_kanji(word):
+        from .ja import sudachi
+        if sudachi.available() and not any(t.normalised == word for t in sudachi.analyse(found.text).tokens):
+            return None
+    return found.text
 
 
 # ---------------------------------------------------------------- word variants

@@ -112,6 +112,10 @@ class Scenario(_Strict):
     characters: list[Character] = Field(default_factory=list, description="Characters. 登場人物")
     places: list[Place] = Field(default_factory=list, description="Places. 場所")
     intents: list[Intent] = Field(default_factory=list, description="Intents (topics). 話題")
+    leave_phrases: list[str] = Field(
+        default_factory=list,
+        description="Phrases of this world that mean leaving when the player ends a sentence with them in a "
+                    "committing form (店を出る → 店を出よう, 店を出ます). この世界で「立ち去る」を表す言い回し")
     scenes: list[Scene] = Field(default_factory=list, description="One scene per place, holding its lines. 場面")
 
 

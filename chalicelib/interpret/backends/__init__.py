@@ -4,7 +4,8 @@
 reads the ``BUTAI_*`` variables (default: ``lexical``):
 
 ================================  ====================================================
-``BUTAI_CLASSIFIER``              ``lexical`` | ``sagemaker`` | ``openai`` | ``transformers``
+``BUTAI_CLASSIFIER``              ``lexical`` | ``sagemaker`` | ``openai`` | ``transformers``, or
+                                  ``lexical+<model>``: the model only when lexical is unsure
 ``BUTAI_CLASSIFIER_TIMEOUT``      seconds per call (default 10)
 ``BUTAI_CONTEXT_LIMIT``           the model's context in tokens (default: from the server or model, else 8192)
 ``BUTAI_CLASSIFIER_LABELS``       ``letters`` | ``tokens`` (| ``auto`` for transformers)
@@ -25,7 +26,8 @@ from typing import Any, Mapping
 from .base import AnswerSheet, Backend, ModelBackend, chat_body, parse_chat_completion, probabilities_from_logprobs
 from .lexical import LexicalBackend
 
-BACKENDS = ("lexical", "sagemaker", "openai", "transformers")
+BACKENDS = ("lexical", "sagemaker", "openai", "transformers",
+            "lexical+sagemaker", "lexical+openai", "lexical+transformers")
 DEFAULT_BACKEND = "lexical"
 
 
@@ -35,6 +37,10 @@ def build_backend(name: str = DEFAULT_BACKEND, **settings: Any) -> Backend:
     ``client``; ``base_url``, ``model``, ``api_key``; ``model_path``, ``device``)."""
     name = (name or DEFAULT_BACKEND).strip().lower()
     settings = {k: v for k, v in settings.items() if v is not None}
+    if name.startswith("lexical+"):
+        # the embedded classifier, and the model only in its unsure band (backends/cascade.py)
+        from .cascade import CascadeBackend
+        return CascadeBackend(build_backend(name.split("+", 1)[1], **settings))
     if name == "lexical":
         settings.pop("timeout", None)
         settings.pop("context_limit", None)
@@ -62,14 +68,15 @@ def settings_from_env(environ: Mapping[str, str] | None = None, name: str | None
         settings["context_limit"] = int(env["BUTAI_CONTEXT_LIMIT"])
     if env.get("BUTAI_CLASSIFIER_LABELS"):
         settings["labels"] = env["BUTAI_CLASSIFIER_LABELS"]
-    if name == "sagemaker":
+    model = name.split("+", 1)[1] if name.startswith("lexical+") else name
+    if model == "sagemaker":
         settings["endpoint"] = env.get("BUTAI_SAGEMAKER_ENDPOINT", "")
         settings["model"] = env.get("BUTAI_SAGEMAKER_MODEL") or None
-    elif name == "openai":
+    elif model == "openai":
         settings["base_url"] = env.get("BUTAI_OPENAI_BASE_URL", "")
         settings["model"] = env.get("BUTAI_OPENAI_MODEL") or None
         settings["api_key"] = env.get("BUTAI_OPENAI_API_KEY") or None
-    elif name == "transformers":
+    elif model == "transformers":
         settings["model_path"] = env.get("BUTAI_TRANSFORMERS_MODEL", "")
         settings["device"] = env.get("BUTAI_TRANSFORMERS_DEVICE") or "auto"
     return name, settings

@@ -29,6 +29,9 @@ from typing import Any, Iterable
 
 from ...scenario.inputs import NONE
 from ..choices import NONE_ANSWER, ErrorKind, InterpretChoices, InterpretContext, Interpretation, Option
+from ..ja import analyse
+from ..confidence import is_unsure
+from ..related import IntentMeaning
 from ..cues import Place, SceneNames, clause_spans, explicit_moves, farewell
 from ..text import (TextForms, WordMatcher, is_content_char, is_hiragana, is_kanji, is_katakana, make_matcher, nfkc,
                     to_hiragana)
@@ -59,6 +62,9 @@ class Settings:
     position_bonus: float = 0.05      # at most this for the topic named last
     no_anchor_factor: float = 0.3     # similarity kept when an intent without words misses its anchors
     background_weight: float = 1.0    # how much a background (lines, opinions) occurrence counts against a unit
+    person_factor: float = 0.3        # a word about a person (お名前, 葵の名前, ママって名前): not the shop's
+    meaning_weight: float = 1.45      # score of a word near an intent's words in meaning: weight × cosine
+                                      #     (cosine 0.4 → 0.58, just over the threshold; a listed word scores 1.0)
 
 
 def _ngrams(folded: str, original: str, sizes: Iterable[int] = (2, 3)) -> set[str]:
@@ -112,6 +118,8 @@ class LexicalBackend:
         self._background_df: dict[str, int] = {}
         self._background_documents = 0
         self.names: SceneNames | None = None
+        self.meaning: IntentMeaning | None = None
+        self._other_sense = False
 
     # ---- preparation
 
@@ -121,6 +129,8 @@ class LexicalBackend:
         from ..choices import Option as _Option
         from ...scenario import PlayerInput
         self.names = SceneNames.of(scenario)
+        if self.meaning is None:
+            self.meaning = IntentMeaning.of(scenario)
         for intent in scenario.intents.values():
             self._profile(_Option("", PlayerInput.intent(intent.id), intent.description, tuple(intent.examples),
                                   tuple(intent.words)))
@@ -168,6 +178,7 @@ class LexicalBackend:
         best = 0.0
         last = 0
         distinct: set[str] = set()
+        hits = other_sense = 0
         for hit in self.matcher.hits(forms, option.words):
             word = nfkc(hit.word)
             # what the player wrote decides: 扉 is one character, とびら three
@@ -176,8 +187,14 @@ class LexicalBackend:
                 weight *= s.variant_factor
             if all(is_hiragana(c) for c in word):
                 weight *= s.hiragana_factor
-            if _foreign_compound(forms, hit.start, hit.end, word, profile):
+            if _foreign_compound(forms, hit.start, hit.end, word, profile) or \
+                    (forms.nfkc[hit.start:hit.end] == word and _token_modifier(forms, hit.start, hit.end, profile)):
                 weight *= s.compound_factor
+                other_sense += 1
+            elif self._about_person(forms.nfkc, hit.start):
+                weight *= s.person_factor
+                other_sense += 1
+            hits += 1
             if any(a <= hit.start < b for a, b in set_aside):
                 weight *= s.contrast_factor
             if weight <= 0:
@@ -187,7 +204,23 @@ class LexicalBackend:
             last = max(last, hit.end)
         if len(distinct) > 1:
             best += s.extra_word_bonus * (len(distinct) - 1)
+        # every hit in another sense: the shared n-grams are that other sense too
+        self._other_sense = hits > 0 and other_sense == hits
         return best, last
+
+    def _about_person(self, text: str, start: int) -> bool:
+        """Whether the word at `start` is said of a person: a character's name
+        with の / って / は before it (葵の名前, ママの本当の名前)."""
+        if self.names is None:
+            return False
+        before = text[max(0, start - 12):start]
+        for names in self.names.characters.values():
+            for name in names:
+                n = nfkc(name)
+                for tail in ("の", "って", "は", "の本当の", "ちゃんの", "さんの"):
+                    if before.endswith(n + tail):
+                        return True
+        return False
 
     def _similarity(self, units: set[str], profile: _Profile, set_aside_units: set[str]) -> float:
         mass = 0.0
@@ -212,7 +245,8 @@ class LexicalBackend:
         set_aside_units -= _ngrams(_cut(forms.folded, set_aside), _cut(forms.nfkc, set_aside))
         out: dict[str, float] = {}
         moves = self._moves(forms.nfkc, choices, context)
-        leaving = farewell(forms.nfkc)
+        leaving = farewell(forms.nfkc) or (self.names is not None and self.names.says_leaving(forms.nfkc))
+        related = {m.intent: m.cosine for m in self.meaning.matches(text)} if self.meaning is not None else {}
         for option in choices:
             if option.input.kind == "move":
                 out[option.token] = 2.0 if option.input.target in moves else 0.0
@@ -223,6 +257,8 @@ class LexicalBackend:
                 similarity = self._similarity(units, profile, set_aside_units)
                 if option.words:
                     word, last = self._word_score(forms, option, profile, set_aside)
+                    if self._other_sense:
+                        similarity *= s.person_factor
                     # later mention wins a tie (the point of a sentence comes last)
                     position = s.position_bonus * last / max(1, len(forms.nfkc)) if word else 0.0
                     out[option.token] = word + s.similarity_weight * similarity + position
@@ -232,6 +268,10 @@ class LexicalBackend:
                     if profile.anchors and not any(a in forms.folded for a in profile.anchors):
                         similarity *= s.no_anchor_factor
                     out[option.token] = s.no_words_similarity_weight * similarity
+                cosine = related.get(str(option.input), 0.0)
+                if cosine:
+                    # a word near this intent's words in meaning counts like a weaker listed word
+                    out[option.token] = max(out[option.token], s.meaning_weight * cosine + s.similarity_weight * similarity)
         return out
 
     def _moves(self, text: str, choices: InterpretChoices, context: InterpretContext | None) -> list[str]:
@@ -259,6 +299,8 @@ class LexicalBackend:
             result.scores = dict(scores)
             s = self.settings
             chosen = best >= s.threshold and (best - runner_up >= s.margin or best >= s.confident)
+            result.best, result.margin = best, best - runner_up
+            result.unsure = is_unsure(best, best - runner_up)
             result.scores[NONE_ANSWER] = 0.0 if chosen else max(self.settings.threshold, best)
             if chosen:
                 result.token = best_token
@@ -309,6 +351,34 @@ def _foreign_compound(forms: TextForms, start: int, end: int, word: str, profile
         before = text[start - 1]
         return is_hiragana(before) and before not in _PARTICLES
     return False
+
+
+def _token_modifier(forms: TextForms, start: int, end: int, profile: _Profile) -> bool:
+    """Whether a word hit of two or more characters only modifies the noun
+    glued after it (看板猫, 看板娘, 写真写り): Japanese compounds are
+    right-headed, so the compound is about its last noun.  Also a hit inside a
+    longer token that is another word (赤字 for 赤).  Compounds the intent's
+    own texts use (看板メニュー in the menu's examples) keep their sense."""
+    analysis = analyse(forms.nfkc)
+    if not analysis.tokens:
+        return False
+    index = analysis.index_at(start)
+    if index is None:
+        return False
+    token = analysis.tokens[index]
+    if token.start < start or token.end > end:
+        inner = forms.folded[token.start:token.end]
+        return end - start >= 2 and token.is_noun and inner not in profile.text
+    last = analysis.index_at(end - 1)
+    if last is None or last + 1 >= len(analysis.tokens):
+        return False
+    following = analysis.tokens[last + 1]
+    if not following.is_noun or following.pos[1:2] in (("固有名詞",), ("助動詞語幹",)) or following.start != end:
+        return False
+    if end - start < 2 or any(t.pos and t.pos[0] == "接尾辞" for t in (following,)):
+        return False
+    compound = forms.folded[start:following.end]
+    return compound not in profile.text
 
 
 def _set_aside_spans(text: str) -> list[tuple[int, int]]:

@@ -1,0 +1,56 @@
+"""SudachiPy (with the small dictionary from the package index) as butai's analyser.
+
+Split mode C (the longest units: 入り口, 血の池) so a token is a word an author
+would list.  The dictionary is read on first use (about 0.1-0.2 s); analyses
+are cached because a turn asks for the same text several times.
+"""
+from __future__ import annotations
+
+import threading
+from functools import lru_cache
+
+from .tokens import Analysis, Token
+
+_LOCK = threading.Lock()
+_TOKENIZER = None
+_MISSING = False
+
+
+def _tokenizer():
+    global _TOKENIZER, _MISSING
+    if _TOKENIZER is None and not _MISSING:
+        with _LOCK:
+            if _TOKENIZER is None and not _MISSING:
+                try:
+                    from sudachipy import Dictionary, SplitMode
+                    _TOKENIZER = Dictionary(dict="small").tokenizer(mode=SplitMode.C)
+                except Exception:      # not installed, or no dictionary package: interpretation goes on without
+                    _MISSING = True
+    return _TOKENIZER
+
+
+def available() -> bool:
+    return _tokenizer() is not None
+
+
+@lru_cache(maxsize=4096)
+def analyse(text: str) -> Analysis:
+    tokenizer = _tokenizer()
+    if tokenizer is None or not text:
+        return Analysis(text, ())
+    out = []
+    with _LOCK:                      # a SudachiPy tokenizer is not safe to share between threads
+        morphemes = tokenizer.tokenize(text)
+        for m in morphemes:
+            pos = tuple(p for p in m.part_of_speech()[:4] if p != "*")
+            conjugation = m.part_of_speech()[5]
+            out.append(Token(m.surface(), m.dictionary_form(), m.normalized_form(), m.reading_form(), pos,
+                             "" if conjugation == "*" else conjugation, m.begin(), m.end(), m.is_oov()))
+    return Analysis(text, tuple(out))
+
+
+class SudachiAnalyser:
+    name = "sudachi"
+
+    def analyse(self, text: str) -> Analysis:
+        return analyse(text)

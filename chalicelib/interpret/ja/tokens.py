@@ -1,0 +1,67 @@
+"""Typed tokens: what every analyser gives the rest of interpretation."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol, Sequence
+
+# Parts of speech (UniDic / Sudachi top level) that carry a topic.
+CONTENT_POS = ("名詞", "動詞", "形容詞", "形状詞")
+# Second-level parts of speech that do not, even under a content part of speech.
+_NOT_CONTENT_SUB = ("数詞", "非自立可能", "固有名詞?", "助動詞語幹")
+
+
+@dataclass(frozen=True)
+class Token:
+    surface: str          # as written (offsets index the analysed text)
+    lemma: str            # dictionary form: 飲もう → 飲む
+    normalised: str       # normalised form: 入口 → 入り口, おんがく → 音楽, ｲﾝｽﾀ → インスタ
+    reading: str          # katakana reading
+    pos: tuple[str, ...]  # part of speech, most general first: ("動詞", "一般", …)
+    conjugation: str      # conjugation form: 意志推量形, 連用形-促音便 … ("" when it does not inflect)
+    start: int
+    end: int
+    oov: bool = False     # not in the dictionary
+
+    @property
+    def is_content(self) -> bool:
+        """A noun, verb, adjective or adjectival noun that can name a topic
+        (not a number, pronoun, or a verb that mostly serves grammar: する, いる, ある)."""
+        if not self.pos or self.pos[0] not in CONTENT_POS:
+            return False
+        sub = self.pos[1] if len(self.pos) > 1 else ""
+        return sub not in ("数詞", "非自立可能", "助動詞語幹")
+
+    @property
+    def is_noun(self) -> bool:
+        return bool(self.pos) and self.pos[0] == "名詞" and (len(self.pos) < 2 or self.pos[1] != "数詞")
+
+
+@dataclass(frozen=True)
+class Analysis:
+    text: str
+    tokens: tuple[Token, ...]
+
+    def content(self) -> list[Token]:
+        return [t for t in self.tokens if t.is_content]
+
+    def at(self, position: int) -> Token | None:
+        for token in self.tokens:
+            if token.start <= position < token.end:
+                return token
+        return None
+
+    def index_at(self, position: int) -> int | None:
+        for i, token in enumerate(self.tokens):
+            if token.start <= position < token.end:
+                return i
+        return None
+
+
+class Analyser(Protocol):
+    name: str
+
+    def analyse(self, text: str) -> Analysis: ...
+
+
+def lemmas(tokens: Sequence[Token]) -> list[str]:
+    return [t.lemma for t in tokens]
