@@ -38,21 +38,55 @@ class SpeakRequest(_Strict):
 class ReplyRequest(_Strict):
     text: str = Field(min_length=1, max_length=REPLY_MAX, description="The player's answer.")
     to: str | None = Field(default=None, min_length=1, max_length=64,
-                           description="Scenario stages: the character the player addresses (tapped on the page).")
+                           description="Scenario stages: the character the player addresses (tapped on the page). "
+                                       "An id as the stage gave it: no control, format or private-use "
+                                       "characters, no surrounding spaces.")
     move: str | None = Field(default=None, min_length=1, max_length=64,
-                             description="Scenario stages: a destination button was tapped; move to this place.")
+                             description="Scenario stages: a destination button was tapped; move to this place. "
+                                         "A place id as the stage gave it: no control, format or private-use "
+                                         "characters, no surrounding spaces.")
 
     @field_validator("text")
     @classmethod
     def _not_blank(cls, value: str) -> str:
         return _require_visible(value)
 
+    @field_validator("to", "move")
+    @classmethod
+    def _an_id(cls, value: str | None) -> str | None:
+        return None if value is None else _require_id(value)
+
+
+# Characters that show nothing: spaces (Z*), controls (Cc), invisible format characters (Cf: U+200B,
+# U+2060, bidi marks …), lone surrogates (Cs) and private-use characters (Co).  Unassigned code points (Cn)
+# are not among them: a newer Unicode may give them a glyph.  The OpenAPI document writes the same sets as
+# patterns (``visible_pattern``, ``id_pattern``), so the published rule is this one.
+SPACE_CATEGORIES = frozenset({"Zs", "Zl", "Zp"})
+HIDDEN_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Co"})
+INVISIBLE_CATEGORIES = SPACE_CATEGORIES | HIDDEN_CATEGORIES
+
+
+def is_visible(char: str) -> bool:
+    return unicodedata.category(char) not in INVISIBLE_CATEGORIES
+
 
 def _require_visible(value: str) -> str:
     # Spaces, controls and invisible format characters (NUL, U+200B, U+2060 …) alone say nothing.
-    if not any(unicodedata.category(c)[0] not in ("Z", "C") for c in value):
+    if not any(is_visible(c) for c in value):
         raise ValueError("must not be blank")
     return value
+
+
+def _require_id(value: str) -> str:
+    """A character or place id sent back by the page.  Ids never hold controls or invisible characters and
+    never start or end with a space, so such a value is refused here, before anything is stored (it could
+    never name a place or a character, and the director must not be handed one).  Canonically equivalent
+    spellings (NFC) are the same id."""
+    if any(unicodedata.category(c) in HIDDEN_CATEGORIES for c in value):
+        raise ValueError("must not contain control, format or private-use characters")
+    if not is_visible(value[0]) or not is_visible(value[-1]):
+        raise ValueError("must not start or end with a space")
+    return unicodedata.normalize("NFC", value)
 
 
 class FetchRequest(_Strict):
