@@ -147,6 +147,22 @@ class Stage:
         """The current line and the recent log (replies stay unread)."""
         return StageView.model_validate(self._call("GET", None))
 
+    def expressions(self) -> tuple[list[str], str]:
+        """The expression keys the stage's character has images for, and the character's name.
+
+        Read from the character's public manifest next to its images (where the page loads them)."""
+        view = self.get_stage()
+        folder = view.current.fallback_image_url.rsplit("/", 1)[0]
+        try:
+            with self._opener.open(urllib.request.Request(f"{folder}/manifest.json", headers={
+                    "User-Agent": USER_AGENT}), timeout=self.timeout) as response:
+                manifest = json.loads(response.read())
+            keys = list(manifest["expressions"])
+        except (OSError, ValueError, KeyError, TypeError, http.client.HTTPException) as err:
+            raise ConnectionFailed(f"cannot read the expressions of {view.stage.character!r} ({err})",
+                                   folder) from None
+        return keys, view.stage.character_name
+
     def wait_for_replies(self, timeout: float | None = 60.0, interval: float = 2.0) -> list[Reply]:
         """Polls ``fetch_replies`` every ``interval`` seconds until there is at least one
         reply or ``timeout`` seconds have passed (``None``: no limit).  Returns the replies,

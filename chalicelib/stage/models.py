@@ -1,6 +1,7 @@
 """Request and response shapes of the agent protocol (also the OpenAPI source)."""
 from __future__ import annotations
 
+import functools
 import unicodedata
 from typing import Literal
 
@@ -64,6 +65,37 @@ class ReplyRequest(_Strict):
 SPACE_CATEGORIES = frozenset({"Zs", "Zl", "Zp"})
 HIDDEN_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Co"})
 INVISIBLE_CATEGORIES = SPACE_CATEGORIES | HIDDEN_CATEGORIES
+
+
+def _category_class(categories: frozenset[str]) -> str:
+    """A regex character class body (no brackets) of every assigned code point in ``categories``, written so
+    that Python's ``re``, ECMA-262 (JSON Schema) and Rust's regex read it alike: BMP code points as
+    ``\\uXXXX``, the others as themselves.  Surrogates are left out (not every engine takes them; a JSON
+    text cannot carry one unescaped, and ``_require_visible`` refuses them all the same)."""
+    def write(cp: int) -> str:
+        return f"\\u{cp:04X}" if cp <= 0xFFFF else chr(cp)
+    parts, start = [], None
+    for cp in range(0x110001):
+        inside = cp <= 0x10FFFF and unicodedata.category(chr(cp)) in categories - {"Cs"}
+        if inside and start is None:
+            start = cp
+        elif not inside and start is not None:
+            parts.append(write(start) if start == cp - 1 else f"{write(start)}-{write(cp - 1)}")
+            start = None
+    return "".join(parts)
+
+
+@functools.lru_cache(maxsize=1)
+def visible_pattern() -> str:
+    """JSON Schema ``pattern`` of a text that is not blank: at least one visible character."""
+    return f"[^{_category_class(INVISIBLE_CATEGORIES)}]"
+
+
+@functools.lru_cache(maxsize=1)
+def id_pattern() -> str:
+    """JSON Schema ``pattern`` of ``to`` / ``move``: no hidden character, no space at either end."""
+    edge, inner = _category_class(INVISIBLE_CATEGORIES), _category_class(HIDDEN_CATEGORIES)
+    return f"^[^{edge}]([^{inner}]*[^{edge}])?$"
 
 
 def is_visible(char: str) -> bool:
