@@ -48,20 +48,21 @@ UNROUTED: dict[str, Counter] = defaultdict(Counter)
 # ============================================================== strategies (symbolic, resolved in the test)
 
 
-INVISIBLE = {"Zs", "Zl", "Zp", "Cc", "Cf", "Cs", "Co"}
-HIDDEN = {"Cc", "Cf", "Cs", "Co"}
+def hidden(c: str) -> bool:
+    """docs/stage.md: controls, invisible format characters, surrogates, private-use characters of the BMP."""
+    category = unicodedata.category(c)
+    return category in ("Cc", "Cf", "Cs") or (category == "Co" and ord(c) <= 0xFFFF)
 
 
 def visible(text: str) -> bool:
-    """What docs/stage.md calls not blank: something besides spaces, controls, invisible format characters,
-    surrogates and private-use characters (an unassigned code point counts as visible)."""
-    return any(unicodedata.category(c) not in INVISIBLE for c in text)
+    """What docs/stage.md calls not blank: something besides spaces and hidden characters (an unassigned
+    code point counts as visible)."""
+    return any(not hidden(c) and unicodedata.category(c) not in ("Zs", "Zl", "Zp") for c in text)
 
 
 def id_ok(value) -> bool:
-    """`to` / `move` as docs/stage.md writes them: no control, format or private-use character, no
-    surrounding space."""
-    return (isinstance(value, str) and bool(value) and not any(unicodedata.category(c) in HIDDEN for c in value)
+    """`to` / `move` as docs/stage.md writes them: no hidden character, no surrounding space."""
+    return (isinstance(value, str) and bool(value) and not any(hidden(c) for c in value)
             and visible(value[0]) and visible(value[-1]))
 
 # Characters that break naive code: NUL and other controls, line and paragraph separators, BOM, zero-width
