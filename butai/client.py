@@ -29,7 +29,7 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Mapping
-from urllib.parse import quote, urlsplit
+from urllib.parse import quote, urljoin, urlsplit, urlunsplit
 
 from chalicelib.stage.models import Reply, SpeakResult, StageView
 
@@ -152,10 +152,13 @@ class Stage:
 
         Read from the character's public manifest next to its images (where the page loads them)."""
         view = self.get_stage()
-        folder = view.current.fallback_image_url.rsplit("/", 1)[0]
+        # Image URLs may be relative to the API's origin (the cloud serves both from one CloudFront origin).
+        folder = urljoin(self.api_url + "/", view.current.fallback_image_url).rsplit("/", 1)[0]
+        parts = urlsplit(f"{folder}/manifest.json")
+        url = urlunsplit(parts._replace(path=quote(parts.path, safe="/%")))
         try:
-            with self._opener.open(urllib.request.Request(f"{folder}/manifest.json", headers={
-                    "User-Agent": USER_AGENT}), timeout=self.timeout) as response:
+            with self._opener.open(urllib.request.Request(url, headers={"User-Agent": USER_AGENT}),
+                                   timeout=self.timeout) as response:
                 manifest = json.loads(response.read())
             keys = list(manifest["expressions"])
         except (OSError, ValueError, KeyError, TypeError, http.client.HTTPException) as err:
