@@ -3,12 +3,12 @@ method and lets ``handles_errors`` turn domain errors into JSON errors."""
 from chalice import Chalice, Response
 
 from chalicelib import context
-from chalicelib.errors import Unauthorized
+from chalicelib.errors import ApiError, Unauthorized
 from chalicelib.http import handles_errors, header, json_response, parse_body, query_int
 from chalicelib.openapi import document
 from chalicelib.stage.keys import bearer_token
 from chalicelib.stage.models import FetchRequest, ReplyRequest, SpeakRequest
-from chalicelib.stage.service import NotModified, etag
+from chalicelib.stage.service import AGENT, PLAYER, NotModified, etag
 
 app = Chalice(app_name="butai")
 # Chalice would answer other content types with its own error shape; taking
@@ -26,11 +26,22 @@ def _key():
     return key
 
 
+def _body(stage_id, key, model, role, optional=False):
+    # A write checks the key in its own guarded transaction (one request), so the key is not read
+    # first; but a request refused for its body must be refused for a wrong key first: only then is
+    # the stage read to tell which.
+    try:
+        return parse_body(app.current_request, model, optional=optional)
+    except ApiError:
+        context.get().stage.authenticate(stage_id, key, role)
+        raise
+
+
 @app.route("/stages/{stage_id}/speak", methods=["POST"], content_types=ANY_BODY)
 @handles_errors
 def speak(stage_id):
     key = _key()
-    body = parse_body(app.current_request, SpeakRequest)
+    body = _body(stage_id, key, SpeakRequest, AGENT)
     return json_response(200, context.get().stage.speak(stage_id, key, body))
 
 
@@ -38,7 +49,7 @@ def speak(stage_id):
 @handles_errors
 def reply(stage_id):
     key = _key()
-    body = parse_body(app.current_request, ReplyRequest)
+    body = _body(stage_id, key, ReplyRequest, PLAYER)
     # On a scenario stage the director answers at once and the answer carries the new view.
     return json_response(202, context.get().director.reply(stage_id, key, body))
 
@@ -47,7 +58,7 @@ def reply(stage_id):
 @handles_errors
 def fetch_replies(stage_id):
     key = _key()
-    body = parse_body(app.current_request, FetchRequest, optional=True)
+    body = _body(stage_id, key, FetchRequest, AGENT, optional=True)
     return json_response(200, context.get().stage.fetch_replies(stage_id, key, body.request_id))
 
 
@@ -64,8 +75,14 @@ def get_stage(stage_id):
 @app.route("/stages/{stage_id}/debug", methods=["GET"], content_types=ANY_BODY)
 @handles_errors
 def debug(stage_id):
-    limit = query_int(app.current_request, "limit", default=1)
-    return json_response(200, {"turns": context.get().director.debug(stage_id, _key(), limit)})
+    key = _key()
+    services = context.get()
+    try:
+        limit = query_int(app.current_request, "limit", default=1)
+    except ApiError:
+        services.stage.check_key(stage_id, key, agent_only=not services.director.players_see_debug)
+        raise
+    return json_response(200, {"turns": services.director.debug(stage_id, key, limit)})
 
 
 @app.route("/openapi.json", methods=["GET"], content_types=ANY_BODY)

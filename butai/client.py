@@ -29,7 +29,7 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Mapping
-from urllib.parse import quote, urlsplit
+from urllib.parse import quote, urljoin, urlsplit, urlunsplit
 
 from chalicelib.stage.models import Reply, SpeakResult, StageView
 
@@ -146,6 +146,25 @@ class Stage:
     def get_stage(self) -> StageView:
         """The current line and the recent log (replies stay unread)."""
         return StageView.model_validate(self._call("GET", None))
+
+    def expressions(self) -> tuple[list[str], str]:
+        """The expression keys the stage's character has images for, and the character's name.
+
+        Read from the character's public manifest next to its images (where the page loads them)."""
+        view = self.get_stage()
+        # Image URLs may be relative to the API's origin (the cloud serves both from one CloudFront origin).
+        folder = urljoin(self.api_url + "/", view.current.fallback_image_url).rsplit("/", 1)[0]
+        parts = urlsplit(f"{folder}/manifest.json")
+        url = urlunsplit(parts._replace(path=quote(parts.path, safe="/%")))
+        try:
+            with self._opener.open(urllib.request.Request(url, headers={"User-Agent": USER_AGENT}),
+                                   timeout=self.timeout) as response:
+                manifest = json.loads(response.read())
+            keys = list(manifest["expressions"])
+        except (OSError, ValueError, KeyError, TypeError, http.client.HTTPException) as err:
+            raise ConnectionFailed(f"cannot read the expressions of {view.stage.character!r} ({err})",
+                                   folder) from None
+        return keys, view.stage.character_name
 
     def wait_for_replies(self, timeout: float | None = 60.0, interval: float = 2.0) -> list[Reply]:
         """Polls ``fetch_replies`` every ``interval`` seconds until there is at least one

@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import functools
 import json
+import signal
 import sys
 import time
 
@@ -113,24 +114,60 @@ def _replies(args) -> int:
 
 
 def _watch(args) -> int:
+    from butai.client import new_request_id
     from butai.errors import ConnectionFailed, RateLimited, ServerError
     if args.interval <= 0:
         return _fail("--interval must be positive", CONFIG_EXIT)
     stage = _stage(args)
+    # Ctrl-C must stop the watch even when SIGINT was ignored by whoever started it (a background job
+    # of a non-interactive shell starts with SIGINT ignored, and Python then never raises
+    # KeyboardInterrupt): that was why a watch could outlive its Ctrl-C.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     print(f"butai: watching {stage.stage_id} for replies (Ctrl-C to stop)", file=sys.stderr, flush=True)
+    request_id, shown = None, set()
     try:
         while True:
+            # Each fetch carries its own request id until its replies are all printed: a fetch cut short
+            # by Ctrl-C (even a slow one: Ctrl-C does not wait for it) may have claimed replies whose
+            # answer never arrived, and the same id gets exactly those back.
+            request_id, shown = new_request_id(), set()
             try:
-                replies = stage.fetch_replies()
+                replies = stage.fetch_replies(request_id)
             except (ConnectionFailed, ServerError, RateLimited) as exc:
                 # Keep watching through a restart or a bad minute; the client already retried.
                 print(f"butai: {exc}; still watching", file=sys.stderr, flush=True)
                 replies = []
             for reply in replies:
-                print(reply.model_dump_json() if args.json else _line(reply), flush=True)
+                _show(reply, args.json)
+                shown.add(reply.id)
+            request_id = None
             time.sleep(args.interval)
     except KeyboardInterrupt:
+        if request_id is not None:
+            _recover(stage, request_id, shown, args.json)
         return 0
+
+
+def _recover(stage, request_id: str, shown: set[str], as_json: bool) -> None:
+    """After Ctrl-C during a fetch: print what that fetch claimed (and had not printed), or say how to."""
+    from butai.client import RetryPolicy, Stage
+    from butai.errors import ButaiError
+    quick = Stage(stage.api_url, stage.stage_id, stage.agent_key, timeout=5.0,
+                  retry=RetryPolicy(attempts=2, backoff=0.2))
+    try:
+        replies = quick.fetch_replies(request_id)
+    except (ButaiError, KeyboardInterrupt) as exc:
+        reason = "interrupted again" if isinstance(exc, KeyboardInterrupt) else str(exc)
+        print(f"butai: replies claimed by the interrupted fetch were not read back ({reason}); a fetch_replies "
+              f"with request_id {request_id!r} returns them", file=sys.stderr, flush=True)
+        return
+    for reply in replies:
+        if reply.id not in shown:
+            _show(reply, as_json)
+
+
+def _show(reply, as_json: bool) -> None:
+    print(reply.model_dump_json() if as_json else _line(reply), flush=True)
 
 
 def _line(reply) -> str:

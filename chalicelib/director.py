@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import threading
 import time
 from dataclasses import dataclass
@@ -20,6 +21,7 @@ from typing import Any, Callable
 
 from . import ids
 from .errors import NotFound, ValidationFailed
+from .http import transient
 from .interpret.interpreter import Interpreter
 from .scenario import ExitsNotice, GameRules, GameState, PlayerInput, load_scenario_text
 from .stage.models import LOG_LIMIT, ReplyAccepted, ReplyRequest
@@ -28,8 +30,11 @@ from .stage.store import AlreadyClaimed, LogRecord, ReplyRecord, StageRecord, St
 from .talk import Talker, TalkRequest
 
 SCENARIO_PREFIX = "scenarios/"
+# Shown to the player when a reply cannot be played at all (the debug view says why).
+UNPLAYABLE_NOTICE = "うまく受け取れませんでした。言い方を変えて、もう一度どうぞ。"
 RECENT_LINES = 6
 _TURN_ATTEMPTS = 8
+log_errors = logging.getLogger("butai.director")
 
 
 @dataclass
@@ -114,9 +119,16 @@ class Director:
     # -- turns ----------------------------------------------------------------------
     def reply(self, stage_id: str, key: str | None, request: ReplyRequest) -> ReplyAccepted:
         accepted = self.stages.reply(stage_id, key, request)
-        if self.stages.stage_kind(stage_id) != "scenario":
+        try:
+            if self.stages.stage_kind(stage_id) != "scenario":
+                return accepted
+            record, log = self.play(stage_id)
+        except Exception:  # noqa: BLE001 - the reply is stored: say so, never a 5xx after a write
+            # Only storage can fail here (a turn that cannot be played is answered with a notice, see
+            # play()).  The reply stays unread and the next reply's turn answers it first, so the
+            # player is told the truth (202: stored) and nothing is lost; the page polls on.
+            log_errors.exception("the turn after reply %s was not played; it stays unread", accepted.id)
             return accepted
-        record, log = self.play(stage_id)
         return accepted.model_copy(update={"view": self.stages.view(record, log)})
 
     def play(self, stage_id: str) -> tuple[StageRecord, list[LogRecord]]:
@@ -133,9 +145,22 @@ class Director:
         while pending and attempts < _TURN_ATTEMPTS * max(1, len(pending)):
             attempts += 1
             reply = pending[0]
-            write = self.turn(record, self.library.get(record.scenario), reply, log)
             try:
-                self.store.apply_turn(stage_id, write)
+                write = self.turn(record, self.library.get(record.scenario), reply, log)
+            except Exception as exc:  # noqa: BLE001 - see _unplayable
+                if transient(exc):
+                    raise
+                write = self._unplayable(record, reply, exc)
+            try:
+                try:
+                    self.store.apply_turn(stage_id, write)
+                except (AlreadyClaimed, StaleGame):
+                    raise
+                except Exception as exc:  # noqa: BLE001 - e.g. an item over DynamoDB's size limit
+                    if transient(exc) or write.turn is None or write.turn.get("unplayable"):
+                        raise
+                    write = self._unplayable(record, reply, exc)
+                    self.store.apply_turn(stage_id, write)
             except (AlreadyClaimed, StaleGame) as exc:
                 if isinstance(exc, AlreadyClaimed):
                     pending.pop(0)            # another handler answered it
@@ -150,6 +175,25 @@ class Director:
             log = self.store.recent_log(stage_id, LOG_LIMIT)
         return record, log
 
+    def _unplayable(self, record: StageRecord, reply: ReplyRecord, exc: Exception) -> TurnWrite:
+        """A reply that cannot be played, for whatever reason (a stored value the rules refuse, a bug, a
+        turn too large to write), is answered all the same: claimed, with a notice to the player and the
+        error in the turn's debug record, the game left as it was.  Otherwise the director would retry
+        it on every turn and the stage would be stuck behind it for good."""
+        log_errors.exception("reply %s cannot be played; answered with a notice", reply.id)
+        memory = json.loads(record.director or "{}") if _is_json_object(record.director) else {}
+        entry_id = self._new_id()
+        notice = LogRecord(id=entry_id, role="notice", text=UNPLAYABLE_NOTICE,
+                           created_at=ids.iso_from_ms(ids.id_time_ms(entry_id)))
+        turn = {"id": reply.id, "game": memory.get("game", 1), "text": reply.text, "to": reply.to,
+                "move": reply.move, "input": None, "addressee": None, "interpretation": {}, "lines": [],
+                "free_talk": None, "notices": [{"kind": "unplayable", "text": UNPLAYABLE_NOTICE}],
+                "errors": [f"unplayable: {type(exc).__name__}: {str(exc)[:300]}"], "unplayable": True,
+                "ms": {}}
+        return TurnWrite(expected_game_version=record.game_version,
+                         stage={"game_version": record.game_version + 1, "version": entry_id},
+                         entries=[notice], claim=reply.id, claim_id=f"turn-{reply.id}", turn=turn)
+
     def turn(self, record: StageRecord, loaded: LoadedScenario, reply: ReplyRecord,
              log: list[LogRecord] | None = None) -> TurnWrite:
         started = time.perf_counter()
@@ -161,8 +205,10 @@ class Director:
         if reply.to and to is None:
             errors.append(f"unknown addressee {reply.to!r} ignored")
         if reply.move:
-            chosen, addressee = PlayerInput.move(reply.move), to
-            if reply.move not in loaded.compiled.places:
+            addressee = to
+            if reply.move in loaded.compiled.places:
+                chosen = PlayerInput.move(reply.move)
+            else:
                 chosen = PlayerInput.none()
                 errors.append(f"unknown destination {reply.move!r}")
             interpretation = {"text": reply.text, "rule": "destination_button", "input": str(chosen),
@@ -295,6 +341,8 @@ class Director:
         turns = self.store.recent_turns(stage_id, None)
         cases, setup, game = [], [], None
         for turn in turns:
+            if turn.get("unplayable"):
+                continue              # nothing was understood or played: not a case
             if turn.get("game") != game:
                 game, setup = turn.get("game"), []
             case = {"id": f"play-{turn['id'][-8:].lower()}", "setup": list(setup), "text": turn["text"],
@@ -306,6 +354,13 @@ class Director:
             setup.append(turn["input"])
         return {"scenario": record.scenario.removeprefix(SCENARIO_PREFIX).rsplit("-", 1)[0] + ".json",
                 "cases": cases}
+
+
+def _is_json_object(text: str) -> bool:
+    try:
+        return isinstance(json.loads(text or "{}"), dict)
+    except ValueError:
+        return False
 
 
 def _applied(record: StageRecord, write: TurnWrite) -> StageRecord:

@@ -88,6 +88,8 @@ def _message(err: dict, field: str) -> str:
         return f"{field} must be at most {err['ctx']['max_length']} characters"
     if kind == "string_type":
         return f"{field} must be a string"
+    if kind == "value_error":
+        return f"{field} {err['ctx']['error']}"
     return f"{field}: {err['msg']}"
 
 

@@ -119,6 +119,30 @@ def parameters() -> dict:
             "Type": "Number", "Default": 3000, "MinValue": 0,
             "Description": "Requests one key may make in 5 minutes (WAF rate-based rule on the Authorization "
                            "header, us-east-1 stacks); 0 turns it off"},
+        "PerAddressRequestsPer5Min": {
+            "Type": "Number", "Default": 12000, "MinValue": 0,
+            "Description": "Requests one client IP address may make in 5 minutes, with or without a key (WAF "
+                           "rate-based rule at CloudFront); 0 turns it off"},
+        "FunctionReservedConcurrency": {
+            "Type": "Number", "Default": 20, "MinValue": 0,
+            "Description": "Concurrent executions reserved for (and the most allowed to) the API function, so "
+                           "one client cannot take the account's whole Lambda concurrency; 0 leaves it unset "
+                           "(accounts whose concurrency quota is below 120 must use 0)"},
+        "ApiAccessLogs": {
+            "Type": "String", "Default": "true", "AllowedValues": ["true", "false"],
+            "Description": "true: API Gateway writes an access log (CloudWatch Logs) and sets the account's API "
+                           "Gateway logging role, which that needs"},
+        "CloudFrontAccessLogs": {
+            "Type": "String", "Default": "true", "AllowedValues": ["true", "false"],
+            "Description": "true: CloudFront writes standard access logs to a bucket of this stack"},
+        "AccessLogRetentionDays": {
+            "Type": "Number", "Default": 90, "AllowedValues": [1, 3, 5, 7, 14, 30, 60, 90, 180, 365],
+            "Description": "Days the API and CloudFront access logs are kept"},
+        "EdgeWebAclArn": {
+            "Type": "String", "Default": "",
+            "Description": "Stacks outside us-east-1: the ARN of a CloudFront (us-east-1) web ACL to attach to "
+                           "the distribution (docs/deploy.md); empty: none. Ignored in us-east-1, where the "
+                           "stack makes its own"},
         "ApiThrottleBurstLimit": {
             "Type": "Number", "Default": 200, "MinValue": 1,
             "Description": "API Gateway burst (token bucket size), per method"},
@@ -159,41 +183,134 @@ def parameters() -> dict:
 
 
 PER_KEY_CONDITION = "PerKeyLimitOn"
+EDGE_ACL_CONDITION = "EdgeWebAclMade"           # us-east-1: the stack makes the CloudFront web ACL
+EDGE_ACL_GIVEN = "EdgeWebAclGiven"              # elsewhere: one made in us-east-1 is attached by ARN
+PER_KEY_REGIONAL = "PerKeyAtTheApi"
+PER_ADDRESS_CONDITION = "PerAddressLimitOn"
+RESERVED_CONCURRENCY = "ConcurrencyReserved"
+API_LOGS = "ApiAccessLogsOn"
+CLOUDFRONT_LOGS = "CloudFrontAccessLogsOn"
+# The header CloudFront adds to every request it sends to API Gateway; the API's web ACL lets through only
+# requests that carry it with the stack's secret, so the regional endpoint cannot be called directly.
+ORIGIN_HEADER = "x-butai-origin"
+ORIGIN_SECRET = "{{resolve:secretsmanager:${OriginSecret}:SecretString}}"
+
+
+def not_zero(parameter: str) -> dict:
+    return {"Fn::Not": [{"Fn::Equals": [ref(parameter), 0]}]}
 
 
 def conditions() -> dict:
+    in_us_east_1 = {"Fn::Equals": [ref("AWS::Region"), "us-east-1"]}
     return {CLASSIFIER_CONDITION: {"Fn::Equals": [ref("ClassifierEnabled"), "true"]},
             # A CloudFront web ACL can only be made in us-east-1.
-            PER_KEY_CONDITION: {"Fn::And": [{"Fn::Equals": [ref("AWS::Region"), "us-east-1"]},
-                                            {"Fn::Not": [{"Fn::Equals": [ref("PerKeyRequestsPer5Min"), 0]}]}]}}
+            EDGE_ACL_CONDITION: in_us_east_1,
+            EDGE_ACL_GIVEN: {"Fn::And": [{"Fn::Not": [in_us_east_1]},
+                                         {"Fn::Not": [{"Fn::Equals": [ref("EdgeWebAclArn"), ""]}]}]},
+            PER_KEY_CONDITION: not_zero("PerKeyRequestsPer5Min"),
+            # Outside us-east-1 the per-key rule lives on the API's own web ACL (the Authorization header
+            # reaches API Gateway unchanged); client addresses do not (API Gateway sees CloudFront's).
+            PER_KEY_REGIONAL: {"Fn::And": [{"Fn::Not": [in_us_east_1]}, {"Condition": PER_KEY_CONDITION}]},
+            PER_ADDRESS_CONDITION: not_zero("PerAddressRequestsPer5Min"),
+            RESERVED_CONCURRENCY: not_zero("FunctionReservedConcurrency"),
+            API_LOGS: {"Fn::Equals": [ref("ApiAccessLogs"), "true"]},
+            CLOUDFRONT_LOGS: {"Fn::Equals": [ref("CloudFrontAccessLogs"), "true"]}}
+
+
+RATE_LIMITED_BODY = {"rate-limited": {
+    "ContentType": "APPLICATION_JSON",
+    "Content": json.dumps({"error": {"code": "rate_limited", "message": "too many requests; retry shortly"}})}}
+
+
+def _rate_rule(name: str, priority: int, statement: dict) -> dict:
+    return {"Name": name, "Priority": priority,
+            "Action": {"Block": {"CustomResponse": {
+                "ResponseCode": 429, "CustomResponseBodyKey": "rate-limited",
+                "ResponseHeaders": [{"Name": "Retry-After", "Value": "60"}]}}},
+            "VisibilityConfig": {"SampledRequestsEnabled": True, "CloudWatchMetricsEnabled": True,
+                                 "MetricName": sub(f"${{AWS::StackName}}-{name}")},
+            "Statement": {"RateBasedStatement": statement}}
+
+
+def per_key_rule(priority: int) -> dict:
+    """Each stage key gets its own limit (API Gateway usage plans count API Gateway API keys, which
+    butai's bearer keys are not).  The app reads `Authorization` loosely (`bEaReR    <key>  `: scheme in
+    any case, spaces around the key), so the header is normalised before it is counted: runs of white
+    space become one space and letters lower case.  Lower-casing can only merge counts (of keys that
+    differ in case only, which are not both valid), never split one key's count into several."""
+    return _rate_rule("per-key", priority, {
+        "Limit": ref("PerKeyRequestsPer5Min"), "AggregateKeyType": "CUSTOM_KEYS",
+        "CustomKeys": [{"Header": {"Name": "authorization", "TextTransformations": [
+            {"Priority": 0, "Type": "COMPRESS_WHITE_SPACE"}, {"Priority": 1, "Type": "LOWERCASE"}]}}]})
+
+
+def per_address_rule(priority: int) -> dict:
+    """Every request counts against its client address too, key or no key: requests without
+    `Authorization` are not counted by the per-key rule, and random keys would each get a fresh count."""
+    return _rate_rule("per-address", priority, {"Limit": ref("PerAddressRequestsPer5Min"),
+                                                "AggregateKeyType": "IP"})
+
+
+def when(condition: str, value: Any) -> dict:
+    return {"Fn::If": [condition, value, ref("AWS::NoValue")]}
 
 
 def per_key_limit() -> dict:
-    """A WAF rate-based rule keyed on the Authorization header: each stage key gets its own limit
-    (API Gateway usage plans count API Gateway API keys, which butai's bearer keys are not)."""
+    """The CloudFront web ACL (us-east-1 stacks): per-key and per-address rate limits at the edge."""
     return {"PerKeyWebAcl": {
-        "Type": "AWS::WAFv2::WebACL", "Condition": PER_KEY_CONDITION,
+        "Type": "AWS::WAFv2::WebACL", "Condition": EDGE_ACL_CONDITION,
         "Properties": {
             "Scope": "CLOUDFRONT", "DefaultAction": {"Allow": {}},
             "VisibilityConfig": {"SampledRequestsEnabled": True, "CloudWatchMetricsEnabled": True,
                                  "MetricName": sub("${AWS::StackName}-web")},
-            "CustomResponseBodies": {"rate-limited": {
-                "ContentType": "APPLICATION_JSON",
-                "Content": json.dumps({"error": {"code": "rate_limited",
-                                                 "message": "too many requests for this key; retry shortly"}})}},
-            "Rules": [{
-                "Name": "per-key", "Priority": 0,
-                "Action": {"Block": {"CustomResponse": {
-                    "ResponseCode": 429, "CustomResponseBodyKey": "rate-limited",
-                    "ResponseHeaders": [{"Name": "Retry-After", "Value": "60"}]}}},
-                "VisibilityConfig": {"SampledRequestsEnabled": True, "CloudWatchMetricsEnabled": True,
-                                     "MetricName": sub("${AWS::StackName}-per-key")},
-                "Statement": {"RateBasedStatement": {
-                    "Limit": ref("PerKeyRequestsPer5Min"), "AggregateKeyType": "CUSTOM_KEYS",
-                    "CustomKeys": [{"Header": {"Name": "authorization",
-                                               "TextTransformations": [{"Priority": 0, "Type": "NONE"}]}}]}},
-            }],
+            "CustomResponseBodies": RATE_LIMITED_BODY,
+            "Rules": [when(PER_KEY_CONDITION, per_key_rule(0)), when(PER_ADDRESS_CONDITION, per_address_rule(1))],
         }}}
+
+
+def origin_lock() -> dict:
+    """Only CloudFront reaches the API: a secret made by the stack travels from CloudFront to API Gateway in
+    a custom origin header, and the API stage's regional web ACL blocks every request without it (direct
+    calls would skip the edge's rate limits and security headers).  API Gateway resource policies cannot
+    look at headers, and CloudFront publishes no fixed addresses to allow, hence WAF; the secret never
+    leaves AWS (a Secrets Manager value resolved by CloudFormation) and rotates with a stack update."""
+    return {
+        "OriginSecret": {
+            "Type": "AWS::SecretsManager::Secret",
+            "Properties": {
+                "Description": sub("butai ${AWS::StackName}: the header value CloudFront sends to API Gateway"),
+                "GenerateSecretString": {"PasswordLength": 48, "ExcludePunctuation": True}}},
+        "ApiWebAcl": {
+            "Type": "AWS::WAFv2::WebACL",
+            "Properties": {
+                "Scope": "REGIONAL",
+                "DefaultAction": {"Block": {"CustomResponse": {"ResponseCode": 403,
+                                                               "CustomResponseBodyKey": "not-through-cloudfront"}}},
+                "VisibilityConfig": {"SampledRequestsEnabled": True, "CloudWatchMetricsEnabled": True,
+                                     "MetricName": sub("${AWS::StackName}-api")},
+                "CustomResponseBodies": {**RATE_LIMITED_BODY, "not-through-cloudfront": {
+                    "ContentType": "APPLICATION_JSON",
+                    "Content": json.dumps({"error": {"code": "forbidden",
+                                                     "message": "call the API through its CloudFront URL"}})}},
+                "Rules": [
+                    when(PER_KEY_REGIONAL, per_key_rule(0)),
+                    {"Name": "through-cloudfront", "Priority": 1, "Action": {"Allow": {}},
+                     "VisibilityConfig": {"SampledRequestsEnabled": False, "CloudWatchMetricsEnabled": True,
+                                          "MetricName": sub("${AWS::StackName}-through-cloudfront")},
+                     "Statement": {"ByteMatchStatement": {
+                         "FieldToMatch": {"SingleHeader": {"Name": ORIGIN_HEADER}},
+                         "PositionalConstraint": "EXACTLY", "SearchString": sub(ORIGIN_SECRET),
+                         "TextTransformations": [{"Priority": 0, "Type": "NONE"}]}}},
+                ]}},
+        "ApiWebAclAssociation": {
+            "Type": "AWS::WAFv2::WebACLAssociation",
+            "Properties": {
+                # `RestAPI.Stage`: SAM's reference to the stage it makes, so the stage exists first.
+                "ResourceArn": {"Fn::Join": ["", [
+                    sub(f"arn:${{AWS::Partition}}:apigateway:${{AWS::Region}}::/restapis/${{{REST_API}}}/stages/"),
+                    ref(f"{REST_API}.Stage")]]},
+                "WebACLArn": getatt("ApiWebAcl", "Arn")}},
+    }
 
 
 def rules() -> dict:
@@ -251,7 +368,10 @@ def function_policy() -> dict:
 
 def function_resources() -> dict:
     return {
-        FUNCTION: {"Properties": {"Environment": {"Variables": function_environment()}}},
+        FUNCTION: {"Properties": {
+            "Environment": {"Variables": function_environment()},
+            "ReservedConcurrentExecutions": {"Fn::If": [RESERVED_CONCURRENCY, ref("FunctionReservedConcurrency"),
+                                                        ref("AWS::NoValue")]}}},
         FUNCTION_ROLE: {"Properties": {"Policies": [function_policy()]}},
         # The log group exists before the first invocation, with a retention,
         # so the function needs no logs:CreateLogGroup and no logs:* on "*".
@@ -295,8 +415,19 @@ def gateway_responses() -> dict:
     return out
 
 
+# One JSON line per request: who (address, key-less: the Authorization header is never logged), what, the
+# answer, and the ids to find the Lambda's own log lines.
+API_ACCESS_LOG_FORMAT = json.dumps({
+    "requestId": "$context.requestId", "extendedRequestId": "$context.extendedRequestId",
+    "ip": "$context.identity.sourceIp", "userAgent": "$context.identity.userAgent",
+    "time": "$context.requestTimeEpoch", "method": "$context.httpMethod", "path": "$context.path",
+    "status": "$context.status", "responseLength": "$context.responseLength",
+    "latencyMs": "$context.responseLatency", "integrationStatus": "$context.integration.status",
+    "waf": "$context.waf.status", "error": "$context.error.responseType"}, separators=(",", ":"))
+
+
 def api_resources() -> dict:
-    return {**gateway_responses(), REST_API: {"Properties": {
+    return {**gateway_responses(), **origin_lock(), **api_access_log_resources(), REST_API: {"Properties": {
         # CloudFront is the edge; an edge-optimised API would put a second
         # CloudFront distribution behind the first.
         "EndpointConfiguration": "REGIONAL",
@@ -305,7 +436,32 @@ def api_resources() -> dict:
             "ThrottlingRateLimit": ref("ApiThrottleRateLimit"),
             "ThrottlingBurstLimit": ref("ApiThrottleBurstLimit"),
         }],
+        "AccessLogSetting": when(API_LOGS, {"DestinationArn": getatt("ApiAccessLogGroup", "Arn"),
+                                            "Format": API_ACCESS_LOG_FORMAT}),
     }}}
+
+
+def api_access_log_resources() -> dict:
+    on = {"Condition": API_LOGS}
+    return {
+        "ApiAccessLogGroup": {
+            **on, "Type": "AWS::Logs::LogGroup", "DeletionPolicy": "Retain", "UpdateReplacePolicy": "Retain",
+            "Properties": {"LogGroupName": sub("/butai/${AWS::StackName}/api-access"),
+                           "RetentionInDays": ref("AccessLogRetentionDays")}},
+        # API Gateway writes logs with one role per account and region (an account setting).
+        "ApiGatewayLogsRole": {
+            **on, "Type": "AWS::IAM::Role",
+            "Properties": {
+                "AssumeRolePolicyDocument": {"Version": "2012-10-17", "Statement": [{
+                    "Effect": "Allow", "Principal": {"Service": "apigateway.amazonaws.com"},
+                    "Action": "sts:AssumeRole",
+                    "Condition": {"StringEquals": {"aws:SourceAccount": ref("AWS::AccountId")}}}]},
+                "ManagedPolicyArns": [sub("arn:${AWS::Partition}:iam::aws:policy/service-role/"
+                                          "AmazonAPIGatewayPushToCloudWatchLogs")]}},
+        "ApiGatewayAccount": {
+            **on, "Type": "AWS::ApiGateway::Account",
+            "Properties": {"CloudWatchRoleArn": getatt("ApiGatewayLogsRole", "Arn")}},
+    }
 
 
 # ---------------------------------------------------------------- page, images, CloudFront
@@ -338,6 +494,21 @@ def web_resources() -> dict:
                      "Resource": [getatt("AssetsBucket", "Arn"), bucket_objects("*")],
                      "Condition": {"Bool": {"aws:SecureTransport": "false"}}},
                 ]}}},
+        "AccessLogsBucket": {
+            "Type": "AWS::S3::Bucket", "Condition": CLOUDFRONT_LOGS,
+            "DeletionPolicy": "Retain", "UpdateReplacePolicy": "Retain",
+            "Properties": {
+                "PublicAccessBlockConfiguration": {
+                    "BlockPublicAcls": True, "BlockPublicPolicy": True,
+                    "IgnorePublicAcls": True, "RestrictPublicBuckets": True},
+                "BucketEncryption": {"ServerSideEncryptionConfiguration": [{
+                    "ServerSideEncryptionByDefault": {"SSEAlgorithm": "AES256"}}]},
+                # CloudFront's standard logs are written with an ACL (awslogsdelivery), so ACLs stay on here.
+                "OwnershipControls": {"Rules": [{"ObjectOwnership": "BucketOwnerPreferred"}]},
+                "LifecycleConfiguration": {"Rules": [{
+                    "Id": "expire-access-logs", "Status": "Enabled",
+                    "ExpirationInDays": ref("AccessLogRetentionDays")}]},
+            }},
         "AssetsOriginAccessControl": {
             "Type": "AWS::CloudFront::OriginAccessControl",
             "Properties": {"OriginAccessControlConfig": {
@@ -365,7 +536,10 @@ def web_resources() -> dict:
             "Properties": {"DistributionConfig": {
                 "Enabled": True,
                 "Comment": sub("butai ${StageName} (${AWS::StackName})"),
-                "WebACLId": {"Fn::If": [PER_KEY_CONDITION, getatt("PerKeyWebAcl", "Arn"), ref("AWS::NoValue")]},
+                "WebACLId": {"Fn::If": [EDGE_ACL_CONDITION, getatt("PerKeyWebAcl", "Arn"),
+                                        {"Fn::If": [EDGE_ACL_GIVEN, ref("EdgeWebAclArn"), ref("AWS::NoValue")]}]},
+                "Logging": when(CLOUDFRONT_LOGS, {"Bucket": getatt("AccessLogsBucket", "RegionalDomainName"),
+                                                  "Prefix": "cloudfront/", "IncludeCookies": False}),
                 "HttpVersion": "http2and3",
                 "IPV6Enabled": True,
                 # PriceClass_200 includes the Japanese edge locations.
@@ -378,6 +552,7 @@ def web_resources() -> dict:
                      "OriginAccessControlId": getatt("AssetsOriginAccessControl", "Id")},
                     {"Id": "api", "DomainName": sub(f"${{{REST_API}}}.execute-api.${{AWS::Region}}.${{AWS::URLSuffix}}"),
                      "OriginPath": f"/{API_GATEWAY_STAGE}",
+                     "OriginCustomHeaders": [{"HeaderName": ORIGIN_HEADER, "HeaderValue": sub(ORIGIN_SECRET)}],
                      "CustomOriginConfig": {"OriginProtocolPolicy": "https-only", "HTTPSPort": 443,
                                             "OriginSSLProtocols": ["TLSv1.2"]}},
                 ],

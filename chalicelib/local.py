@@ -64,15 +64,53 @@ class InFlight:
             return self._cond.wait_for(lambda: self._active == 0, timeout)
 
 
+# What the page needs from the bucket; nothing else there (scenarios, manifests of other things) is served.
+ASSET_PAGES = ("index.html", "app.js", "style.css")
+ASSET_PREFIXES = ("characters/",)
+# Connections waiting to be accepted: the default of 5 reset bursts of concurrent fetches.
+LISTEN_BACKLOG = 1024
+
+
+class _Server(ThreadedHTTPServer):
+    request_queue_size = LISTEN_BACKLOG
+
+
 def _handler_class(settings: Settings, limiter: TokenBuckets | None, in_flight: InFlight, routes: dict):
     s3 = aws.client("s3", settings)
     matcher = RouteMatcher(list(routes))
 
     class Handler(ChaliceRequestHandler):
+        # No Python version in `Server`: it tells a caller nothing useful but what to attack.
+        server_version = "butai"
+        sys_version = ""
+
+        def version_string(self) -> str:
+            return self.server_version
+
         def log_message(self, format, *args):  # noqa: A002 - keys travel in headers, but keep logs quiet
             pass
 
+        def __getattr__(self, name: str):
+            # http.server answers a method it has no do_<METHOD> for (TRACE, CONNECT, anything) with an
+            # HTML 501; every method goes through _route instead, which answers JSON.
+            if name.startswith("do_"):
+                return self._generic_handle
+            raise AttributeError(name)
+
+        def end_headers(self) -> None:
+            if not any(b"x-content-type-options:" in line.lower() for line in getattr(self, "_headers_buffer", [])):
+                self.send_header("X-Content-Type-Options", "nosniff")
+            super().end_headers()
+
         def _generic_handle(self) -> None:
+            problem = self._framing_problem()
+            if problem is not None:
+                # Answered, not dropped; the connection is closed because the body cannot be delimited.
+                self.close_connection = True
+                field, message = problem
+                body = json.dumps({"error": {"code": "invalid_request", "message": message, "field": field}})
+                return self._send_http_response(400, {"Content-Type": "application/json", "Connection": "close"},
+                                                body.encode())
             if not in_flight.enter():
                 # Shutting down: refuse (nothing done) rather than half-serve; the client may retry.
                 self.close_connection = True
@@ -103,6 +141,14 @@ def _handler_class(settings: Settings, limiter: TokenBuckets | None, in_flight: 
                 return super()._generic_handle()
             self._serve_asset(path)
 
+        def _framing_problem(self) -> tuple[str, str] | None:
+            length = self.headers.get("Content-Length")
+            if length is not None and not (length.strip().isascii() and length.strip().isdigit()):
+                return "Content-Length", "Content-Length must be a whole number of bytes"
+            if "\x00" in self.path or "\x00" in unquote(urlsplit(self.path).path):
+                return "path", "the path must not contain NUL"
+            return None
+
         def _caller(self) -> str:
             # The key's hash, never the key itself; callers without a key share their address's bucket.
             token = bearer_token(self.headers.get("Authorization"))
@@ -113,6 +159,9 @@ def _handler_class(settings: Settings, limiter: TokenBuckets | None, in_flight: 
             if length:
                 self.rfile.read(length)
             body = json.dumps({"error": {"code": code, "message": message}}).encode()
+            if self.command == "HEAD":
+                return self._send_http_response_no_body(status, {"Content-Type": "application/json",
+                                                                 **(headers or {})})
             self._send_http_response(status, {"Content-Type": "application/json", **(headers or {})}, body)
 
         def _too_many(self, wait: float) -> None:
@@ -127,8 +176,11 @@ def _handler_class(settings: Settings, limiter: TokenBuckets | None, in_flight: 
 
         def _serve_asset(self, path: str) -> None:
             if self.command not in ("GET", "HEAD"):
-                return self._send_http_response(405, {"Allow": "GET, HEAD"}, b"")
+                return self._json_error(405, "method_not_allowed", f"{self.command} is not allowed here",
+                                        {"Allow": "GET, HEAD"})
             key = unquote(path.lstrip("/")) or "index.html"
+            if key not in ASSET_PAGES and not key.startswith(ASSET_PREFIXES):
+                return self._send_http_response(404, {"Content-Type": "text/plain; charset=utf-8"}, b"not found")
             try:
                 obj = s3.get_object(Bucket=settings.bucket, Key=key)
             except s3.exceptions.NoSuchKey:
@@ -186,7 +238,7 @@ class LocalRuntime:
         handler = _handler_class(self.settings, TokenBuckets(rate, burst) if rate > 0 else None, self._in_flight,
                                  app.routes)
         config = Config(chalice_stage="local", config_from_disk={})
-        self._http = ThreadedHTTPServer((self.host, self.port),
+        self._http = _Server((self.host, self.port),
                                         lambda *a: handler(*a, app_object=app, config=config))
         self.port = self._http.server_address[1]
         self.api_url = f"http://{self.host}:{self.port}"
@@ -258,9 +310,13 @@ def load_app():
     return app
 
 
-def write_json_atomic(path: Path, data: dict) -> None:
+def write_json_atomic(path: Path, data: dict, mode: int = 0o600) -> None:
+    """Writes ``path`` whole or not at all, readable by its owner only (local.json holds keys in plain text)."""
     tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(data, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
+    os.fchmod(fd, mode)   # O_CREAT's mode does not apply to a file left over from an earlier run
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        fh.write(json.dumps(data, ensure_ascii=False, indent=2) + "\n")
     os.replace(tmp, path)
 
 

@@ -38,6 +38,9 @@ class _SerializedApp:
         self.bypass_token = secrets.token_hex(16)
 
     def __call__(self, environ, start_response):
+        if _from_a_browser(environ):
+            start_response("403 Forbidden", [("Content-Type", "application/json")])
+            return [b'{"error":{"code":"forbidden","message":"the local AWS serves signed SDK requests only"}}']
         if environ.get("HTTP_X_BUTAI_SNAPSHOT") == self.bypass_token:
             return self.app(environ, start_response)
         with self.lock:
@@ -47,6 +50,18 @@ class _SerializedApp:
                     self.s3_dirty.set()
             # moto builds the whole body before returning, so the lock covers the work.
             return list(self.app(environ, start_response))
+
+
+def _from_a_browser(environ) -> bool:
+    """The local AWS listens on 127.0.0.1 without credentials, so any web page the player opens could
+    send it requests (a form post or a no-cors fetch needs no CORS permission).  Browsers always say where
+    such a request comes from (`Origin`), preflight with OPTIONS, and cannot sign: the SDK's requests
+    carry a SigV4 signature and no `Origin`, so everything else is refused."""
+    if environ.get("HTTP_ORIGIN") is not None or environ.get("REQUEST_METHOD") == "OPTIONS":
+        return True
+    signed = environ.get("HTTP_AUTHORIZATION", "").startswith("AWS4-HMAC-SHA256 ")
+    presigned = "X-Amz-Signature=" in environ.get("QUERY_STRING", "")
+    return not (signed or presigned)
 
 
 def _is_write(environ) -> bool:

@@ -17,7 +17,7 @@ from pydantic import BaseModel
 from . import errors
 from .stage.expressions import BASIC, FALLBACK
 from .stage.models import (BODY_MAX_BYTES, LOG_LIMIT, DebugTurns, ErrorBody, FetchRequest, Reply, ReplyAccepted,
-                           ReplyRequest, SpeakRequest, SpeakResult, StageView)
+                           ReplyRequest, SpeakRequest, SpeakResult, StageView, id_pattern, visible_pattern)
 
 OPENAPI_VERSION = "3.1.0"
 API_VERSION = "1.0"
@@ -35,14 +35,18 @@ ERROR_MEANINGS = {
     400: "The request is invalid (`invalid_request`, `invalid_json`); `field` names the culprit.",
     401: "No key, or not this stage's key (`missing_key`, `wrong_key`).",
     403: "The stage's other key was sent (`agent_key_required`, `player_key_required`).",
-    404: "No such stage (`stage_not_found`).",
+    404: "No such stage (`stage_not_found`), or no such route (`not_found`).",
+    405: "The path exists but not with this method (`method_not_allowed`); `Allow` lists the methods.",
     409: "The request_id was already used for a different line (`request_id_reused`).",
     413: f"The body is larger than {BODY_MAX_BYTES} bytes (`payload_too_large`).",
     415: "The body was not sent as application/json (`unsupported_media_type`).",
+    429: "Too many requests from this key or address (`rate_limited`); retry after `Retry-After` seconds.",
     500: "An unexpected error (`internal`); safe to retry a speak with the same request_id.",
     503: "Temporarily unavailable (`unavailable`); retry with backoff, honouring Retry-After.",
 }
 ALWAYS = (500, 503)
+# Answered before any route's code runs (the local runtime; API Gateway, CloudFront and WAF in the cloud).
+EVERYWHERE = (405, 429)
 
 
 @dataclass(frozen=True)
@@ -57,6 +61,7 @@ class Operation:
     errors: tuple[int, ...]
     request: type[BaseModel] | None = None
     extra: dict = field(default_factory=dict)
+    body_required: bool = True
 
 
 def _ref(model: type[BaseModel]) -> dict:
@@ -87,7 +92,7 @@ OPERATIONS: dict[tuple[str, str], Operation] = {
         "The body is optional; with a `request_id`, a retry of the same call returns the replies that call "
         "claimed (so an answer lost on the way loses no reply) and claims nothing new.",
         AGENT, 200, "The new replies (possibly none).", {"type": "array", "items": _ref(Reply)},
-        (400, 401, 403, 404, 413, 415), FetchRequest),
+        (400, 401, 403, 404, 413, 415), FetchRequest, body_required=False),
     ("GET", "/stages/{stage_id}"): Operation(
         "get_stage", "What the stage shows (agent or player)",
         f"The current line and the last {LOG_LIMIT} log entries, oldest first. Send the ETag back in "
@@ -132,7 +137,19 @@ def schemas() -> dict[str, Any]:
             for name, sub in schema.pop("$defs", {}).items():
                 out.setdefault(name, sub)
             out[model.__name__] = schema
+    _write_text_rules(out)
     return out
+
+
+def _write_text_rules(out: dict[str, Any]) -> None:
+    """The rules the models check in code (not blank; what an id may hold) as JSON Schema patterns, so the
+    published contract is the one enforced."""
+    for model in ("SpeakRequest", "ReplyRequest"):
+        out[model]["properties"]["text"]["pattern"] = visible_pattern()
+    for name in ("to", "move"):
+        for option in out["ReplyRequest"]["properties"][name]["anyOf"]:
+            if option.get("type") == "string":
+                option["pattern"] = id_pattern()
 
 
 def _error_response(status: int) -> dict:
@@ -154,7 +171,7 @@ def _operation(method: str, path: str, entry) -> dict:
         success["headers"] = op.extra["success_headers"]
     responses: dict[str, Any] = {str(op.success_status): success}
     responses.update(op.extra.get("responses", {}))
-    statuses = set(op.errors) | (set(ALWAYS) if op.key != NONE else {500})
+    statuses = set(op.errors) | set(EVERYWHERE) | (set(ALWAYS) if op.key != NONE else {500})
     for status in sorted(statuses):
         responses[str(status)] = _error_response(status)
     params = [dict(STAGE_ID) if name == "stage_id" else
@@ -168,7 +185,7 @@ def _operation(method: str, path: str, entry) -> dict:
     if params:
         out["parameters"] = params
     if op.request is not None:
-        out["requestBody"] = {"required": True,
+        out["requestBody"] = {"required": op.body_required,
                               "content": {"application/json": {"schema": _ref(op.request)}}}
     return out
 

@@ -64,7 +64,9 @@
     if (api) {
       var u;
       try { u = new URL(api, location.href); } catch (e) { return null; }
-      if (u.protocol !== "https:" && u.protocol !== "http:") return null;
+      // Only a path on the page's own origin: the player key must never travel to another origin
+      // (the Content-Security-Policy's connect-src 'self' would also block it).
+      if (u.origin !== location.origin) return null;
       base = u.origin + u.pathname;
     }
     base = base.replace(/\/+$/, "");

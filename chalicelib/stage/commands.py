@@ -89,6 +89,12 @@ def find_stage(service, name_or_id: str):
 
 def _create(args) -> int:
     services, settings, local = _services(args.aws)
+    # Names are how people (and `butai stage reset/rotate-keys`, the agent tools) pick a stage: one per name.
+    taken = next((s for s in services.stage.list_stages() if s.name == args.name), None)
+    if taken is not None:
+        print(f"butai: a stage named {args.name!r} already exists ({taken.stage_id}); pick another name",
+              file=sys.stderr)
+        return 1
     try:
         if args.scenario is not None:
             from ..scenario import ScenarioError

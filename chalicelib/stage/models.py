@@ -1,6 +1,7 @@
 """Request and response shapes of the agent protocol (also the OpenAPI source)."""
 from __future__ import annotations
 
+import functools
 import unicodedata
 from typing import Literal
 
@@ -38,21 +39,93 @@ class SpeakRequest(_Strict):
 class ReplyRequest(_Strict):
     text: str = Field(min_length=1, max_length=REPLY_MAX, description="The player's answer.")
     to: str | None = Field(default=None, min_length=1, max_length=64,
-                           description="Scenario stages: the character the player addresses (tapped on the page).")
+                           description="Scenario stages: the character the player addresses (tapped on the page). "
+                                       "An id as the stage gave it: no control, format or private-use "
+                                       "characters, no surrounding spaces.")
     move: str | None = Field(default=None, min_length=1, max_length=64,
-                             description="Scenario stages: a destination button was tapped; move to this place.")
+                             description="Scenario stages: a destination button was tapped; move to this place. "
+                                         "A place id as the stage gave it: no control, format or private-use "
+                                         "characters, no surrounding spaces.")
 
     @field_validator("text")
     @classmethod
     def _not_blank(cls, value: str) -> str:
         return _require_visible(value)
 
+    @field_validator("to", "move")
+    @classmethod
+    def _an_id(cls, value: str | None) -> str | None:
+        return None if value is None else _require_id(value)
+
+
+# Characters that show nothing: spaces (Z*), controls (Cc), invisible format characters (Cf: U+200B,
+# U+2060, bidi marks …), lone surrogates (Cs) and the private-use characters of the BMP (Co, U+E000–U+F8FF).
+# Unassigned code points are not among them (a newer Unicode may give them a glyph), nor are the
+# supplementary private-use planes 15–16: nobody types them, and leaving them out keeps the published
+# pattern one that test generators can draw from (listing 131,000 more characters made each draw slow).
+# The OpenAPI document writes the same sets as patterns (``visible_pattern``, ``id_pattern``), so the
+# published rule is this one.
+SPACE_CATEGORIES = frozenset({"Zs", "Zl", "Zp"})
+HIDDEN_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Co"})
+
+
+def is_hidden(char: str) -> bool:
+    category = unicodedata.category(char)
+    return category in HIDDEN_CATEGORIES and (category != "Co" or char <= "\uffff")
+
+
+def is_visible(char: str) -> bool:
+    return not is_hidden(char) and unicodedata.category(char) not in SPACE_CATEGORIES
+
+
+def _class_of(test) -> str:
+    """A regex character class body (no brackets) of every code point ``test`` holds for, written so that
+    Python's ``re``, ECMA-262 (JSON Schema) and Rust's regex read it alike: BMP code points as
+    ``\\uXXXX``, the others as themselves.  Surrogates are left out (not every engine takes them; a JSON
+    text cannot carry one unescaped, and the validators refuse them all the same)."""
+    def write(cp: int) -> str:
+        return f"\\u{cp:04X}" if cp <= 0xFFFF else chr(cp)
+    parts, start = [], None
+    for cp in range(0x110001):
+        inside = cp <= 0x10FFFF and not 0xD800 <= cp <= 0xDFFF and test(chr(cp))
+        if inside and start is None:
+            start = cp
+        elif not inside and start is not None:
+            parts.append(write(start) if start == cp - 1 else f"{write(start)}-{write(cp - 1)}")
+            start = None
+    return "".join(parts)
+
+
+@functools.lru_cache(maxsize=1)
+def visible_pattern() -> str:
+    """JSON Schema ``pattern`` of a text that is not blank: at least one visible character."""
+    return f"[^{_class_of(lambda c: not is_visible(c))}]"
+
+
+@functools.lru_cache(maxsize=1)
+def id_pattern() -> str:
+    """JSON Schema ``pattern`` of ``to`` / ``move``: no hidden character, no space at either end."""
+    edge, inner = _class_of(lambda c: not is_visible(c)), _class_of(is_hidden)
+    return f"^[^{edge}]([^{inner}]*[^{edge}])?$"
+
 
 def _require_visible(value: str) -> str:
     # Spaces, controls and invisible format characters (NUL, U+200B, U+2060 …) alone say nothing.
-    if not any(unicodedata.category(c)[0] not in ("Z", "C") for c in value):
+    if not any(is_visible(c) for c in value):
         raise ValueError("must not be blank")
     return value
+
+
+def _require_id(value: str) -> str:
+    """A character or place id sent back by the page.  Ids never hold controls or invisible characters and
+    never start or end with a space, so such a value is refused here, before anything is stored (it could
+    never name a place or a character, and the director must not be handed one).  Canonically equivalent
+    spellings (NFC) are the same id."""
+    if any(is_hidden(c) for c in value):
+        raise ValueError("must not contain control, format or private-use characters")
+    if not is_visible(value[0]) or not is_visible(value[-1]):
+        raise ValueError("must not start or end with a space")
+    return unicodedata.normalize("NFC", value)
 
 
 class FetchRequest(_Strict):

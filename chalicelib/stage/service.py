@@ -212,6 +212,18 @@ class StageService:
             raise self._auth_error(stage, key, AGENT if agent_only else None)
         return stage
 
+    def authenticate(self, stage_id: str, key: str | None, role: str) -> None:
+        """Raises the error a request with this key would get on a route for ``role`` (AGENT or PLAYER).
+
+        The routes call it only when the request is about to be refused for another reason (a bad body
+        or query): authentication comes first, so a caller without the right key learns nothing about
+        what a valid request looks like, while a valid request still costs one guarded write."""
+        token = self._require_key(key)
+        _known_shape(stage_id)
+        stage = self.store.get_stage(stage_id)
+        if stage is None or not keys.same_hash(getattr(stage, role), keys.hash_key(token)):
+            raise self._auth_error(stage, key, role)
+
     # -- helpers ----------------------------------------------------------------
     def _require_key(self, key: str | None) -> str:
         if not key:

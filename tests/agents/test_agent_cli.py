@@ -121,3 +121,91 @@ def test_watch_prints_replies_as_they_come_and_exits_0_on_ctrl_c(fresh_stage):
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+def _ignore_sigint():
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def test_watch_stops_on_ctrl_c_even_when_started_with_sigint_ignored(fresh_stage):
+    """The cause of a watch that outlived its Ctrl-C: a background job of a non-interactive shell (`make test
+    &` beside another run) starts with SIGINT ignored, Python then installs no KeyboardInterrupt, and the
+    child inherits that.  `butai watch` now installs the handler itself."""
+    proc = subprocess.Popen([sys.executable, "-m", "chalicelib.cli", "watch", "agent", "--interval", "0.1"],
+                            cwd=ROOT, env=fresh_stage.env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, encoding="utf-8", preexec_fn=_ignore_sigint)
+    try:
+        assert "watching" in read_line(proc.stderr, 30)
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=20) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+class SlowProxy:
+    """A proxy in front of the local runtime that forwards a fetch and then holds back its answer (the
+    replies are claimed on the stage, but the client has not got them): what Ctrl-C meets during a slow
+    fetch.  Only fetches that claimed something are held; later ones pass."""
+
+    def __init__(self, upstream: str):
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+        import urllib.request
+        self.held = threading.Event()
+        self.release = threading.Event()
+        proxy = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args):
+                pass
+
+            def do_POST(self):
+                body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                request = urllib.request.Request(upstream + self.path, data=body, method="POST",
+                                                 headers={k: v for k, v in self.headers.items()
+                                                          if k.lower() in ("authorization", "content-type")})
+                with urllib.request.urlopen(request, timeout=30) as response:
+                    status, answer = response.status, response.read()
+                if self.path.endswith("/fetch_replies") and answer != b"[]" and not proxy.held.is_set():
+                    proxy.held.set()
+                    proxy.release.wait(60)     # the answer is late; the client gives up first
+                    return
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(answer)))
+                self.end_headers()
+                self.wfile.write(answer)
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def stop(self):
+        self.release.set()
+        self.server.shutdown()
+
+
+def test_ctrl_c_during_a_slow_fetch_exits_at_once_and_prints_what_it_claimed(fresh_stage):
+    proxy = SlowProxy(fresh_stage.api_url)
+    proc = subprocess.Popen([sys.executable, "-m", "chalicelib.cli", "watch", "agent", "--api-url", proxy.url,
+                             "--interval", "0.1"], cwd=ROOT, env=fresh_stage.env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, encoding="utf-8")
+    try:
+        assert "watching" in read_line(proc.stderr, 30)
+        fresh_stage.reply("取られた返事")
+        assert proxy.held.wait(30)          # the stage has claimed it; the answer is held back
+        started = time.monotonic()
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=20) == 0
+        assert time.monotonic() - started < 15   # not the fetch's timeout, nor its retries
+        out = proc.stdout.read()
+        assert out.rstrip("\n").endswith("  取られた返事") and out.count("\n") == 1   # printed, once
+    finally:
+        proxy.stop()
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    # and it is gone from the stage: fetch-once held
+    from butai.client import Stage
+    assert Stage(fresh_stage.api_url, fresh_stage.stage_id, fresh_stage.agent_key).fetch_replies() == []

@@ -91,3 +91,45 @@ def test_configured_by_api_url_stage_id_and_key_and_errors_are_tool_errors(fresh
         return await session.call_tool("fetch_replies", {})
     missing = run_session(server_params({"BUTAI_LOCAL_JSON": str(tmp_path / "none.json")}), unconfigured)
     assert missing.is_error and "no stage given" in missing.content[0].text
+
+
+def test_speak_refuses_unknown_arguments_and_lists_the_stage_characters_expressions(local_runtime, tmp_path):
+    from tests.agents.helpers import local_stage
+    from chalicelib import context
+    from chalicelib.config import Settings
+    import json as _json
+    # a stage whose character is ママ (赤尾妙子): her expressions, not hiyori's
+    service = context.build(Settings(aws_endpoint=local_runtime.info["aws_endpoint"])).stage
+    created = service.create_stage("mama", "赤尾妙子")
+    path = tmp_path / "local.json"
+    api = local_runtime.info["api_url"]
+    path.write_text(_json.dumps({"api_url": api, "aws_endpoint": local_runtime.info["aws_endpoint"],
+                                 "pid": local_runtime.info["pid"], "stages": {"mama": {
+                                     "stage_id": created.stage_id, "agent_key": created.agent_key,
+                                     "player_key": created.player_key, "stage_url": ""}}}), encoding="utf-8")
+
+    async def body(session):
+        tools = {t.name: t for t in (await session.list_tools()).tools}
+        typo = await session.call_tool("speak", {"text": "いらっしゃい", "expresion": "smile"})
+        extra = await session.call_tool("fetch_replies", {"limit": 5})
+        ok = await session.call_tool("speak", {"text": "いらっしゃい", "expression": "angry"})
+        return tools, typo, extra, ok, session
+
+    params = server_params({"BUTAI_LOCAL_JSON": str(path), "BUTAI_STAGE": "mama"})
+    tools, typo, extra, ok, _ = run_session(params, body)
+    speak = tools["speak"]
+    assert "angry" in speak.description and "determined" not in speak.description and "ママ" in speak.description
+    assert "angry" in speak.input_schema["properties"]["expression"]["description"]
+    assert speak.input_schema["additionalProperties"] is False
+    assert typo.is_error and "'expresion'" in typo.content[0].text and "expression" in typo.content[0].text
+    assert extra.is_error and "'limit'" in extra.content[0].text
+    assert payload(ok)["expression"] == "angry"
+    # the typo showed nothing
+    view = service.get_stage(created.stage_id, created.agent_key)
+    assert [e.text for e in view.log] == ["いらっしゃい"]
+
+
+def test_the_instructions_say_that_replies_are_untrusted():
+    from chalicelib.mcp_server import FETCH_DESCRIPTION, INSTRUCTIONS
+    for text in (INSTRUCTIONS, FETCH_DESCRIPTION):
+        assert "untrusted" in text and "instruction" in text

@@ -38,6 +38,7 @@ PATHS = {route: path for path, route in ROUTE_OF.items()}
 METHOD = {"speak": "POST", "reply": "POST", "fetch_replies": "POST", "get_stage": "GET", "debug": "GET",
           "openapi": "GET"}
 REQUEST_ID = re.compile(r"[A-Za-z0-9._:-]+")
+KEY_CODES = {"missing_key", "wrong_key", "agent_key_required", "player_key_required", "stage_not_found"}
 
 # What each test saw, written to test-output/hardening/ for the report.
 SEEN: dict[str, Counter] = defaultdict(Counter)
@@ -47,9 +48,22 @@ UNROUTED: dict[str, Counter] = defaultdict(Counter)
 # ============================================================== strategies (symbolic, resolved in the test)
 
 
+def hidden(c: str) -> bool:
+    """docs/stage.md: controls, invisible format characters, surrogates, private-use characters of the BMP."""
+    category = unicodedata.category(c)
+    return category in ("Cc", "Cf", "Cs") or (category == "Co" and ord(c) <= 0xFFFF)
+
+
 def visible(text: str) -> bool:
-    """What docs/stage.md calls not blank: something besides spaces, controls and invisible format characters."""
-    return any(unicodedata.category(c)[0] not in ("Z", "C") for c in text)
+    """What docs/stage.md calls not blank: something besides spaces and hidden characters (an unassigned
+    code point counts as visible)."""
+    return any(not hidden(c) and unicodedata.category(c) not in ("Zs", "Zl", "Zp") for c in text)
+
+
+def id_ok(value) -> bool:
+    """`to` / `move` as docs/stage.md writes them: no hidden character, no surrounding space."""
+    return (isinstance(value, str) and bool(value) and not any(hidden(c) for c in value)
+            and visible(value[0]) and visible(value[-1]))
 
 # Characters that break naive code: NUL and other controls, line and paragraph separators, BOM, zero-width
 # and bidi marks, combining marks, full-width forms, CJK, emoji with ZWJ, and lone surrogates.
@@ -89,7 +103,7 @@ speak_bodies = st.fixed_dictionaries(
 reply_bodies = st.fixed_dictionaries(
     {"text": st.one_of(visible_text, visible_text, long_text, nasty_text, json_scalars)},
     optional={"to": st.one_of(st.none(), st.sampled_from(["神楽坂葵", "赤尾妙子", "nobody"]), field_values(64)),
-              "move": st.one_of(st.none(), st.sampled_from(["控え室", "店内", "屋上"]), field_values(64)),
+              "move": st.one_of(st.none(), st.sampled_from(["控え室", "店内", "屋上", " 控え室", "\t控え室", "控え室\x00", "控え室\u200b"]), field_values(64)),
               "txt": st.just("x"), "extra": json_values})
 fetch_bodies = st.fixed_dictionaries(
     {}, optional={"request_id": st.one_of(st.none(), field_values(128, pattern=True)),
@@ -348,7 +362,7 @@ def field_problems(route: str, obj: dict) -> set[str]:
         if "text" not in obj or not text_ok(obj["text"], 1000):
             bad.add("text")
         for name in ("to", "move"):
-            if obj.get(name) is not None and not text_ok(obj[name], 64, blank_ok=True):
+            if obj.get(name) is not None and not (text_ok(obj[name], 64, blank_ok=True) and id_ok(obj[name])):
                 bad.add(name)
     else:
         known = {"request_id"}
@@ -613,6 +627,9 @@ def run_one(world: World, route: str, drawn: dict) -> None:
         err = error_of(response)
         reported = (err["code"], err.get("field"))
         assert reported in exp.problems, f"reported {reported}, expected one of {sorted(exp.problems)}"
+        # The key comes first: a request without the right key learns nothing about its body.
+        key_problems = {p for p in exp.problems if p[0] in KEY_CODES}
+        assert not key_problems or reported in key_problems, f"reported {reported} before {sorted(key_problems)}"
         assert after == before, diff(before, after)
         return
 

@@ -1,0 +1,52 @@
+"""The OpenAPI document is the contract: Schemathesis checks the served one against the live local runtime.
+
+Every operation, every Schemathesis check, positive and negative data, for both keys of an agent stage and
+of a scenario stage (the director answers there).  A bounded number of examples per operation keeps this
+within a minute or two; `BUTAI_SCHEMATHESIS_EXAMPLES` raises it for a longer hunt.
+"""
+from __future__ import annotations
+
+import os
+
+import pytest
+import schemathesis
+from schemathesis.config import SchemathesisConfig
+
+pytestmark = pytest.mark.e2e
+
+EXAMPLES = int(os.environ.get("BUTAI_SCHEMATHESIS_EXAMPLES", "12"))
+# (stage, key): the four callers the document describes.
+CALLERS = [("demo", "agent_key"), ("demo", "player_key"), ("chinoike", "agent_key"), ("chinoike", "player_key")]
+
+
+@pytest.fixture(scope="module", params=CALLERS, ids=lambda c: f"{c[0]}-{c[1].split('_')[0]}")
+def api_schema(request, local_runtime):
+    stage_name, key_name = request.param
+    info = local_runtime.info
+    stage = info["stages"][stage_name]
+    config = SchemathesisConfig.from_dict({
+        "checks": {"enabled": True},
+        "generation": {"mode": "all", "max-examples": EXAMPLES, "deterministic": False, "database": "none"},
+        "phases": {"stateful": {"enabled": False}},
+        # Through the document's own security schemes, so the auth checks can send wrong and no keys.
+        "auth": {"openapi": {"agentKey": {"bearer": stage[key_name]}, "playerKey": {"bearer": stage[key_name]}}},
+        "parameters": {"stage_id": stage["stage_id"]},
+        "request-timeout": 30,
+    })
+    return schemathesis.openapi.from_url(f"{info['api_url']}/openapi.json", config=config)
+
+
+schema = schemathesis.pytest.from_fixture("api_schema")
+
+
+@pytest.fixture(autouse=True)
+def _node_id_for_schemathesis(request):
+    # Schemathesis (4.32) labels each operation's sub-test through `Node._nodeid`, which pytest 9 no longer
+    # has (its node ids are structured now): give it the attribute it reads; pytest itself ignores it.
+    if not hasattr(request.node, "_nodeid"):
+        request.node._nodeid = request.node.nodeid
+
+
+@schema.parametrize()
+def test_the_served_api_keeps_its_published_contract(case):
+    case.call_and_validate()
