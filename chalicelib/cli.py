@@ -17,6 +17,7 @@ COMMAND_MODULES = (
     "chalicelib.stage.commands",
     "chalicelib.scenario.commands",
     "chalicelib.interpret.commands",
+    "chalicelib.interpret.acts_eval",
     "chalicelib.agent_commands",
 )
 BENCH_MODULES = (
