@@ -66,13 +66,12 @@ class Answerer:
         act = self.recogniser.recognise(text).act
         speaker = free_talk.speaker
         found = self._knowledge(free_talk, state, forms, turn)
-        if found is not None:
-            return Answer(*found, act=act)
-        if act != NO_ACT:
+        if found is None and act != NO_ACT:
             found = self._reaction(speaker, act, state, turn)
-            if found is not None:
-                return Answer(*found, act=act)
-        return Answer(*self._fallback(speaker, state, turn), act=act)
+        if found is None:
+            found = self._fallback(speaker, state, turn)
+        who, said, expression, source, ref, variation = found
+        return Answer(who, said, expression, source, ref, act, variation)
 
     # ---- knowledge
 

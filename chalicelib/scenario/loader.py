@@ -38,7 +38,8 @@ from .model import ID_PATTERN, Character, Intent, Knowledge, Line, Place, Reacti
 NEUTRAL = "neutral"
 _ID_RE = re.compile(ID_PATTERN)
 
-Severity = Literal["error", "warning"]
+# A hint is a suggestion, not a problem: `butai lint` shows hints only with --hints.
+Severity = Literal["error", "warning", "hint"]
 
 
 @dataclass(frozen=True)
