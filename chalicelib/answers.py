@@ -24,12 +24,14 @@ from typing import Literal, Sequence
 
 from .interpret.acts import NO_ACT, ActRecogniser
 from .interpret.cues import SceneNames
-from .interpret.text import TextForms, WordMatcher, make_matcher
+from .interpret.text import TextForms, WordMatcher, find_names, make_matcher, nfkc
 from .scenario import FreeTalk, GameRules, GameState, PlayerInput
 from .scenario.loader import NEUTRAL, CompiledKnowledge
 from .scenario.variation import fallback_key, knowledge_key, pick, reaction_key, remember
 
 AnswerSource = Literal["knowledge", "reaction", "fallback"]
+# Acts aimed at a person: when the text names someone present, that person reacts.
+_ABOUT_SOMEONE = {"称賛", "暴言", "本人", "感謝", "謝罪"}
 SILENCE = "……"
 
 
@@ -53,7 +55,8 @@ class Answerer:
                  matcher: WordMatcher | None = None, recogniser: ActRecogniser | None = None) -> None:
         self.rules = rules
         self.scenario = rules.scenario
-        self.recogniser = recogniser or ActRecogniser(names or SceneNames.of(rules.scenario))
+        self.names = names or SceneNames.of(rules.scenario)
+        self.recogniser = recogniser or ActRecogniser(self.names)
         self.matcher = matcher or make_matcher()
         # Only entries with authored lines can answer.
         self._with_lines = {c: tuple(k for k in entries if k.entry.lines)
@@ -67,11 +70,23 @@ class Answerer:
         speaker = free_talk.speaker
         found = self._knowledge(free_talk, state, forms, turn)
         if found is None and act != NO_ACT:
-            found = self._reaction(speaker, act, state, turn)
+            # 「葵ちゃんかわいいね」 said to the room: the one it is about reacts.
+            about = self._named_present(forms.nfkc, state.place) if free_talk.speaker == \
+                self.rules.responder(state.place) and act in _ABOUT_SOMEONE else None
+            found = self._reaction(about or speaker, act, state, turn)
         if found is None:
             found = self._fallback(speaker, state, turn)
         who, said, expression, source, ref, variation = found
         return Answer(who, said, expression, source, ref, act, variation)
+
+    def _named_present(self, text: str, place: str) -> str | None:
+        """The one character present whom the text names, if exactly one."""
+        named = set()
+        for person in self.rules.people(place):
+            names = [nfkc(n) for n in self.names.characters.get(person, ())]
+            if find_names(text, names):
+                named.add(person)
+        return named.pop() if len(named) == 1 else None
 
     # ---- knowledge
 
