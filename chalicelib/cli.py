@@ -26,6 +26,7 @@ BENCH_MODULES = (
     "chalicelib.interpret.bench",
     "chalicelib.interpret.classify_bench",
     "chalicelib.director_bench",
+    "chalicelib.answers_bench",
 )
 
 
