@@ -17,6 +17,7 @@ COMMAND_MODULES = (
     "chalicelib.stage.commands",
     "chalicelib.scenario.commands",
     "chalicelib.interpret.commands",
+    "chalicelib.interpret.acts_eval",
     "chalicelib.agent_commands",
 )
 BENCH_MODULES = (
@@ -25,6 +26,7 @@ BENCH_MODULES = (
     "chalicelib.interpret.bench",
     "chalicelib.interpret.classify_bench",
     "chalicelib.director_bench",
+    "chalicelib.answers_bench",
 )
 
 

@@ -13,21 +13,23 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import re
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable
 
 from . import ids
+from .answers import Answer, Answerer
 from .errors import NotFound, ValidationFailed
 from .http import transient
 from .interpret.interpreter import Interpreter
-from .scenario import ExitsNotice, GameRules, GameState, PlayerInput, load_scenario_text
+from .scenario import EndingNotice, ExitsNotice, GameRules, GameState, PlayerInput, load_scenario_text
 from .stage.models import LOG_LIMIT, ReplyAccepted, ReplyRequest
 from .stage.service import CreatedStage, StageService
 from .stage.store import AlreadyClaimed, LogRecord, ReplyRecord, StageRecord, StaleGame, TurnWrite
-from .talk import Talker, TalkRequest
+from .talk import Talker, TalkRequest, TalkResult
 
 SCENARIO_PREFIX = "scenarios/"
 # Shown to the player when a reply cannot be played at all (the debug view says why).
@@ -35,6 +37,10 @@ UNPLAYABLE_NOTICE = "うまく受け取れませんでした。言い方を変�
 RECENT_LINES = 6
 _TURN_ATTEMPTS = 8
 log_errors = logging.getLogger("butai.director")
+# After an ending, the card's button (or the player typing it) starts a new game.
+RESTART_TEXT = "もう一度"
+_RESTART = re.compile(r"^\s*(?:もう一度|もういちど|もう一回|もういっかい|最初から|はじめから|初めから|リスタート|restart)\s*[。！!]*\s*$",
+                      re.IGNORECASE)
 
 
 @dataclass
@@ -42,6 +48,11 @@ class LoadedScenario:
     key: str
     rules: GameRules
     interpreter: Interpreter
+    answerer: Answerer = field(default=None)  # type: ignore[assignment]
+
+    def __post_init__(self) -> None:
+        if self.answerer is None:
+            self.answerer = Answerer(self.rules, self.interpreter.names)
 
     @property
     def compiled(self):
@@ -200,6 +211,8 @@ class Director:
         rules = loaded.rules
         state = rules.restore(record.game)
         memory = json.loads(record.director or "{}")
+        if state.ended and not reply.move and _RESTART.match(reply.text):
+            return self._restart(record, loaded, reply, memory)
         errors: list[str] = []
         to = reply.to if reply.to in loaded.compiled.characters else None
         if reply.to and to is None:
@@ -223,11 +236,15 @@ class Director:
         rules_ms = (time.perf_counter() - t) * 1000
         talk = None
         if step.free_talk is not None:
-            if log is None:
-                log = self.store.recent_log(record.stage_id, RECENT_LINES + 1)
-            talk = self._free_talk(loaded, step, state, reply, addressee, memory, log[-(RECENT_LINES + 1):])
-            if talk.source == "fallback" and talk.reason not in (None, "no_model"):
-                errors.append(f"free conversation: {talk.reason}")
+            if self.talker.generator is not None:
+                if log is None:
+                    log = self.store.recent_log(record.stage_id, RECENT_LINES + 1)
+                talk = self._free_talk(loaded, step, state, reply, addressee, memory, log[-(RECENT_LINES + 1):])
+                if talk.source == "fallback" and talk.reason not in (None, "no_model"):
+                    errors.append(f"free conversation: {talk.reason}")
+            if talk is None or talk.source != "model":
+                # No model, or it failed: the most specific authored line answers.
+                step, talk = self._authored_answer(loaded, step, state, reply, talk)
         turn = {
             "id": reply.id, "game": memory.get("game", 1), "text": reply.text, "to": reply.to, "move": reply.move,
             "place_before": state.place, "input": str(step.input), "addressee": addressee,
@@ -237,6 +254,8 @@ class Director:
                                                     "intent": step.free_talk.intent, **talk.to_dict()},
             "notices": [n.to_dict() for n in step.notices], "errors": errors,
         }
+        if talk is not None and talk.source != "model":
+            turn["free_talk"]["speaker"] = talk.speaker
         write = self._write(record, loaded, step, state_before=state, talk=talk, memory=memory,
                             turn=turn, claim=reply.id)
         # The record is serialised when the turn is written, so the timings can still be added here.
@@ -246,6 +265,37 @@ class Director:
                       "total": round((time.perf_counter() - started) * 1000, 3)}
         turn["place_after"] = step.state.place
         return write
+
+    def _authored_answer(self, loaded: LoadedScenario, step, state: GameState, reply: ReplyRecord,
+                         model_talk: TalkResult | None):
+        """The step with an authored answer (knowledge line, reaction or
+        fallback) to its free-conversation request, and that answer."""
+        t = time.perf_counter()
+        answer: Answer = loaded.answerer.answer(step.free_talk, state, reply.text, turn=step.state.turn)
+        expressions = dict(step.state.expressions)
+        # The answer comes before the step's lines: a later line's effect on the same face wins.
+        if not any(e.character == answer.speaker for line in step.lines for e in line.effects):
+            expressions[answer.speaker] = answer.expression
+        new_state = step.state.with_said(variation=answer.variation, expressions=expressions)
+        talk = TalkResult(answer.text, answer.source,
+                          reason=model_talk.reason if model_talk is not None else "no_model",
+                          fallback_id=answer.ref if answer.source == "fallback" else None,
+                          attempts=model_talk.attempts if model_talk is not None else [],
+                          ms=(model_talk.ms if model_talk is not None else 0.0) + (time.perf_counter() - t) * 1000,
+                          speaker=answer.speaker, expression=answer.expression, act=answer.act, ref=answer.ref)
+        step = replace(step, free_talk=replace(step.free_talk, speaker=answer.speaker), state=new_state)
+        return step, talk
+
+    def _restart(self, record: StageRecord, loaded: LoadedScenario, reply: ReplyRecord, memory: dict) -> TurnWrite:
+        """A new game after an ending, answered as the reply's turn (claimed once, like any turn)."""
+        step = loaded.rules.start()
+        memory = {**memory, "game": memory.get("game", 1) + 1}
+        turn = {"id": reply.id, "game": memory["game"], "text": reply.text, "to": reply.to, "move": reply.move,
+                "restart": True, "place_before": None, "input": "開始", "addressee": None, "interpretation": {},
+                "lines": [line.id for line in step.lines], "free_talk": None, "notices": [], "errors": [],
+                "ms": {}, "place_after": step.state.place}
+        return self._write(record, loaded, step, state_before=loaded.rules.new_state(), talk=None, memory=memory,
+                           turn=turn, claim=reply.id)
 
     def _free_talk(self, loaded, step, state: GameState, reply: ReplyRecord, addressee, memory,
                    recent: list[LogRecord]):
@@ -278,12 +328,16 @@ class Director:
                                      expression=expressions.get(character, "neutral")))
 
         if talk is not None:
+            if talk.expression:
+                expressions[step.free_talk.speaker] = talk.expression
             say(step.free_talk.speaker, talk.text)
         for line in step.lines:
             for effect in line.effects:
                 expressions[effect.character] = effect.key
             say(line.speaker, line.text)
         for notice in step.notices:
+            if isinstance(notice, ExitsNotice) and notice.destinations:
+                continue    # the destination buttons say it (with their own 「行き先」 label)
             entry_id = self._new_id()
             entries.append(LogRecord(id=entry_id, role="notice", text=notice.text,
                                      created_at=ids.iso_from_ms(ids.id_time_ms(entry_id))))
@@ -300,7 +354,11 @@ class Director:
             fields.update(text=last_line.text, expression=image.expression, asked_expression=image.asked,
                           speaker=last_line.speaker, image_key=image.image_key, fallback_key=image.fallback_key,
                           updated_at=last_line.created_at)
-        elif not entries:
+        elif step.state.place != state_before.place and record.speaker and record.speaker not in {
+                compiled.characters[c].name for c in compiled.places[step.state.place].people}:
+            # A silent move away from the last speaker: the bubble must not show someone who is not here.
+            fields.update(text="", speaker="")
+        if not entries:
             fields["version"] = self._new_id()  # the scene changed (e.g. a silent move): the ETag must too
         return TurnWrite(expected_game_version=record.game_version, stage=fields, entries=entries, claim=claim,
                          claim_id=f"turn-{claim}" if claim else None, turn=turn)
@@ -317,12 +375,19 @@ class Director:
                                "image_key": image.image_key, "fallback_key": image.fallback_key,
                                "responder": cid == responder})
         destinations = []
+        notices = []
         for notice in step.notices:
-            if isinstance(notice, ExitsNotice):
+            if isinstance(notice, ExitsNotice) and notice.destinations:
                 destinations = [{"place": p, "name": compiled.places[p].id} for p in notice.destinations]
-        return {"place": place.id, "place_name": place.id, "turn": state.turn, "characters": characters,
-                "speaking": speaking if speaking in place.people else None, "destinations": destinations,
-                "notices": [{"kind": n.kind, "text": n.text} for n in step.notices]}
+            elif not isinstance(notice, EndingNotice):
+                notices.append({"kind": notice.kind, "text": notice.text})
+        scene = {"place": place.id, "place_name": place.id, "turn": state.turn, "characters": characters,
+                 "speaking": speaking if speaking in place.people else None, "destinations": destinations,
+                 "notices": notices}
+        ending = loaded.rules.ending_of(state)
+        if ending is not None:
+            scene["ending"] = {"title": ending.title, "text": ending.body, "restart": RESTART_TEXT}
+        return scene
 
     # -- debug view and evaluation export -------------------------------------------
     def debug(self, stage_id: str, key: str | None, limit: int = 1) -> list[dict]:
@@ -349,6 +414,8 @@ class Director:
                     "expect": turn["input"]}
             if turn.get("to"):
                 case["to"] = turn["to"]
+            if turn.get("restart"):
+                continue
             if not turn.get("move"):
                 cases.append(case)
             setup.append(turn["input"])

@@ -164,10 +164,18 @@ class TalkResult:
     fallback_id: str | None = None
     attempts: list[dict] = field(default_factory=list)
     ms: float = 0.0
+    # Set when an authored line answered (knowledge / reaction / fallback, see answers.py).
+    speaker: str | None = None
+    expression: str | None = None
+    act: str | None = None
+    ref: str | None = None
 
     def to_dict(self) -> dict:
-        return {"text": self.text, "source": self.source, "reason": self.reason, "fallback_id": self.fallback_id,
-                "attempts": self.attempts, "ms": round(self.ms, 3)}
+        out = {"text": self.text, "source": self.source, "reason": self.reason, "fallback_id": self.fallback_id,
+               "attempts": self.attempts, "ms": round(self.ms, 3)}
+        if self.source != "model":
+            out.update(expression=self.expression, act=self.act, ref=self.ref)
+        return out
 
 
 def clean(text: str) -> str:

@@ -36,6 +36,10 @@
     speechBox: $("speech"),
     notices: $("notices"),
     destinations: $("destinations"),
+    ending: $("ending"),
+    endingTitle: $("ending-title"),
+    endingText: $("ending-text"),
+    restart: $("restart"),
     addressee: $("addressee"),
     debug: $("debug"),
     debugBody: $("debug-body"),
@@ -217,6 +221,16 @@
       els.speech.classList.remove("is-new");
       void els.speech.offsetWidth;
       if (text) els.speech.classList.add("is-new");
+    }
+
+    // On a scenario stage the bubble shows only a line of someone present (after a
+    // silent move the last speaker may have stayed behind).
+    if (scene) {
+      var present = false;
+      castNames.forEach(function (name) { if (name === speaker) present = true; });
+      els.speechBox.hidden = !text || !present;
+    } else {
+      els.speechBox.hidden = false;
     }
 
     // On a scenario stage the line belongs to whoever spoke, not to the stage's character.
@@ -429,6 +443,7 @@
       setAddressee(null);
       renderNotices([]);
       renderDestinations([]);
+      renderEnding(null);
       return;
     }
 
@@ -450,6 +465,38 @@
     setAddressee(addressee);
     renderNotices(sc.notices);
     renderDestinations(sc.destinations);
+    renderEnding(isObject(sc.ending) ? sc.ending : null);
+  }
+
+  // The game has ended: a card with 「もう一度」, which starts a new game.
+  var restartText = "もう一度";
+
+  function renderEnding(ending) {
+    var wasHidden = els.ending.hidden;
+    if (!ending) {
+      els.ending.hidden = true;
+      return;
+    }
+    els.endingTitle.textContent = str(ending.title) || "おしまい";
+    els.endingText.textContent = str(ending.text);
+    els.endingText.hidden = !str(ending.text);
+    restartText = str(ending.restart) || "もう一度";
+    els.restart.textContent = restartText;
+    els.restart.disabled = sending;
+    els.ending.hidden = false;
+    // the card is what the player can do now; focus waits until the button is enabled again
+    if (wasHidden) {
+      focusRestart = true;
+      if (!sending) takeRestartFocus();
+    }
+  }
+
+  var focusRestart = false;
+
+  function takeRestartFocus() {
+    if (!focusRestart || els.ending.hidden || els.restart.disabled) return;
+    focusRestart = false;
+    els.restart.focus();
   }
 
   // ------------------------------------------------------------------- log
@@ -961,6 +1008,8 @@
     els.submit.classList.toggle("is-thinking", !!(on && thinking));
     var buttons = els.destinations.querySelectorAll("button.destination");
     for (var i = 0; i < buttons.length; i++) buttons[i].disabled = on;
+    els.restart.disabled = on;
+    if (!on) takeRestartFocus();
   }
 
   // POSTs one reply. `fromForm`: the text came from the text box (emptied on success).
@@ -1010,6 +1059,12 @@
     els.note.hidden = true;
     postReply(withAddressee({ text: text, move: place }), false);
   }
+
+  els.restart.addEventListener("click", function () {
+    if (sending || stopped) return;
+    els.note.hidden = true;
+    postReply({ text: restartText }, false);
+  });
 
   function send() {
     if (sending || stopped) return;

@@ -43,9 +43,13 @@ _NEGATIVE_FORMS = [re.compile(p) for p in (
     r"^.{0,3}?[ただ](?:\s*[。！!よねわ]|$|けど|から|って|んだ|の)",  # 行った (narration)
     r"^.{0,4}?[てで](?:る|た|い)",                        # 行ってる, 行ってた, 行っている
     r"^.{0,2}?[るく]\s*(?:人|の\b|とき|時|前|途中|予定|つもりだった)",  # 行く人, 行く時
+    r"^.{0,5}?(?:か|って)?\s*(?:と|って)\s*思っ(?:た|てた|たけど|たんだけど)",   # 行こうかと思ったけど (a hedge)
+    r"^.{0,4}?(?:つもり|予定|はず)(?:だった|でした|だったけど)",         # 行くつもりだった
+    r"^.{0,3}?[ただ]ことに",                                   # 行ったことにしよう
 )]
 _POSITIVE_FORMS = [re.compile(p) for p in (
     r"^.{0,3}?(?:こう|ろう|おう|よう|そう|もう|ごう|ぼう|とう|ましょう|こっか|ろっか|よっか|しょ)",  # volitional
+    r"^(?:こ|ろ|お|そ|も)(?:っか|か)?(?:な|ね|よ|ー|~)*\s*(?:[。！!？?、,\s]|$)",   # casual volitional: 行こ, 戻ろ
     r"^.{0,3}?たい",                                     # desire
     r"^.{0,4}?[てで]み(?:よう|る|たい|ない|ようか|ます)",  # try
     r"^.{0,3}?[てで](?:くる|きます|くるね|くるよ|こう)",   # 行ってくる
@@ -55,6 +59,19 @@ _POSITIVE_FORMS = [re.compile(p) for p in (
     r"^.{0,2}?(?:し|する|します)(?:ね|よ|か)*\s*(?:[。！!]|$)",   # 移動する
 )]
 # Purpose before 行く (映画見に行こう): the trip is not to a place of the scene.
+# Taking it back later in the text: 「…と思ったけど、やっぱやめとく」「行こうかな、いや、まだいる」.
+_CANCEL = re.compile(
+    r"やめ(?:とく|とこ|ておく|ておこ|た|る|よう|ます|にする)|止め(?:とく|とこ|ておく|た|る|よう)|やっぱ(?:り)?(?:\s*[、,]?\s*)"
+    r"(?:いい|やめ|なし|無理|いや|行かな|戻らな|帰らな|ここ|まだ|今度)|いいや|(?:行|い|戻|もど|帰|かえ)(?:か|ら)ない(?![？?]|か)"
+    r"|まだ(?:いる|いたい|ここ|帰らな|飲む|いよう)|もう少し(?:いる|いよう|ここ)|また今度|今はいい|今度にする")
+
+
+def cancelled(text: str, start: int = 0) -> bool:
+    """Whether the text takes back, at or after `start`, what it said before
+    (a hedge or a cancellation of a move or a leave)."""
+    return bool(_CANCEL.search(text, start))
+
+
 _PURPOSE_BEFORE = re.compile(r"(?:見|観|食べ|飲み|遊び|買い|取り|撮り|聴き|聞き|歌い|踊り|探し|迎え|散歩|会い)に\s*$")
 _BARE_DESTINATION = re.compile(r"^\s*(?:に|へ|まで)?(?:ね|よ|だ|ー|~)*$")
 _GENERIC_MOVE = re.compile(r"場所を?変え|場所変え|別の(?:場所|ところ|所|部屋)|移動し")
@@ -96,7 +113,8 @@ def committing_verb_after(text: str, start: int, *, window: int = 12, look: bool
     if talk:
         for match in TALK_WORD_RE.finditer(segment):
             if match.start() <= 4 and re.search(
-                    r"(?:こう|ろう|おう|よう|そう|もう|ましょう|たい|ない\s*[？?]|ないか|てよ|て\s*$|てくれ|せて)",
+                    r"(?:こう|ろう|おう|よう|そう|もう|ましょう|たい|ない\s*[？?]|ないか|てよ|て\s*$|てくれ|せて"
+                    r"|^そ(?:っか|か)?(?:な|ね|よ|ー|~)*\s*(?:[。！!？?、,\s]|$))",
                     segment[match.end():]):
                 return True
     return False
@@ -166,6 +184,9 @@ _PERSON_DESTINATION = re.compile(
     r"\s*(?:に|へ|まで)?")
 
 
+# 「奥で話そう」「奥の部屋で話そうか」: talking there is going there.
+_TALK_PLACE = re.compile(r"^(?:の(?:部屋|方|ほう|ところ|とこ))?で")
+
 _QUOTED = re.compile(r"「[^」]*」|『[^』]*』|“[^”]*”|\"[^\"]*\"")
 # 〜って言ってた / 〜と聞いた: someone else's words, reported.
 _REPORTED = re.compile(r"^[^。！!？?\n]{0,12}?(?:って|と)[^。！!？?\n]{0,10}?(?:言|いう|聞|話|書)")
@@ -218,9 +239,8 @@ def explicit_moves(text: str, names: SceneNames, place: str, exits: Sequence[str
     for start, end, pid in place_mentions(text, names, candidates):
         if _quoted_phrase(text, start, end) or _REPORTED.match(text[end:]):
             continue
-        gap = text[end:end + 2]
-        talk = gap.startswith("で")
-        if committing_verb_after(text, end, look=True, talk=talk):
+        talk = bool(_TALK_PLACE.match(text[end:]))
+        if committing_verb_after(text, end, look=True, talk=talk) and not cancelled(text, end):
             found.append(pid)
     # "ママに会いに行こう": a person who is not here, found in one reachable place
     for cid, person_names in names.characters.items():
@@ -231,7 +251,8 @@ def explicit_moves(text: str, names: SceneNames, place: str, exits: Sequence[str
             if _quoted_phrase(text, start, end) or _REPORTED.match(text[end:]):
                 continue
             m = _PERSON_DESTINATION.match(text[end:])
-            if m and m.group(0).strip() and committing_verb_after(text, end + m.end(), window=6):
+            if m and m.group(0).strip() and committing_verb_after(text, end + m.end(), window=6) \
+                    and not cancelled(text, end):
                 found.append(where[0])
     return list(dict.fromkeys(found))
 
@@ -242,6 +263,8 @@ def movement_cue(text: str, names: SceneNames, place: str, exits: Sequence[str],
     phrasing.  A destination that only appears in a question or a negation
     (控え室には行ったことある？) is no support."""
     targets = [target] if target else list(exits)
+    if cancelled(text):
+        return False
     if explicit_moves(text, names, place, targets):
         return True
     mentions = place_mentions(text, names, targets)
@@ -263,7 +286,7 @@ def movement_cue(text: str, names: SceneNames, place: str, exits: Sequence[str],
 
 _FAREWELL_END = re.compile(
     r"(?:失礼(?:します|しました|いたします|するね|するよ|するわ|します)|お邪魔しました|おじゃましました|お暇(?:します|するね|するよ)"
-    r"|おいとま(?:します|するね|するよ)|帰(?:ります|るね|るよ|るわ|る|ろうかな|ろう|ろうか|らなきゃ|らないと)"
+    r"|おいとま(?:します|するね|するよ)|帰(?:ります|るね|るよ|るわ|る|ろうかな|ろう|ろうか|ろっか|ろ|らなきゃ|らないと)"
     r"|かえ(?:ります|るね|るよ|ろうかな)|ごちそうさま(?:でした)?|ご馳走様(?:でした)?|ごちそうさん|お先に(?:失礼します)?"
     r"|また(?:ね|来ます|来るね|来るよ|くるね|くるよ|来る|明日|今度)|じゃあね|じゃあまた|では(?:、)?また|さようなら|さよなら"
     r"|ばいばい|バイバイ|おやすみ(?:なさい)?|行ってきます|(?:そろそろ|もう)(?:行くね|行くよ|行きます|出るね|出ます|行かなきゃ)"
@@ -291,7 +314,10 @@ _LEAVE_CUE = re.compile(r"失礼|お邪魔し|おじゃまし|お暇|おいと�
 
 
 def leave_cue(text: str) -> bool:
-    """Anything that supports a 離脱 the classifier chose."""
+    """Anything that supports a 離脱 the classifier chose (nothing, when the
+    text takes the leaving back: 帰ろうと思ったけど、まだいる)."""
+    if cancelled(text):
+        return False
     return farewell(text) or bool(_LEAVE_CUE.search(text))
 
 
@@ -302,7 +328,8 @@ _AGREE = re.compile(
     r"|おっけー|オッケー|ok|okay|了解|りょうかい|わかった|分かった|わかりました|分かりました|そうしよう|そうしようか|そうしましょう"
     r"|そうだね|そうね|そうだな|そうする|行こう|いこう|行こうか|行こっか|いこっか|行きましょう|行ってみよう|行ってみようか|行く|行くよ"
     r"|行きます|賛成|さんせい|任せて|まかせて|ついていく|ついて行く|ついてく|連れてって|案内して|じゃあ行こう|よし|じゃあ|それじゃ|では"
-    r"|じゃ|ね|ねえ|うんうん|いいよいいよ|そうしよっか|そうしよ|移動しよう|場所を変えよう)$")
+    r"|じゃ|ね|ねえ|うんうん|いいよいいよ|そうしよっか|そうしよ|移動しよう|場所を変えよう"
+    r"|(?:行|い)こっ?(?:行こっ?|いこっ?)?|(?:そっちで|向こうで|あっちで|そこで)?話(?:そう|そっ|そ|しましょう|しよう))$")
 _FILLER = re.compile(r"^(?:え|あ|じゃあ|それじゃ|よし|では|じゃ|ね|ねえ|う|ん|お|ま|まあ|うーん|そっか|そうか)$")
 _NEGATIVE = re.compile(r"いや|嫌|やめ|だめ|ダメ|駄目|無理|あとで|後で|今度|ここで|ない|ません|待って|まって|ちょっと")
 
@@ -354,6 +381,6 @@ def clause_spans(text: str) -> list[tuple[int, int]]:
 
 
 __all__ = [
-    "SceneNames", "explicit_moves", "movement_cue", "farewell", "leave_cue", "short_agreement", "invited_place",
+    "cancelled", "SceneNames", "explicit_moves", "movement_cue", "farewell", "leave_cue", "short_agreement", "invited_place",
     "place_mentions", "committing_verb_after", "clause_spans",
 ]

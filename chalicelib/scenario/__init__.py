@@ -42,6 +42,7 @@ from .loader import (
 from .model import Character, Fallback, Intent, Knowledge, Line, Place, Scenario, Scene, Start, scenario_json_schema
 from .rules import (
     AlreadyHereNotice,
+    EndingNotice,
     ExitsNotice,
     FiredLine,
     FreeTalk,
@@ -55,7 +56,7 @@ from .state import SCHEMA_VERSION, GameState, StateFormatError
 
 __all__ = [
     "AfterTerm", "AlreadyHereNotice", "AnyInputTerm", "ArrivalTerm", "Character", "CompiledKnowledge",
-    "CompiledLine", "CompiledScenario", "CompiledScene", "Condition", "Effect", "ExitsNotice", "ExpressionEffect",
+    "CompiledLine", "CompiledScenario", "CompiledScene", "Condition", "Effect", "EndingNotice", "ExitsNotice", "ExpressionEffect",
     "Fallback", "FiredLine", "FreeTalk", "GameRules", "GameState", "InputSyntaxError", "InputTerm", "Intent",
     "Knowledge", "LEAVE", "Line", "NONE", "Notice", "Place", "PlayerInput", "Problem", "RefusedMoveNotice",
     "SCHEMA_VERSION", "Scenario", "ScenarioError", "Scene", "ShownTerm", "Start", "StartTerm", "StateFormatError",

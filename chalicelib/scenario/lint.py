@@ -32,12 +32,74 @@ def lint_scenario(sc: CompiledScenario) -> list[Problem]:
     def warn(where: str, message: str, term: str | None = None) -> None:
         out.append(Problem(sc.source, where, message, term, "warning"))
 
+    def hint(where: str, message: str, term: str | None = None) -> None:
+        out.append(Problem(sc.source, where, message, term, "hint"))
+
     _check_characters(sc, warn)
     _check_places(sc, warn)
-    _check_intents(sc, warn)
+    _check_intents(sc, warn, hint)
     _check_lines(sc, warn)
     _check_knowledge(sc, warn)
+    _check_reactions(sc, warn, hint)
     return out
+
+
+# ---------------------------------------------------------------- reactions, arrivals, endings
+
+def _check_variants(warn, hint, where: str, lines, mode: str) -> None:
+    if not lines:
+        warn(where, "has no lines; add lines or remove it")
+        return
+    for n, line in enumerate(lines):
+        if not line.text.strip():
+            warn(f"{where} #{n + 1}", "is an empty line; the player would see nothing")
+    texts = [line.text.strip() for line in lines]
+    for text in {t for t in texts if t and texts.count(t) > 1}:
+        warn(where, f'says "{text}" more than once; variation cannot avoid repeating it')
+    if len(lines) == 1 and mode != "once":
+        hint(where, "has one line; it is said at most every other time (never twice in a row)")
+
+
+def _check_reactions(sc: CompiledScenario, warn, hint) -> None:
+    for character in sc.scenario.characters:
+        seen: set[str] = set()
+        for reaction in character.reactions:
+            where = f"character {character.id} reaction {reaction.act}"
+            if reaction.act in seen:
+                warn(where, f"act {reaction.act} has a second reaction; only the first is used", reaction.act)
+            seen.add(reaction.act)
+            _check_variants(warn, hint, where, reaction.lines, reaction.mode)
+            for n, line in enumerate(reaction.lines):
+                if line.expression is None:
+                    hint(f"{where} #{n + 1}", "has no expression; the speaker shows neutral")
+        for index, entry in enumerate(character.knowledge):
+            if entry.lines:
+                _check_variants(warn, hint, f"character {character.id} knowledge #{index + 1}", entry.lines,
+                                entry.mode)
+            elif entry.words:
+                warn(f"character {character.id} knowledge #{index + 1}",
+                     "has words but no lines; words only choose among entries that have lines")
+        for fallback in character.fallbacks:
+            if fallback.expression is None:
+                hint(f"character {character.id} fallback {fallback.id}",
+                     "has no expression; the speaker shows neutral")
+    for place in sc.scenario.places:
+        sets = []
+        if place.arrival is not None:
+            sets.append(("arrival", place.arrival.lines, place.arrival.mode))
+        if place.ending is not None:
+            sets.append(("ending", place.ending.lines, "once"))
+            if place.exits:
+                hint(f"place {place.id}", "has an ending: leaving it ends the game, so its exits are reached only "
+                                          "by moving, never offered on leaving")
+        for what, lines, mode in sets:
+            where = f"place {place.id} {what}"
+            if what == "arrival" or lines:
+                _check_variants(warn, hint, where, lines, mode)
+            for n, line in enumerate(lines):
+                if line.speaker in sc.characters and line.speaker not in place.people:
+                    warn(f"{where} #{n + 1}", f"speaker {line.speaker} is not among the people of {place.id}",
+                         line.speaker)
 
 
 # ---------------------------------------------------------------- characters and places
@@ -106,7 +168,7 @@ def normalise(text: str) -> str:
     return "".join(chr(ord(ch) - 0x60) if "ァ" <= ch <= "ヶ" else ch for ch in text)
 
 
-def _check_intents(sc: CompiledScenario, warn) -> None:
+def _check_intents(sc: CompiledScenario, warn, hint) -> None:
     used_by_lines = {i.target for line in sc.lines.values() for i in line.condition.inputs if i.kind == "intent"}
     used_by_knowledge = {i for entries in sc.knowledge.values() for k in entries for i in k.intents}
     for intent in sc.scenario.intents:
@@ -120,7 +182,9 @@ def _check_intents(sc: CompiledScenario, warn) -> None:
         words = [(w, normalise(w)) for w in intent.words]
         for word, norm in words:
             if examples and not any(norm in e for e in examples):
-                warn(where, f'word "{word}" is not contained in any example; add an example that uses it', word)
+                # A suggestion, not a problem: a word may well cover phrasings no example shows.
+                hint(where, f'word "{word}" is not contained in any example; an example using it would help '
+                            f'model backends', word)
         if words:
             for example, norm_example in zip(intent.examples, examples):
                 if not any(norm in norm_example for _, norm in words):

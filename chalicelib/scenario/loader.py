@@ -33,12 +33,13 @@ from .conditions import (
     parse_effect,
 )
 from .inputs import PlayerInput
-from .model import ID_PATTERN, Character, Intent, Knowledge, Line, Place, Scenario
+from .model import ID_PATTERN, Character, Intent, Knowledge, Line, Place, Reaction, Scenario
 
 NEUTRAL = "neutral"
 _ID_RE = re.compile(ID_PATTERN)
 
-Severity = Literal["error", "warning"]
+# A hint is a suggestion, not a problem: `butai lint` shows hints only with --hints.
+Severity = Literal["error", "warning", "hint"]
 
 
 @dataclass(frozen=True)
@@ -126,6 +127,8 @@ class CompiledScenario:
     scenes: Mapping[str, CompiledScene]
     knowledge: Mapping[str, tuple[CompiledKnowledge, ...]]
     intent_order: Mapping[str, int] = field(default_factory=dict)
+    # character → act → the character's (first) reaction set for that act
+    reactions: Mapping[str, Mapping[str, Reaction]] = field(default_factory=dict)
 
     @property
     def title(self) -> str:
@@ -404,6 +407,8 @@ def compile_scenario(scenario: Scenario, source: str = "<scenario>") -> Compiled
             entries.append(CompiledKnowledge(character.id, index, entry, condition))
         knowledge.setdefault(character.id, tuple(entries))
 
+    reactions = _check_spoken_lines(out, scenario, characters)
+
     if out.problems:
         raise ScenarioError(out.problems)
 
@@ -417,7 +422,59 @@ def compile_scenario(scenario: Scenario, source: str = "<scenario>") -> Compiled
         scenes=MappingProxyType(scenes),
         knowledge=MappingProxyType(knowledge),
         intent_order=MappingProxyType({intent_id: i for i, intent_id in enumerate(intents)}),
+        reactions=MappingProxyType(reactions),
     )
+
+
+def _expression_keys(character: Character) -> list[str]:
+    return list(dict.fromkeys([*character.expressions, NEUTRAL]))
+
+
+def _check_expression(out: _Collector, where: str, character: Character, key: str | None) -> None:
+    if key is None:
+        return
+    keys = _expression_keys(character)
+    if key not in keys:
+        out.add(where, f'unknown expression "{key}" for {character.id}; expected one of {", ".join(keys)} '
+                       f'(add it to the character\'s expressions){_close(key, keys)}', key)
+
+
+def _check_spoken_lines(out: _Collector, scenario: Scenario,
+                        characters: Mapping[str, Character]) -> dict[str, Mapping[str, Reaction]]:
+    """Expressions of reactions, knowledge lines and fallbacks, and speakers
+    of arrival and closing lines; returns the reactions by character and act."""
+    reactions: dict[str, Mapping[str, Reaction]] = {}
+    for character in scenario.characters:
+        by_act: dict[str, Reaction] = {}
+        for reaction in character.reactions:
+            for n, line in enumerate(reaction.lines):
+                _check_expression(out, f"character {character.id} reaction {reaction.act} #{n + 1}", character,
+                                  line.expression)
+            by_act.setdefault(reaction.act, reaction)
+        reactions.setdefault(character.id, MappingProxyType(by_act))
+        for index, entry in enumerate(character.knowledge):
+            for n, line in enumerate(entry.lines):
+                _check_expression(out, f"character {character.id} knowledge #{index + 1} line #{n + 1}", character,
+                                  line.expression)
+        for fallback in character.fallbacks:
+            _check_expression(out, f"character {character.id} fallback {fallback.id}", character,
+                              fallback.expression)
+    for place in scenario.places:
+        sets = []
+        if place.arrival is not None:
+            sets.append(("arrival", place.arrival.lines))
+        if place.ending is not None:
+            sets.append(("ending", place.ending.lines))
+        for what, lines in sets:
+            for n, line in enumerate(lines):
+                where = f"place {place.id} {what} #{n + 1}"
+                speaker = characters.get(line.speaker)
+                if speaker is None:
+                    out.add(where, f'unknown character "{line.speaker}" as speaker; '
+                                   f'{expected_one_of("character", characters, line.speaker)}', line.speaker)
+                    continue
+                _check_expression(out, where, speaker, line.expression)
+    return reactions
 
 
 def _unique(out: _Collector, what: str, ids: Iterable[tuple[str, str]], models: list[Any] | None) -> dict[str, Any]:

@@ -6,7 +6,7 @@ the term at fault; the JSON Schema printed by `butai schema` comes from here.
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -30,18 +30,73 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
+# Dialogue acts a character can react to when nothing scripted answers (the
+# model-free recogniser in chalicelib/interpret/acts.py tells them apart).
+ACTS = ("挨拶", "感謝", "謝罪", "称賛", "暴言", "同意", "反対", "質問", "注文", "本人")
+Act = Literal["挨拶", "感謝", "謝罪", "称賛", "暴言", "同意", "反対", "質問", "注文", "本人"]
+# How a set of lines varies: in order (cycle), in a fixed pseudo-random order
+# without recent repeats (shuffle), or each line once per game (once).
+VariationMode = Literal["cycle", "shuffle", "once"]
+
+_EXPRESSION_DESCRIPTION = ("Expression key the speaker shows with this line (one of the character's expressions "
+                           "or neutral); absent: not authored. 表情キー")
+
+
+class SpokenLine(_Strict):
+    """A short line said in the character's own voice, with its face."""
+    text: str = Field(description="Shown verbatim. そのまま表示する本文")
+    expression: str | None = Field(default=None, description=_EXPRESSION_DESCRIPTION)
+
+
+class PlaceLine(_Strict):
+    """A line spoken at a place (arrival reactions, closing lines)."""
+    speaker: str = _id_field("Character id of the speaker (present at the place). 話者の人物ID")
+    text: str = Field(description="Shown verbatim. そのまま表示する本文")
+    expression: str | None = Field(default=None, description=_EXPRESSION_DESCRIPTION)
+
+
+class Reaction(_Strict):
+    act: Act = Field(description="The dialogue act these lines answer: 挨拶 (greeting), 感謝 (thanks), 謝罪 "
+                                 "(apology), 称賛 (praise), 暴言 (insult, rudeness), 同意 (agreement), 反対 "
+                                 "(disagreement), 質問 (a question the character cannot answer), 注文 (ordering, "
+                                 "paying), 本人 (asking about the character). 反応する発話の種類")
+    mode: VariationMode = Field(default="cycle", description="cycle, shuffle or once. 台詞の出し方")
+    lines: list[SpokenLine] = Field(description="The lines, each with its expression. 台詞")
+
+
+class Arrival(_Strict):
+    mode: VariationMode = Field(default="cycle", description="cycle, shuffle or once. 台詞の出し方")
+    lines: list[PlaceLine] = Field(description="Said when the player arrives and no scripted 到着 line fires. "
+                                               "到着時の台詞（定型の到着台詞が出なかったとき）")
+
+
+class Ending(_Strict):
+    lines: list[PlaceLine] = Field(default_factory=list,
+                                   description="Closing lines, all in order, after any scripted 離脱 line. 締めの台詞")
+    title: str = Field(default="おしまい", description="Heading of the ending card. 終幕カードの見出し")
+    text: str = Field(default="", description="Text of the ending card. 終幕カードの本文")
+
+
 class Knowledge(_Strict):
     info: str = Field(description="What the character knows or thinks. Context for free conversation only; never "
                                   "shown verbatim. 自由会話で使う人物の考え（そのまま表示はしない）")
     condition: str = Field(default="", description="When this entry is given to free conversation: terms joined "
                                                    "by ' + ' (e.g. '意図:音楽'); empty = always. "
                                                    "この知識を使う条件（空なら常に）")
+    words: list[str] = Field(default_factory=list,
+                             description="Words naming what this entry covers (ネオン); pick this entry among "
+                                         "several, and answer a なし input that names them. この知識の話題を表す語")
+    mode: VariationMode = Field(default="cycle", description="How its lines vary. 台詞の出し方")
+    lines: list[SpokenLine] = Field(default_factory=list,
+                                    description="Authored answers in the character's voice, shown when no model "
+                                                "speaks. 人物自身の言葉での答え（モデルなしで表示）")
 
 
 class Fallback(_Strict):
     id: str = _id_field("Unique id of the fallback line. 定型の返事のID")
     text: str = Field(description="Shown when free conversation cannot produce a usable reply. "
                                   "自由会話が使えないときに表示する台詞")
+    expression: str | None = Field(default=None, description=_EXPRESSION_DESCRIPTION)
 
 
 class Character(_Strict):
@@ -57,6 +112,9 @@ class Character(_Strict):
                                        description="Opinions used as context for free conversation. 人物の知識")
     fallbacks: list[Fallback] = Field(default_factory=list,
                                       description="Lines shown when free conversation fails. 生成失敗時の台詞")
+    reactions: list[Reaction] = Field(default_factory=list,
+                                      description="Short lines per dialogue act, answered when no scripted line, "
+                                                  "knowledge line or model does. 発話の種類ごとの反応")
 
 
 class Place(_Strict):
@@ -69,6 +127,10 @@ class Place(_Strict):
                                               "of people. 既定の応答者",
                                   json_schema_extra={"pattern": ID_PATTERN})
     exits: list[str] = _id_list("Place ids reachable from here. ここから行ける場所ID")
+    arrival: Arrival | None = Field(default=None, description="Arrival reactions. 到着時の反応")
+    ending: Ending | None = Field(default=None,
+                                  description="Leaving (離脱) here ends the game with these closing lines and an "
+                                              "ending card; absent: leaving lists the exits. ここを離れると終幕")
 
 
 class Intent(_Strict):

@@ -13,10 +13,13 @@ from typing import Any, Iterable, Literal, Mapping
 from .conditions import Effect, ExpressionEffect
 from .inputs import LEAVE, PlayerInput
 from .loader import CompiledKnowledge, CompiledLine, CompiledScenario, CompiledScene, load_scenario, paused_gc
-from .model import Knowledge
+from .model import Ending, Knowledge, PlaceLine
 from .state import GameState, StepShown
+from .variation import arrival_key, pick, remember
 
-Trigger = Literal["start", "response", "chain", "arrival", "progression"]
+# arrival_reaction and ending lines are authored per place but not scripted
+# lines: they have no id in conditions and are never recorded as shown.
+Trigger = Literal["start", "response", "chain", "arrival", "progression", "arrival_reaction", "ending"]
 
 
 def token(index: int) -> str:
@@ -32,7 +35,8 @@ class FiredLine:
     speaker: str
     text: str
     effects: tuple[Effect, ...]
-    trigger: Trigger          # why it fired: start / response / chain / arrival / progression
+    trigger: Trigger          # why it fired: start / response / chain / arrival / progression / …
+    scripted: bool = True     # a scene line (recorded as shown), not a place's arrival or closing line
 
     def to_dict(self) -> dict[str, Any]:
         return {"id": self.id, "speaker": self.speaker, "text": self.text, "trigger": self.trigger,
@@ -100,7 +104,24 @@ class AlreadyHereNotice:
         return {"kind": self.kind, "place": self.place}
 
 
-Notice = ExitsNotice | RefusedMoveNotice | AlreadyHereNotice
+@dataclass(frozen=True)
+class EndingNotice:
+    """The game has ended (leaving a place with an ending); every later input
+    gets this notice again until the game is started anew."""
+    place: str
+    title: str
+    body: str
+    kind: Literal["ending"] = field(default="ending", init=False)
+
+    @property
+    def text(self) -> str:
+        return self.title
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind, "place": self.place, "title": self.title, "text": self.body}
+
+
+Notice = ExitsNotice | RefusedMoveNotice | AlreadyHereNotice | EndingNotice
 
 
 @dataclass(frozen=True)
@@ -138,8 +159,15 @@ class _Topic:
     knowledge: tuple[CompiledKnowledge, ...]   # of people present, naming this intent
 
 
+def _place_line(line: PlaceLine, line_id: str, trigger: Trigger) -> FiredLine:
+    effects: tuple[Effect, ...] = ()
+    if line.expression is not None:
+        effects = (ExpressionEffect(line.speaker, line.expression),)
+    return FiredLine(line_id, line.speaker, line.text, effects, trigger, scripted=False)
+
+
 class _Context:
-    __slots__ = ("input", "shown", "last", "starting", "arrived", "fired", "expressions")
+    __slots__ = ("input", "shown", "last", "starting", "arrived", "fired", "expressions", "variation")
 
     def __init__(self, input: PlayerInput | None, state: GameState, starting: bool) -> None:
         self.input = input
@@ -149,6 +177,14 @@ class _Context:
         self.arrived = False
         self.fired: list[FiredLine] = []
         self.expressions = dict(state.expressions)
+        self.variation: dict[str, tuple[int, ...]] = {}
+
+    def say(self, line: FiredLine) -> None:
+        """An unscripted line (arrival reaction, closing line): shown, not recorded as shown."""
+        for effect in line.effects:
+            if isinstance(effect, ExpressionEffect):
+                self.expressions[effect.character] = effect.key
+        self.fired.append(line)
 
     def holds(self, line: CompiledLine) -> bool:
         return line.id not in self.shown and line.condition.holds(
@@ -257,6 +293,12 @@ class GameRules:
         place = sc.places[place_id]
         turn = state.turn + 1
 
+        if state.ended:
+            # The game is over: nothing fires until a new game starts.
+            notice = self._ending_notice(place_id)
+            return Step(input, (), None, (notice,) if notice else (),
+                        state.advanced(place=place_id, fired=(), expressions=state.expressions, turn=turn))
+
         if input.kind == "move":
             refusal = self._refuse_move(place_id, input.target)  # type: ignore[arg-type]
             if refusal is not None:
@@ -289,9 +331,39 @@ class GameRules:
             line = ctx.first(arrival_scene.arrivals)
             if line is not None:
                 ctx.fire(line, "arrival", arrival_scene)
+            else:
+                self._arrival_reaction(ctx, place_id, state, turn)
         elif input.kind == "leave":
+            if place.ending is not None:
+                for n, closing in enumerate(place.ending.lines):
+                    ctx.say(_place_line(closing, f"{place_id}/ending#{n + 1}", "ending"))
+                notices = (self._ending_notice(place_id),)  # type: ignore[assignment]
+                return self._finish(ctx, state, input, None, notices, place=place_id, turn=turn, ended=True)
             notices = (ExitsNotice(tuple(place.exits)),)
         return self._finish(ctx, state, input, free_talk, notices, place=place_id, turn=turn)
+
+    def _arrival_reaction(self, ctx: _Context, place_id: str, state: GameState, turn: int) -> None:
+        """Nothing scripted greets the player here: the place's arrival reaction, if any."""
+        arrival = self.scenario.places[place_id].arrival
+        if arrival is None:
+            return
+        key = arrival_key(place_id)
+        history = state.variation.get(key, ())
+        index = pick(len(arrival.lines), arrival.mode, history, f"{key}/{turn}")
+        if index is None:
+            return
+        ctx.variation[key] = remember(history, index, len(arrival.lines))
+        ctx.say(_place_line(arrival.lines[index], f"{place_id}/arrival#{index + 1}", "arrival_reaction"))
+
+    def _ending_notice(self, place_id: str) -> EndingNotice | None:
+        ending: Ending | None = self.scenario.places[place_id].ending
+        if ending is None:
+            return None
+        return EndingNotice(place_id, ending.title, ending.text)
+
+    def ending_of(self, state: GameState) -> EndingNotice | None:
+        """The ending a finished game reached (for showing its card), or None."""
+        return self._ending_notice(state.place) if state.ended else None
 
     def _refuse_move(self, place_id: str, target: str) -> Notice | None:
         if target == place_id:
@@ -304,9 +376,9 @@ class GameRules:
         return None
 
     def _finish(self, ctx: _Context, state: GameState, input: PlayerInput | None, free_talk: FreeTalk | None,
-                notices: tuple[Notice, ...], *, place: str, turn: int) -> Step:
-        new_state = state.advanced(place=place, fired=(f.id for f in ctx.fired), expressions=ctx.expressions,
-                                   turn=turn)
+                notices: tuple[Notice, ...], *, place: str, turn: int, ended: bool | None = None) -> Step:
+        new_state = state.advanced(place=place, fired=(f.id for f in ctx.fired if f.scripted),
+                                   expressions=ctx.expressions, turn=turn, variation=ctx.variation, ended=ended)
         return Step(input, tuple(ctx.fired), free_talk, notices, new_state)
 
     def _knowledge(self, character: str, ctx: _Context) -> tuple[Knowledge, ...]:
@@ -440,4 +512,5 @@ class GameRules:
         if state.place not in self.scenario.places:
             raise ValueError("stored state does not fit the scenario: " + "; ".join(problems))
         expressions = {c: state.expressions.get(c, "neutral") for c in self.scenario.characters}
-        return GameState(state.place, state.iter_shown(), state.last_line, expressions, state.turn)
+        return GameState(state.place, state.iter_shown(), state.last_line, expressions, state.turn,
+                         variation=state.variation, ended=state.ended)

@@ -93,23 +93,33 @@ class _StateRecord(BaseModel):
     shown: list[str] = Field(description="Line ids in the order they were shown")
     last_line: str | None = None
     expressions: dict[str, str] = Field(default_factory=dict)
+    # Optional, so states stored before they existed still load.
+    variation: dict[str, list[int]] = Field(default_factory=dict,
+                                            description="Recent picks per set of varying lines (reactions, …)")
+    ended: bool = Field(default=False, description="The game reached an ending")
 
 
 class GameState:
-    __slots__ = ("place", "turn", "last_line", "expressions", "_journal", "_length")
+    __slots__ = ("place", "turn", "last_line", "expressions", "variation", "ended", "_journal", "_length")
 
     place: str
     turn: int
     last_line: str | None
     expressions: Mapping[str, str]
+    variation: Mapping[str, tuple[int, ...]]
+    ended: bool
 
     def __init__(self, place: str, shown: Iterable[str] = (), last_line: str | None = None,
-                 expressions: Mapping[str, str] | None = None, turn: int = 0) -> None:
+                 expressions: Mapping[str, str] | None = None, turn: int = 0, *,
+                 variation: Mapping[str, Iterable[int]] | None = None, ended: bool = False) -> None:
         journal = _Journal(shown)
-        self._init(place, turn, last_line, dict(expressions or {}), journal, len(journal.ids))
+        self._init(place, turn, last_line, dict(expressions or {}), journal, len(journal.ids),
+                   {k: tuple(v) for k, v in (variation or {}).items()}, ended)
 
     def _init(self, place: str, turn: int, last_line: str | None, expressions: dict[str, str],
-              journal: _Journal, length: int) -> None:
+              journal: _Journal, length: int, variation: dict[str, tuple[int, ...]], ended: bool) -> None:
+        object.__setattr__(self, "variation", MappingProxyType(variation))
+        object.__setattr__(self, "ended", ended)
         object.__setattr__(self, "place", place)
         object.__setattr__(self, "turn", turn)
         object.__setattr__(self, "last_line", last_line)
@@ -149,12 +159,25 @@ class GameState:
     # ---- deriving
 
     def advanced(self, *, place: str, fired: Iterable[str], expressions: Mapping[str, str],
-                 turn: int) -> GameState:
-        """The state after a step that fired `fired` (in order)."""
+                 turn: int, variation: Mapping[str, tuple[int, ...]] | None = None,
+                 ended: bool | None = None) -> GameState:
+        """The state after a step that fired `fired` (in order); `variation`
+        holds only the sets that changed."""
         fired = list(fired)
         journal, length = self._journal.extended(self._length, fired)
         new = object.__new__(GameState)
-        new._init(place, turn, fired[-1] if fired else self.last_line, dict(expressions), journal, length)
+        new._init(place, turn, fired[-1] if fired else self.last_line, dict(expressions), journal, length,
+                  {**self.variation, **(variation or {})}, self.ended if ended is None else ended)
+        return new
+
+    def with_said(self, *, variation: Mapping[str, tuple[int, ...]],
+                  expressions: Mapping[str, str] | None = None) -> GameState:
+        """The same state after a line outside the script was said (a reaction,
+        a knowledge answer, a fallback): its variation history and face."""
+        new = object.__new__(GameState)
+        new._init(self.place, self.turn, self.last_line, dict(expressions if expressions is not None
+                                                              else self.expressions),
+                  self._journal, self._length, {**self.variation, **variation}, self.ended)
         return new
 
     # ---- storing
@@ -167,6 +190,8 @@ class GameState:
             "shown": list(self.iter_shown()),
             "last_line": self.last_line,
             "expressions": dict(self.expressions),
+            **({"variation": {k: list(v) for k, v in self.variation.items()}} if self.variation else {}),
+            **({"ended": True} if self.ended else {}),
         }
 
     def to_json(self) -> str:
@@ -186,7 +211,8 @@ class GameState:
             raise StateFormatError(f"invalid game state: {detail}") from None
         if len(set(record.shown)) != len(record.shown):
             raise StateFormatError("invalid game state: a line appears twice in shown")
-        return cls(record.place, record.shown, record.last_line, record.expressions, record.turn)
+        return cls(record.place, record.shown, record.last_line, record.expressions, record.turn,
+                   variation=record.variation, ended=record.ended)
 
     @classmethod
     def from_json(cls, text: str | bytes) -> GameState:
@@ -202,7 +228,8 @@ class GameState:
         if not isinstance(other, GameState):
             return NotImplemented
         return (self.place == other.place and self.turn == other.turn and self.last_line == other.last_line
-                and dict(self.expressions) == dict(other.expressions) and self.shown_lines == other.shown_lines)
+                and dict(self.expressions) == dict(other.expressions) and self.shown_lines == other.shown_lines
+                and dict(self.variation) == dict(other.variation) and self.ended == other.ended)
 
     __hash__ = None  # type: ignore[assignment]
 

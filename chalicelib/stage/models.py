@@ -203,6 +203,12 @@ class Notice(BaseModel):
     text: str
 
 
+class Ending(BaseModel):
+    title: str
+    text: str = ""
+    restart: str = Field(description="What the player sends (the card's button) to start a new game.")
+
+
 class SceneView(BaseModel):
     place: str
     place_name: str
@@ -211,6 +217,7 @@ class SceneView(BaseModel):
     speaking: str | None = None
     destinations: list[Destination] = []
     notices: list[Notice] = []
+    ending: Ending | None = Field(default=None, description="Set when the game has ended: the ending card.")
 
 
 class StageView(BaseModel):

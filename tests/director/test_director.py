@@ -49,9 +49,9 @@ def test_a_new_game_speaks_the_start_lines(client, played):
 
 def test_the_reference_scenario_in_free_japanese(client, played):
     view = reply(client, played, "こんばんは")
-    # free conversation (no model configured: a fallback line of the responder), then A03 and A04
+    # free conversation (no model configured: the responder's greeting reaction), then A03 and A04
     assert lines(view, 2)[1:] == [
-        ("character", "赤尾妙子", "さあ、どうだったかしらね。"),
+        ("character", "赤尾妙子", "いらっしゃい。ゆっくりしていって。"),
         ("character", "赤尾妙子", "変えるって、葵ちゃんが一人で言ってるだけよ。うちは三十年このままでやってきたんだから。"),
         ("character", "神楽坂葵", "……あなたはどう思う？")]
     assert lines(view, 2)[0] == ("player", None, "こんばんは")
@@ -65,10 +65,23 @@ def test_the_reference_scenario_in_free_japanese(client, played):
     assert view["scene"]["place"] == "控え室" and [c["id"] for c in view["scene"]["characters"]] == ["神楽坂葵"]
     assert view["log"][-1]["text"].startswith("散らかっててごめんね")
     view = reply(client, played, "お邪魔しました")
+    # leaving the staff room offers the way back; 「行き先」 is said by the buttons only, not by a notice too
     assert view["scene"]["destinations"] == [{"place": "店内", "name": "店内"}]
-    assert view["log"][-1]["role"] == "notice"
+    assert view["scene"]["notices"] == [] and view["log"][-1]["role"] == "player"
     view = reply(client, played, "店内へ行く", move="店内")
     assert view["scene"]["place"] == "店内" and view["scene"]["destinations"] == []
+    # nothing scripted greets the return: ママ's arrival reaction, with its face
+    assert view["log"][-1]["character"] == "赤尾妙子" and view["log"][-1]["expression"] == "surprised"
+    view = reply(client, played, "ごちそうさまでした、また来ます")
+    # leaving the shop ends the visit: closing lines, the ending card, no destinations
+    assert [e["character"] for e in view["log"][-3:]] == ["赤尾妙子", "神楽坂葵", None]
+    assert view["log"][-1] == {**view["log"][-1], "role": "notice", "text": "血の池の夜　おしまい"}
+    assert view["scene"]["destinations"] == [] and view["scene"]["ending"]["restart"] == "もう一度"
+    view = reply(client, played, "まだいるよ")
+    assert view["scene"]["ending"] and [e["role"] for e in view["log"][-2:]] == ["player", "notice"]  # still over
+    view = reply(client, played, "もう一度")
+    assert view["scene"].get("ending") is None and view["scene"]["place"] == "店内"
+    assert view["log"][-1]["text"].startswith("ママ、その話はあと")
 
 
 def test_the_same_reply_handled_twice_gives_one_turn(director, played, services):
@@ -127,22 +140,23 @@ class Broken:
 
 def test_a_generation_failure_answers_with_a_recorded_fallback(services, played, client):
     services.director.talker = Talker(Broken())
-    view = reply(client, played, "こんばんは")
-    assert view["log"][3]["text"] == "さあ、どうだったかしらね。"
+    view = reply(client, played, "何か面白い話ある？")
+    assert view["log"][3]["text"] == "さあ、私にはわからないわね。"    # the model failed: an authored reaction
     turn = services.director.debug(played.stage_id, played.agent_key)[-1]
-    assert turn["free_talk"]["source"] == "fallback" and turn["free_talk"]["reason"] == "not_japanese"
+    assert turn["free_talk"]["source"] == "reaction" and turn["free_talk"]["reason"] == "not_japanese"
     assert [a.get("error") or a.get("rejected") for a in turn["free_talk"]["attempts"]] == ["unavailable",
                                                                                           "not_japanese"]
     assert "free conversation: not_japanese" in turn["errors"]
 
 
 def test_fallbacks_rotate_across_turns(services, played, client):
-    reply(client, played, "こんばんは")
-    reply(client, played, "いい夜だね")
-    view = reply(client, played, "何か面白い話ある？")
-    said = [e["text"] for e in view["log"] if e["character"] == "赤尾妙子" and e["text"] in
-            ("さあ、どうだったかしらね。", "その話は、また今度ゆっくりね。")]
-    assert said == ["さあ、どうだったかしらね。", "その話は、また今度ゆっくりね。", "さあ、どうだったかしらね。"]
+    for text in ("まあね", "いい夜だね", "雨やんだみたい", "ふーん"):   # nothing the scenario answers
+        view = reply(client, played, text)
+    fallbacks = [(e["text"], e["expression"]) for e in view["log"] if e["text"] in
+                 ("さあ、どうだったかしらね。", "その話は、また今度ゆっくりね。", "ふうん、そういうこともあるのね。")]
+    # in turn, each with its own face (no grin carried over from a scripted line)
+    assert fallbacks == [("さあ、どうだったかしらね。", "neutral"), ("その話は、また今度ゆっくりね。", "smile"),
+                         ("ふうん、そういうこともあるのね。", "neutral"), ("さあ、どうだったかしらね。", "neutral")]
 
 
 def test_addressee_from_the_page(services, played, client):

@@ -85,7 +85,13 @@ def test_reference_set_passes_the_targets(capsys, reference_path):
                  "--max-unsafe", "0"])
     data = json.loads(capsys.readouterr().out)
     assert code == 0, (data["accuracy"], data["unsafe"])
-    assert set(data["splits"]) >= {"dev", "heldout"}
+    assert set(data["splits"]) >= {"dev", "heldout", "moves-dev", "moves-heldout"}
+    # hedged, cancelled, reported and hypothetical moves never move or leave
+    assert data["splits"]["moves-heldout"]["unsafe"] == 0 and data["splits"]["moves-dev"]["unsafe"] == 0
+    by_id = {c["id"]: c for c in data["cases"]}
+    assert by_id["m001"]["got"] == "なし"            # 「控え室に行こうかと思ったけど、やっぱやめとく」
+    assert by_id["m005"]["got"] == "移動:店内"       # 「ママのところ戻ろ」
+    assert by_id["m006"]["got"] == "移動:控え室"     # 「じゃあ奥の部屋で話そうか」 after 葵's invitation
 
 
 def test_bad_inputs(tmp_path, capsys, reference_path):

@@ -45,10 +45,38 @@ def test_trace_json(reference_path, capsys):
 
 
 def test_trace_json_notices(reference_path, capsys):
-    assert butai("trace", str(reference_path), "離脱", "移動:店内", "--json") == 0
+    assert butai("trace", str(reference_path), "移動:控え室", "離脱", "移動:控え室", "--json") == 0
     steps = json.loads(capsys.readouterr().out)["steps"]
-    assert steps[1]["notices"] == [{"kind": "exits", "destinations": ["控え室"]}]
-    assert steps[2]["notices"] == [{"kind": "already_here", "place": "店内"}]
+    assert steps[2]["notices"] == [{"kind": "exits", "destinations": ["店内"]}]
+    assert steps[3]["notices"] == [{"kind": "already_here", "place": "控え室"}]
+
+
+def test_trace_json_ending(reference_path, capsys):
+    assert butai("trace", str(reference_path), "離脱", "なし", "--json") == 0
+    steps = json.loads(capsys.readouterr().out)["steps"]
+    assert [line["speaker"] for line in steps[1]["lines"]] == ["赤尾妙子", "神楽坂葵"]
+    assert steps[1]["notices"][0]["kind"] == "ending" and steps[2]["notices"][0]["kind"] == "ending"
+    assert steps[2]["lines"] == [] and steps[2]["free_talk"] is None
+
+
+def test_trace_takes_free_text(reference_path, capsys):
+    assert butai("trace", str(reference_path), "こんばんは", "流す曲を変えてみたら？", "流す曲を変えてみたら？",
+                 "控え室に行こうかと思ったけど、やっぱやめとく", "--json") == 0
+    steps = json.loads(capsys.readouterr().out)["steps"]
+    greeting, music, again, hedge = steps[1:]
+    assert greeting["text"] == "こんばんは" and greeting["input"] == "なし"
+    assert greeting["answer"]["source"] == "reaction" and greeting["answer"]["act"] == "挨拶"
+    assert music["decision"]["input"] == "意図:音楽" and [l["id"] for l in music["lines"]] == ["O1", "O2"]
+    # the topic's scripted lines are used up: ママ answers from her knowledge, in her own words
+    assert again["answer"]["source"] == "knowledge" and again["answer"]["speaker"] == "赤尾妙子"
+    assert hedge["input"] == "なし" and hedge["place"] == "店内"
+
+
+def test_trace_text_shows_the_decision(reference_path, capsys):
+    assert butai("trace", str(reference_path), "ありがとう") == 0
+    out = capsys.readouterr().out
+    assert "#1 「ありがとう」 → なし\n  解釈    backend なし" in out
+    assert "  答え    reaction reaction/赤尾妙子/感謝#1 (act 感謝) 赤尾妙子「どういたしまして。」 [smile]" in out
 
 
 def test_trace_text(reference_path, capsys):
@@ -57,9 +85,10 @@ def test_trace_text(reference_path, capsys):
     assert out.startswith(f"血の池の夜（参考台本） ({reference_path})\n")
     assert "#0 (開始)\n  A01    赤尾妙子「いらっしゃい。" in out
     assert "         effect 表情:赤尾妙子:smile\n" in out
-    assert "#1 なし\n  自由会話  赤尾妙子 (なし; knowledge 0)\n  A03    赤尾妙子「" in out
+    assert "#1 なし\n  自由会話  赤尾妙子 (なし; knowledge 0)\n  答え    fallback 赤尾妙子-拒1 (act なし) " \
+           "赤尾妙子「さあ、どうだったかしらね。」 [neutral]\n  A03    赤尾妙子「" in out
     assert "#3 意図:音楽\n  自由会話  赤尾妙子 (意図:音楽; knowledge 1)\n            - 店では、" in out
-    assert "  notice exits: 行き先: 控え室\n" in out
+    assert "  notice ending: 血の池の夜　おしまい\n" in out
     assert ("  candidates A1 意図:メニュー A2 意図:二人の先の話 A3 移動:控え室 A4 離脱 A5 意図:音楽 A6 意図:赤いドア "
             "A7 意図:店名と看板 A8 意図:宣伝の写真 A9 意図:いい店とは A10 意図:今のままでいい\n") in out
     assert "  place  店内\n" in out
@@ -117,10 +146,21 @@ def test_lint_exit_codes(tmp_path, make_data, capsys):
 
 def test_lint_reference(reference_path, capsys):
     assert butai("lint", str(reference_path)) == 0
-    assert butai("lint", str(reference_path), "--strict") == 1
+    assert butai("lint", str(reference_path), "--strict") == 0     # the reference lints clean
     captured = capsys.readouterr()
-    assert f"{reference_path}: 0 errors, 42 warnings" in captured.err
-    assert all(": warning: word " in line for line in captured.out.splitlines())
+    assert captured.out == ""
+    assert f"{reference_path}: 0 errors, 0 warnings, 46 hints (--hints shows them)" in captured.err
+    assert butai("lint", str(reference_path), "--hints") == 0
+    out = capsys.readouterr().out.splitlines()
+    assert len(out) == 46 and all(": hint: " in line for line in out)
+    assert sum(": hint: word " in line for line in out) == 42
+
+
+def test_lint_a_glob_skips_the_schema(reference_path, capsys):
+    schema = reference_path.parent / "schema.json"
+    assert butai("lint", str(reference_path), str(schema), "--strict") == 0
+    err = capsys.readouterr().err
+    assert f"{schema}: skipped (the JSON Schema of the format, not a scenario)" in err
 
 
 # ---------------------------------------------------------------- schema

@@ -9,8 +9,13 @@ from chalicelib.scenario import load_scenario_data
 from chalicelib.scenario.lint import lint_path, lint_scenario, normalise
 
 
-def findings(data):
-    return [f"{p.where}: {p.message}" for p in lint_scenario(load_scenario_data(data, source="t.json"))]
+def findings(data, severity=("error", "warning")):
+    return [f"{p.where}: {p.message}" for p in lint_scenario(load_scenario_data(data, source="t.json"))
+            if p.severity in severity]
+
+
+def hints(data, where):
+    return [f for f in findings(data, ("hint",)) if f.startswith(where + ":")]
 
 
 def only(data, where):
@@ -26,12 +31,11 @@ def test_clean_scenario_has_no_findings(make_data):
 
 def test_reference_lints_clean_of_errors(reference_path):
     problems = lint_path(reference_path)
-    assert [p for p in problems if p.severity == "error"] == []
-    # Its only warnings: narrowing words that no example of the intent uses.
-    assert all(p.message.startswith("word ") and "not contained in any example" in p.message for p in problems)
-    assert len(problems) == 42
-    assert f"{reference_path}:intent 音楽: warning: word \"BGM\" is not contained in any example; add an example " \
-           "that uses it" in [p.format() for p in problems]
+    assert [p for p in problems if p.severity != "hint"] == []
+    # Hints only: e.g. narrowing words that no example of the intent uses.
+    assert sum(p.message.startswith("word ") and "not contained in any example" in p.message for p in problems) == 42
+    assert f"{reference_path}:intent 音楽: hint: word \"BGM\" is not contained in any example; an example using " \
+           "it would help model backends" in [p.format() for p in problems]
 
 
 def test_load_errors_come_out_as_errors(tmp_path, reference_data):
@@ -109,9 +113,11 @@ def test_words_and_examples(make_data):
     data = make_data()
     data["intents"][0]["words"] = ["天気", "晴れ", "テンキ"]
     data["intents"][0]["examples"] = ["いい天気だね", "傘いる？"]
+    assert hints(data, "intent 天気") == [
+        'intent 天気: word "晴れ" is not contained in any example; an example using it would help model backends',
+        'intent 天気: word "テンキ" is not contained in any example; an example using it would help model backends',
+    ]
     assert only(data, "intent 天気") == [
-        'intent 天気: word "晴れ" is not contained in any example; add an example that uses it',
-        'intent 天気: word "テンキ" is not contained in any example; add an example that uses it',
         'intent 天気: example "傘いる？" contains none of the words, so word narrowing drops this intent for its '
         'own example',
     ]
@@ -160,3 +166,47 @@ def test_knowledge_that_is_never_used(make_data):
     assert only(data, "character 甲 knowledge #4") == [
         'character 甲 knowledge #4: term "開始" never holds during free conversation (only 意図:/なし steps without '
         'a response line reach it), so this knowledge is never used']
+
+
+# ---------------------------------------------------------------- reactions, arrivals, endings
+
+def test_reactions_are_checked(make_data):
+    data = make_data()
+    data["characters"][0]["reactions"] = [
+        {"act": "挨拶", "lines": [{"text": "やあ", "expression": "neutral"}, {"text": " ", "expression": "neutral"}]},
+        {"act": "感謝", "lines": []},
+        {"act": "挨拶", "lines": [{"text": "どうも"}]},
+        {"act": "謝罪", "mode": "shuffle", "lines": [{"text": "いいよ"}, {"text": "いいよ"}]},
+    ]
+    who = data["characters"][0]["id"]
+    assert only(data, f"character {who} reaction 挨拶 #2") == [
+        f"character {who} reaction 挨拶 #2: is an empty line; the player would see nothing"]
+    assert f"character {who} reaction 感謝: has no lines; add lines or remove it" in findings(data)
+    assert f"character {who} reaction 挨拶: act 挨拶 has a second reaction; only the first is used" in findings(data)
+    assert any("says \"いいよ\" more than once" in f for f in findings(data))
+    assert f"character {who} reaction 謝罪 #1: has no expression; the speaker shows neutral" in \
+        findings(data, ("hint",))
+
+
+def test_unknown_expressions_in_authored_lines_are_load_errors(make_data):
+    from chalicelib.scenario import ScenarioError
+    data = make_data()
+    data["characters"][0]["reactions"] = [{"act": "挨拶", "lines": [{"text": "やあ", "expression": "grin"}]}]
+    data["characters"][0]["fallbacks"] = [{"id": "x", "text": "……", "expression": "smirk"}]
+    with pytest.raises(ScenarioError) as caught:
+        load_scenario_data(data, source="t.json")
+    messages = [str(p) for p in caught.value.problems]
+    who = data["characters"][0]["id"]
+    assert any(m.startswith(f"t.json:character {who} reaction 挨拶 #1: unknown expression \"grin\"") for m in messages)
+    assert any(m.startswith(f"t.json:character {who} fallback x: unknown expression \"smirk\"") for m in messages)
+
+
+def test_arrival_and_ending_speakers_must_be_present(make_data):
+    data = make_data()
+    garden = data["places"][1]                     # 乙 is there, 甲 is not
+    garden["arrival"] = {"lines": []}
+    garden["ending"] = {"lines": [{"speaker": "乙", "text": "またね"}, {"speaker": "甲", "text": "じゃあね"}]}
+    assert f"place {garden['id']} arrival: has no lines; add lines or remove it" in findings(data)
+    assert only(data, f"place {garden['id']} ending #2") == [
+        f"place {garden['id']} ending #2: speaker 甲 is not among the people of {garden['id']}"]
+    assert only(data, f"place {garden['id']} ending #1") == []

@@ -103,7 +103,8 @@ def test_move_to_the_current_place_is_already_here(rules):
     assert step.notices[0].to_dict() == {"kind": "already_here", "place": "店内"}
 
 
-def test_move_happens_without_a_parting_line_and_arrival_fires_once(rules):
+def test_move_happens_without_a_parting_line_and_arrival_fires_once(spec_rules):
+    rules = spec_rules
     state = rules.start().state
     step = rules.handle(I("移動:控え室"), state)
     assert step.line_ids == ("B01",) and step.state.place == "控え室"
@@ -113,7 +114,8 @@ def test_move_happens_without_a_parting_line_and_arrival_fires_once(rules):
     assert again.line_ids == ()                      # 到着 + 未:B01: once only
 
 
-def test_leave_lists_exits_and_stays(rules):
+def test_leave_lists_exits_and_stays(spec_rules):
+    rules = spec_rules
     state = after(rules, "なし")
     step = rules.handle(I("離脱"), state)
     assert step.notices == (ExitsNotice(("控え室",)),)

@@ -1,0 +1,103 @@
+"""Dialogue acts: what a free player line *does* (greets, thanks, insults, orders…).
+
+When no scripted line, knowledge line or model answers, a character still
+reacts in their own voice to what the player did (scenario `reactions`).  The
+recogniser is model-free like the lexical classifier: the text is normalised
+(`text.nfkc`, pasted prompt lines and quoted phrases set aside by the cue
+helpers) and each act has a few cue patterns.  Acts are tried in a fixed
+order, the more specific and the more socially urgent first: an insult or an
+apology must not be answered as a question.  `butai eval-acts` measures it
+on `scenarios/eval/acts.json`.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Iterable
+
+from ..scenario.model import ACTS
+from .cues import SceneNames, player_words, without_quoted_phrases
+from .text import nfkc
+
+NO_ACT = "なし"
+_TRAILING = re.compile(r"[\s。．.！!…~ーっw笑♪☆★]+$")
+
+
+def _re(*parts: str) -> re.Pattern[str]:
+    return re.compile("|".join(parts))
+
+
+_INSULT = _re(r"ば[ー〜~]*か(?!り|に|ら|す)|バカ|馬鹿|あほ(?!う)|アホ|うざ|ウザ|うるせ|うるさい(?:な|よ|わ|ん)?\s*(?:[、。!！]|$)",
+              r"黙れ|だまれ|死ね|しね(?:よ|$)|ブス|ぶす(?:$|[、。!！])|ばばあ|ババア|ばばぁ|じじい|くそ|クソ|きも(?:い|っ|$)|キモ",
+              r"つまん(?:ね|な)え?(?:店|な|よ|$)|ふざけ(?:んな|るな)|消えろ|てめ[えー]|ぼったくり|最低(?:だ|な|$)|ひどい店|まずい")
+_APOLOGY = _re(r"ごめん|ゴメン|御免|申し訳|悪かった|わるかった|すまな(?:い|かった)|すまん|謝(?:る|り|ら)|許して")
+_SORRY_CALL = _re(r"すみません|すいません|失礼(?:しました|いたしました)$")
+_THANKS = _re(r"ありがと|有難う|有り難う|サンキュ|さんきゅ|感謝|助か(?:っ|る)|恩に着|おかげ(?:で|さま)")
+_GREETING = _re(r"^(?:[^、。!！？?]{0,6}[、,\s])?(?:こんばん[はわ]|今晩[はわ]|こんにち[はわ]|おはよう|はじめまして|初めまして|やあ"
+                r"|どうも(?:$|[、。!！\s]|こんばん|はじめ)|ただいま|お?久しぶり|ひさしぶり|よろしく|いらっしゃ(?!い[？?])"
+                r"|お邪魔します|おじゃまします)",
+                r"^(?:ママ|[^、。]{0,6})[、,\s]*(?:こんばん[はわ]|こんにち[はわ]|おはよう)")
+_DRINK = (r"(?:ビール|水割り|ハイボール|焼酎|ウイスキー|ウィスキー|日本酒|お酒|酒|ワイン|サワー|レモンサワー|お水|水|お茶|コーヒー"
+          r"|ジュース|ナポリタン|おでん|おつまみ|つまみ|お通し|同じの|同じもの|いつもの)")
+_ORDER = _re(r"会計|お?勘定|おあいそ|お代|支払|払(?:う|い|います|える)|いくら|チェック(?:で|お願い)|レシート|領収書",
+             r"おかわり|お代わり|もう一杯|もういっぱい|一杯(?:ちょうだい|ください|もらえ|お願い)",
+             _DRINK + r"\s*(?:を|も)?\s*(?:ください|下さい|ちょうだい|頂戴|もらえ|もらお|お願い|おねがい|ひとつ|一つ|1つ|ふたつ|二つ|2つ|一杯|いっぱい)",
+             r"(?:注文|オーダー)(?:して|したい|いい|お願い|を)")
+_ABOUT_SELF_TOPIC = (r"(?:趣味|何歳|いくつ|歳は|年齢|年は|出身|生まれ|いつから|普段|休みの日|休日|家族|恋人|彼氏|彼女|結婚|独身|若い頃|若いころ"
+                     r"|昔|親戚|姪|叔母|おば(?:さん)?|名前の由来|好きな(?:もの|食べ物|映画|歌|曲|人|タイプ)|何が好き|どこに住"
+                     r"|どうして(?:この店|ここ)|なんで(?:この店|ここ)で|この仕事|いつも何)")
+_ABOUT_SELF_ASK = r"(?:[？?]|か(?:な|しら)?$|の$|教えて|聞かせて|聞きたい|知りたい|話して)"
+_YOU = r"(?:あなた|君|きみ|お前|おまえ|あんた|お二人|二人|ふたり)"
+_PRAISE = _re(r"きれい|綺麗|キレイ|素敵|すてき|ステキ|最高|すご(?:い|く|っ)|凄(?:い|く)|さすが|流石|かわい|可愛|センス(?:が)?(?:いい|良い|ある)",
+              r"おいし|美味し|うま(?:い|っ)|旨い|上手|うまいね|尊敬|かっこい|格好い|優しい|やさしい|いい(?:店|お店|雰囲気|声|人|センス|趣味)"
+              r"|好きだ(?:な|よ)|気に入った|落ち着く(?:ね|な|よ)|居心地(?:が)?(?:いい|良い)")
+_DISAGREE = _re(r"^(?:いや|いいや|えー|ええー)(?:[、,\s!！。]|$)|^うーん[、,\s]+\S|違う|ちがう|そんなことない|そんな事ない|そうかな|そうかなあ",
+                r"反対|やだ|いやだ|嫌だ|どうかな|どうだろう|賛成(?:でき|し)ない|ありえな|あり得な|納得(?:でき|い)かな|同意(?:でき|し)ない"
+                r"|そうは思わな|思わない|間違って")
+_AGREE = _re(r"^(?:うん|はい|ええ|おう|そうそう|うんうん)(?:[、,\s!！。ー]|$)|そうだね|そうだよね|そうですね|そうだな|そうね|たしかに|確かに",
+             r"その通り|そのとおり|わかる|分かる|賛成|なるほど|だよね|ですよね|いいね|同感|同意|もちろん|そう思う|ほんとそれ|それな")
+_QUESTION = _re(r"[？?]\s*$|[？?]", r"(?:なに|何|どこ|いつ|誰|だれ|なんで|なぜ|どう|どれ|どっち|いくつ|どんな)[^。]*(?:の|か|かな|かしら)$",
+                r"(?:ある|いる|なる|できる|する|思う)(?:の|か)(?:な)?$", r"[るいたう](?:かな|かしら)$")
+
+Pattern = re.Pattern[str]
+
+
+@dataclass(frozen=True)
+class ActFound:
+    act: str                 # one of ACTS, or なし
+    cue: str | None = None   # the text that decided it (for the debug view)
+
+    def to_dict(self) -> dict:
+        return {"act": self.act, "cue": self.cue}
+
+
+class ActRecogniser:
+    """``recognise(text)`` → the dialogue act of one player line.  Character
+    names and aliases (from the scenario) count as "you" for 本人."""
+
+    def __init__(self, names: SceneNames | None = None) -> None:
+        self.names = names or SceneNames()
+        people = sorted({nfkc(n) for aliases in self.names.characters.values() for n in aliases if n}, key=len,
+                        reverse=True)
+        you = "|".join([*(re.escape(p) for p in people), _YOU])
+        self._about_self = _re(r"(?:" + you + r")\s*(?:ちゃん|さん)?\s*(?:は|って|の|も|が|、|,)[^。]*" + _ABOUT_SELF_TOPIC,
+                               _ABOUT_SELF_TOPIC + r"[^。]*" + _ABOUT_SELF_ASK,
+                               r"(?:" + you + r")\s*(?:ちゃん|さん)?\s*(?:のこと|自身)[^。]*" + _ABOUT_SELF_ASK)
+        self._order: list[tuple[str, Pattern]] = [
+            ("暴言", _INSULT), ("謝罪", _APOLOGY), ("感謝", _THANKS), ("注文", _ORDER), ("謝罪", _SORRY_CALL),
+            ("挨拶", _GREETING), ("本人", self._about_self), ("称賛", _PRAISE), ("反対", _DISAGREE),
+            ("同意", _AGREE), ("質問", _QUESTION),
+        ]
+
+    def recognise(self, text: str) -> ActFound:
+        normalised = without_quoted_phrases(player_words(nfkc(text)), self.names).strip()
+        stripped = _TRAILING.sub("", normalised) if not normalised.endswith(("?", "？")) else normalised
+        for act, pattern in self._order:
+            found = pattern.search(stripped)
+            if found:
+                return ActFound(act, found.group(0).strip() or act)
+        return ActFound(NO_ACT)
+
+    @property
+    def acts(self) -> Iterable[str]:
+        return ACTS
