@@ -7,6 +7,13 @@ line in order with its speaker and expression, notices, and a debug record —
 as one conditional write on the game's version.  So a retried request, a
 duplicate or a concurrent Lambda can never answer a reply twice or apply two
 turns on the same game state, and a failed model never loses the reply.
+
+A reply posted to a scenario stage is not stored on its own first: the turn
+reads the stage (and the log, unless this process already holds the log at
+the stage's current version), then writes the reply — already claimed —
+together with the turn.  That is two DynamoDB requests per turn, three when
+the log has to be read.  Replies stored unread by other paths are announced
+on the stage item (``unread_hint``) and answered first, oldest first.
 """
 from __future__ import annotations
 
@@ -14,6 +21,7 @@ import hashlib
 import json
 import threading
 import time
+from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
@@ -23,13 +31,17 @@ from .errors import NotFound, ValidationFailed
 from .interpret.interpreter import Interpreter
 from .scenario import ExitsNotice, GameRules, GameState, PlayerInput, load_scenario_text
 from .stage.models import LOG_LIMIT, ReplyAccepted, ReplyRequest
-from .stage.service import CreatedStage, StageService
-from .stage.store import AlreadyClaimed, LogRecord, ReplyRecord, StageRecord, StaleGame, TurnWrite
+from .stage.service import PLAYER, CreatedStage, StageService
+from .stage.store import (AlreadyClaimed, Guard, GuardFailed, LogRecord, ReplyRecord, StageRecord, StaleGame,
+                          TurnWrite)
 from .talk import Talker, TalkRequest
 
 SCENARIO_PREFIX = "scenarios/"
 RECENT_LINES = 6
 _TURN_ATTEMPTS = 8
+# Stages whose log tail a process remembers (by the stage's log version), so a
+# turn after its own last turn or poll does not read the log again.
+_TAILS = 256
 
 
 @dataclass
@@ -85,6 +97,8 @@ class Director:
         self.talker = talker or Talker()
         self.players_see_debug = players_see_debug
         self._new_id = new_id
+        self._tails: OrderedDict[str, tuple[str, list[LogRecord]]] = OrderedDict()
+        self._tails_lock = threading.Lock()
 
     # -- stages -------------------------------------------------------------------
     def create(self, name: str, scenario_key: str) -> CreatedStage:
@@ -113,11 +127,13 @@ class Director:
 
     # -- turns ----------------------------------------------------------------------
     def reply(self, stage_id: str, key: str | None, request: ReplyRequest) -> ReplyAccepted:
-        accepted = self.stages.reply(stage_id, key, request)
-        if self.stages.stage_kind(stage_id) != "scenario":
-            return accepted
-        record, log = self.play(stage_id)
-        return accepted.model_copy(update={"view": self.stages.view(record, log)})
+        if self.stages.known_kind(stage_id) == "agent":
+            return self.stages.reply(stage_id, key, request)
+        guard, record = self.stages.player_stage(stage_id, key)
+        if record.kind != "scenario":
+            return self.stages.reply(stage_id, key, request)
+        record, log, answered = self._play(record, key=key, guard=guard, request=request)
+        return ReplyAccepted(id=answered.id, created_at=answered.created_at, view=self.stages.view(record, log))
 
     def play(self, stage_id: str) -> tuple[StageRecord, list[LogRecord]]:
         """Answers every unread reply, oldest first.
@@ -127,31 +143,104 @@ class Director:
         line written meanwhile by someone else shows on the next poll).
         """
         record = self.store.get_stage(stage_id)
-        pending = self.store.unread_replies(stage_id)
-        log = self.store.recent_log(stage_id, LOG_LIMIT) if pending else None
+        if record is None or record.kind != "scenario":
+            raise NotFound("no such scenario stage", "stage_id")
+        record, log, _ = self._play(record, look=True)
+        return record, log
+
+    def _play(self, record: StageRecord, *, key: str | None = None, guard: Guard | None = None,
+              request: ReplyRequest | None = None, look: bool = False):
+        """Answers the unread replies the stage announces, then ``request`` (a
+        new reply, written with its turn).  Returns (stage, log, new reply)."""
+        stage_id = record.stage_id
+        looked_at, pending = None, []
+        if look or record.unread_hint != record.unread_seen:
+            looked_at, pending = record.unread_hint, self.store.unread_replies(stage_id)
+        log = self._log(record)
+        answered: ReplyRecord | None = None
         attempts = 0
-        while pending and attempts < _TURN_ATTEMPTS * max(1, len(pending)):
+        while (pending or (request is not None and answered is None)) and \
+                attempts < _TURN_ATTEMPTS * (len(pending) + 1):
             attempts += 1
-            reply = pending[0]
-            write = self.turn(record, self.library.get(record.scenario), reply, log)
+            incoming = None
+            if pending:
+                reply = pending[0]
+            else:
+                reply, incoming = self._new_reply(request)
+            write = self.turn(record, self.library.get(record.scenario), reply, log, incoming=incoming)
+            # Conditioned on the log version it read, so the log it extends below is exact.
+            write.expected_version = record.version
+            if incoming is not None:
+                write.reply, write.reply_entry, write.guard = reply, incoming, guard
+            if looked_at is not None and len(pending) <= 1:
+                write.stage["unread_seen"] = looked_at     # every reply announced so far is answered
             try:
                 self.store.apply_turn(stage_id, write)
+            except GuardFailed:
+                raise self.stages.auth_error(stage_id, key, PLAYER) from None
             except (AlreadyClaimed, StaleGame) as exc:
                 if isinstance(exc, AlreadyClaimed):
                     pending.pop(0)            # another handler answered it
-                # Another turn landed first: recompute on top of it.
+                # Another turn or line landed first: recompute on top of it.
                 record = self.store.get_stage(stage_id)
-                log = self.store.recent_log(stage_id, LOG_LIMIT)
+                if record is None:
+                    raise NotFound("no such stage", "stage_id", code="stage_not_found") from None
+                if record.unread_hint != record.unread_seen and record.unread_hint != looked_at:
+                    looked_at, pending = record.unread_hint, self.store.unread_replies(stage_id)
+                log = self._log(record)
                 continue
-            pending.pop(0)
+            if incoming is None:
+                pending.pop(0)
+            else:
+                answered = reply
             record = _applied(record, write)
-            log = (log + write.entries)[-LOG_LIMIT:]
-        if log is None:
-            log = self.store.recent_log(stage_id, LOG_LIMIT)
-        return record, log
+            log = (log + ([incoming] if incoming else []) + write.entries)[-LOG_LIMIT:]
+            self._remember(stage_id, record.version, log)
+        if request is not None and answered is None:
+            # The game stayed busy through every attempt: the reply is kept, unread, for the next turn.
+            accepted = self.stages.reply(stage_id, key, request)
+            answered = ReplyRecord(id=accepted.id, text=request.text, created_at=accepted.created_at,
+                                   to=request.to, move=request.move)
+            record = self.store.get_stage(stage_id) or record
+            log = self._log(record)
+        return record, log, answered
+
+    def _new_reply(self, request: ReplyRequest) -> tuple[ReplyRecord, LogRecord]:
+        # A fresh id on every attempt: the reply is only written with its turn, so it sorts before the
+        # turn's lines and after anything that landed before it.
+        reply_id = self._new_id()
+        created = ids.iso_from_ms(ids.id_time_ms(reply_id))
+        return (ReplyRecord(id=reply_id, text=request.text, created_at=created, to=request.to, move=request.move),
+                LogRecord(id=reply_id, role="player", text=request.text, created_at=created))
+
+    def _log(self, record: StageRecord) -> list[LogRecord]:
+        """The last LOG_LIMIT log entries at the stage's current version: remembered, else read."""
+        with self._tails_lock:
+            hit = self._tails.get(record.stage_id)
+        if hit is not None and hit[0] == record.version:
+            return list(hit[1])
+        log = self.store.recent_log(record.stage_id, LOG_LIMIT)
+        # A log read after the stage may hold a line newer than record.version; it is then stored under a
+        # version the stage has already left, and never matches again.
+        self._remember(record.stage_id, record.version, log)
+        return log
+
+    def _remember(self, stage_id: str, version: str, log: list[LogRecord]) -> None:
+        with self._tails_lock:
+            self._tails[stage_id] = (version, list(log))
+            self._tails.move_to_end(stage_id)
+            while len(self._tails) > _TAILS:
+                self._tails.popitem(last=False)
+
+    def forget_logs(self) -> None:
+        """Drops the remembered log tails (a new process; `butai bench turn` measures both)."""
+        with self._tails_lock:
+            self._tails.clear()
 
     def turn(self, record: StageRecord, loaded: LoadedScenario, reply: ReplyRecord,
-             log: list[LogRecord] | None = None) -> TurnWrite:
+             log: list[LogRecord] | None = None, *, incoming: LogRecord | None = None) -> TurnWrite:
+        """Computes one turn (nothing is written).  ``incoming`` is the reply's
+        log entry when the reply is written with the turn (not yet in ``log``)."""
         started = time.perf_counter()
         rules = loaded.rules
         state = rules.restore(record.game)
@@ -179,7 +268,8 @@ class Director:
         if step.free_talk is not None:
             if log is None:
                 log = self.store.recent_log(record.stage_id, RECENT_LINES + 1)
-            talk = self._free_talk(loaded, step, state, reply, addressee, memory, log[-(RECENT_LINES + 1):])
+            recent = (log + [incoming]) if incoming is not None else log
+            talk = self._free_talk(loaded, step, state, reply, addressee, memory, recent[-(RECENT_LINES + 1):])
             if talk.source == "fallback" and talk.reason not in (None, "no_model"):
                 errors.append(f"free conversation: {talk.reason}")
         turn = {
