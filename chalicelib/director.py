@@ -49,6 +49,10 @@ class LoadedScenario:
     key: str
     rules: GameRules
     interpreter: Interpreter
+    # What loading it cost this process (`butai bench coldstart` reports them).
+    load_ms: float = 0.0
+    build_ms: float = 0.0
+    from_cache: bool = False
 
     @property
     def compiled(self):
@@ -78,10 +82,13 @@ class ScenarioLibrary:
             hit = self._cache.get(key)
         if hit:
             return hit
+        started = time.perf_counter()
         body = self.s3.get_object(Bucket=self.bucket, Key=key)["Body"].read().decode("utf-8")
         rules = GameRules(load_scenario_text(body, source=key.removeprefix(SCENARIO_PREFIX)))
+        built = time.perf_counter()
         backend = self.backend_factory() if self.backend_factory else None
-        loaded = LoadedScenario(key, rules, Interpreter(rules, backend))
+        loaded = LoadedScenario(key, rules, Interpreter(rules, backend), load_ms=(built - started) * 1000,
+                                build_ms=(time.perf_counter() - built) * 1000)
         with self._lock:
             self._cache[key] = loaded
         return loaded

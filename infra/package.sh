@@ -17,6 +17,10 @@ bin="${BUTAI_VENV_BIN:-.venv/bin}"
 # infra/resources.json is generated (python -m chalicelib.infra): refuse a stale one.
 "$bin/python" -m chalicelib.infra --check
 
+# The reading dictionary as SQLite goes into the package, so a new Lambda instance opens it in a
+# millisecond instead of reading pykakasi's whole dictionary (chalicelib/interpret/readings.py).
+"$bin/python" -m chalicelib.interpret.readings >/dev/null
+
 rm -rf "$out"
 mkdir -p "$(dirname "$out")"
 # chalice wants a region to exist; the template itself uses ${AWS::Region}.

@@ -121,21 +121,28 @@ _KAKASI_MISSING = False
 
 
 def _kakasi():
-    """pykakasi's converter, loaded on first use (its dictionary takes a
-    moment to read); None when pykakasi is not installed."""
+    """The reading converter (readings.py: pykakasi over a per-character
+    dictionary that opens in milliseconds), made on first use; None when
+    pykakasi is not installed."""
     global _KAKASI, _KAKASI_MISSING
     if _KAKASI is None and not _KAKASI_MISSING:
         try:
-            import pykakasi
+            from .readings import converter
+            _KAKASI = converter()
         except ImportError:
             _KAKASI_MISSING = True
             return None
-        _KAKASI = pykakasi.kakasi()
     return _KAKASI
 
 
 def readings_available() -> bool:
-    return _kakasi() is not None
+    # Asked while a scenario's words are compiled: whether a dictionary exists, without loading it.
+    if _KAKASI is not None:
+        return True
+    if _KAKASI_MISSING:
+        return False
+    from importlib.util import find_spec
+    return find_spec("pykakasi") is not None
 
 
 @lru_cache(maxsize=2048)
@@ -271,7 +278,7 @@ class _CompiledWord:
                 self.reading_pattern = re.compile("|".join(word_variants(reading)))
                 if not self.has_kanji:
                     # a kana word written with a kanji: its second kana follows a kanji (掛け for かける)
-                    self.prefilter = re.compile("[\u3400-\u9fff々]" + _esc(reading[1]))
+                    self.prefilter = reading[1]
 
     def reading_hits(self, forms: TextForms) -> list[tuple[int, int]]:
         if self.reading_pattern is None:
@@ -283,7 +290,7 @@ class _CompiledWord:
                 if not any(is_kanji(c) for c in forms.nfkc[m.start():m.end()]):
                     out.append((m.start(), m.end()))
             return out
-        if self.prefilter is None or not self.prefilter.search(forms.nfkc):
+        if self.prefilter is None or not _after_kanji(forms.nfkc, self.prefilter):
             return out
         reading = forms.reading()
         if reading is None or not reading.text:
@@ -294,6 +301,17 @@ class _CompiledWord:
             if any(is_kanji(c) for c in forms.nfkc[start:end]):     # in kana the plain match covers it
                 out.append((start, end))
         return out
+
+
+def _after_kanji(text: str, kana: str) -> bool:
+    """Whether ``kana`` occurs right after a kanji in ``text`` (a plain scan: a
+    regex per word cost more to compile, in every new process, than it saved)."""
+    at = text.find(kana, 1)
+    while at > 0:
+        if is_kanji(text[at - 1]):
+            return True
+        at = text.find(kana, at + 1)
+    return False
 
 
 class WordMatcher:
