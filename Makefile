@@ -18,7 +18,7 @@ setup: $(STAMP)
 
 $(RUN_STAMP): requirements.txt requirements-run.txt pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check -r requirements-run.txt
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-compile -r requirements-run.txt
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps --no-build-isolation -e .
 	touch $(RUN_STAMP)
 
@@ -36,6 +36,7 @@ bench: $(STAMP)
 	$(BIN)/butai bench stage
 	$(BIN)/butai bench rules
 	$(BIN)/butai bench turn
+	$(BIN)/butai bench coldstart
 
 package: $(STAMP)
 	infra/package.sh $(CHALICE_STAGE) build/package
