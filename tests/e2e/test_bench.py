@@ -34,6 +34,6 @@ def test_bench_coldstart_times_new_processes_against_the_floor():
     assert out.returncode == 0, out.stderr
     report = json.loads(out.stdout)
     assert report["floor_ms"] > 0 and report["first_turn_total_ms"] > report["floor_ms"]
-    assert report["ratio"] == round(report["first_turn_total_ms"] / report["floor_ms"], 2)
+    assert abs(report["ratio"] - report["first_turn_total_ms"] / report["floor_ms"]) < 0.02
     assert list(report["phases_ms"]) == ["python start", "import app", "services", "scenario load",
                                          "interpreter build", "first turn"]
