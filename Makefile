@@ -2,6 +2,9 @@
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
+# `make run` installs only the local run's packages (requirements-run.txt); `make test` adds the
+# tests', benchmarks', models' and template checks' (requirements-dev.txt).
+RUN_STAMP := $(VENV)/.installed-run
 STAMP := $(VENV)/.installed
 
 .PHONY: run test bench clean setup package deploy
@@ -13,14 +16,17 @@ PARAMS ?=
 
 setup: $(STAMP)
 
-$(STAMP): requirements.txt requirements-dev.txt pyproject.toml
+$(RUN_STAMP): requirements.txt requirements-run.txt pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -r requirements-dev.txt
-	$(BIN)/python -m pip install --quiet --no-deps -e .
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-compile -r requirements-run.txt
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps --no-build-isolation -e .
+	touch $(RUN_STAMP)
+
+$(STAMP): $(RUN_STAMP) requirements-dev.txt
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -r requirements-dev.txt
 	touch $(STAMP)
 
-run: $(STAMP)
+run: $(RUN_STAMP)
 	exec $(BIN)/butai run
 
 test: $(STAMP)
@@ -30,6 +36,7 @@ bench: $(STAMP)
 	$(BIN)/butai bench stage
 	$(BIN)/butai bench rules
 	$(BIN)/butai bench turn
+	$(BIN)/butai bench coldstart
 
 package: $(STAMP)
 	infra/package.sh $(CHALICE_STAGE) build/package

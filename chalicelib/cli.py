@@ -27,6 +27,7 @@ BENCH_MODULES = (
     "chalicelib.interpret.classify_bench",
     "chalicelib.director_bench",
     "chalicelib.answers_bench",
+    "chalicelib.coldstart_bench",
 )
 
 

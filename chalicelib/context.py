@@ -32,8 +32,10 @@ _services: Services | None = None
 
 
 def build(settings: Settings, boto3_session=None) -> Services:
-    dynamodb = aws.client("dynamodb", settings, boto3_session)
-    s3 = aws.client("s3", settings, boto3_session)
+    # One session for both clients: its loader reads the shared endpoint and retry data once.
+    session = aws.session(settings, boto3_session)
+    dynamodb = aws.client("dynamodb", settings, session)
+    s3 = aws.client("s3", settings, session)
     catalog = CharacterCatalog.from_s3(s3, settings.bucket, ttl=settings.manifest_ttl)
     stage = StageService(DynamoStageStore(dynamodb, settings), catalog,
                          assets_base_url=settings.assets_base_url,

@@ -7,6 +7,13 @@ line in order with its speaker and expression, notices, and a debug record —
 as one conditional write on the game's version.  So a retried request, a
 duplicate or a concurrent Lambda can never answer a reply twice or apply two
 turns on the same game state, and a failed model never loses the reply.
+
+A reply posted to a scenario stage is not stored on its own first: the turn
+reads the stage (and the log, unless this process already holds the log at
+the stage's current version), then writes the reply — already claimed —
+together with the turn.  That is two DynamoDB requests per turn, three when
+the log has to be read.  Replies stored unread by other paths are announced
+on the stage item (``unread_hint``) and answered first, oldest first.
 """
 from __future__ import annotations
 
@@ -16,6 +23,7 @@ import logging
 import re
 import threading
 import time
+from collections import OrderedDict
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable
@@ -27,8 +35,9 @@ from .http import transient
 from .interpret.interpreter import Interpreter
 from .scenario import EndingNotice, ExitsNotice, GameRules, GameState, PlayerInput, load_scenario_text
 from .stage.models import LOG_LIMIT, ReplyAccepted, ReplyRequest
-from .stage.service import CreatedStage, StageService
-from .stage.store import AlreadyClaimed, LogRecord, ReplyRecord, StageRecord, StaleGame, TurnWrite
+from .stage.service import PLAYER, CreatedStage, StageService
+from .stage.store import (AlreadyClaimed, Guard, GuardFailed, LogRecord, ReplyRecord, StageRecord, StaleGame,
+                          TurnWrite)
 from .talk import Talker, TalkRequest, TalkResult
 
 SCENARIO_PREFIX = "scenarios/"
@@ -41,6 +50,9 @@ log_errors = logging.getLogger("butai.director")
 RESTART_TEXT = "もう一度"
 _RESTART = re.compile(r"^\s*(?:もう一度|もういちど|もう一回|もういっかい|最初から|はじめから|初めから|リスタート|restart)\s*[。！!]*\s*$",
                       re.IGNORECASE)
+# Stages whose log tail a process remembers (by the stage's log version), so a
+# turn after its own last turn or poll does not read the log again.
+_TAILS = 256
 
 
 @dataclass
@@ -49,6 +61,10 @@ class LoadedScenario:
     rules: GameRules
     interpreter: Interpreter
     answerer: Answerer = field(default=None)  # type: ignore[assignment]
+    # What loading it cost this process (`butai bench coldstart` reports them).
+    load_ms: float = 0.0
+    build_ms: float = 0.0
+    from_cache: bool = False
 
     def __post_init__(self) -> None:
         if self.answerer is None:
@@ -82,10 +98,13 @@ class ScenarioLibrary:
             hit = self._cache.get(key)
         if hit:
             return hit
+        started = time.perf_counter()
         body = self.s3.get_object(Bucket=self.bucket, Key=key)["Body"].read().decode("utf-8")
         rules = GameRules(load_scenario_text(body, source=key.removeprefix(SCENARIO_PREFIX)))
+        built = time.perf_counter()
         backend = self.backend_factory() if self.backend_factory else None
-        loaded = LoadedScenario(key, rules, Interpreter(rules, backend))
+        loaded = LoadedScenario(key, rules, Interpreter(rules, backend), load_ms=(built - started) * 1000,
+                                build_ms=(time.perf_counter() - built) * 1000)
         with self._lock:
             self._cache[key] = loaded
         return loaded
@@ -101,6 +120,8 @@ class Director:
         self.talker = talker or Talker()
         self.players_see_debug = players_see_debug
         self._new_id = new_id
+        self._tails: OrderedDict[str, tuple[str, list[LogRecord]]] = OrderedDict()
+        self._tails_lock = threading.Lock()
 
     # -- stages -------------------------------------------------------------------
     def create(self, name: str, scenario_key: str) -> CreatedStage:
@@ -129,18 +150,13 @@ class Director:
 
     # -- turns ----------------------------------------------------------------------
     def reply(self, stage_id: str, key: str | None, request: ReplyRequest) -> ReplyAccepted:
-        accepted = self.stages.reply(stage_id, key, request)
-        try:
-            if self.stages.stage_kind(stage_id) != "scenario":
-                return accepted
-            record, log = self.play(stage_id)
-        except Exception:  # noqa: BLE001 - the reply is stored: say so, never a 5xx after a write
-            # Only storage can fail here (a turn that cannot be played is answered with a notice, see
-            # play()).  The reply stays unread and the next reply's turn answers it first, so the
-            # player is told the truth (202: stored) and nothing is lost; the page polls on.
-            log_errors.exception("the turn after reply %s was not played; it stays unread", accepted.id)
-            return accepted
-        return accepted.model_copy(update={"view": self.stages.view(record, log)})
+        if self.stages.known_kind(stage_id) == "agent":
+            return self.stages.reply(stage_id, key, request)
+        guard, record = self.stages.player_stage(stage_id, key)
+        if record.kind != "scenario":
+            return self.stages.reply(stage_id, key, request)
+        record, log, answered = self._play(record, key=key, guard=guard, request=request)
+        return ReplyAccepted(id=answered.id, created_at=answered.created_at, view=self.stages.view(record, log))
 
     def play(self, stage_id: str) -> tuple[StageRecord, list[LogRecord]]:
         """Answers every unread reply, oldest first.
@@ -150,41 +166,119 @@ class Director:
         line written meanwhile by someone else shows on the next poll).
         """
         record = self.store.get_stage(stage_id)
-        pending = self.store.unread_replies(stage_id)
-        log = self.store.recent_log(stage_id, LOG_LIMIT) if pending else None
+        if record is None or record.kind != "scenario":
+            raise NotFound("no such scenario stage", "stage_id")
+        record, log, _ = self._play(record, look=True)
+        return record, log
+
+    def _play(self, record: StageRecord, *, key: str | None = None, guard: Guard | None = None,
+              request: ReplyRequest | None = None, look: bool = False):
+        """Answers the unread replies the stage announces, then ``request`` (a
+        new reply, written with its turn).  Returns (stage, log, new reply)."""
+        stage_id = record.stage_id
+        looked_at, pending = None, []
+        if look or record.unread_hint != record.unread_seen:
+            looked_at, pending = record.unread_hint, self.store.unread_replies(stage_id)
+        log = self._log(record)
+        answered: ReplyRecord | None = None
         attempts = 0
-        while pending and attempts < _TURN_ATTEMPTS * max(1, len(pending)):
+        while (pending or (request is not None and answered is None)) and \
+                attempts < _TURN_ATTEMPTS * (len(pending) + 1):
             attempts += 1
-            reply = pending[0]
+            incoming = None
+            if pending:
+                reply = pending[0]
+            else:
+                reply, incoming = self._new_reply(request)
+            loaded = self.library.get(record.scenario)
             try:
-                write = self.turn(record, self.library.get(record.scenario), reply, log)
+                write = self.turn(record, loaded, reply, log, incoming=incoming)
             except Exception as exc:  # noqa: BLE001 - see _unplayable
                 if transient(exc):
                     raise
                 write = self._unplayable(record, reply, exc)
+            self._complete(write, record, reply, incoming, guard, looked_at, pending)
             try:
                 try:
                     self.store.apply_turn(stage_id, write)
-                except (AlreadyClaimed, StaleGame):
+                except (AlreadyClaimed, StaleGame, GuardFailed):
                     raise
                 except Exception as exc:  # noqa: BLE001 - e.g. an item over DynamoDB's size limit
                     if transient(exc) or write.turn is None or write.turn.get("unplayable"):
                         raise
                     write = self._unplayable(record, reply, exc)
+                    self._complete(write, record, reply, incoming, guard, looked_at, pending)
                     self.store.apply_turn(stage_id, write)
+            except GuardFailed:
+                raise self.stages.auth_error(stage_id, key, PLAYER) from None
             except (AlreadyClaimed, StaleGame) as exc:
                 if isinstance(exc, AlreadyClaimed):
                     pending.pop(0)            # another handler answered it
-                # Another turn landed first: recompute on top of it.
+                # Another turn or line landed first: recompute on top of it.
                 record = self.store.get_stage(stage_id)
-                log = self.store.recent_log(stage_id, LOG_LIMIT)
+                if record is None:
+                    raise NotFound("no such stage", "stage_id", code="stage_not_found") from None
+                if record.unread_hint != record.unread_seen and record.unread_hint != looked_at:
+                    looked_at, pending = record.unread_hint, self.store.unread_replies(stage_id)
+                log = self._log(record)
                 continue
-            pending.pop(0)
+            if incoming is None:
+                pending.pop(0)
+            else:
+                answered = reply
             record = _applied(record, write)
-            log = (log + write.entries)[-LOG_LIMIT:]
-        if log is None:
-            log = self.store.recent_log(stage_id, LOG_LIMIT)
-        return record, log
+            log = (log + ([incoming] if incoming else []) + write.entries)[-LOG_LIMIT:]
+            self._remember(stage_id, record.version, log)
+        if request is not None and answered is None:
+            # The game stayed busy through every attempt: the reply is kept, unread, for the next turn.
+            accepted = self.stages.reply(stage_id, key, request)
+            answered = ReplyRecord(id=accepted.id, text=request.text, created_at=accepted.created_at,
+                                   to=request.to, move=request.move)
+            record = self.store.get_stage(stage_id) or record
+            log = self._log(record)
+        return record, log, answered
+
+    @staticmethod
+    def _complete(write: TurnWrite, record: StageRecord, reply: ReplyRecord, incoming: LogRecord | None,
+                  guard: Guard | None, looked_at, pending: list) -> None:
+        # Conditioned on the log version it read, so the log it extends is exact.
+        write.expected_version = record.version
+        if incoming is not None:
+            write.reply, write.reply_entry, write.guard = reply, incoming, guard
+        if looked_at is not None and len(pending) <= 1:
+            write.stage["unread_seen"] = looked_at     # every reply announced so far is answered
+
+    def _new_reply(self, request: ReplyRequest) -> tuple[ReplyRecord, LogRecord]:
+        # A fresh id on every attempt: the reply is only written with its turn, so it sorts before the
+        # turn's lines and after anything that landed before it.
+        reply_id = self._new_id()
+        created = ids.iso_from_ms(ids.id_time_ms(reply_id))
+        return (ReplyRecord(id=reply_id, text=request.text, created_at=created, to=request.to, move=request.move),
+                LogRecord(id=reply_id, role="player", text=request.text, created_at=created))
+
+    def _log(self, record: StageRecord) -> list[LogRecord]:
+        """The last LOG_LIMIT log entries at the stage's current version: remembered, else read."""
+        with self._tails_lock:
+            hit = self._tails.get(record.stage_id)
+        if hit is not None and hit[0] == record.version:
+            return list(hit[1])
+        log = self.store.recent_log(record.stage_id, LOG_LIMIT)
+        # A log read after the stage may hold a line newer than record.version; it is then stored under a
+        # version the stage has already left, and never matches again.
+        self._remember(record.stage_id, record.version, log)
+        return log
+
+    def _remember(self, stage_id: str, version: str, log: list[LogRecord]) -> None:
+        with self._tails_lock:
+            self._tails[stage_id] = (version, list(log))
+            self._tails.move_to_end(stage_id)
+            while len(self._tails) > _TAILS:
+                self._tails.popitem(last=False)
+
+    def forget_logs(self) -> None:
+        """Drops the remembered log tails (a new process; `butai bench turn` measures both)."""
+        with self._tails_lock:
+            self._tails.clear()
 
     def _unplayable(self, record: StageRecord, reply: ReplyRecord, exc: Exception) -> TurnWrite:
         """A reply that cannot be played, for whatever reason (a stored value the rules refuse, a bug, a
@@ -206,7 +300,9 @@ class Director:
                          entries=[notice], claim=reply.id, claim_id=f"turn-{reply.id}", turn=turn)
 
     def turn(self, record: StageRecord, loaded: LoadedScenario, reply: ReplyRecord,
-             log: list[LogRecord] | None = None) -> TurnWrite:
+             log: list[LogRecord] | None = None, *, incoming: LogRecord | None = None) -> TurnWrite:
+        """Computes one turn (nothing is written).  ``incoming`` is the reply's
+        log entry when the reply is written with the turn (not yet in ``log``)."""
         started = time.perf_counter()
         rules = loaded.rules
         state = rules.restore(record.game)
@@ -239,7 +335,8 @@ class Director:
             if self.talker.generator is not None:
                 if log is None:
                     log = self.store.recent_log(record.stage_id, RECENT_LINES + 1)
-                talk = self._free_talk(loaded, step, state, reply, addressee, memory, log[-(RECENT_LINES + 1):])
+                recent = (log + [incoming]) if incoming is not None else log
+                talk = self._free_talk(loaded, step, state, reply, addressee, memory, recent[-(RECENT_LINES + 1):])
                 if talk.source == "fallback" and talk.reason not in (None, "no_model"):
                     errors.append(f"free conversation: {talk.reason}")
             if talk is None or talk.source != "model":

@@ -16,14 +16,22 @@ import unicodedata
 import urllib.error
 import urllib.request
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, Mapping, Protocol, Sequence
 
-import jinja2
-
 MAX_CHARS = 120
-_TEMPLATES = jinja2.Environment(loader=jinja2.FileSystemLoader(Path(__file__).parent / "templates"),
-                                autoescape=False, keep_trailing_newline=False, undefined=jinja2.StrictUndefined)
+
+
+@lru_cache(maxsize=1)
+def _templates():
+    # jinja2 is imported on first use: only a configured generation model renders these, and a new
+    # process (a cold Lambda instance) should not pay for it otherwise.
+    import jinja2
+    return jinja2.Environment(loader=jinja2.FileSystemLoader(Path(__file__).parent / "templates"),
+                              autoescape=False, keep_trailing_newline=False, undefined=jinja2.StrictUndefined)
+
+
 _JAPANESE = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uff66-\uff9f]")
 _LETTER = re.compile(r"[^\W\d_]", re.UNICODE)
 # 「ママ：」「Assistant:」「葵「…」」: a speaker label or role prefix at the start.
@@ -229,9 +237,9 @@ class Talker:
         self.attempts = attempts
 
     def messages(self, request: TalkRequest) -> list[dict[str, str]]:
-        system = _TEMPLATES.get_template("talk_system.j2").render(character=request.character,
+        system = _templates().get_template("talk_system.j2").render(character=request.character,
                                                                   knowledge=request.knowledge)
-        user = _TEMPLATES.get_template("talk_user.j2").render(
+        user = _templates().get_template("talk_user.j2").render(
             place=request.place, recent=request.recent, addressee=request.addressee,
             player_text=_neutralise(request.player_text), character_name=request.character.name)
         return [{"role": "system", "content": system.strip()}, {"role": "user", "content": user.strip()}]

@@ -17,8 +17,6 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-import jinja2
-
 from .choices import NONE_ANSWER, InterpretChoices, InterpretContext
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
@@ -48,7 +46,9 @@ def neutralise(text: str, limit: int = MAX_TEXT_CHARS) -> str:
 
 
 @lru_cache(maxsize=8)
-def _environment(directory: str) -> jinja2.Environment:
+def _environment(directory: str):
+    # Imported on first use: the embedded lexical backend never renders a prompt.
+    import jinja2
     return jinja2.Environment(loader=jinja2.FileSystemLoader(directory), autoescape=False, trim_blocks=True,
                               lstrip_blocks=True, keep_trailing_newline=False, undefined=jinja2.StrictUndefined)
 

@@ -300,7 +300,7 @@ class _CompiledWord:
                 self.reading_pattern = re.compile("|".join(word_variants(reading)))
                 if not self.has_kanji:
                     # a kana word written with a kanji: its second kana follows a kanji (掛け for かける)
-                    self.prefilter = re.compile("[\u3400-\u9fff々]" + _esc(reading[1]))
+                    self.prefilter = reading[1]
 
     def reading_hits(self, forms: TextForms) -> list[tuple[int, int]]:
         if self.reading_pattern is None:
@@ -312,7 +312,7 @@ class _CompiledWord:
                 if not any(is_kanji(c) for c in forms.nfkc[m.start():m.end()]):
                     out.append((m.start(), m.end()))
             return out
-        if self.prefilter is None or not self.prefilter.search(forms.nfkc):
+        if self.prefilter is None or not _after_kanji(forms.nfkc, self.prefilter):
             return out
         reading = forms.reading()
         if reading is None or not reading.text:
@@ -323,6 +323,17 @@ class _CompiledWord:
             if any(is_kanji(c) for c in forms.nfkc[start:end]):     # in kana the plain match covers it
                 out.append((start, end))
         return out
+
+
+def _after_kanji(text: str, kana: str) -> bool:
+    """Whether ``kana`` occurs right after a kanji in ``text`` (a plain scan: a
+    regex per word cost more to compile, in every new process, than it saved)."""
+    at = text.find(kana, 1)
+    while at > 0:
+        if is_kanji(text[at - 1]):
+            return True
+        at = text.find(kana, at + 1)
+    return False
 
 
 class WordMatcher:

@@ -152,7 +152,8 @@ class DynamoStageStore:
     def add_reply(self, stage_id: str, guard: Guard, reply: ReplyRecord, entry: LogRecord) -> None:
         token = secrets.token_hex(16)
         actions = [
-            self._guarded_update(stage_id, guard, {"version": entry.id}),
+            # unread_hint tells a scenario turn that a reply waits unanswered (see StageRecord).
+            self._guarded_update(stage_id, guard, {"version": entry.id, "unread_hint": reply.id}),
             self._log_put(stage_id, entry, write_token=token),
             {"Put": {"TableName": self._pending,
                      "Item": _item({"stage_id": stage_id, "reply_id": reply.id, tables.UNREAD_ATTR: reply.id,
@@ -305,19 +306,40 @@ class DynamoStageStore:
             names[f"#a{i}"] = k
             values[f":v{i}"] = _ser.serialize(v)
             parts.append(f"#a{i} = :v{i}")
+        condition = "#gv = :gv AND #k = :kind"
+        if write.guard is not None:
+            names["#g"], values[":g"] = write.guard.attr, {"S": write.guard.value}
+            condition += " AND #g = :g"
+        if write.expected_version is not None:
+            names["#ver"], values[":ver"] = "version", {"S": write.expected_version}
+            condition += " AND #ver = :ver"
         actions: list[dict] = [{"Update": {
             "TableName": self._current, "Key": {"stage_id": {"S": stage_id}},
             "UpdateExpression": "SET " + ", ".join(parts),
-            "ConditionExpression": "#gv = :gv AND #k = :kind",
-            "ExpressionAttributeNames": names, "ExpressionAttributeValues": values}}]
-        if write.claim:
+            "ConditionExpression": condition,
+            "ExpressionAttributeNames": names, "ExpressionAttributeValues": values,
+            # Tells a changed key (GuardFailed) from a game that moved on (StaleGame).
+            "ReturnValuesOnConditionCheckFailure": "ALL_OLD"}}]
+        claim_id = write.claim_id or token
+        if write.reply is not None:
+            # The turn's own reply, stored already claimed: it never enters the unread index.
+            reply = write.reply
+            actions.append({"Put": {
+                "TableName": self._pending,
+                "Item": _item({"stage_id": stage_id, "reply_id": reply.id, "text": reply.text,
+                               "created_at": reply.created_at, "to": reply.to, "move": reply.move,
+                               "claim_id": claim_id, "expires_at": self._expires()}),
+                "ConditionExpression": "attribute_not_exists(reply_id)",
+                "ReturnValuesOnConditionCheckFailure": "ALL_OLD"}})
+            actions.append(self._log_put(stage_id, write.reply_entry, write_token=token))
+        elif write.claim:
             actions.append({"Update": {
                 "TableName": self._pending,
                 "Key": {"stage_id": {"S": stage_id}, "reply_id": {"S": write.claim}},
                 "UpdateExpression": "REMOVE #u SET claim_id = :c",
                 "ConditionExpression": "attribute_exists(#u)",
                 "ExpressionAttributeNames": {"#u": tables.UNREAD_ATTR},
-                "ExpressionAttributeValues": {":c": {"S": write.claim_id or token}},
+                "ExpressionAttributeValues": {":c": {"S": claim_id}},
                 "ReturnValuesOnConditionCheckFailure": "ALL_OLD"}})
         actions += [self._log_put(stage_id, entry, write_token=token) for entry in write.entries]
         if write.turn is not None:
@@ -331,11 +353,16 @@ class DynamoStageStore:
         if reasons is None:
             return
         old += [None] * (len(actions) - len(old))
-        if write.claim and reasons[1] == "ConditionalCheckFailed":
-            if old[1] and old[1].get("claim_id") == (write.claim_id or token):
+        if (write.reply is not None or write.claim) and reasons[1] == "ConditionalCheckFailed":
+            if old[1] and old[1].get("claim_id") == claim_id:
                 return  # a retry of this very turn: it was applied
+            if write.reply is not None:
+                raise RuntimeError("turn transaction cancelled: reply id already taken")
             raise AlreadyClaimed()
         if reasons[0] == "ConditionalCheckFailed":
+            stage = old[0]
+            if write.guard is not None and (not stage or stage.get(write.guard.attr) != write.guard.value):
+                raise GuardFailed()
             raise StaleGame()
         raise RuntimeError(f"turn transaction cancelled: {reasons}")
 

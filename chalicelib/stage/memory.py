@@ -66,7 +66,7 @@ class MemoryStageStore:
         with self._lock:
             self.calls.append("add_reply")
             stage = self._guard(stage_id, guard)
-            self.stages[stage_id] = replace(stage, version=entry.id)
+            self.stages[stage_id] = replace(stage, version=entry.id, unread_hint=reply.id)
             self.logs.setdefault(stage_id, []).append(copy.deepcopy(entry))
             self.replies.setdefault(stage_id, []).append((copy.deepcopy(reply), None))
 
@@ -108,14 +108,26 @@ class MemoryStageStore:
         with self._lock:
             self.calls.append("apply_turn")
             stage = self.stages.get(stage_id)
-            if write.claim:
-                rows = self.replies.get(stage_id, [])
+            rows = self.replies.setdefault(stage_id, [])
+            if write.reply is not None:
+                existing = next((claim for r, claim in rows if r.id == write.reply.id), False)
+                if existing is not False:
+                    if existing == write.claim_id:
+                        return      # a retry of this very turn: it was applied
+                    raise RuntimeError("turn transaction cancelled: reply id already taken")
+            elif write.claim:
                 index = next((i for i, (r, _) in enumerate(rows) if r.id == write.claim), None)
                 if index is None or rows[index][1] is not None:
                     raise AlreadyClaimed()
-            if stage is None or stage.kind != "scenario" or stage.game_version != write.expected_game_version:
+            if write.guard is not None and (stage is None or getattr(stage, write.guard.attr) != write.guard.value):
+                raise GuardFailed()
+            if (stage is None or stage.kind != "scenario" or stage.game_version != write.expected_game_version
+                    or (write.expected_version is not None and stage.version != write.expected_version)):
                 raise StaleGame()
-            if write.claim:
+            if write.reply is not None:
+                rows.append((copy.deepcopy(write.reply), write.claim_id or "turn"))
+                self.logs.setdefault(stage_id, []).append(copy.deepcopy(write.reply_entry))
+            elif write.claim:
                 rows[index] = (rows[index][0], write.claim_id or "turn")
             self.stages[stage_id] = replace(stage, **write.stage)
             self.logs.setdefault(stage_id, []).extend(copy.deepcopy(write.entries))

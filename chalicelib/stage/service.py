@@ -190,6 +190,25 @@ class StageService:
             character["fallback_image_url"] = self._url(character.pop("fallback_key"))
         return SceneView.model_validate(scene)
 
+    def known_kind(self, stage_id: str) -> str | None:
+        """The stage's kind if this process has seen it, without asking the store."""
+        return self._stage_kinds.get(stage_id)
+
+    def player_stage(self, stage_id: str, key: str | None) -> tuple[Guard, StageRecord]:
+        """Reads the stage for a player's reply and checks the player key on it
+        (the scenario director's one read of a turn)."""
+        guard = self._guard(key, PLAYER)
+        _known_shape(stage_id)
+        stage = self.store.get_stage(stage_id)
+        if stage is None or not keys.same_hash(stage.player_key_hash, guard.value):
+            raise self._auth_error(stage, key, PLAYER)
+        self._stage_kinds[stage_id] = stage.kind
+        return guard, stage
+
+    def auth_error(self, stage_id: str, key: str | None, wanted: str):
+        """The 401/403/404 for a write whose key guard failed (reads the stage to tell them apart)."""
+        return self._auth_error(self.store.get_stage(stage_id), key, wanted)
+
     def stage_kind(self, stage_id: str) -> str | None:
         """The stage's kind (agent or scenario), remembered per process: it never changes."""
         kind = self._stage_kinds.get(stage_id)

@@ -43,6 +43,11 @@ class StageRecord:
     game_version: int = 0
     scene: str = ""
     director: str = ""
+    # The id of the newest reply stored unread (set by every add_reply), and
+    # the value of it that a scenario turn last answered through: while they
+    # are equal a turn knows, without a query, that no reply waits unanswered.
+    unread_hint: str = ""
+    unread_seen: str = ""
 
 
 @dataclass
@@ -87,6 +92,12 @@ class TurnWrite:
     ``expected_game_version`` is the version the turn was computed from: a
     turn computed from a stale game is refused.  ``claim`` is the reply the
     turn answers (claimed in the same write, so no reply is answered twice).
+
+    A turn may also bring its reply with it (``reply`` and ``reply_entry``):
+    the reply is then stored already claimed, in the same write as the turn,
+    so a scenario turn is one read and one write.  ``guard`` (the player's key
+    hash) and ``expected_version`` (the stage's log version the turn read)
+    then make the write refuse a rotated key and a log that moved on.
     """
     expected_game_version: int
     stage: dict                 # StageRecord fields to set (game, game_version, scene, current line…)
@@ -94,6 +105,10 @@ class TurnWrite:
     claim: str | None = None
     claim_id: str | None = None
     turn: dict | None = None    # the turn's debug record, kept for the debug view and export-eval
+    reply: ReplyRecord | None = None
+    reply_entry: LogRecord | None = None
+    guard: Guard | None = None
+    expected_version: str | None = None
 
 
 class StoreUnavailable(Exception):

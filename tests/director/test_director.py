@@ -224,3 +224,30 @@ def test_a_turn_computed_from_a_stale_game_is_refused_and_recomputed(director, p
     # the replies were both stored first; the second turn's lines come after the first turn's
     assert texts.index("……あなたはどう思う？") < texts.index("失礼ね。夜に合うのよ、ああいうのが。")
     assert texts[-1] == "失礼ね。夜に合うのよ、ああいうのが。"  # 音楽 after A04: O1, O2
+
+
+def test_a_turn_is_one_read_and_one_write_when_the_process_holds_the_log(client, played, services):
+    calls = []
+    services.stage.store._db.meta.events.register("before-call.dynamodb",
+                                                  lambda model, **_: calls.append(model.name))
+    reply(client, played, "こんばんは")
+    calls.clear()
+    view = reply(client, played, "流す曲を変えてみたら？")
+    assert calls == ["GetItem", "TransactWriteItems"]           # the stage, then reply + claim + turn
+    polled = client.http.get(f"/stages/{played.stage_id}",
+                             headers={"Authorization": f"Bearer {played.player_key}"}).json_body
+    assert view["log"] == polled["log"] and view["version"] == polled["version"]
+    services.director.forget_logs()                              # as a fresh Lambda instance
+    calls.clear()
+    reply(client, played, "控え室に行こう")
+    assert calls == ["GetItem", "Query", "TransactWriteItems"]
+
+
+def test_a_line_spoken_between_turns_is_in_the_next_turns_view(client, played, services):
+    from chalicelib.stage.models import SpeakRequest
+    reply(client, played, "こんばんは")
+    services.stage.speak(played.stage_id, played.agent_key, SpeakRequest(text="（外から）いらっしゃい"))
+    view = reply(client, played, "流す曲を変えてみたら？")
+    texts = [e["text"] for e in view["log"]]
+    assert texts.index("（外から）いらっしゃい") < texts.index("流す曲を変えてみたら？")
+    assert services.stage.fetch_replies(played.stage_id, played.agent_key) == []

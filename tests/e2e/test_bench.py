@@ -16,3 +16,24 @@ def test_bench_stage_reports_every_operation_and_its_dynamodb_requests():
     assert results["reply"]["calls"] == {"TransactWriteItems": 1}
     assert results["fetch_replies (1 unread)"]["calls"] == {"Query": 1, "TransactWriteItems": 1}
     assert all(r["p50_ms"] > 0 for r in results.values())
+
+
+def test_bench_turn_counts_two_requests_per_turn_and_three_when_the_log_is_read():
+    out = subprocess.run([sys.executable, "-m", "chalicelib.cli", "bench", "turn", "--sessions", "1", "--json"],
+                         cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    report = json.loads(out.stdout)
+    assert report["dynamodb_requests"] == 2 and report["calls"]["TransactWriteItems"] == 1
+    assert report["log_not_held"]["dynamodb_requests"] == 3
+    assert report["log_not_held"]["max_dynamodb_requests"] == 3
+
+
+def test_bench_coldstart_times_new_processes_against_the_floor():
+    out = subprocess.run([sys.executable, "-m", "chalicelib.cli", "bench", "coldstart", "--samples", "1", "--json"],
+                         cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr
+    report = json.loads(out.stdout)
+    assert report["floor_ms"] > 0 and report["first_turn_total_ms"] > report["floor_ms"]
+    assert abs(report["ratio"] - report["first_turn_total_ms"] / report["floor_ms"]) < 0.02
+    assert list(report["phases_ms"]) == ["python start", "import app", "services", "scenario load",
+                                         "interpreter build", "first turn"]

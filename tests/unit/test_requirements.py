@@ -1,0 +1,41 @@
+"""pyproject.toml and the pinned requirements files name the same packages, layer by layer:
+dependencies = requirements.txt (the Lambda zip), local = requirements-run.txt (`make run`),
+test = requirements-dev.txt (`make test`)."""
+import re
+import tomllib
+
+from tests.conftest import ROOT
+
+
+def _name(spec: str) -> str:
+    return re.split(r"[\[<>=!~; ]", spec.strip(), maxsplit=1)[0].lower().replace("_", "-")
+
+
+def _pinned(file: str, *, own_only: bool = False) -> set[str]:
+    names = set()
+    for line in (ROOT / file).read_text().splitlines():
+        line = line.split("#", 1)[0].strip()
+        if not line:
+            continue
+        if line.startswith("-r "):
+            if not own_only:
+                names |= _pinned(line[3:].strip())
+            continue
+        assert "==" in line, f"{file}: {line!r} is not pinned"
+        names.add(_name(line))
+    return names
+
+
+def test_each_extra_names_what_its_requirements_file_pins():
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    extras = project["optional-dependencies"]
+    assert {_name(d) for d in project["dependencies"]} <= _pinned("requirements.txt")
+    assert {_name(d) for d in extras["local"]} == _pinned("requirements-run.txt", own_only=True)
+    assert {_name(d) for d in extras["test"]} <= _pinned("requirements-dev.txt")
+    assert _pinned("requirements-dev.txt", own_only=True) <= {_name(d) for d in extras["test"]}
+
+
+def test_the_local_run_installs_no_test_model_or_template_tooling():
+    run = _pinned("requirements-run.txt")
+    assert not run & {"torch", "transformers", "tokenizers", "cfn-lint", "pytest", "hypothesis", "playwright"}
+    assert "server" not in (ROOT / "requirements-run.txt").read_text().split("moto[", 1)[1].split("]")[0]
