@@ -184,7 +184,7 @@ def test_timeout(server, call):
     assert time.perf_counter() - started < 0.9
 
 
-def test_connection_refused_is_unavailable(call):
+def test_connection_refused_is_unreachable(call):
     choices, context = call
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
