@@ -191,4 +191,4 @@ def test_connection_refused_is_unreachable(call):
         port = sock.getsockname()[1]
     backend = build_backend("openai", base_url=f"http://127.0.0.1:{port}/v1", model="m", timeout=1)
     result = backend.interpret("やあ", choices, context)
-    assert result.error == ErrorKind.UNAVAILABLE and result.input == PlayerInput.none()
+    assert result.error == ErrorKind.UNREACHABLE and result.input == PlayerInput.none()
