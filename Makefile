@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test bench clean setup package deploy
+.PHONY: run doctor test test-models bench clean setup package deploy
 
 # Deployment (docs/deploy.md): make package; make deploy STACK=name [PARAMS="Param=Value ..."]
 STACK ?= butai-prod
@@ -20,8 +20,15 @@ $(STAMP): requirements.txt requirements-dev.txt pyproject.toml
 	$(BIN)/python -m pip install --quiet --no-deps -e .
 	touch $(STAMP)
 
+# One switch for a local model (docs/models.md): make run MODEL_URL=http://127.0.0.1:11434/v1 MODEL=qwen2.5:7b
+MODEL_URL ?= $(BUTAI_MODEL_URL)
+MODEL ?= $(BUTAI_MODEL)
+
 run: $(STAMP)
-	exec $(BIN)/butai run
+	BUTAI_MODEL_URL='$(MODEL_URL)' BUTAI_MODEL='$(MODEL)' exec $(BIN)/butai run
+
+doctor: $(STAMP)
+	BUTAI_MODEL_URL='$(MODEL_URL)' BUTAI_MODEL='$(MODEL)' $(BIN)/butai doctor
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -n 2 --dist loadfile $(PYTEST_ARGS)

@@ -18,6 +18,7 @@ COMMAND_MODULES = (
     "chalicelib.scenario.commands",
     "chalicelib.interpret.commands",
     "chalicelib.agent_commands",
+    "chalicelib.llm.commands",
 )
 BENCH_MODULES = (
     "chalicelib.stage.bench",
