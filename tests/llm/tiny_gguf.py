@@ -2,8 +2,9 @@
 llama.cpp server.  Its answers mean nothing; what it is built for is the plumbing.
 
 - The vocabulary holds the answer labels (``A`` … ``Z``, ``none``), the pieces of ``{"answer": …}``,
-  a few hiragana, and byte-fallback tokens for everything else (Japanese prompts tokenise as bytes).
-  Whitespace bytes other than a newline are left out, so a JSON grammar's optional spaces stay empty.
+  a few hiragana, and all 256 byte-fallback tokens (Japanese prompts tokenise as bytes; llama.cpp needs a
+  token for every byte it meets).  Whitespace bytes score low, so a JSON grammar's optional spaces stay
+  empty and a constrained answer is always ``{"answer":"X"}``.
 - One layer with random weights (seeded).  The embeddings carry a constant on dimension 0 and, for the
   quote character only, a constant on dimension 1; the output rows read those two dimensions.  So the
   next-token logits depend on the current token in a way chosen here: after a quote the labels
@@ -24,7 +25,7 @@ STRUCTURE = ["{", "}", '"', ":", "answer", ","]
 CHAT_TEMPLATE = ("{% for message in messages %}{{ message['role'] }}: {{ message['content'] }}\n{% endfor %}"
                  "assistant:")
 N_EMBD, N_HEAD, N_FF, N_LAYER = 32, 2, 64, 1
-LEFT_OUT_BYTES = {0x09, 0x0D, 0x20}
+WHITESPACE_BYTES = ("<0x09>", "<0x0A>", "<0x0D>", "<0x20>")
 # label order after a quote: B, none, A, C, D, … (distinct so that greedy decoding is deterministic)
 LABEL_ORDER = ["B", "none", "A", *[c for c in string.ascii_uppercase if c not in "AB"]]
 
@@ -32,10 +33,9 @@ LABEL_ORDER = ["B", "none", "A", *[c for c in string.ascii_uppercase if c not in
 def vocabulary() -> tuple[list[str], list[int], list[float]]:
     tokens, types, scores = ["<unk>", "<s>", "</s>"], [2, 3, 3], [0.0, 0.0, 0.0]
     for value in range(256):
-        if value not in LEFT_OUT_BYTES:
-            tokens.append(f"<0x{value:02X}>")
-            types.append(6)
-            scores.append(0.0)
+        tokens.append(f"<0x{value:02X}>")
+        types.append(6)
+        scores.append(0.0)
     for piece in [*LABELS, *STRUCTURE, *HIRAGANA]:
         if piece not in tokens:
             tokens.append(piece)
@@ -67,7 +67,8 @@ def write_tiny_model(path: Path, seed: int = 7, n_ctx: int = 32768) -> Path:
     for piece in STRUCTURE:
         output[index[piece], 0] = 1.0           # beats the newline in a grammar's optional space
     output[index["</s>"], 0] = 0.5
-    output[index["<0x0A>"], 0] = -1.0
+    for piece in WHITESPACE_BYTES:
+        output[index[piece], 0] = -2.0
 
     writer = gguf.GGUFWriter(str(path), "llama")
     writer.add_name("butai-tiny-test")
