@@ -18,8 +18,8 @@ Three ways to make the server keep to the labels (`ChoiceMode`):
     server (and llama-server) take.  Same schema, same answer.
 
 ``probe`` (the default for an OpenAI-compatible server) asks ``GET /models`` once: a vLLM server gets
-``vllm``; any other starts with ``json_schema`` and, when the server rejects that body (400/422), moves to
-``json_object`` for good.  The mode in use is reported with every answer (the debug record shows it).
+``vllm``; any other starts with ``json_schema`` and, when the server rejects that body (a 4xx, or an error naming the field), moves
+to ``json_object`` for good.  The mode in use is reported with every answer (the debug record shows it).
 
 Probabilities come from the answer token's ``top_logprobs`` when the server returns them (vLLM, OpenAI,
 llama.cpp do; Ollama does not): the mass of the tokens that spell the start of a label, renormalised
@@ -214,6 +214,18 @@ def server_mode(transport: Transport) -> ChoiceMode | None:
     return ChoiceMode.VLLM       # a SageMaker endpoint runs the vLLM container
 
 
+def rejects_json_schema(exc: ModelCallError) -> bool:
+    """Whether a failed json_schema call was the server refusing that form: a 4xx, or any error status
+    whose message names the field (llama-cpp-python's server answers its validation error with a 500
+    saying it expected 'text' or 'json_object')."""
+    if exc.status is None:
+        return False
+    if exc.kind == ErrorKind.BAD_REQUEST:
+        return True
+    lowered = exc.message.lower()
+    return "response_format" in lowered or "json_object" in lowered or "json_schema" in lowered
+
+
 @dataclass
 class Chooser:
     """Asks `transport` to choose among labels.  ``mode`` is a `ChoiceMode` value or ``probe``."""
@@ -251,7 +263,7 @@ class Chooser:
             return self._call(messages, labels, mode, model)
         except ModelCallError as exc:
             # A probed standard server that rejects json_schema bodies may take the older json_object form.
-            if not (self.mode == PROBE and mode is ChoiceMode.JSON_SCHEMA and exc.kind == ErrorKind.BAD_REQUEST):
+            if not (self.mode == PROBE and mode is ChoiceMode.JSON_SCHEMA and rejects_json_schema(exc)):
                 raise
             result = self._call(messages, labels, ChoiceMode.JSON_OBJECT, model)
             self._settled = ChoiceMode.JSON_OBJECT

@@ -113,6 +113,20 @@ def test_a_server_that_rejects_json_schema_gets_json_object_from_then_on(serve):
     assert [b["response_format"]["type"] for b in server.bodies] == ["json_schema", "json_object"]
     chooser.choose(MESSAGES, LABELS)
     assert server.bodies[-1]["response_format"]["type"] == "json_object"
+    # llama-cpp-python's server reports the same rejection as a 500 that names the field
+    def older_500(body):
+        if body["response_format"]["type"] != "json_object":
+            return 500, {"error": {"message": "1 validation error: response_format.type: expected 'text' or "
+                                              "'json_object'"}}
+        return message('{"answer": "B"}')
+    other = serve([{"id": "tiny", "owned_by": "me"}], older_500)
+    chooser = Chooser(OpenAITransport(other.url))
+    assert chooser.choose(MESSAGES, LABELS).label == "B" and chooser.current_mode is ChoiceMode.JSON_OBJECT
+    # a plain 500 is not a rejection of the form
+    broken = serve([{"id": "tiny"}], lambda body: (500, {"error": "boom"}))
+    with pytest.raises(ModelCallError) as caught:
+        Chooser(OpenAITransport(broken.url)).choose(MESSAGES, LABELS)
+    assert caught.value.kind == ErrorKind.UNAVAILABLE and len(broken.bodies) == 1
     # a configured mode is kept as configured: the rejection is the answer
     with pytest.raises(ModelCallError) as caught:
         Chooser(OpenAITransport(server.url), mode="json_schema").choose(MESSAGES, LABELS)
