@@ -19,6 +19,7 @@ COMMAND_MODULES = (
     "chalicelib.interpret.commands",
     "chalicelib.interpret.acts_eval",
     "chalicelib.agent_commands",
+    "chalicelib.llm.commands",
 )
 BENCH_MODULES = (
     "chalicelib.stage.bench",

@@ -354,4 +354,6 @@ def print_banner(info: dict) -> None:
                   f"  curl -s -X POST {info['api_url']}/stages/{demo['stage_id']}/fetch_replies \\",
                   f"    -H 'Authorization: Bearer {demo['agent_key']}'"]
     lines += ["", "keys and URLs are also in .butai/local.json"]
+    from .llm.doctor import banner_lines
+    lines += ["", *banner_lines()]
     print("\n".join(lines), flush=True)

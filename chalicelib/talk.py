@@ -9,16 +9,19 @@ embedded default) the fallback lines answer.
 """
 from __future__ import annotations
 
-import json
 import re
 import time
 import unicodedata
-import urllib.error
-import urllib.request
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Mapping, Protocol, Sequence
+
+from .llm.chat import Chat
+from .llm.choice import PROBE, ChoiceMode
+from .llm.errors import ModelCallError
+from .llm.settings import ModelSwitch
+from .llm.transport import OpenAITransport, SageMakerTransport, Transport
 
 MAX_CHARS = 120
 
@@ -40,11 +43,8 @@ _LABEL = re.compile(r"^\s*(?:[\w\u3040-\u30ff\u3400-\u9fff・]{1,12}\s*[:：]|(?
 ECHO_WINDOW = 14
 
 
-class GenerationError(Exception):
-    def __init__(self, kind: str, detail: str = ""):
-        super().__init__(f"{kind}: {detail}" if detail else kind)
-        self.kind = kind
-        self.detail = detail
+# Free conversation's failures are model-call failures: the same error type and kinds as the classifier's.
+GenerationError = ModelCallError
 
 
 class Generator(Protocol):
@@ -53,101 +53,48 @@ class Generator(Protocol):
     def complete(self, messages: list[dict[str, str]], *, max_tokens: int, temperature: float) -> str: ...
 
 
-def chat_request(messages: list[dict[str, str]], *, model: str | None, max_tokens: int,
-                 temperature: float) -> dict[str, Any]:
-    body: dict[str, Any] = {"messages": messages, "max_tokens": max_tokens, "temperature": temperature,
-                            "chat_template_kwargs": {"enable_thinking": False}}
-    if model:
-        body["model"] = model
-    return body
+class ModelGenerator(Chat):
+    """Free text from a model through the shared transport layer; `name` is the backend's name."""
+
+    def __init__(self, transport: Transport, *, model: str | None = None, mode: str = PROBE) -> None:
+        super().__init__(transport, model=model, mode=mode)
+        self.name = transport.name
 
 
-def chat_text(data: Any) -> str:
-    """The text of an OpenAI chat-completions answer, or GenerationError saying what was wrong."""
-    try:
-        choice = data["choices"][0]
-        text = choice["message"]["content"]
-    except (KeyError, IndexError, TypeError):
-        raise GenerationError("invalid_answer", "no choices[0].message.content") from None
-    if choice.get("finish_reason") == "content_filter":
-        raise GenerationError("refused", "content_filter")
-    if not isinstance(text, str):
-        raise GenerationError("invalid_answer", "content is not text")
-    return text
+def OpenAIGenerator(base_url: str, *, model: str | None = None, api_key: str | None = None, timeout: float = 8.0,
+                    mode: str = PROBE, retries: int = 0) -> ModelGenerator:
+    return ModelGenerator(OpenAITransport(base_url, api_key=api_key, timeout=timeout, retries=retries),
+                          model=model, mode=mode)
 
 
-class OpenAIGenerator:
-    name = "openai"
-
-    def __init__(self, base_url: str, *, model: str | None = None, api_key: str | None = None, timeout: float = 8.0):
-        self.base_url = base_url.rstrip("/")
-        self.model = model
-        self.api_key = api_key
-        self.timeout = timeout
-
-    def complete(self, messages, *, max_tokens, temperature):
-        body = chat_request(messages, model=self.model, max_tokens=max_tokens, temperature=temperature)
-        headers = {"Content-Type": "application/json"}
-        if self.api_key:
-            headers["Authorization"] = f"Bearer {self.api_key}"
-        req = urllib.request.Request(self.base_url + "/chat/completions", method="POST", headers=headers,
-                                     data=json.dumps(body, ensure_ascii=False).encode())
-        try:
-            with urllib.request.urlopen(req, timeout=self.timeout) as resp:
-                raw = resp.read()
-        except urllib.error.HTTPError as exc:
-            raise GenerationError("unavailable" if exc.code >= 500 else "refused", f"HTTP {exc.code}") from None
-        except (TimeoutError, OSError) as exc:
-            kind = "timeout" if "timed out" in str(exc) or isinstance(exc, TimeoutError) else "unavailable"
-            raise GenerationError(kind, str(exc)) from None
-        try:
-            return chat_text(json.loads(raw))
-        except ValueError:
-            raise GenerationError("invalid_answer", "not JSON") from None
+def SageMakerGenerator(endpoint: str, client: Any = None, *, model: str | None = None, timeout: float = 8.0,
+                       mode: str = ChoiceMode.VLLM.value, retries: int = 0) -> ModelGenerator:
+    return ModelGenerator(SageMakerTransport(endpoint, client=client, timeout=timeout, retries=retries),
+                          model=model, mode=mode)
 
 
-class SageMakerGenerator:
-    name = "sagemaker"
-
-    def __init__(self, endpoint: str, client: Any, *, model: str | None = None):
-        self.endpoint = endpoint
-        self.client = client
-        self.model = model
-
-    def complete(self, messages, *, max_tokens, temperature):
-        body = chat_request(messages, model=self.model, max_tokens=max_tokens, temperature=temperature)
-        try:
-            got = self.client.invoke_endpoint(EndpointName=self.endpoint, ContentType="application/json",
-                                              Accept="application/json",
-                                              Body=json.dumps(body, ensure_ascii=False).encode())
-            raw = got["Body"].read()
-        except Exception as exc:  # botocore raises many kinds; all mean the model did not answer
-            text = str(exc)
-            kind = "timeout" if "timed out" in text.lower() or "timeout" in type(exc).__name__.lower() \
-                else "unavailable"
-            raise GenerationError(kind, text[:200]) from None
-        try:
-            return chat_text(json.loads(raw))
-        except ValueError:
-            raise GenerationError("invalid_answer", "not JSON") from None
-
-
-def generator_from_env(environ: Mapping[str, str], boto3_client_factory=None) -> Generator | None:
-    """BUTAI_GENERATOR=sagemaker|openai picks the free-conversation model; unset: none (fallback lines)."""
-    kind = (environ.get("BUTAI_GENERATOR") or "").strip().lower()
+def generator_from_env(environ: Mapping[str, str]) -> Generator | None:
+    """BUTAI_GENERATOR=sagemaker|openai picks the free-conversation model; unset: the one switch's server
+    (BUTAI_MODEL_URL) when set, else none (fallback lines)."""
+    switch = ModelSwitch.from_env(environ)
+    kind = (environ.get("BUTAI_GENERATOR") or ("openai" if switch.url else "")).strip().lower()
     timeout = float(environ.get("BUTAI_GENERATOR_TIMEOUT", "8"))
     if kind == "openai":
-        return OpenAIGenerator(environ.get("BUTAI_GENERATOR_BASE_URL") or environ["BUTAI_OPENAI_BASE_URL"],
-                               model=environ.get("BUTAI_GENERATOR_MODEL") or environ.get("BUTAI_OPENAI_MODEL"),
-                               api_key=environ.get("BUTAI_GENERATOR_API_KEY") or environ.get("BUTAI_OPENAI_API_KEY"),
-                               timeout=timeout)
+        base_url = (environ.get("BUTAI_GENERATOR_BASE_URL") or environ.get("BUTAI_OPENAI_BASE_URL")
+                    or switch.url or "")
+        if not base_url:
+            raise ValueError("BUTAI_GENERATOR=openai needs BUTAI_MODEL_URL (or BUTAI_GENERATOR_BASE_URL)")
+        return OpenAIGenerator(base_url,
+                               model=(environ.get("BUTAI_GENERATOR_MODEL") or environ.get("BUTAI_OPENAI_MODEL")
+                                      or switch.model),
+                               api_key=(environ.get("BUTAI_GENERATOR_API_KEY") or environ.get("BUTAI_OPENAI_API_KEY")
+                                        or switch.api_key),
+                               timeout=timeout, mode=switch.mode, retries=switch.retries)
     if kind == "sagemaker":
-        from botocore.config import Config
-        import boto3
         endpoint = environ.get("BUTAI_GENERATOR_ENDPOINT") or environ["BUTAI_SAGEMAKER_ENDPOINT"]
-        client = (boto3_client_factory or boto3.client)(
-            "sagemaker-runtime", config=Config(read_timeout=timeout, retries={"max_attempts": 1}))
-        return SageMakerGenerator(endpoint, client, model=environ.get("BUTAI_GENERATOR_MODEL"))
+        mode = switch.mode if environ.get("BUTAI_MODEL_MODE") else ChoiceMode.VLLM.value
+        return SageMakerGenerator(endpoint, model=environ.get("BUTAI_GENERATOR_MODEL"), timeout=timeout,
+                                  mode=mode, retries=switch.retries)
     return None
 
 
@@ -172,6 +119,7 @@ class TalkResult:
     fallback_id: str | None = None
     attempts: list[dict] = field(default_factory=list)
     ms: float = 0.0
+    mode: str | None = None              # "vllm" or "standard": which body the server was sent
     # Set when an authored line answered (knowledge / reaction / fallback, see answers.py).
     speaker: str | None = None
     expression: str | None = None
@@ -180,7 +128,7 @@ class TalkResult:
 
     def to_dict(self) -> dict:
         out = {"text": self.text, "source": self.source, "reason": self.reason, "fallback_id": self.fallback_id,
-               "attempts": self.attempts, "ms": round(self.ms, 3)}
+               "attempts": self.attempts, "ms": round(self.ms, 3), "mode": self.mode}
         if self.source != "model":
             out.update(expression=self.expression, act=self.act, ref=self.ref)
         return out
@@ -255,7 +203,7 @@ class Talker:
                 try:
                     text = clean(self.generator.complete(messages, max_tokens=self.max_tokens,
                                                          temperature=self.temperature))
-                except GenerationError as exc:
+                except ModelCallError as exc:
                     reason = exc.kind
                     attempts.append({"error": exc.kind, "detail": exc.detail[:200]})
                     continue
@@ -266,11 +214,12 @@ class Talker:
                 problem = check(text, request, prompt)
                 attempts.append({"text": text[:200], "rejected": problem})
                 if problem is None:
-                    return TalkResult(text, "model", attempts=attempts, ms=(time.perf_counter() - start) * 1000)
+                    return TalkResult(text, "model", attempts=attempts, ms=(time.perf_counter() - start) * 1000,
+                                      mode=getattr(self.generator, "current_mode", None))
                 reason = problem
         fallback_id, text = next_fallback(request.character.fallbacks, request.last_fallback)
         return TalkResult(text, "fallback", reason=reason, fallback_id=fallback_id, attempts=attempts,
-                          ms=(time.perf_counter() - start) * 1000)
+                          ms=(time.perf_counter() - start) * 1000, mode=getattr(self.generator, "current_mode", None))
 
 
 def _neutralise(text: str) -> str:

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Iterable, Literal
 
 from ..scenario import GameRules, GameState, PlayerInput, token as make_token
+from ..llm.errors import ErrorKind, ModelCallError
 from ..scenario.inputs import NONE
 
 NONE_ANSWER = "none"
@@ -151,27 +152,8 @@ class InterpretChoices:
 
 # ---------------------------------------------------------------- results
 
-class ErrorKind:
-    """Why a backend call failed (the result is then なし)."""
-    TIMEOUT = "timeout"                    # no answer in time
-    REFUSED = "refused"                    # the model or its filter declined (content_filter, refusal)
-    INVALID_ANSWER = "invalid_answer"      # an answer that is not a listed token or none, empty, cut off
-    MALFORMED = "malformed_response"       # the response body could not be read (bad JSON, missing fields)
-    UNAVAILABLE = "unavailable"            # server down, 5xx, endpoint missing, library not installed
-    BAD_REQUEST = "bad_request"            # the server rejected the request (4xx)
-    CONTEXT_OVERFLOW = "context_overflow"  # the prompt does not fit even without examples
-    INTERNAL = "internal"                  # a bug on our side, caught so the game goes on
-
-    ALL = (TIMEOUT, REFUSED, INVALID_ANSWER, MALFORMED, UNAVAILABLE, BAD_REQUEST, CONTEXT_OVERFLOW, INTERNAL)
-
-
-class BackendError(Exception):
-    """Raised inside a backend; turned into an `Interpretation` with `error`."""
-
-    def __init__(self, kind: str, message: str = "") -> None:
-        super().__init__(message or kind)
-        self.kind = kind
-        self.message = message or kind
+# A backend failure is a model-call failure: one error type and one list of kinds for every model use.
+BackendError = ModelCallError
 
 
 @dataclass
@@ -195,6 +177,7 @@ class Interpretation:
     best: float = 0.0                              # top option score (none excluded)
     margin: float = 0.0                            # its lead over the runner-up option
     unsure: bool = False                           # in the band where a cascade asks a model (confidence.py)
+    mode: str | None = None                        # how the answer was constrained (llm.choice.ChoiceMode)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -205,6 +188,6 @@ class Interpretation:
             "prompt_tokens": self.prompt_tokens,
             "model_input": None if self.model_input is None else str(self.model_input),
             "narrowed": {k: list(v) for k, v in self.narrowed.items()}, "offered": list(self.offered),
-            "phases_ms": {k: round(v, 3) for k, v in self.phases_ms.items()},
+            "phases_ms": {k: round(v, 3) for k, v in self.phases_ms.items()}, "mode": self.mode,
             "best": round(self.best, 4), "margin": round(self.margin, 4), "unsure": self.unsure,
         }

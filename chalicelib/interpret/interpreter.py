@@ -146,6 +146,7 @@ class Interpreter:
                 "error": result.error,
                 "detail": result.detail,
                 "prompt_tokens": result.prompt_tokens,
+                "mode": result.mode,
             },
             "rule": result.rule,
             "input": str(result.input),

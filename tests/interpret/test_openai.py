@@ -184,11 +184,11 @@ def test_timeout(server, call):
     assert time.perf_counter() - started < 0.9
 
 
-def test_connection_refused_is_unavailable(call):
+def test_connection_refused_is_unreachable(call):
     choices, context = call
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
     backend = build_backend("openai", base_url=f"http://127.0.0.1:{port}/v1", model="m", timeout=1)
     result = backend.interpret("やあ", choices, context)
-    assert result.error == ErrorKind.UNAVAILABLE and result.input == PlayerInput.none()
+    assert result.error == ErrorKind.UNREACHABLE and result.input == PlayerInput.none()

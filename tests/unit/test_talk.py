@@ -6,8 +6,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 from chalicelib.scenario import load_scenario
-from chalicelib.talk import (GenerationError, OpenAIGenerator, Talker, TalkRequest, chat_text, check, clean,
-                             next_fallback)
+from chalicelib.llm.chat import chat_text
+from chalicelib.talk import GenerationError, OpenAIGenerator, Talker, TalkRequest, check, clean, next_fallback
 from tests.conftest import ROOT
 
 
@@ -142,7 +142,7 @@ def test_openai_generator_over_http(scenario):
     try:
         _Server.replies[:] = [(503, {"error": "busy"}), (200, b"not json"),
                               (200, {"choices": [{"message": {"content": "いらっしゃい"}, "finish_reason": "stop"}]})]
-        gen = OpenAIGenerator(f"http://127.0.0.1:{server.server_address[1]}/v1", model="m")
+        gen = OpenAIGenerator(f"http://127.0.0.1:{server.server_address[1]}/v1", model="m", mode="vllm")
         with pytest.raises(GenerationError) as err:
             gen.complete([{"role": "user", "content": "x"}], max_tokens=10, temperature=0.5)
         assert err.value.kind == "unavailable"
@@ -151,5 +151,11 @@ def test_openai_generator_over_http(scenario):
         body = _Server.bodies[-1]
         assert body["model"] == "m" and body["chat_template_kwargs"] == {"enable_thinking": False}
         assert body["messages"][0]["role"] == "system"
+        assert result.mode == "vllm"
+        # a standard server gets the standard body only: no vLLM field it could reject
+        _Server.replies[:] = [(200, {"choices": [{"message": {"content": "どうぞ"}, "finish_reason": "stop"}]})]
+        plain = OpenAIGenerator(f"http://127.0.0.1:{server.server_address[1]}/v1", model="m", mode="json_schema")
+        assert Talker(plain).say(request(scenario)).mode == "standard"
+        assert set(_Server.bodies[-1]) == {"model", "messages", "max_tokens", "temperature"}
     finally:
         server.shutdown()

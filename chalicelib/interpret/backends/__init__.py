@@ -6,14 +6,17 @@ reads the ``BUTAI_*`` variables (default: ``lexical``):
 ================================  ====================================================
 ``BUTAI_CLASSIFIER``              ``lexical`` | ``sagemaker`` | ``openai`` | ``transformers``, or
                                   ``lexical+<model>``: the model only when lexical is unsure
+                                  (default: ``openai`` when ``BUTAI_MODEL_URL`` is set, else ``lexical``)
 ``BUTAI_CLASSIFIER_TIMEOUT``      seconds per call (default 10)
 ``BUTAI_CONTEXT_LIMIT``           the model's context in tokens (default: from the server or model, else 8192)
 ``BUTAI_CLASSIFIER_LABELS``       ``letters`` | ``tokens`` (| ``auto`` for transformers)
 ``BUTAI_SAGEMAKER_ENDPOINT``      endpoint name (sagemaker)
 ``BUTAI_SAGEMAKER_MODEL``         optional ``model`` field for the container
-``BUTAI_OPENAI_BASE_URL``         e.g. ``http://127.0.0.1:8000/v1`` (openai)
-``BUTAI_OPENAI_MODEL``            model name (default: the server's first model)
-``BUTAI_OPENAI_API_KEY``          bearer token, if the server wants one
+``BUTAI_OPENAI_BASE_URL``         e.g. ``http://127.0.0.1:8000/v1`` (openai; default ``BUTAI_MODEL_URL``)
+``BUTAI_OPENAI_MODEL``            model name (default ``BUTAI_MODEL``, else the server's first model)
+``BUTAI_OPENAI_API_KEY``          bearer token, if the server wants one (default ``BUTAI_MODEL_API_KEY``)
+``BUTAI_MODEL_MODE``              constrained-choice mode (``probe`` | ``vllm`` | ``json_schema`` | ``json_object``)
+``BUTAI_MODEL_RETRIES``           extra tries after a transient failure (default 0)
 ``BUTAI_TRANSFORMERS_MODEL``      local model directory (transformers)
 ``BUTAI_TRANSFORMERS_DEVICE``     ``auto`` | ``cpu`` | ``cuda``
 ================================  ====================================================
@@ -23,6 +26,7 @@ from __future__ import annotations
 import os
 from typing import Any, Mapping
 
+from ...llm.settings import ModelSwitch
 from .base import AnswerSheet, Backend, ModelBackend, chat_body, parse_chat_completion, probabilities_from_logprobs
 from .lexical import LexicalBackend
 
@@ -34,7 +38,8 @@ DEFAULT_BACKEND = "lexical"
 def build_backend(name: str = DEFAULT_BACKEND, **settings: Any) -> Backend:
     """Build a backend by name.  Settings are the backend's keyword arguments
     (``timeout``, ``context_limit``, ``labels``, and per backend: ``endpoint``,
-    ``client``; ``base_url``, ``model``, ``api_key``; ``model_path``, ``device``)."""
+    ``client``, ``mode``, ``retries``; ``base_url``, ``model``, ``api_key``, ``mode``, ``retries``;
+    ``model_path``, ``device``)."""
     name = (name or DEFAULT_BACKEND).strip().lower()
     settings = {k: v for k, v in settings.items() if v is not None}
     if name.startswith("lexical+"):
@@ -60,7 +65,8 @@ def build_backend(name: str = DEFAULT_BACKEND, **settings: Any) -> Backend:
 
 def settings_from_env(environ: Mapping[str, str] | None = None, name: str | None = None) -> tuple[str, dict[str, Any]]:
     env = os.environ if environ is None else environ
-    name = (name or env.get("BUTAI_CLASSIFIER") or DEFAULT_BACKEND).strip().lower()
+    switch = ModelSwitch.from_env(env)
+    name = (name or env.get("BUTAI_CLASSIFIER") or ("openai" if switch.url else DEFAULT_BACKEND)).strip().lower()
     settings: dict[str, Any] = {}
     if env.get("BUTAI_CLASSIFIER_TIMEOUT"):
         settings["timeout"] = float(env["BUTAI_CLASSIFIER_TIMEOUT"])
@@ -69,13 +75,17 @@ def settings_from_env(environ: Mapping[str, str] | None = None, name: str | None
     if env.get("BUTAI_CLASSIFIER_LABELS"):
         settings["labels"] = env["BUTAI_CLASSIFIER_LABELS"]
     model = name.split("+", 1)[1] if name.startswith("lexical+") else name
+    if model in ("sagemaker", "openai"):
+        settings["retries"] = switch.retries
+        if env.get("BUTAI_MODEL_MODE"):          # sagemaker's own default is vllm, the container's mode
+            settings["mode"] = switch.mode
     if model == "sagemaker":
         settings["endpoint"] = env.get("BUTAI_SAGEMAKER_ENDPOINT", "")
         settings["model"] = env.get("BUTAI_SAGEMAKER_MODEL") or None
     elif model == "openai":
-        settings["base_url"] = env.get("BUTAI_OPENAI_BASE_URL", "")
-        settings["model"] = env.get("BUTAI_OPENAI_MODEL") or None
-        settings["api_key"] = env.get("BUTAI_OPENAI_API_KEY") or None
+        settings["base_url"] = env.get("BUTAI_OPENAI_BASE_URL") or switch.url or ""
+        settings["model"] = env.get("BUTAI_OPENAI_MODEL") or switch.model
+        settings["api_key"] = env.get("BUTAI_OPENAI_API_KEY") or switch.api_key
     elif model == "transformers":
         settings["model_path"] = env.get("BUTAI_TRANSFORMERS_MODEL", "")
         settings["device"] = env.get("BUTAI_TRANSFORMERS_DEVICE") or "auto"

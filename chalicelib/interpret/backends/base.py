@@ -10,12 +10,13 @@ the mapping of the answer back to the call's options.
 from __future__ import annotations
 
 import logging
-import math
 import string
 import time
 from dataclasses import dataclass
 from typing import Any, Callable, Protocol, Sequence, runtime_checkable
 
+from ...llm.choice import ChoiceMode, label_probabilities, read_choice
+from ...llm.transport import read_json
 from ...scenario.inputs import NONE
 from ..choices import NONE_ANSWER, BackendError, ErrorKind, InterpretChoices, InterpretContext, Interpretation
 from ..prompts import ANSWER_RESERVE, MAX_TEXT_CHARS, PromptFit, PromptTemplates, fit_prompt
@@ -67,6 +68,15 @@ class AnswerSheet:
     def allowed(self) -> list[str]:
         return [*self.answers.values(), NONE_ANSWER]
 
+    def by_token(self, probabilities: dict[str, float]) -> dict[str, float]:
+        """Per-label probabilities keyed by option token (and ``none``) instead."""
+        scores = {}
+        for answer, value in probabilities.items():
+            key = NONE_ANSWER if answer == NONE_ANSWER else self.token_for(answer)
+            if key is not None:
+                scores[key] = value
+        return scores
+
     def token_for(self, answer: str) -> str | None:
         for token, label in self.answers.items():
             if label == answer:
@@ -81,35 +91,9 @@ def _token_number(token: str) -> int | None:
 
 
 def probabilities_from_logprobs(sheet: AnswerSheet, top: Sequence[tuple[str, float]]) -> dict[str, float]:
-    """Per-option probabilities (keyed by option token, plus ``none``) from the
-    first answer position's top log-probabilities, renormalised over the
-    allowed answers found there.  A model token counts for an answer when,
-    stripped, it is the whole answer, or a prefix of exactly one answer."""
-    allowed = sheet.allowed
-    mass: dict[str, float] = {}
-    for token_text, logprob in top:
-        if logprob is None or not isinstance(logprob, (int, float)) or math.isnan(logprob):
-            continue
-        piece = str(token_text).strip().strip('"')
-        if not piece:
-            continue
-        if piece in allowed:
-            target = piece
-        else:
-            starting = [a for a in allowed if a.startswith(piece)]
-            if len(starting) != 1:
-                continue
-            target = starting[0]
-        mass[target] = mass.get(target, 0.0) + math.exp(logprob)
-    total = sum(mass.values())
-    if total <= 0:
-        return {}
-    scores = {}
-    for answer, value in mass.items():
-        key = NONE_ANSWER if answer == NONE_ANSWER else sheet.token_for(answer)
-        if key is not None:
-            scores[key] = value / total
-    return scores
+    """Per-option probabilities (keyed by option token, plus ``none``) from the first answer position's
+    top log-probabilities (`llm.choice.label_probabilities`, mapped back to the options)."""
+    return sheet.by_token(label_probabilities(sheet.allowed, top))
 
 
 # ---------------------------------------------------------------- model backends
@@ -147,6 +131,11 @@ class ModelBackend:
 
     def _label_scheme(self, choices: InterpretChoices) -> str:
         return "letters" if self.labels == "auto" else self.labels
+
+    @property
+    def current_mode(self) -> str | None:
+        """How answers are constrained now, for the debug record (None before a probe, or not a model)."""
+        return None
 
     # ---- shared
 
@@ -219,78 +208,23 @@ class ModelBackend:
             result.error, result.detail = ErrorKind.INTERNAL, f"{type(exc).__name__}: {exc}"
         finally:
             result.elapsed_ms = elapsed_ms(start)
+            result.mode = self.current_mode
         return result
 
 
-def parse_chat_completion(data: Any, sheet: AnswerSheet) -> tuple[str, dict[str, float]]:
-    """Read an OpenAI chat-completions response (bytes, str or dict): the
-    answer and per-option probabilities.  Raises `BackendError`."""
-    import json
-
-    if isinstance(data, (bytes, bytearray)):
-        try:
-            data = data.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise BackendError(ErrorKind.MALFORMED, f"response is not UTF-8: {exc}") from None
-    if isinstance(data, str):
-        try:
-            data = json.loads(data)
-        except json.JSONDecodeError as exc:
-            raise BackendError(ErrorKind.MALFORMED, f"response is not JSON: {exc.msg} at {exc.pos}") from None
-    if not isinstance(data, dict):
-        raise BackendError(ErrorKind.MALFORMED, f"response is a JSON {type(data).__name__}, not an object")
-    if "error" in data and not data.get("choices"):
-        error = data["error"]
-        message = error.get("message") if isinstance(error, dict) else str(error)
-        raise BackendError(ErrorKind.MALFORMED, f"response carries an error: {message}")
-    choices = data.get("choices")
-    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
-        raise BackendError(ErrorKind.MALFORMED, "response has no choices")
-    choice = choices[0]
-    message = choice.get("message")
-    if not isinstance(message, dict):
-        raise BackendError(ErrorKind.MALFORMED, "response choice has no message")
-    finish = choice.get("finish_reason")
-    if finish == "content_filter":
-        raise BackendError(ErrorKind.REFUSED, "finish_reason content_filter")
-    if message.get("refusal"):
-        raise BackendError(ErrorKind.REFUSED, f"refusal: {message.get('refusal')}")
-    if finish == "length":
-        raise BackendError(ErrorKind.INVALID_ANSWER, "answer cut off (finish_reason length)")
-    if finish not in (None, "stop", "eos", "end_turn"):
-        raise BackendError(ErrorKind.INVALID_ANSWER, f"unexpected finish_reason {finish!r}")
-    content = message.get("content")
-    if not isinstance(content, str) or not content.strip():
-        raise BackendError(ErrorKind.INVALID_ANSWER, "empty answer")
-    answer = content.strip().strip('"').strip()
-    if answer not in sheet.allowed:
-        raise BackendError(ErrorKind.INVALID_ANSWER, f"answer {answer[:40]!r} is not one of {sheet.allowed}")
-    scores: dict[str, float] = {}
-    logprobs = choice.get("logprobs")
-    if isinstance(logprobs, dict) and isinstance(logprobs.get("content"), list) and logprobs["content"]:
-        first = logprobs["content"][0]
-        if isinstance(first, dict):
-            pairs = [(t.get("token", ""), t.get("logprob")) for t in first.get("top_logprobs") or []
-                     if isinstance(t, dict)]
-            if not pairs and "token" in first:
-                pairs = [(first.get("token", ""), first.get("logprob"))]
-            scores = probabilities_from_logprobs(sheet, pairs)
-    return answer, scores
+def parse_chat_completion(data: Any, sheet: AnswerSheet,
+                          mode: ChoiceMode = ChoiceMode.VLLM) -> tuple[str, dict[str, float]]:
+    """Read a chat-completions response (bytes, str or dict): the answer label and per-option
+    probabilities.  Raises `BackendError`."""
+    if isinstance(data, (bytes, bytearray, str)):
+        data = read_json(data)
+    choice = read_choice(data, sheet.allowed, mode)
+    return choice.label, sheet.by_token(choice.probabilities)
 
 
 def chat_body(system: str, user: str, sheet: AnswerSheet, *, model: str | None = None, max_tokens: int = 16,
-              top_logprobs: int = 20) -> dict[str, Any]:
-    """The OpenAI chat-completions body with vLLM's structured outputs."""
-    body: dict[str, Any] = {}
-    if model:
-        body["model"] = model
-    body.update({
-        "messages": [{"role": "system", "content": system}, {"role": "user", "content": user}],
-        "temperature": 0,
-        "max_tokens": max_tokens,
-        "logprobs": True,
-        "top_logprobs": top_logprobs,
-        "structured_outputs": {"choice": sheet.allowed},
-        "chat_template_kwargs": {"enable_thinking": False},
-    })
-    return body
+              top_logprobs: int = 20, mode: ChoiceMode = ChoiceMode.VLLM) -> dict[str, Any]:
+    """The chat-completions body that asks for one of the sheet's answers (vLLM's structured outputs
+    unless another mode is given)."""
+    messages = [{"role": "system", "content": system}, {"role": "user", "content": user}]
+    return choice_body(messages, sheet.allowed, mode, model=model, max_tokens=max_tokens, top_logprobs=top_logprobs)

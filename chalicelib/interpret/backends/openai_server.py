@@ -1,103 +1,55 @@
-"""`openai`: the same chat-completions body over HTTP to any OpenAI-compatible
-server (vLLM, SGLang, llama.cpp server), with the standard library only.
+"""`openai`: constrained choice over HTTP with any OpenAI-compatible server (vLLM, llama.cpp, Ollama,
+LM Studio, OpenAI), through `chalicelib.llm`.
 
-Settings: ``base_url`` (e.g. ``http://127.0.0.1:8000/v1``), ``model``,
-``api_key``, ``timeout`` and ``context_limit``.  When no model is configured,
-the first one of ``GET /models`` is used; when no context limit is
-configured, the server's ``max_model_len`` (vLLM) is used when it reports
-one.  Tokens are counted with the server's ``/tokenize`` (vLLM) when it has
-one, else by characters.
+Settings: ``base_url`` (e.g. ``http://127.0.0.1:8000/v1``), ``model``, ``api_key``, ``mode``
+(``probe`` | ``vllm`` | ``json_schema`` | ``json_object``, see `chalicelib.llm.choice`), ``retries``,
+``timeout`` and ``context_limit``.  When no model is configured, the first one of ``GET /models`` is
+used; when no context limit is configured, the server's ``max_model_len`` (vLLM) is used when it
+reports one.  Tokens are counted with the server's ``/tokenize`` (vLLM) when it has one, else by
+characters.
 """
 from __future__ import annotations
 
 import json
-import socket
-import urllib.error
-import urllib.request
 from typing import Any
 
-from ..choices import BackendError, ErrorKind
+from ...llm.choice import PROBE, Chooser, ChoiceMode, choice_body
+from ...llm.transport import OpenAITransport
 from ..prompts import PromptFit
-from .base import AnswerSheet, ModelBackend, chat_body, parse_chat_completion
+from .base import AnswerSheet, ModelBackend
 
 
 class OpenAIBackend(ModelBackend):
     name = "openai"
 
     def __init__(self, base_url: str, *, model: str | None = None, api_key: str | None = None,
-                 max_tokens: int = 16, top_logprobs: int = 20, use_server_tokenizer: bool = True,
+                 mode: str = PROBE, retries: int = 0, max_tokens: int = 16, top_logprobs: int = 20,
+                 use_server_tokenizer: bool = True, transport: OpenAITransport | None = None,
                  **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        if not base_url:
-            raise ValueError("the openai backend needs a base URL (BUTAI_OPENAI_BASE_URL)")
-        self.base_url = base_url.rstrip("/")
+        if not base_url and transport is None:
+            raise ValueError("the openai backend needs a base URL (BUTAI_MODEL_URL or BUTAI_OPENAI_BASE_URL)")
+        self.transport = transport or OpenAITransport(base_url, api_key=api_key, timeout=self.timeout,
+                                                      retries=retries)
+        self.base_url = self.transport.base_url
         self.model = model
-        self.api_key = api_key
-        self.max_tokens = max_tokens
-        self.top_logprobs = top_logprobs
+        self.chooser = Chooser(self.transport, mode=mode, max_tokens=max_tokens, top_logprobs=top_logprobs)
         self.use_server_tokenizer = use_server_tokenizer
-        self._models: list[dict[str, Any]] | None = None
         self._tokenize_ok: bool | None = None
 
-    # ---- HTTP
-
-    def _headers(self) -> dict[str, str]:
-        headers = {"Content-Type": "application/json", "Accept": "application/json"}
-        if self.api_key:
-            headers["Authorization"] = f"Bearer {self.api_key}"
-        return headers
-
-    def _request(self, method: str, path: str, body: dict[str, Any] | None = None,
-                 timeout: float | None = None) -> bytes:
-        url = self.base_url + path
-        data = None if body is None else json.dumps(body, ensure_ascii=False).encode("utf-8")
-        request = urllib.request.Request(url, data=data, method=method, headers=self._headers())
-        try:
-            with urllib.request.urlopen(request, timeout=timeout or self.timeout) as response:
-                return response.read()
-        except urllib.error.HTTPError as exc:
-            detail = ""
-            try:
-                detail = exc.read().decode("utf-8", "replace")[:300]
-            except Exception:
-                pass
-            if exc.code in (408, 504):
-                raise BackendError(ErrorKind.TIMEOUT, f"HTTP {exc.code}: {detail}") from None
-            if exc.code >= 500 or exc.code == 429:
-                raise BackendError(ErrorKind.UNAVAILABLE, f"HTTP {exc.code}: {detail}") from None
-            lowered = detail.lower()
-            if "context length" in lowered or "maximum context" in lowered or "too long" in lowered:
-                raise BackendError(ErrorKind.CONTEXT_OVERFLOW, f"HTTP {exc.code}: {detail}") from None
-            raise BackendError(ErrorKind.BAD_REQUEST, f"HTTP {exc.code}: {detail}") from None
-        except urllib.error.URLError as exc:
-            reason = exc.reason
-            if isinstance(reason, (socket.timeout, TimeoutError)) or "timed out" in str(reason):
-                raise BackendError(ErrorKind.TIMEOUT, f"no answer from {url} within {self.timeout}s") from None
-            raise BackendError(ErrorKind.UNAVAILABLE, f"{url}: {reason}") from None
-        except (socket.timeout, TimeoutError):
-            raise BackendError(ErrorKind.TIMEOUT, f"no answer from {url} within {self.timeout}s") from None
-        except (ConnectionError, OSError) as exc:
-            raise BackendError(ErrorKind.UNAVAILABLE, f"{url}: {exc}") from None
+    @property
+    def current_mode(self) -> str | None:
+        mode = self.chooser.current_mode
+        return None if mode is None else mode.value
 
     # ---- server facts
 
     def models(self) -> list[dict[str, Any]]:
-        if self._models is None:
-            raw = self._request("GET", "/models")
-            try:
-                data = json.loads(raw)
-                self._models = [m for m in data.get("data", []) if isinstance(m, dict)]
-            except (json.JSONDecodeError, AttributeError):
-                raise BackendError(ErrorKind.MALFORMED, "GET /models did not return a model list") from None
-        return self._models
+        return self.transport.models()
 
     def model_name(self) -> str | None:
-        if self.model:
-            return self.model
-        models = self.models()
-        if not models:
-            raise BackendError(ErrorKind.UNAVAILABLE, "the server lists no model")
-        self.model = str(models[0].get("id"))
+        if not self.model:
+            self.model = self.transport.default_model()
         return self.model
 
     def _server_context_limit(self) -> int | None:
@@ -115,12 +67,9 @@ class OpenAIBackend(ModelBackend):
         body = {"model": self.model_name(),
                 "messages": [{"role": "system", "content": system}, {"role": "user", "content": user}],
                 "add_generation_prompt": True}
-        url = base + "/tokenize"
-        request = urllib.request.Request(url, data=json.dumps(body, ensure_ascii=False).encode("utf-8"),
-                                         method="POST", headers=self._headers())
+        tokenizer = OpenAITransport(base, api_key=self.transport.api_key, timeout=min(self.timeout, 2.0))
         try:
-            with urllib.request.urlopen(request, timeout=min(self.timeout, 2.0)) as response:
-                data = json.loads(response.read())
+            data = json.loads(tokenizer.request("POST", "/tokenize", body))
             count = data.get("count")
             if count is None and isinstance(data.get("tokens"), list):
                 count = len(data["tokens"])
@@ -134,10 +83,12 @@ class OpenAIBackend(ModelBackend):
 
     # ---- the call
 
-    def body(self, fit: PromptFit, sheet: AnswerSheet) -> dict[str, Any]:
-        return chat_body(fit.system, fit.user, sheet, model=self.model_name(), max_tokens=self.max_tokens,
-                         top_logprobs=self.top_logprobs)
+    def body(self, fit: PromptFit, sheet: AnswerSheet, mode: ChoiceMode | None = None) -> dict[str, Any]:
+        messages = [{"role": "system", "content": fit.system}, {"role": "user", "content": fit.user}]
+        return choice_body(messages, sheet.allowed, mode or self.chooser.settle(), model=self.model_name(),
+                           max_tokens=self.chooser.max_tokens, top_logprobs=self.chooser.top_logprobs)
 
     def _complete(self, fit: PromptFit, sheet: AnswerSheet) -> tuple[str, dict[str, float]]:
-        raw = self._request("POST", "/chat/completions", self.body(fit, sheet))
-        return parse_chat_completion(raw, sheet)
+        messages = [{"role": "system", "content": fit.system}, {"role": "user", "content": fit.user}]
+        choice = self.chooser.choose(messages, sheet.allowed, model=self.model_name())
+        return choice.label, sheet.by_token(choice.probabilities)
