@@ -18,6 +18,7 @@ COMMAND_MODULES = (
     "chalicelib.scenario.commands",
     "chalicelib.interpret.commands",
     "chalicelib.agent_commands",
+    "chalicelib.expression.commands",
 )
 BENCH_MODULES = (
     "chalicelib.stage.bench",
@@ -25,6 +26,7 @@ BENCH_MODULES = (
     "chalicelib.interpret.bench",
     "chalicelib.interpret.classify_bench",
     "chalicelib.director_bench",
+    "chalicelib.expression.commands",
 )
 
 
