@@ -25,6 +25,7 @@ from typing import Any
 
 from . import tables
 from .page_policy import content_security_policy
+from .stage import images
 
 ROOT = Path(__file__).resolve().parent.parent
 RESOURCES = ROOT / "infra" / "resources.json"
@@ -66,7 +67,7 @@ CHARACTER_PREFIX = "characters/"
 SCENARIO_PREFIX = "scenarios/"
 # What CloudFront may read from the bucket: the page and the images, nothing
 # else (scenarios stay private: they are the story).
-PAGE_FILES = ["index.html", "app.js", "style.css"]
+PAGE_FILES = list(images.PAGE_FILES)
 # Voices uploaded with `butai audio upload` (chalicelib/stage/audio.py), played by the page.
 AUDIO_PREFIX = "audio/"
 

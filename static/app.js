@@ -560,6 +560,8 @@
     document.body.dataset.version = lastVersion;
     document.body.dataset.state = "ready";
     refreshDebug();
+    // voice.js (the 読み上げ toggle) listens for each rendered view
+    document.dispatchEvent(new CustomEvent("butai:view", { detail: data }));
   }
 
   // A reply's answer on a scenario stage: shown at once. The poll keeps its

@@ -12,6 +12,10 @@ from . import expressions as ex
 from .models import Voice
 
 
+# The stage page's files, served next to the images.
+PAGE_FILES = ("index.html", "app.js", "voice.js", "style.css")
+
+
 class ImageSetError(ValueError):
     pass
 
@@ -83,7 +87,7 @@ def upload_image_set(s3, bucket: str, images: ImageSet) -> list[str]:
 
 def upload_page(s3, bucket: str, static_dir: Path) -> list[str]:
     keys = []
-    for name in ("index.html", "app.js", "style.css"):
+    for name in PAGE_FILES:
         path = static_dir / name
         if path.exists():
             ctype = mimetypes.guess_type(name)[0] or "application/octet-stream"
