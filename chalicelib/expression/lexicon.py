@@ -86,7 +86,7 @@ _SENTENCES = re.compile(r"[^。！？!?]+[。！？!?]*|[。！？!?]+")
 class Settings:
     threshold: float = 0.9            # least weight for a feeling to beat neutral
     neutral_weight: float = 0.8       # neutral's own weight in the scores
-    question_factor: float = 0.6      # glad / worried cues inside a question
+    question_factor: float = 0.4      # glad / worried cues inside a question
     exclamation_factor: float = 1.15  # cues in a sentence ending with ！
     hypothetical_factor: float = 0.2  # 楽しくなかったら, 楽しいかどうか
     late_bonus: float = 0.3           # the last sentence weighs this much more than the first

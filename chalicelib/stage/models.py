@@ -25,7 +25,7 @@ class _Strict(BaseModel):
 class SpeakRequest(_Strict):
     text: str = Field(min_length=1, max_length=SPEAK_MAX, description="The line, shown verbatim.")
     expression: str | None = Field(
-        default=None, min_length=1, max_length=64,
+        default=None, max_length=64,
         description="A hint: an expression key of the character, always obeyed when the character has it "
                     "(other keys are shown as `neutral`). Leave it out, or send `auto`, and the stage judges "
                     "the face from the line among the character's own expressions.")
