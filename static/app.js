@@ -771,7 +771,9 @@
           ["出どころ", source === "model" ? "モデル (model)" : source === "fallback" ? "フォールバック (fallback)" : source, true],
           ["理由", ft.reason],
           ["フォールバック", ft.fallback_id],
-          ["台詞", ft.text]
+          ["台詞", ft.text],
+          ["表情 (判定)", isObject(ft.expression) ? str(ft.expression.expression) + " · " + str(ft.expression.judge) +
+            (ft.expression.error ? " · " + str(ft.expression.error) : "") : null]
         ]);
       } else {
         s.appendChild(el("p", "debug-empty", "なし"));
