@@ -166,3 +166,12 @@ def test_audio_origins_and_the_page_policy():
     assert "media-src 'self';" in content_security_policy()
     assert "media-src 'self' https://a.example;" in content_security_policy(["https://a.example"])
     assert check_audio_url("/x.mp3", (), ()) == "/x.mp3"
+
+
+def test_the_start_banner_names_the_judge(capsys):
+    from chalicelib.expression import describe
+    from chalicelib.local import print_banner
+    print_banner({"api_url": "http://127.0.0.1:1", "stages": {}, "expression_judge": describe(judge_from_env({}))})
+    assert "expression judge (lines sent without an expression): lexicon (embedded, no model)" in capsys.readouterr().out
+    model = judge_from_env({"BUTAI_EXPRESSION_JUDGE": "openai", "BUTAI_OPENAI_BASE_URL": "http://127.0.0.1:9/v1"})
+    assert describe(model) == "openai http://127.0.0.1:9/v1, falling back to lexicon"
