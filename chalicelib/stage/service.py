@@ -8,7 +8,7 @@ from typing import Callable
 
 from .. import ids
 from ..errors import Conflict, Forbidden, NotFound, Unauthorized, ValidationFailed
-from ..expression import ExpressionChoice, ExpressionJudge, LexiconJudge
+from ..expression import ExpressionChoice, ExpressionJudge, Judgment, LexiconJudge
 from . import expressions as ex
 from . import keys
 from .audio import check_audio_url
@@ -144,7 +144,7 @@ class StageService:
             return SpeakResult.model_validate(dup.response)
         return result
 
-    def judge_line(self, character: str, text: str):
+    def judge_line(self, character: str, text: str) -> Judgment:
         """The face for a line of ``character``, chosen among the expressions it has images for."""
         info = self.catalog.get(character)
         keys = tuple(info.images) if info else (ex.FALLBACK,)
