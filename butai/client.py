@@ -124,14 +124,23 @@ class Stage:
         return cls(target.api_url, target.stage_id, target.agent_key, **kwargs)
 
     # -- the protocol --------------------------------------------------------------
-    def speak(self, text: str, expression: str = "neutral", speaker: str | None = None,
-              request_id: str | None = None) -> SpeakResult:
-        """Shows one line on the stage.  Unknown expression keys are shown as ``neutral``
-        (``result.expression`` says what was shown, ``result.asked_expression`` what was asked)."""
-        body: dict[str, Any] = {"text": text, "expression": expression,
-                                "request_id": request_id or new_request_id()}
+    def speak(self, text: str, expression: str | None = None, speaker: str | None = None,
+              request_id: str | None = None, audio: str | None = None) -> SpeakResult:
+        """Shows one line on the stage.
+
+        ``expression`` is a hint: a key the character has is always shown; leave it out (or pass
+        ``"auto"``) and the stage judges the face from the line among the character's expressions
+        (``result.expression_source`` is then ``"auto"`` and ``result.expression_scores`` holds the
+        judge's scores).  Unknown keys are shown as ``neutral``.  ``audio`` is an optional voice
+        for the line: a path on the stage's origin (``butai audio upload``) or an https URL on an
+        origin the operator listed."""
+        body: dict[str, Any] = {"text": text, "request_id": request_id or new_request_id()}
+        if expression is not None:
+            body["expression"] = expression
         if speaker is not None:
             body["speaker"] = speaker
+        if audio is not None:
+            body["audio"] = audio
         return SpeakResult.model_validate(self._call("POST", "speak", body))
 
     def fetch_replies(self, request_id: str | None = None) -> list[Reply]:

@@ -34,8 +34,11 @@ def register(sub) -> None:
                            description="Make the character say one line. TEXT '-' reads the line from stdin.")
     speak.add_argument("stage", nargs="?", metavar="STAGE", help=stage_help)
     speak.add_argument("text", metavar="TEXT", help="the line; '-' reads it from stdin")
-    speak.add_argument("--expression", "-e", default=FALLBACK,
-                       help=f"expression key ({', '.join(BASIC)}; unknown keys are shown as {FALLBACK})")
+    speak.add_argument("--expression", "-e", default=None,
+                       help=f"expression key ({', '.join(BASIC)}; unknown keys are shown as {FALLBACK}); "
+                            "leave it out and the stage judges the face from the line")
+    speak.add_argument("--audio", default=None,
+                       help="the line's voice: a path from `butai audio upload` or an https URL on a listed origin")
     speak.add_argument("--speaker", default=None, help="display name (default: the character's name)")
     speak.add_argument("--request-id", default=None,
                        help="idempotency key: the same id again is not spoken twice (default: a new one)")
@@ -92,12 +95,13 @@ def _speak(args) -> int:
     if not text.strip():
         raise ConfigError("nothing to say: TEXT is empty")
     result = _stage(args).speak(text, expression=args.expression, speaker=args.speaker,
-                                request_id=args.request_id)
+                                request_id=args.request_id, audio=args.audio)
     if args.json:
         print(result.model_dump_json())
     else:
-        print(f"spoke {result.id} ({result.expression})")
-    if result.expression != result.asked_expression:
+        judged = ", judged by the stage" if result.expression_source == "auto" else ""
+        print(f"spoke {result.id} ({result.expression}{judged})")
+    if result.expression_source == "agent" and result.expression != result.asked_expression:
         print(f"butai: note: expression {result.asked_expression!r} is not available; shown as "
               f"{result.expression!r}", file=sys.stderr)
     return 0

@@ -20,6 +20,7 @@ COMMAND_MODULES = (
     "chalicelib.interpret.acts_eval",
     "chalicelib.agent_commands",
     "chalicelib.llm.commands",
+    "chalicelib.expression.commands",
 )
 BENCH_MODULES = (
     "chalicelib.stage.bench",
@@ -29,6 +30,7 @@ BENCH_MODULES = (
     "chalicelib.director_bench",
     "chalicelib.answers_bench",
     "chalicelib.coldstart_bench",
+    "chalicelib.expression.commands",
 )
 
 

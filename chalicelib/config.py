@@ -9,6 +9,8 @@ import os
 from dataclasses import dataclass, field, replace
 from typing import Mapping
 
+from .stage.audio import origin_of, parse_origins
+
 
 @dataclass(frozen=True)
 class Settings:
@@ -32,6 +34,8 @@ class Settings:
     retention_days: int = 0
     # Whether a player's key may read a scenario stage's debug view (local runs).
     players_see_debug: bool = False
+    # https origins a line's audio may come from besides the stage's own (the page's CSP media-src).
+    audio_origins: tuple[str, ...] = ()
     extra: Mapping[str, str] = field(default_factory=dict)
 
     @classmethod
@@ -51,7 +55,13 @@ class Settings:
             manifest_ttl=float(env.get("BUTAI_MANIFEST_TTL", base.manifest_ttl)),
             retention_days=int(env.get("BUTAI_RETENTION_DAYS", base.retention_days)),
             players_see_debug=env.get("BUTAI_PLAYERS_SEE_DEBUG", "") == "1",
+            audio_origins=parse_origins(env.get("BUTAI_AUDIO_ORIGINS")),
         )
+
+    @property
+    def own_origins(self) -> tuple[str, ...]:
+        """Where the page and its assets are served from, when configured (a line's audio may be there)."""
+        return tuple(o for o in (origin_of(self.assets_base_url), origin_of(self.page_url)) if o)
 
     def with_(self, **changes) -> "Settings":
         return replace(self, **changes)

@@ -37,13 +37,15 @@ def build(settings: Settings, boto3_session=None) -> Services:
     dynamodb = aws.client("dynamodb", settings, session)
     s3 = aws.client("s3", settings, session)
     catalog = CharacterCatalog.from_s3(s3, settings.bucket, ttl=settings.manifest_ttl)
+    from .expression import judge_from_env
+    env = dict(os.environ)
     stage = StageService(DynamoStageStore(dynamodb, settings), catalog,
                          assets_base_url=settings.assets_base_url,
-                         default_character=settings.default_character)
+                         default_character=settings.default_character, judge=judge_from_env(env),
+                         own_origins=settings.own_origins, audio_origins=settings.audio_origins)
     from .director import Director, ScenarioLibrary
     from .interpret.backends import backend_from_env
     from .talk import Talker, generator_from_env
-    env = dict(os.environ)
     library = ScenarioLibrary(s3, settings.bucket, backend_factory=lambda: backend_from_env(env))
     director = Director(stage, library, Talker(generator_from_env(env)),
                         players_see_debug=settings.players_see_debug)

@@ -417,20 +417,37 @@ class Director:
         expressions = dict(state_before.expressions)
         entries: list[LogRecord] = []
 
-        def say(character: str, text: str) -> None:
+        # Faces shown in the scene besides the game's own: judged ones, until a scripted line sets another.
+        faces: dict[str, str] = {}
+
+        def say(character: str, text: str, judged: str | None = None, scores: dict[str, float] | None = None) -> None:
             entry_id = self._new_id()
             entries.append(LogRecord(id=entry_id, role="character", text=text,
                                      created_at=ids.iso_from_ms(ids.id_time_ms(entry_id)),
                                      speaker=compiled.characters[character].name, character=character,
-                                     expression=expressions.get(character, "neutral")))
+                                     expression=judged or expressions.get(character, "neutral"),
+                                     expression_source="auto" if scores is not None else "agent",
+                                     expression_scores=scores))
 
         if talk is not None:
+            speaker = step.free_talk.speaker
             if talk.expression:
-                expressions[step.free_talk.speaker] = talk.expression
-            say(step.free_talk.speaker, talk.text)
+                # An authored line (reaction, knowledge, fallback) carries its own face.
+                expressions[speaker] = talk.expression
+                faces.pop(speaker, None)
+                say(speaker, talk.text)
+            else:
+                # A model's line has no authored face: the stage judges one from its words.
+                judgment = self.stages.judge_line(speaker, talk.text)
+                faces[speaker] = judgment.expression
+                if turn is not None and turn.get("free_talk") is not None:
+                    turn["free_talk"]["expression"] = judgment.to_dict()
+                say(speaker, talk.text, judgment.expression, judgment.rounded_scores())
         for line in step.lines:
             for effect in line.effects:
                 expressions[effect.character] = effect.key
+                faces.pop(effect.character, None)
+            faces.pop(line.speaker, None)        # a scripted line shows the game's face again
             say(line.speaker, line.text)
         for notice in step.notices:
             if isinstance(notice, ExitsNotice) and notice.destinations:
@@ -440,7 +457,7 @@ class Director:
                                      created_at=ids.iso_from_ms(ids.id_time_ms(entry_id))))
         last_line = next((e for e in reversed(entries) if e.role == "character"), None)
         speaking = last_line.character if last_line else None
-        scene = self._scene(loaded, step, speaking)
+        scene = self._scene(loaded, step, speaking, faces)
         fields: dict[str, Any] = {"game": step.state.to_json(), "game_version": record.game_version + 1,
                                   "scene": json.dumps(scene, ensure_ascii=False),
                                   "director": json.dumps(memory, ensure_ascii=False)}
@@ -449,6 +466,7 @@ class Director:
         if last_line is not None:
             image = self.catalog.resolve(last_line.character, last_line.expression or "neutral")
             fields.update(text=last_line.text, expression=image.expression, asked_expression=image.asked,
+                          expression_source=last_line.expression_source or "agent",
                           speaker=last_line.speaker, image_key=image.image_key, fallback_key=image.fallback_key,
                           updated_at=last_line.created_at)
         elif step.state.place != state_before.place and record.speaker and record.speaker not in {
@@ -460,14 +478,14 @@ class Director:
         return TurnWrite(expected_game_version=record.game_version, stage=fields, entries=entries, claim=claim,
                          claim_id=f"turn-{claim}" if claim else None, turn=turn)
 
-    def _scene(self, loaded: LoadedScenario, step, speaking: str | None) -> dict:
+    def _scene(self, loaded: LoadedScenario, step, speaking: str | None, faces: dict[str, str] | None = None) -> dict:
         compiled = loaded.compiled
         state = step.state
         place = compiled.places[state.place]
         responder = compiled.responder(place.id)
         characters = []
         for cid in place.people:
-            image = self.catalog.resolve(cid, state.expressions.get(cid, "neutral"))
+            image = self.catalog.resolve(cid, (faces or {}).get(cid) or state.expressions.get(cid, "neutral"))
             characters.append({"id": cid, "name": compiled.characters[cid].name, "expression": image.expression,
                                "image_key": image.image_key, "fallback_key": image.fallback_key,
                                "responder": cid == responder})

@@ -24,6 +24,8 @@ from pathlib import Path
 from typing import Any
 
 from . import tables
+from .page_policy import content_security_policy
+from .stage import images
 
 ROOT = Path(__file__).resolve().parent.parent
 RESOURCES = ROOT / "infra" / "resources.json"
@@ -51,9 +53,8 @@ CACHING_DISABLED = "4135ea2d-6df8-44a3-9df3-4b5a84be39ad"
 ALL_VIEWER_EXCEPT_HOST_HEADER = "b689b0a8-53d0-40ab-baf2-68738e2966ac"
 # Paths CloudFront sends to API Gateway; everything else is the page and images in S3.
 API_PATHS = ["/stages/*", "/openapi.json"]
-CONTENT_SECURITY_POLICY = ("default-src 'self'; img-src 'self' data:; connect-src 'self'; style-src 'self'; "
-                           "script-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'; "
-                           "form-action 'self'")
+# The page's policy; media-src adds the audio origins the operator lists (AudioOrigins).
+CONTENT_SECURITY_POLICY = content_security_policy(["${AudioOrigins}"])
 
 # What the Lambda store calls.  TransactWriteItems is authorised per action
 # (Put → PutItem, Update → UpdateItem, ConditionCheck → ConditionCheckItem);
@@ -66,7 +67,9 @@ CHARACTER_PREFIX = "characters/"
 SCENARIO_PREFIX = "scenarios/"
 # What CloudFront may read from the bucket: the page and the images, nothing
 # else (scenarios stay private: they are the story).
-PAGE_FILES = ["index.html", "app.js", "style.css"]
+PAGE_FILES = list(images.PAGE_FILES)
+# Voices uploaded with `butai audio upload` (chalicelib/stage/audio.py), played by the page.
+AUDIO_PREFIX = "audio/"
 
 
 def ref(name: str) -> dict:
@@ -112,6 +115,11 @@ def parameters() -> dict:
         "LogRetentionDays": {
             "Type": "Number", "Default": 30, "AllowedValues": [1, 3, 5, 7, 14, 30, 60, 90, 180, 365],
             "Description": "Days CloudWatch keeps the function's and the endpoint's logs"},
+        "AudioOrigins": {
+            "Type": "String", "Default": "",
+            "AllowedPattern": r"^(https://[A-Za-z0-9.-]+(:[0-9]{1,5})?( https://[A-Za-z0-9.-]+(:[0-9]{1,5})?)*)?$",
+            "Description": "https origins (space-separated) a line's audio may come from besides the stage's own "
+                           "(BUTAI_AUDIO_ORIGINS; the page's media-src); empty: own origin only"},
         "ApiThrottleRateLimit": {
             "Type": "Number", "Default": 100, "MinValue": 1,
             "Description": "API Gateway steady-state requests per second, per method"},
@@ -334,6 +342,7 @@ def function_environment() -> dict:
         # and the API.  (An absolute URL would need the distribution's domain
         # here, and the distribution depends on the API: a cycle.)
         "BUTAI_RETENTION_DAYS": ref("RetentionDays"),
+        "BUTAI_AUDIO_ORIGINS": ref("AudioOrigins"),
         "BUTAI_CLASSIFIER": if_classifier("sagemaker", "lexical"),
         "BUTAI_SAGEMAKER_ENDPOINT": if_classifier(getatt("ClassifierEndpoint", "EndpointName")),
         "BUTAI_SAGEMAKER_MODEL": if_classifier(ref("ClassifierModelId")),
@@ -488,7 +497,7 @@ def web_resources() -> dict:
                      "Principal": {"Service": "cloudfront.amazonaws.com"},
                      "Action": "s3:GetObject",
                      "Resource": [bucket_objects(name) for name in PAGE_FILES]
-                                 + [bucket_objects(f"{CHARACTER_PREFIX}*")],
+                                 + [bucket_objects(f"{CHARACTER_PREFIX}*"), bucket_objects(f"{AUDIO_PREFIX}*")],
                      "Condition": {"StringEquals": {"AWS:SourceArn": distribution_arn}}},
                     {"Sid": "DenyInsecureTransport", "Effect": "Deny", "Principal": "*", "Action": "s3:*",
                      "Resource": [getatt("AssetsBucket", "Arn"), bucket_objects("*")],
@@ -524,7 +533,8 @@ def web_resources() -> dict:
                 "Comment": sub("butai ${AWS::StackName} (${AWS::Region}): security headers for the page, "
                                "images and API answers"),
                 "SecurityHeadersConfig": {
-                    "ContentSecurityPolicy": {"ContentSecurityPolicy": CONTENT_SECURITY_POLICY, "Override": True},
+                    "ContentSecurityPolicy": {"ContentSecurityPolicy": sub(CONTENT_SECURITY_POLICY),
+                                              "Override": True},
                     "ContentTypeOptions": {"Override": True},
                     "ReferrerPolicy": {"ReferrerPolicy": "no-referrer", "Override": True},
                     "FrameOptions": {"FrameOption": "DENY", "Override": True},

@@ -19,8 +19,11 @@ from chalice.local import ChaliceRequestHandler, LocalChalice, RouteMatcher, Thr
 
 from . import aws, context
 from .config import Settings
+from .expression import describe as describe_judge
 from .local_aws import LocalAws, Saver, Snapshots, ensure_resources
+from .page_policy import page_headers
 from .stage import images
+from .stage.audio import parse_origins
 from .ratelimit import TokenBuckets, retry_after_header
 from .stage.keys import bearer_token, hash_key
 from .stage.service import StageService
@@ -28,14 +31,6 @@ from .stage.service import StageService
 ROOT = Path(__file__).resolve().parent.parent
 STATIC = ROOT / "static"
 API_PREFIXES = ("/stages/", "/openapi.json")
-# The page runs no inline code and talks only to its own origin.
-PAGE_HEADERS = {
-    "Content-Security-Policy": ("default-src 'self'; img-src 'self' data:; connect-src 'self'; style-src 'self'; "
-                                "script-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'; "
-                                "form-action 'self'"),
-    "Referrer-Policy": "no-referrer",
-    "X-Content-Type-Options": "nosniff",
-}
 
 
 class InFlight:
@@ -78,6 +73,7 @@ class _Server(ThreadedHTTPServer):
 def _handler_class(settings: Settings, limiter: TokenBuckets | None, in_flight: InFlight, routes: dict):
     s3 = aws.client("s3", settings)
     matcher = RouteMatcher(list(routes))
+    asset_headers = page_headers(settings.audio_origins)
 
     class Handler(ChaliceRequestHandler):
         # No Python version in `Server`: it tells a caller nothing useful but what to attack.
@@ -187,7 +183,7 @@ def _handler_class(settings: Settings, limiter: TokenBuckets | None, in_flight: 
                 return self._send_http_response(404, {"Content-Type": "text/plain; charset=utf-8"}, b"not found")
             body = obj["Body"].read()
             headers = {"Content-Type": obj.get("ContentType", "application/octet-stream"),
-                       "Cache-Control": obj.get("CacheControl") or "no-cache", **PAGE_HEADERS}
+                       "Cache-Control": obj.get("CacheControl") or "no-cache", **asset_headers}
             if self.command == "HEAD":
                 headers["Content-Length"] = str(len(body))
                 return self._send_http_response_no_body(200, headers)
@@ -219,7 +215,8 @@ class LocalRuntime:
         self.state_dir.mkdir(parents=True, exist_ok=True)
         self.local_aws = LocalAws(self.host).start()
         # Locally the player's page may show the debug view (the seed's development menu).
-        self.settings = Settings(aws_endpoint=self.local_aws.endpoint, players_see_debug=True)
+        self.settings = Settings(aws_endpoint=self.local_aws.endpoint, players_see_debug=True,
+                                 audio_origins=parse_origins(os.environ.get("BUTAI_AUDIO_ORIGINS")))
         ensure_resources(self.settings)
         self.snapshots = Snapshots(self.state_dir / "data.json", self.settings, self.local_aws)
         self.snapshots.load()
@@ -269,7 +266,7 @@ class LocalRuntime:
         info = {"api_url": self.api_url, "aws_endpoint": self.settings.aws_endpoint,
                 "pid": os.getpid(), "stages": stages}
         write_json_atomic(path, info)
-        return info
+        return {**info, "expression_judge": describe_judge(self.services.stage.judge)}
 
     def stage_url(self, stage_id: str, player_key: str) -> str:
         return f"{self.api_url}/#stage={stage_id}&key={player_key}"
@@ -353,6 +350,8 @@ def print_banner(info: dict) -> None:
                   "", "read the player's replies:",
                   f"  curl -s -X POST {info['api_url']}/stages/{demo['stage_id']}/fetch_replies \\",
                   f"    -H 'Authorization: Bearer {demo['agent_key']}'"]
+    if info.get("expression_judge"):
+        lines += ["", f"expression judge (lines sent without an expression): {info['expression_judge']}"]
     lines += ["", "keys and URLs are also in .butai/local.json"]
     from .llm.doctor import banner_lines
     lines += ["", *banner_lines()]

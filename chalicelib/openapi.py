@@ -74,9 +74,14 @@ STAGE_ID = {"name": "stage_id", "in": "path", "required": True, "schema": {"type
 OPERATIONS: dict[tuple[str, str], Operation] = {
     ("POST", "/stages/{stage_id}/speak"): Operation(
         "speak", "Show one line (agent)",
-        "Replaces the stage's current line and adds it to the log. Expression keys of the basic set: "
-        f"{', '.join(BASIC)}; a key the character has no image for is shown as `{FALLBACK}`. Sending the "
-        "same `request_id` again returns the first result without a second line (409 if the text differs).",
+        "Replaces the stage's current line and adds it to the log. `expression` is optional: without it "
+        "(or with `auto`) the stage judges the face from the line among the character's own expressions "
+        "and answers `expression_source: auto` with the judge's `expression_scores`; a key sent is a hint, "
+        f"always obeyed when the character has it (basic set: {', '.join(BASIC)}; a key the character has "
+        f"no image for is shown as `{FALLBACK}`). `audio` (optional) is a URL on the stage's own origin or "
+        "on an https origin the operator listed; the page plays it once the player turned sound on. Sending "
+        "the same `request_id` again returns the first result without a second line (409 if the text "
+        "differs).",
         AGENT, 200, "The line is on the stage.", _ref(SpeakResult),
         (400, 401, 403, 404, 409, 413, 415), SpeakRequest),
     ("POST", "/stages/{stage_id}/reply"): Operation(
@@ -202,7 +207,8 @@ def build(app) -> dict:
             "title": "butai stage API",
             "version": API_VERSION,
             "description": (
-                "The agent protocol of a butai stage. The agent `speak`s lines with an expression and "
+                "The agent protocol of a butai stage. The agent `speak`s lines (with an expression, or "
+                "leaving the face to the stage) and "
                 "receives the player's replies with `fetch_replies` (each reply once); the player's page "
                 "calls `reply` and `get_stage`. Every error has the shape `{\"error\": {\"code\", "
                 "\"message\", \"field\"?}}`. Keys travel as `Authorization: Bearer <key>`."),

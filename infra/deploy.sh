@@ -131,7 +131,7 @@ print("page:", ", ".join(images.upload_page(s3, settings.bucket, Path("static"))
 print("characters:", ", ".join(images.upload_all_characters(s3, settings.bucket, Path("static/characters"))))
 PY
   aws cloudfront create-invalidation --distribution-id "$(output "$stack" DistributionId)" \
-    --paths "/index.html" "/app.js" "/style.css" "/characters/*" --query 'Invalidation.Id' --output text
+    --paths "/index.html" "/app.js" "/voice.js" "/style.css" "/characters/*" --query 'Invalidation.Id' --output text
 }
 
 image_tag() {  # the vLLM tag, and a hash of what goes into the image

@@ -635,6 +635,8 @@
     announceFromNowOn();
     document.body.dataset.state = "ready";
     refreshDebug();
+    // voice.js (the 読み上げ toggle) listens for each rendered view
+    document.dispatchEvent(new CustomEvent("butai:view", { detail: data }));
   }
 
   // The log turns polite only after the first view is on the page, so opening
@@ -851,7 +853,9 @@
           ["出どころ", source === "model" ? "モデル (model)" : source === "fallback" ? "フォールバック (fallback)" : source, true],
           ["理由", ft.reason],
           ["フォールバック", ft.fallback_id],
-          ["台詞", ft.text]
+          ["台詞", ft.text],
+          ["表情 (判定)", isObject(ft.expression) ? str(ft.expression.expression) + " · " + str(ft.expression.judge) +
+            (ft.expression.error ? " · " + str(ft.expression.error) : "") : null]
         ]);
       } else {
         s.appendChild(el("p", "debug-empty", "なし"));

@@ -22,6 +22,7 @@ class Character:
     id: str
     name: str
     images: Mapping[str, str]  # expression key -> file name
+    voice: Mapping[str, object] | None = None   # speech synthesis settings for the page (pitch, rate, lang)
 
 
 @dataclass(frozen=True)
@@ -64,7 +65,8 @@ class CharacterCatalog:
         found = None
         if raw:
             images = {k: v for k, v in raw.get("expressions", {}).items() if ex.is_valid_key(k)}
-            found = Character(id=character, name=raw.get("name") or character, images=images)
+            voice = raw.get("voice") if isinstance(raw.get("voice"), dict) else None
+            found = Character(id=character, name=raw.get("name") or character, images=images, voice=voice)
         with self._lock:
             self._cache[character] = (now, found)
         return found

@@ -10,6 +10,7 @@ from pathlib import Path
 from .. import aws
 from ..errors import ApiError
 from ..local_commands import local_json_path, target_settings
+from . import audio
 from . import expressions as ex
 from . import images
 
@@ -63,6 +64,16 @@ def register(sub) -> None:
     sheet.add_argument("--aws", action="store_true")
     sheet.set_defaults(func=_sheet)
     img.set_defaults(func=lambda a: img.print_help() or 2)
+
+    snd = sub.add_parser("audio", help="upload voice files that lines can carry (speak's audio)")
+    asub = snd.add_subparsers(dest="audio_command", metavar="ACTION")
+    aup = asub.add_parser("upload", help="upload audio files to the stage's own origin and print their paths")
+    aup.add_argument("files", type=Path, nargs="+", metavar="FILE",
+                     help=f"audio files ({', '.join(sorted(audio.CONTENT_TYPES))}), at most 10 MiB each")
+    aup.add_argument("--aws", action="store_true")
+    aup.add_argument("--json", action="store_true", help="print {file: path} as JSON")
+    aup.set_defaults(func=_audio_upload)
+    snd.set_defaults(func=lambda a: snd.print_help() or 2)
 
 
 def _services(use_aws: bool):
@@ -200,6 +211,26 @@ def _upload(args) -> int:
     keys = images.upload_image_set(aws.client("s3", settings), settings.bucket, image_set)
     print(f"uploaded {len(keys)} images for {args.character} ({image_set.name}): "
           + ", ".join(sorted(image_set.files)))
+    return 0
+
+
+def _audio_upload(args) -> int:
+    settings, _ = target_settings(args.aws)
+    s3 = aws.client("s3", settings)
+    uploaded = {}
+    for path in args.files:
+        try:
+            key = audio.upload_audio(s3, settings.bucket, path)
+        except (OSError, ValueError) as exc:
+            print(f"butai: {exc}", file=sys.stderr)
+            return 1
+        # A path on the stage's origin: what speak's `audio` takes, wherever the stage is served.
+        uploaded[str(path)] = "/" + key
+    if args.json:
+        print(json.dumps(uploaded, ensure_ascii=False))
+    else:
+        for name, url in uploaded.items():
+            print(f"{url}  ({name})")
     return 0
 
 

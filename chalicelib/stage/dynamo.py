@@ -110,6 +110,9 @@ class DynamoStageStore:
     def _log_put(self, stage_id: str, entry: LogRecord, **extra) -> dict:
         values = {"stage_id": stage_id, "sk": tables.LOG_EVENT_PREFIX + entry.id, **asdict(entry), **extra,
                   "expires_at": self._expires()}
+        if entry.expression_scores is not None:
+            # DynamoDB numbers are not floats: the scores travel as one JSON string.
+            values["expression_scores"] = json.dumps(entry.expression_scores)
         return {"Put": {"TableName": self._log, "Item": _item(values),
                         "ConditionExpression": "attribute_not_exists(sk)"}}
 
@@ -120,6 +123,7 @@ class DynamoStageStore:
                 "text": write.text, "expression": write.expression,
                 "asked_expression": write.asked_expression, "speaker": write.speaker,
                 "image_key": write.image_key, "fallback_key": write.fallback_key,
+                "expression_source": write.expression_source, "audio": write.audio,
                 "updated_at": write.entry.created_at, "version": write.entry.id,
             }),
             self._log_put(stage_id, write.entry, request_id=write.request_id, write_token=token),
@@ -222,6 +226,9 @@ class DynamoStageStore:
             ScanIndexForward=False, Limit=limit)
         entries = [_plain(i) for i in got["Items"]]
         entries.reverse()
+        for e in entries:
+            if isinstance(e.get("expression_scores"), str):
+                e["expression_scores"] = json.loads(e["expression_scores"])
         return [LogRecord(**{k: v for k, v in e.items() if k in _LOG_FIELDS}) for e in entries]
 
     def unread_replies(self, stage_id: str) -> list[ReplyRecord]:

@@ -6,7 +6,14 @@ import mimetypes
 from dataclasses import dataclass
 from pathlib import Path
 
+from pydantic import ValidationError
+
 from . import expressions as ex
+from .models import Voice
+
+
+# The stage page's files, served next to the images.
+PAGE_FILES = ("index.html", "app.js", "voice.js", "style.css")
 
 
 class ImageSetError(ValueError):
@@ -18,6 +25,7 @@ class ImageSet:
     character: str
     name: str
     files: dict[str, Path]   # expression key -> file
+    voice: dict | None = None   # the manifest's speech settings (pitch, rate, lang), carried as given
 
 
 def read_image_dir(directory: Path, character: str, name: str | None = None) -> ImageSet:
@@ -48,9 +56,14 @@ def read_image_dir(directory: Path, character: str, name: str | None = None) -> 
     if problems:
         raise ImageSetError("; ".join(problems))
     manifest = directory / "manifest.json"
-    if name is None and manifest.exists():
-        name = json.loads(manifest.read_text(encoding="utf-8")).get("name")
-    return ImageSet(character=character, name=name or character, files=files)
+    given = json.loads(manifest.read_text(encoding="utf-8")) if manifest.exists() else {}
+    voice = given.get("voice")
+    if voice is not None:
+        try:
+            voice = Voice.model_validate(voice).model_dump()
+        except ValidationError as exc:
+            raise ImageSetError(f"manifest.json: voice: {exc.errors()[0]['msg']}") from None
+    return ImageSet(character=character, name=name or given.get("name") or character, files=files, voice=voice)
 
 
 def upload_image_set(s3, bucket: str, images: ImageSet) -> list[str]:
@@ -63,6 +76,8 @@ def upload_image_set(s3, bucket: str, images: ImageSet) -> list[str]:
         keys.append(key)
     manifest = {"id": images.character, "name": images.name,
                 "expressions": {k: f"{k}.{p.suffix.lstrip('.').lower()}" for k, p in images.files.items()}}
+    if images.voice:
+        manifest["voice"] = images.voice
     # The manifest goes last: a reader never sees an expression whose image is not there yet.
     s3.put_object(Bucket=bucket, Key=ex.manifest_key(images.character),
                   Body=json.dumps(manifest, ensure_ascii=False, indent=1).encode(),
@@ -72,7 +87,7 @@ def upload_image_set(s3, bucket: str, images: ImageSet) -> list[str]:
 
 def upload_page(s3, bucket: str, static_dir: Path) -> list[str]:
     keys = []
-    for name in ("index.html", "app.js", "style.css"):
+    for name in PAGE_FILES:
         path = static_dir / name
         if path.exists():
             ctype = mimetypes.guess_type(name)[0] or "application/octet-stream"

@@ -56,6 +56,7 @@ class MemoryStageStore:
             self.stages[stage_id] = replace(
                 stage, text=write.text, expression=write.expression, asked_expression=write.asked_expression,
                 speaker=write.speaker, image_key=write.image_key, fallback_key=write.fallback_key,
+                expression_source=write.expression_source, audio=write.audio,
                 updated_at=write.entry.created_at, version=write.entry.id)
             self.logs.setdefault(stage_id, []).append(copy.deepcopy(write.entry))
             if write.request_id:

@@ -11,6 +11,10 @@ SPEAK_MAX = 2000
 REPLY_MAX = 1000
 BODY_MAX_BYTES = 16 * 1024
 LOG_LIMIT = 50
+AUDIO_URL_MAX = 2048
+# The expression an agent sends to let the stage judge the face (the same as sending none).
+AUTO_EXPRESSION = "auto"
+ExpressionSource = Literal["agent", "auto"]
 
 
 class _Strict(BaseModel):
@@ -21,8 +25,16 @@ class _Strict(BaseModel):
 
 class SpeakRequest(_Strict):
     text: str = Field(min_length=1, max_length=SPEAK_MAX, description="The line, shown verbatim.")
-    expression: str = Field(default="neutral", max_length=64,
-                            description="Expression key; unknown keys are shown as `neutral`.")
+    expression: str | None = Field(
+        default=None, max_length=64,
+        description="A hint: an expression key of the character, always obeyed when the character has it "
+                    "(other keys are shown as `neutral`). Leave it out, or send `auto`, and the stage judges "
+                    "the face from the line among the character's own expressions.")
+    audio: str | None = Field(
+        default=None, min_length=1, max_length=AUDIO_URL_MAX,
+        description="Optional voice for the line: a URL under the stage's own origin (a path such as "
+                    "`/audio/…` from `butai audio upload`), or an https URL on an origin the operator listed "
+                    "(BUTAI_AUDIO_ORIGINS). The page plays it once the player has turned sound on.")
     speaker: str | None = Field(default=None, min_length=1, max_length=64,
                                 description="Display name; defaults to the character's name.")
     request_id: str | None = Field(default=None, min_length=1, max_length=128,
@@ -137,7 +149,12 @@ class FetchRequest(_Strict):
 class SpeakResult(BaseModel):
     id: str
     expression: str = Field(description="The expression shown.")
-    asked_expression: str = Field(description="The expression asked for.")
+    asked_expression: str = Field(description="The expression asked for (`auto` when the stage judged it).")
+    expression_source: ExpressionSource = Field(
+        default="agent", description="`agent`: the expression sent was used; `auto`: the stage judged it.")
+    expression_scores: dict[str, float] | None = Field(
+        default=None, description="`auto` only: the judge's score per expression key of the character.")
+    audio: str | None = Field(default=None, description="The line's audio URL, when one was sent.")
     image_url: str
     version: str
     created_at: str
@@ -162,6 +179,9 @@ class LogEntry(BaseModel):
     character: str | None = None
     text: str
     expression: str | None = None
+    expression_source: ExpressionSource | None = None
+    expression_scores: dict[str, float] | None = None
+    audio: str | None = None
     created_at: str
 
 
@@ -169,10 +189,19 @@ class CurrentLine(BaseModel):
     text: str
     expression: str
     asked_expression: str
+    expression_source: ExpressionSource = "agent"
+    audio: str | None = None
     speaker: str
     image_url: str
     fallback_image_url: str
     updated_at: str
+
+
+class Voice(BaseModel):
+    """How the page's speech synthesis reads a character (from the character's manifest)."""
+    pitch: float = Field(default=1.0, ge=0.0, le=2.0)
+    rate: float = Field(default=1.0, ge=0.1, le=10.0)
+    lang: str = Field(default="ja-JP", min_length=2, max_length=35)
 
 
 class StageInfo(BaseModel):
@@ -180,6 +209,7 @@ class StageInfo(BaseModel):
     name: str
     character: str
     character_name: str
+    voice: Voice | None = None
     kind: Literal["agent", "scenario"] = "agent"
     title: str | None = None
 
@@ -191,6 +221,7 @@ class SceneCharacter(BaseModel):
     image_url: str
     fallback_image_url: str
     responder: bool = False
+    voice: Voice | None = None
 
 
 class Destination(BaseModel):

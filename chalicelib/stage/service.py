@@ -8,11 +8,13 @@ from typing import Callable
 
 from .. import ids
 from ..errors import Conflict, Forbidden, NotFound, Unauthorized, ValidationFailed
+from ..expression import ExpressionChoice, ExpressionJudge, Judgment, LexiconJudge
 from . import expressions as ex
 from . import keys
+from .audio import check_audio_url
 from .catalog import CharacterCatalog
-from .models import (LOG_LIMIT, CurrentLine, LogEntry, Reply, ReplyAccepted, ReplyRequest, SceneView,
-                     SpeakRequest, SpeakResult, StageInfo, StageView)
+from .models import (AUTO_EXPRESSION, LOG_LIMIT, CurrentLine, LogEntry, Reply, ReplyAccepted, ReplyRequest, SceneView,
+                     SpeakRequest, SpeakResult, StageInfo, StageView, Voice)
 from .store import DuplicateRequest, Guard, GuardFailed, LogRecord, ReplyRecord, SpeakWrite, StageRecord, StageStore
 
 AGENT = "agent_key_hash"
@@ -39,12 +41,18 @@ def etag(version: str) -> str:
 
 class StageService:
     def __init__(self, store: StageStore, catalog: CharacterCatalog, *, assets_base_url: str = "",
-                 default_character: str = "hiyori", new_id: Callable[[], str] = ids.new_id):
+                 default_character: str = "hiyori", new_id: Callable[[], str] = ids.new_id,
+                 judge: ExpressionJudge | None = None, own_origins: tuple[str, ...] = (),
+                 audio_origins: tuple[str, ...] = ()):
         self.store = store
         self.catalog = catalog
         self.assets_base_url = assets_base_url
         self.default_character = default_character
         self._new_id = new_id
+        # Judges the face of a line sent without an expression (the embedded judge unless configured).
+        self.judge = judge or LexiconJudge()
+        self.own_origins = own_origins
+        self.audio_origins = audio_origins
         # A stage's character never changes, so it is remembered per process.
         self._stage_characters: dict[str, str] = {}
         self._stage_kinds: dict[str, str] = {}
@@ -99,18 +107,30 @@ class StageService:
         # The key check rides on the write itself (the store's guard); only the
         # stage's character is read, once per process.
         character = self._character_of(stage_id)
-        asked = request.expression
-        image = self.catalog.resolve(character, asked if ex.is_valid_key(asked) else ex.FALLBACK)
+        audio = None
+        if request.audio is not None:
+            audio = check_audio_url(request.audio, self.own_origins, self.audio_origins)
+        # The face is settled before the write, so the line stays one request.
+        asked = request.expression or AUTO_EXPRESSION
+        scores = None
+        if asked == AUTO_EXPRESSION:
+            judgment = self.judge_line(character, request.text)
+            chosen, source, scores = judgment.expression, "auto", judgment.rounded_scores()
+        else:
+            chosen, source = asked, "agent"
+        image = self.catalog.resolve(character, chosen if ex.is_valid_key(chosen) else ex.FALLBACK)
         speaker = request.speaker or self._character_name(character)
         entry_id = self._new_id()
         created = ids.iso_from_ms(ids.id_time_ms(entry_id))
         result = SpeakResult(id=entry_id, expression=image.expression, asked_expression=asked,
+                             expression_source=source, expression_scores=scores, audio=audio,
                              image_url=self._url(image.image_key), version=entry_id, created_at=created)
         write = SpeakWrite(
             text=request.text, expression=image.expression, asked_expression=asked, speaker=speaker,
-            image_key=image.image_key, fallback_key=image.fallback_key,
+            image_key=image.image_key, fallback_key=image.fallback_key, expression_source=source, audio=audio or "",
             entry=LogRecord(id=entry_id, role="character", text=request.text, created_at=created,
-                            speaker=speaker, expression=image.expression),
+                            speaker=speaker, expression=image.expression, expression_source=source,
+                            expression_scores=scores, audio=audio),
             request_id=request.request_id, request_fingerprint=_fingerprint(request),
             response=result.model_dump())
         try:
@@ -123,6 +143,12 @@ class StageService:
                                code="request_id_reused") from None
             return SpeakResult.model_validate(dup.response)
         return result
+
+    def judge_line(self, character: str, text: str) -> Judgment:
+        """The face for a line of ``character``, chosen among the expressions it has images for."""
+        info = self.catalog.get(character)
+        keys = tuple(info.images) if info else (ex.FALLBACK,)
+        return self.judge.judge(text, ExpressionChoice.of(keys, character, info.name if info else character))
 
     def reply(self, stage_id: str, key: str | None, request: ReplyRequest) -> ReplyAccepted:
         guard = self._guard(key, PLAYER)
@@ -172,13 +198,18 @@ class StageService:
         character_name = self._character_name(stage.character)
         return StageView(
             stage=StageInfo(id=stage.stage_id, name=stage.name, character=stage.character,
-                            character_name=character_name, kind=stage.kind, title=stage.title or None),
+                            character_name=character_name, voice=self.voice_of(stage.character), kind=stage.kind,
+                            title=stage.title or None),
             current=CurrentLine(text=stage.text, expression=stage.expression,
-                                asked_expression=stage.asked_expression, speaker=stage.speaker or character_name,
+                                asked_expression=stage.asked_expression,
+                                expression_source="auto" if stage.expression_source == "auto" else "agent",
+                                audio=stage.audio or None, speaker=stage.speaker or character_name,
                                 image_url=self._url(stage.image_key), fallback_image_url=self._url(stage.fallback_key),
                                 updated_at=stage.updated_at),
             log=[LogEntry(id=e.id, role=e.role, speaker=e.speaker, character=e.character, text=e.text,
-                          expression=e.expression, created_at=e.created_at) for e in log],
+                          expression=e.expression, expression_source=e.expression_source,
+                          expression_scores=e.expression_scores, audio=e.audio, created_at=e.created_at)
+                 for e in log],
             version=stage.version,
             scene=self._scene(stage.scene) if stage.scene else None)
 
@@ -188,6 +219,7 @@ class StageService:
         for character in scene["characters"]:
             character["image_url"] = self._url(character.pop("image_key"))
             character["fallback_image_url"] = self._url(character.pop("fallback_key"))
+            character["voice"] = self.voice_of(character["id"])
         return SceneView.model_validate(scene)
 
     def known_kind(self, stage_id: str) -> str | None:
@@ -275,6 +307,15 @@ class StageService:
         self._stage_characters[stage_id] = stage.character
         return stage.character
 
+    def voice_of(self, character: str) -> Voice | None:
+        info = self.catalog.get(character)
+        if info is None or not info.voice:
+            return None
+        try:
+            return Voice.model_validate(dict(info.voice))
+        except ValueError:
+            return None      # a hand-edited manifest must not break the page
+
     def _character_name(self, character: str) -> str:
         info = self.catalog.get(character)
         return info.name if info else character
@@ -294,5 +335,8 @@ def _etags(header: str) -> set[str]:
 
 
 def _fingerprint(request: SpeakRequest) -> str:
-    body = json.dumps([request.text, request.expression, request.speaker], ensure_ascii=False)
+    parts = [request.text, request.expression or AUTO_EXPRESSION, request.speaker]
+    if request.audio is not None:
+        parts.append(request.audio)
+    body = json.dumps(parts, ensure_ascii=False)
     return hashlib.sha256(body.encode()).hexdigest()

@@ -30,6 +30,8 @@ class StageRecord:
     text: str = ""
     expression: str = "neutral"
     asked_expression: str = "neutral"
+    expression_source: str = "agent"     # "agent" (sent or scripted) or "auto" (judged by the stage)
+    audio: str = ""
     speaker: str = ""
     image_key: str = ""
     fallback_key: str = ""
@@ -59,6 +61,9 @@ class LogRecord:
     speaker: str | None = None
     expression: str | None = None
     character: str | None = None
+    expression_source: str | None = None
+    expression_scores: dict[str, float] | None = None   # judged lines: the judge's score per key
+    audio: str | None = None
 
 
 @dataclass
@@ -80,6 +85,8 @@ class SpeakWrite:
     image_key: str
     fallback_key: str
     entry: LogRecord
+    expression_source: str = "agent"
+    audio: str = ""
     request_id: str | None = None
     request_fingerprint: str | None = None
     response: dict = field(default_factory=dict)

@@ -80,7 +80,8 @@ def test_configured_by_api_url_stage_id_and_key_and_errors_are_tool_errors(fresh
     env = {"BUTAI_API_URL": fresh_stage.api_url, "BUTAI_STAGE_ID": fresh_stage.stage_id,
            "BUTAI_AGENT_KEY": fresh_stage.agent_key, "BUTAI_LOCAL_JSON": str(tmp_path / "none.json")}
     ok, _ = run_session(server_params(env), body)
-    assert payload(ok)["expression"] == "neutral"
+    # No expression sent: the stage judged one (a plain line: neutral).
+    assert payload(ok)["expression"] == "neutral" and payload(ok)["expression_source"] == "auto"
 
     wrong = {**env, "BUTAI_AGENT_KEY": fresh_stage.player_key}
     err, _ = run_session(server_params(wrong), body)

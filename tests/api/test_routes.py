@@ -71,6 +71,24 @@ def test_etag_and_304(client, stage):
     assert changed.status_code == 200 and changed.headers["ETag"] != tag
 
 
+def test_speak_without_expression_gets_a_judged_face_kept_in_the_log(client, stage):
+    r = post(client, f"/stages/{stage.stage_id}/speak", stage.agent_key, {"text": "ありがとう、嬉しい！"})
+    assert r.status_code == 200, r.body
+    said = r.json_body
+    assert (said["expression"], said["asked_expression"], said["expression_source"]) == ("smile", "auto", "auto")
+    assert said["image_url"].endswith("/characters/hiyori/smile.svg")
+    view = get(client, f"/stages/{stage.stage_id}", stage.player_key).json_body
+    entry = view["log"][-1]
+    assert entry["expression_source"] == "auto" and entry["expression_scores"] == said["expression_scores"]
+    assert view["current"]["expression_source"] == "auto"
+    assert view["stage"]["voice"]["lang"] == "ja-JP"
+    r = post(client, f"/stages/{stage.stage_id}/speak", stage.agent_key,
+             {"text": "ありがとう、嬉しい！", "expression": "troubled", "audio": "/audio/x.mp3"})
+    assert (r.json_body["expression"], r.json_body["expression_source"], r.json_body["audio"]) == \
+        ("troubled", "agent", "/audio/x.mp3")
+    assert get(client, f"/stages/{stage.stage_id}", stage.player_key).json_body["current"]["audio"] == "/audio/x.mp3"
+
+
 def test_unknown_expression_response_says_what_was_shown(client, stage):
     r = post(client, f"/stages/{stage.stage_id}/speak", stage.agent_key, {"text": "x", "expression": "angry"})
     assert (r.json_body["expression"], r.json_body["asked_expression"]) == ("neutral", "angry")
@@ -100,6 +118,10 @@ BAD = [
     ("speak", "agent", {"text": "x", "expresion": "smile"}, 400, "invalid_request", "expresion"),
     ("speak", "agent", {"text": "x", "request_id": "has space"}, 400, "invalid_request", "request_id"),
     ("speak", "agent", {"text": "x", "speaker": ""}, 400, "invalid_request", "speaker"),
+    ("speak", "agent", {"text": "x", "audio": ""}, 400, "invalid_request", "audio"),
+    ("speak", "agent", {"text": "x", "audio": 5}, 400, "invalid_request", "audio"),
+    ("speak", "agent", {"text": "x", "audio": "https://elsewhere.example/a.mp3"}, 400, "invalid_request", "audio"),
+    ("speak", "agent", {"text": "x", "audio": "javascript:alert(1)"}, 400, "invalid_request", "audio"),
     ("speak", "agent", "RAW:{not json", 400, "invalid_json", "body"),
     ("speak", "agent", "RAW:[1,2]", 400, "invalid_request", "body"),
     ("speak", "agent", "RAW:", 400, "invalid_request", "body"),

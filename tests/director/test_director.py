@@ -1,4 +1,5 @@
 """The scenario director over moto: a scenario played through the stage's routes."""
+import dataclasses
 import json
 
 import pytest
@@ -251,3 +252,51 @@ def test_a_line_spoken_between_turns_is_in_the_next_turns_view(client, played, s
     texts = [e["text"] for e in view["log"]]
     assert texts.index("（外から）いらっしゃい") < texts.index("流す曲を変えてみたら？")
     assert services.stage.fetch_replies(played.stage_id, played.agent_key) == []
+
+
+class Scripted:
+    """A generation model that answers with the given lines, in turn."""
+    name = "scripted"
+
+    def __init__(self, *texts):
+        self.texts = list(texts)
+
+    def complete(self, messages, *, max_tokens, temperature):
+        return self.texts.pop(0)
+
+
+def test_free_conversation_lines_get_a_judged_face(services, played, client):
+    services.director.talker = Talker(Scripted("ありがとね、嬉しいこと言ってくれるじゃないか！",
+                                               "ごめんね、その話はあたしにはよく分からないんだ。"))
+    view = reply(client, played, "こんばんは")
+    said = next(e for e in view["log"] if e["text"] == "ありがとね、嬉しいこと言ってくれるじゃないか！")
+    assert said["expression"] == "smile" and said["expression_source"] == "auto"
+    assert max(said["expression_scores"], key=said["expression_scores"].get) == "smile"
+    keys = set(json.loads((ROOT / "static/characters" / said["character"] / "manifest.json").read_text())["expressions"])
+    assert set(said["expression_scores"]) == keys          # chosen among the speaker's own expressions
+    assert all(e.get("expression_source") == "agent" for e in view["log"] if e["role"] == "character" and e is not said)
+    turn = services.director.debug(played.stage_id, played.agent_key)[-1]
+    assert turn["free_talk"]["expression"]["expression"] == "smile"
+    assert turn["free_talk"]["expression"]["judge"] == "lexicon"
+
+    view = reply(client, played, "この店、いつからあるの？")
+    said = next(e for e in view["log"] if e["text"] == "ごめんね、その話はあたしにはよく分からないんだ。")
+    assert said["expression"] == "troubled"                # judged again, not inherited from the smile
+
+
+def test_a_judged_face_shows_in_the_scene_when_the_line_is_the_last(services, played, client):
+    director = services.director
+    loaded = director.library.get(director.store.get_stage(played.stage_id).scenario)
+    record = director.store.get_stage(played.stage_id)
+    step = loaded.rules.handle(PlayerInput.none(), loaded.rules.restore(record.game))
+    from chalicelib.talk import TalkResult
+    if step.free_talk is None:
+        pytest.skip("the reference scenario answers なし with scripted lines only")
+    step = dataclasses.replace(step, lines=())
+    talk = TalkResult("えっ、まさか本当に？", "model")
+    write = director._write(record, loaded, step, state_before=loaded.rules.restore(record.game), talk=talk,
+                            memory={}, turn=None, claim=None)
+    scene = json.loads(write.stage["scene"])
+    faces = {c["id"]: c["expression"] for c in scene["characters"]}
+    assert faces[step.free_talk.speaker] == "surprised" and write.stage["expression"] == "surprised"
+    assert write.stage["expression_source"] == "auto"

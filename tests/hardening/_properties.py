@@ -39,6 +39,7 @@ METHOD = {"speak": "POST", "reply": "POST", "fetch_replies": "POST", "get_stage"
           "openapi": "GET"}
 REQUEST_ID = re.compile(r"[A-Za-z0-9._:-]+")
 KEY_CODES = {"missing_key", "wrong_key", "agent_key_required", "player_key_required", "stage_not_found"}
+AUDIO_PATH = re.compile(r"/(?!/)[!#-&(-;=?-\[\]-~]*")   # stage/audio.py: a path on the own origin
 
 # What each test saw, written to test-output/hardening/ for the report.
 SEEN: dict[str, Counter] = defaultdict(Counter)
@@ -99,6 +100,9 @@ speak_bodies = st.fixed_dictionaries(
                                                         "../../etc/passwd", "smile\x00"]), field_values(64)),
               "speaker": st.one_of(st.none(), field_values(64)),
               "request_id": st.one_of(st.none(), field_values(128, pattern=True)),
+              "audio": st.one_of(st.none(), st.sampled_from(["/audio/a.mp3", "//evil.example/a.mp3", "",
+                                                             "https://evil.example/a.mp3", "javascript:x",
+                                                             "/a b.mp3"]), field_values(2048)),
               "expresion": st.just("smile"), "": json_scalars, "extra": json_values})
 reply_bodies = st.fixed_dictionaries(
     {"text": st.one_of(visible_text, visible_text, long_text, nasty_text, json_scalars)},
@@ -217,8 +221,10 @@ valid_text = st.one_of(visible_text, nasty_text.filter(lambda t: visible(t) and 
 valid_bodies = {
     "speak": st.fixed_dictionaries(
         {"text": valid_text},
-        optional={"expression": st.one_of(st.sampled_from(["smile", "neutral", "troubled", "angry", "", "Smile"]),
+        optional={"expression": st.one_of(st.sampled_from(["smile", "neutral", "troubled", "angry", "", "Smile",
+                                                            "auto"]),
                                           plain_text.filter(lambda t: len(t) <= 64)),
+                  "audio": st.one_of(st.none(), st.sampled_from(["/audio/0123abcd.mp3", "/v.ogg?x=1"])),
                   "speaker": st.one_of(st.none(), plain_text.filter(lambda t: len(t) <= 64)),
                   "request_id": st.one_of(st.none(), st.sampled_from(["r-1", "r-2", "retry.3:x"]),
                                           st.from_regex(REQUEST_ID, fullmatch=True).filter(lambda t: len(t) <= 128))}),
@@ -350,11 +356,14 @@ def field_problems(route: str, obj: dict) -> set[str]:
     """Fields of a speak/reply object that docs/stage.md and models.py's descriptions reject."""
     bad: set[str] = set()
     if route == "speak":
-        known = {"text", "expression", "speaker", "request_id"}
+        known = {"text", "expression", "speaker", "request_id", "audio"}
         if "text" not in obj or not text_ok(obj["text"], 2000):
             bad.add("text")
-        if "expression" in obj and not text_ok(obj["expression"], 64, blank_ok=True, minimum=0):
+        if obj.get("expression") is not None and not text_ok(obj["expression"], 64, blank_ok=True, minimum=0):
             bad.add("expression")
+        # audio: a path on the stage's own origin (no origins are listed here); see stage/audio.py
+        if obj.get("audio") is not None and not (text_ok(obj["audio"], 2048) and AUDIO_PATH.fullmatch(obj["audio"])):
+            bad.add("audio")
         if obj.get("speaker") is not None and not text_ok(obj["speaker"], 64, blank_ok=True):
             bad.add("speaker")
     elif route == "reply":
@@ -379,7 +388,10 @@ def field_problems(route: str, obj: dict) -> set[str]:
 
 
 def fingerprint(obj: dict) -> str:
-    return json.dumps([obj["text"], obj.get("expression", "neutral"), obj.get("speaker")], ensure_ascii=False)
+    parts = [obj["text"], obj.get("expression") or "auto", obj.get("speaker")]
+    if obj.get("audio") is not None:
+        parts.append(obj["audio"])
+    return json.dumps(parts, ensure_ascii=False)
 
 
 _NOT_JSON = object()
@@ -640,8 +652,11 @@ def run_one(world: World, route: str, drawn: dict) -> None:
     body = response.json_body if status != 304 else None
     if exp.route == "speak":
         assert status == 200, text[:300]
-        assert set(body) == {"id", "expression", "asked_expression", "image_url", "version", "created_at"}
-        assert body["asked_expression"] == exp.body.get("expression", "neutral")
+        assert set(body) == {"id", "expression", "asked_expression", "expression_source", "expression_scores",
+                             "audio", "image_url", "version", "created_at"}
+        # no expression (or auto): the stage judged one among the character's keys
+        assert body["asked_expression"] == (exp.body.get("expression") or "auto")
+        assert body["expression_source"] == ("auto" if body["asked_expression"] == "auto" else "agent")
         if exp.replay is not None:
             assert body == exp.replay and after == before
         else:

@@ -216,7 +216,7 @@ def test_bucket_is_private_encrypted_and_read_only_by_this_distribution(resource
         "Fn::Sub": "arn:${AWS::Partition}:cloudfront::${AWS::AccountId}:distribution/${Distribution}"}}}
     # The page and the images; scenarios (the story) are not served.
     assert allow["Resource"] == [join_arn("AssetsBucket", f"/{name}") for name in infra.PAGE_FILES] + \
-        [join_arn("AssetsBucket", "/characters/*")]
+        [join_arn("AssetsBucket", "/characters/*"), join_arn("AssetsBucket", "/audio/*")]
 
 
 def test_every_page_file_is_served():
@@ -271,9 +271,11 @@ def test_app_routes_are_all_behind_an_api_behaviour():
 
 def test_page_gets_strict_security_headers(resources):
     headers = resources["PageHeadersPolicy"]["Properties"]["ResponseHeadersPolicyConfig"]["SecurityHeadersConfig"]
-    assert headers["ContentSecurityPolicy"] == {"Override": True, "ContentSecurityPolicy": (
+    # media-src names the operator's audio origins (AudioOrigins, empty by default: the own origin only).
+    assert headers["ContentSecurityPolicy"] == {"Override": True, "ContentSecurityPolicy": {"Fn::Sub": (
         "default-src 'self'; img-src 'self' data:; connect-src 'self'; style-src 'self'; script-src 'self'; "
-        "object-src 'none'; base-uri 'none'; frame-ancestors 'none'; form-action 'self'")}
+        "media-src 'self' ${AudioOrigins}; object-src 'none'; base-uri 'none'; frame-ancestors 'none'; "
+        "form-action 'self'")}}
     assert headers["ReferrerPolicy"] == {"ReferrerPolicy": "no-referrer", "Override": True}
     assert headers["ContentTypeOptions"] == {"Override": True}
 

@@ -1,0 +1,54 @@
+"""Which expression judge the stage uses, configured like the classifier.
+
+``BUTAI_EXPRESSION_JUDGE``: ``lexicon`` (the embedded default) or one of the
+classifier's model backends, ``openai`` | ``sagemaker`` | ``transformers``,
+built from the same ``BUTAI_*`` settings as the classifier (base URL, model,
+endpoint, timeout …; see ``chalicelib/interpret/backends``).
+``BUTAI_EXPRESSION_TIMEOUT`` overrides the call timeout for the judge alone:
+a speak waits for it, so keep it short (default 2 s); a model that does not
+answer in time leaves the line to the embedded judge.
+"""
+from __future__ import annotations
+
+import os
+from typing import Any, Mapping
+
+from .choice import ExpressionJudge
+from .lexicon import LexiconJudge
+
+JUDGES = ("lexicon", "openai", "sagemaker", "transformers")
+DEFAULT_JUDGE = "lexicon"
+DEFAULT_MODEL_TIMEOUT = 2.0
+
+
+def build_judge(name: str = DEFAULT_JUDGE, **settings: Any) -> ExpressionJudge:
+    name = (name or DEFAULT_JUDGE).strip().lower()
+    if name == "lexicon":
+        return LexiconJudge()
+    if name not in JUDGES:
+        raise ValueError(f"unknown expression judge {name!r}; expected one of {', '.join(JUDGES)}")
+    from ..interpret.backends import build_backend
+    from .model import ModelJudge
+    settings.setdefault("timeout", DEFAULT_MODEL_TIMEOUT)
+    return ModelJudge(build_backend(name, **settings))
+
+
+def judge_from_env(environ: Mapping[str, str] | None = None, name: str | None = None) -> ExpressionJudge:
+    env = os.environ if environ is None else environ
+    name = (name or env.get("BUTAI_EXPRESSION_JUDGE") or DEFAULT_JUDGE).strip().lower()
+    if name == "lexicon":
+        return LexiconJudge()
+    from ..interpret.backends import settings_from_env
+    _, settings = settings_from_env(env, name)
+    settings["timeout"] = float(env.get("BUTAI_EXPRESSION_TIMEOUT") or DEFAULT_MODEL_TIMEOUT)
+    return build_judge(name, **settings)
+
+
+def describe(judge: ExpressionJudge) -> str:
+    """One line for the start banner."""
+    if isinstance(judge, LexiconJudge):
+        return "lexicon (embedded, no model)"
+    backend = getattr(judge, "backend", None)
+    where = getattr(backend, "base_url", None) or getattr(backend, "endpoint", None) or \
+        getattr(backend, "model_path", None) or ""
+    return f"{judge.name} {where}".strip() + ", falling back to lexicon"
