@@ -32,6 +32,9 @@ class Settings:
     retention_days: int = 0
     # Whether a player's key may read a scenario stage's debug view (local runs).
     players_see_debug: bool = False
+    # Whether webhooks may be plain http to 127.0.0.1 (the local runtime only; the cloud sends https to
+    # public addresses only).
+    local_webhooks: bool = False
     extra: Mapping[str, str] = field(default_factory=dict)
 
     @classmethod
