@@ -20,6 +20,7 @@ class Job:
     reply: ReplyRecord
     first_at: float = 0.0        # clock time of the first attempt
     attempts: int = 0
+    delivered: bool = False
 
 
 class Dispatcher:
@@ -34,12 +35,14 @@ class Dispatcher:
         """Makes the next attempt; returns the pause before another one, or None when the job is done."""
         config = self.store.get(job.stage_id)
         if config is None:
-            return None          # no webhook on this stage (or it was deleted meanwhile)
+            job.delivered = True     # nothing to deliver to: no webhook (or it was deleted meanwhile)
+            return None
         now = self.clock()
         if job.attempts == 0:
             job.first_at = now
         job.attempts += 1
         outcome: Outcome = self.sender.send(config, job.reply.id, reply_body(job.stage_id, job.reply))
+        job.delivered = outcome.ok
         delay = None if outcome.ok or not outcome.retryable else self.schedule.delay(job.attempts)
         final = delay is None or (now + delay) - job.first_at > self.schedule.total
         try:
