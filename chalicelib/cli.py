@@ -25,6 +25,7 @@ BENCH_MODULES = (
     "chalicelib.interpret.bench",
     "chalicelib.interpret.classify_bench",
     "chalicelib.director_bench",
+    "chalicelib.webhooks.bench",
 )
 
 
