@@ -9,24 +9,10 @@ import pytest
 from butai.client import Stage, verify_webhook
 from chalicelib.local import LocalRuntime
 from chalicelib.webhooks import signing
-from chalicelib.webhooks.delivery import Schedule
 from tests.conftest import call
 from tests.webhooks.receiver import Receiver
 
 pytestmark = pytest.mark.e2e
-FAST = Schedule(first=0.05, cap=0.2, total=3.0)
-
-
-@pytest.fixture(scope="module")
-def runtime(tmp_path_factory):
-    rt = LocalRuntime(state_dir=Path(tmp_path_factory.mktemp("wake")), port=0, demo_stage=None,
-                      scenario_stages={}, saver_interval=3600, rate=0)
-    rt.start()
-    rt.webhook_worker.dispatcher.schedule = FAST      # retries in tenths of seconds, not minutes
-    yield rt
-    rt.stop()
-
-
 @pytest.fixture
 def stage(runtime):
     created = runtime.stage_service.create_stage("wake")
