@@ -158,11 +158,14 @@ class StageService:
         claim_id = f"req:{request_id}" if request_id else self._new_id()
         replies = self._fetch(stage_id, key, request_id, claim_id)
         while not replies:
-            mark = self.waiter.wait(stage_id, mark, deadline - time.monotonic())
-            if mark is None:
+            woken = self.waiter.wait(stage_id, mark, deadline - time.monotonic())
+            if woken is None:
                 return []
-            # Woken: claim (another fetch may have claimed the reply first; then wait on).
-            replies = self._claim_unread(stage_id, key, claim_id)
+            # Woken: claim (another fetch may have claimed the reply first; then wait on).  In one
+            # process the signal knows what was written since the mark: claim that without a query.
+            known = self.waiter.published_since(stage_id, mark) if isinstance(self.waiter, ReplySignal) else None
+            replies = self._claim_unread(stage_id, key, claim_id, known)
+            mark = woken
         return replies
 
     def _claim_unread(self, stage_id: str, key: str | None, claim_id: str,

@@ -17,6 +17,7 @@ wait is never slept through.
 """
 from __future__ import annotations
 
+import collections
 import threading
 import time
 from typing import Callable, Protocol
@@ -43,9 +44,14 @@ Listener = Callable[[str, ReplyRecord], None]
 class ReplySignal:
     """In-process wake-up on the reply write: a condition variable and a counter per stage."""
 
+    HISTORY = 256
+
     def __init__(self):
         self._cond = threading.Condition()
         self._counts: dict[str, int] = {}
+        # The latest replies per stage with their count, so a woken fetch can claim them without
+        # querying for them first.
+        self._recent: dict[str, collections.deque] = {}
         self._listeners: list[Listener] = []
         self._closed = False
 
@@ -65,7 +71,8 @@ class ReplySignal:
     def published(self, stage_id: str, reply: ReplyRecord) -> None:
         """Called after a reply was written: wakes the stage's waiters and tells the listeners."""
         with self._cond:
-            self._counts[stage_id] = self._counts.get(stage_id, 0) + 1
+            count = self._counts[stage_id] = self._counts.get(stage_id, 0) + 1
+            self._recent.setdefault(stage_id, collections.deque(maxlen=self.HISTORY)).append((count, reply))
             self._cond.notify_all()
             listeners = list(self._listeners)
         for listener in listeners:
@@ -74,6 +81,15 @@ class ReplySignal:
                 listener(stage_id, reply)
             except Exception:  # noqa: BLE001
                 pass
+
+    def published_since(self, stage_id: str, mark: object) -> list[ReplyRecord] | None:
+        """The replies published after ``mark``, oldest first; None when they are no longer all known."""
+        with self._cond:
+            recent = list(self._recent.get(stage_id, ()))
+        newer = [(count, reply) for count, reply in recent if count > mark]
+        if not newer or newer[0][0] != mark + 1:
+            return None
+        return [reply for _, reply in newer]
 
     def listen(self, listener: Listener) -> None:
         with self._cond:
