@@ -170,9 +170,11 @@ class Stage:
         deadline = None if timeout is None else time.monotonic() + timeout
         while True:
             left = None if deadline is None else deadline - time.monotonic()
+            asked, started = 0.0, time.monotonic()
             if long_poll:
+                asked = MAX_WAIT_S if left is None else max(0.0, min(MAX_WAIT_S, left))
                 try:
-                    replies = self.fetch_replies(wait=MAX_WAIT_S if left is None else max(0.0, min(MAX_WAIT_S, left)))
+                    replies = self.fetch_replies(wait=asked)
                 except InvalidRequest as exc:
                     if exc.field != "wait":
                         raise
@@ -182,13 +184,16 @@ class Stage:
                 replies = self.fetch_replies()
             if replies:
                 return replies
+            # Polling, or a long-poll answered empty long before its wait (something in between does not
+            # hold requests): pause, so the loop never spins.
+            pause = not long_poll or time.monotonic() - started < asked / 2
             if deadline is not None:
                 left = deadline - time.monotonic()
                 if left <= 0:
                     return []
-                if not long_poll:
+                if pause:
                     self._sleep(min(interval, left))
-            elif not long_poll:
+            elif pause:
                 self._sleep(interval)
 
     # -- webhooks ----------------------------------------------------------------------
