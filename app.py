@@ -9,6 +9,7 @@ from chalicelib.openapi import document
 from chalicelib.stage.keys import bearer_token
 from chalicelib.stage.models import FetchRequest, ReplyRequest, SpeakRequest
 from chalicelib.stage.service import AGENT, PLAYER, NotModified, etag
+from chalicelib.webhooks.models import WebhookRequest
 
 app = Chalice(app_name="butai")
 # Chalice would answer other content types with its own error shape; taking
@@ -59,7 +60,34 @@ def reply(stage_id):
 def fetch_replies(stage_id):
     key = _key()
     body = _body(stage_id, key, FetchRequest, AGENT, optional=True)
-    return json_response(200, context.get().stage.fetch_replies(stage_id, key, body.request_id))
+    return json_response(200, context.get().stage.fetch_replies(stage_id, key, body.request_id,
+                                                                       body.wait))
+
+
+@app.route("/stages/{stage_id}/webhook", methods=["PUT"], content_types=ANY_BODY)
+@handles_errors
+def set_webhook(stage_id):
+    key = _key()
+    body = _body(stage_id, key, WebhookRequest, AGENT)
+    return json_response(201, context.get().webhooks.set(stage_id, key, body))
+
+
+@app.route("/stages/{stage_id}/webhook", methods=["GET"], content_types=ANY_BODY)
+@handles_errors
+def show_webhook(stage_id):
+    return json_response(200, context.get().webhooks.show(stage_id, _key()))
+
+
+@app.route("/stages/{stage_id}/webhook", methods=["DELETE"], content_types=ANY_BODY)
+@handles_errors
+def delete_webhook(stage_id):
+    return json_response(200, context.get().webhooks.delete(stage_id, _key()))
+
+
+@app.route("/stages/{stage_id}/webhook/test", methods=["POST"], content_types=ANY_BODY)
+@handles_errors
+def test_webhook(stage_id):
+    return json_response(200, context.get().webhooks.test(stage_id, _key()))
 
 
 @app.route("/stages/{stage_id}", methods=["GET"], content_types=ANY_BODY)

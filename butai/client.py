@@ -32,6 +32,9 @@ from typing import Any, Callable, Mapping
 from urllib.parse import quote, urljoin, urlsplit, urlunsplit
 
 from chalicelib.stage.models import Reply, SpeakResult, StageView
+from chalicelib.stage.waiting import MAX_WAIT_S
+from chalicelib.webhooks.models import WebhookCreated, WebhookTestResult, WebhookView
+from chalicelib.webhooks.signing import SignatureError, verify as _verify_signature
 
 from . import config
 from .errors import (ButaiError, ConfigError, Conflict, ConnectionFailed, Forbidden, InvalidRequest, NotFound,
@@ -39,7 +42,8 @@ from .errors import (ButaiError, ConfigError, Conflict, ConnectionFailed, Forbid
                      error_class)
 
 __all__ = [
-    "Stage", "RetryPolicy", "new_request_id", "Reply", "SpeakResult", "StageView",
+    "Stage", "RetryPolicy", "new_request_id", "verify_webhook", "Reply", "SpeakResult", "StageView",
+    "WebhookCreated", "WebhookView", "WebhookTestResult", "WebhookSignatureError",
     "ButaiError", "ConfigError", "ConnectionFailed", "StageError", "InvalidRequest", "Unauthorized", "Forbidden",
     "NotFound", "Conflict", "PayloadTooLarge", "UnsupportedMediaType", "RateLimited", "ServerError",
 ]
@@ -143,14 +147,19 @@ class Stage:
             body["audio"] = audio
         return SpeakResult.model_validate(self._call("POST", "speak", body))
 
-    def fetch_replies(self, request_id: str | None = None) -> list[Reply]:
+    def fetch_replies(self, request_id: str | None = None, wait: float | None = None) -> list[Reply]:
         """The player's new replies, oldest first.  Each reply is returned once only.
 
         Every call carries a request id (made here when not given) that its
         retries reuse, so a reply whose answer was lost on the way comes back
-        on the retry instead of being lost."""
-        body = {"request_id": request_id or new_request_id()}
-        return [Reply.model_validate(r) for r in self._call("POST", "fetch_replies", body)]
+        on the retry instead of being lost.  ``wait`` (seconds, at most 20)
+        long-polls: an empty answer is held until a reply arrives or the wait ends."""
+        body: dict[str, Any] = {"request_id": request_id or new_request_id()}
+        if wait:
+            body["wait"] = min(float(wait), MAX_WAIT_S)
+        # The request may take the wait on top of the usual time.
+        timeout = self.timeout + (body.get("wait") or 0)
+        return [Reply.model_validate(r) for r in self._call("POST", "fetch_replies", body, timeout=timeout)]
 
     def get_stage(self) -> StageView:
         """The current line and the recent log (replies stay unread)."""
@@ -175,36 +184,75 @@ class Stage:
                                    folder) from None
         return keys, view.stage.character_name
 
-    def wait_for_replies(self, timeout: float | None = 60.0, interval: float = 2.0) -> list[Reply]:
-        """Polls ``fetch_replies`` every ``interval`` seconds until there is at least one
-        reply or ``timeout`` seconds have passed (``None``: no limit).  Returns the replies,
-        or ``[]`` on timeout."""
+    def wait_for_replies(self, timeout: float | None = 60.0, interval: float = 2.0,
+                         long_poll: bool = True) -> list[Reply]:
+        """Blocks until there is at least one reply or ``timeout`` seconds have passed (``None``:
+        no limit).  Returns the replies, or ``[]`` on timeout.
+
+        By default each call long-polls (``fetch_replies(wait=…)``, up to 20 s at a time), so a reply
+        arrives as soon as it is written and an idle wait costs one request per 20 s.  A stage that
+        does not know ``wait`` yet is polled every ``interval`` seconds instead, as is every stage with
+        ``long_poll=False``."""
         if interval <= 0:
             raise ValueError("interval must be positive")
         deadline = None if timeout is None else time.monotonic() + timeout
         while True:
-            replies = self.fetch_replies()
+            left = None if deadline is None else deadline - time.monotonic()
+            asked, started = 0.0, time.monotonic()
+            if long_poll:
+                asked = MAX_WAIT_S if left is None else max(0.0, min(MAX_WAIT_S, left))
+                try:
+                    replies = self.fetch_replies(wait=asked)
+                except InvalidRequest as exc:
+                    if exc.field != "wait":
+                        raise
+                    long_poll = False      # an older stage: poll instead
+                    continue
+            else:
+                replies = self.fetch_replies()
             if replies:
                 return replies
+            # Polling, or a long-poll answered empty long before its wait (something in between does not
+            # hold requests): pause, so the loop never spins.
+            pause = not long_poll or time.monotonic() - started < asked / 2
             if deadline is not None:
                 left = deadline - time.monotonic()
                 if left <= 0:
                     return []
-                self._sleep(min(interval, left))
-            else:
+                if pause:
+                    self._sleep(min(interval, left))
+            elif pause:
                 self._sleep(interval)
+
+    # -- webhooks ----------------------------------------------------------------------
+    def set_webhook(self, url: str) -> WebhookCreated:
+        """Registers (or replaces) the stage's webhook; the answer's ``secret`` is shown only now."""
+        return WebhookCreated.model_validate(self._call("PUT", "webhook", {"url": url}))
+
+    def get_webhook(self) -> WebhookView:
+        """The webhook's URL and its last deliveries (newest first); the secret is never shown again."""
+        return WebhookView.model_validate(self._call("GET", "webhook"))
+
+    def delete_webhook(self) -> bool:
+        """Removes the webhook; False when there was none."""
+        return bool(self._call("DELETE", "webhook")["deleted"])
+
+    def test_webhook(self) -> WebhookTestResult:
+        """Sends one signed ``webhook.test`` event now and says how the receiver answered."""
+        return WebhookTestResult.model_validate(self._call("POST", "webhook/test"))
 
     # -- HTTP ------------------------------------------------------------------------
     def _url(self, action: str | None) -> str:
         url = f"{self.api_url}/stages/{quote(self.stage_id, safe='')}"
         return f"{url}/{action}" if action else url
 
-    def _call(self, method: str, action: str | None, body: dict | None = None) -> Any:
+    def _call(self, method: str, action: str | None, body: dict | None = None,
+              timeout: float | None = None) -> Any:
         url = self._url(action)
         data = json.dumps(body, ensure_ascii=False).encode("utf-8") if body is not None else None
         headers = {"Authorization": f"Bearer {self.agent_key}", "Accept": "application/json",
                    "User-Agent": USER_AGENT}
-        if method == "POST":
+        if method == "POST" or data is not None:
             headers["Content-Type"] = "application/json"
         if data is None and method == "POST":
             data = b""
@@ -213,7 +261,7 @@ class Stage:
             last = attempt == attempts
             request = urllib.request.Request(url, data=data, method=method, headers=headers)
             try:
-                with self._opener.open(request, timeout=self.timeout) as response:
+                with self._opener.open(request, timeout=timeout or self.timeout) as response:
                     raw = response.read()
             except urllib.error.HTTPError as err:
                 error = _stage_error(err.code, _read(err), err.headers)
@@ -234,6 +282,27 @@ class Stage:
             except ValueError:
                 raise ConnectionFailed(f"{url} answered with something that is not JSON", url) from None
         raise AssertionError("unreachable")
+
+
+class WebhookSignatureError(ButaiError, SignatureError):
+    """A request that is not a genuine, fresh delivery from the stage (``reason``: ``missing_header``,
+    ``bad_timestamp``, ``stale_timestamp`` or ``bad_signature``)."""
+
+
+def verify_webhook(secret: str, headers: Mapping[str, str], body: bytes, *, tolerance: float = 300,
+                   now: float | None = None) -> dict:
+    """Checks a webhook delivery and returns its JSON payload.
+
+    ``headers`` are the request's headers (any mapping; names are matched without regard to case), ``body``
+    the raw bytes received.  Raises :class:`WebhookSignatureError` when the signature does not match the
+    body and timestamp, or the timestamp is more than ``tolerance`` seconds from now (a replay).
+    The payload's ``reply.id`` (also the ``Butai-Webhook-Id`` header) is the same on every retry.
+    """
+    try:
+        _verify_signature(secret, headers, body, tolerance=tolerance, now=now)
+    except SignatureError as exc:
+        raise WebhookSignatureError(exc.reason, str(exc)) from None
+    return json.loads(body)
 
 
 def _read(err: urllib.error.HTTPError) -> bytes:

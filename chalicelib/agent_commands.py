@@ -52,11 +52,14 @@ def register(sub) -> None:
 
     watch = sub.add_parser("watch", parents=[common], help="print replies as they come, until Ctrl-C")
     watch.add_argument("stage", nargs="?", metavar="STAGE", help=stage_help)
-    watch.add_argument("--interval", type=float, default=2.0, help="seconds between polls (default 2)")
+    watch.add_argument("--interval", type=float, default=2.0,
+                       help="seconds between polls with --poll (default 2)")
+    watch.add_argument("--poll", action="store_true",
+                       help="poll every --interval seconds instead of long-polling (20 s per request)")
     watch.add_argument("--json", action="store_true", help="print one JSON object per line")
     watch.set_defaults(func=_guarded(_watch))
 
-    mcp = sub.add_parser("mcp", help="serve speak/fetch_replies/get_stage as an MCP server over stdio",
+    mcp = sub.add_parser("mcp", help="serve speak/fetch_replies/wait_for_replies/get_stage as an MCP server over stdio",
                          description="A Model Context Protocol server over stdio. Configure it with "
                                      "BUTAI_API_URL, BUTAI_STAGE_ID and BUTAI_AGENT_KEY, or with BUTAI_LOCAL_JSON "
                                      "and BUTAI_STAGE (default demo) for the local run.")
@@ -119,7 +122,8 @@ def _replies(args) -> int:
 
 def _watch(args) -> int:
     from butai.client import new_request_id
-    from butai.errors import ConnectionFailed, RateLimited, ServerError
+    from butai.errors import ConnectionFailed, InvalidRequest, RateLimited, ServerError
+    from chalicelib.stage.waiting import MAX_WAIT_S
     if args.interval <= 0:
         return _fail("--interval must be positive", CONFIG_EXIT)
     stage = _stage(args)
@@ -134,18 +138,25 @@ def _watch(args) -> int:
             # Each fetch carries its own request id until its replies are all printed: a fetch cut short
             # by Ctrl-C (even a slow one: Ctrl-C does not wait for it) may have claimed replies whose
             # answer never arrived, and the same id gets exactly those back.
-            request_id, shown = new_request_id(), set()
+            request_id, shown, failed = new_request_id(), set(), False
             try:
-                replies = stage.fetch_replies(request_id)
+                # Long-poll: the answer comes as soon as a reply is written, or [] after 20 s.
+                replies = (stage.fetch_replies(request_id) if args.poll
+                           else stage.fetch_replies(request_id, wait=MAX_WAIT_S))
+            except InvalidRequest as exc:
+                if args.poll or exc.field != "wait":
+                    raise
+                args.poll, replies = True, []        # a stage that does not know `wait`: poll it
             except (ConnectionFailed, ServerError, RateLimited) as exc:
                 # Keep watching through a restart or a bad minute; the client already retried.
                 print(f"butai: {exc}; still watching", file=sys.stderr, flush=True)
-                replies = []
+                replies, failed = [], True
             for reply in replies:
                 _show(reply, args.json)
                 shown.add(reply.id)
             request_id = None
-            time.sleep(args.interval)
+            if args.poll or failed:
+                time.sleep(args.interval)
     except KeyboardInterrupt:
         if request_id is not None:
             _recover(stage, request_id, shown, args.json)

@@ -31,6 +31,7 @@ BENCH_MODULES = (
     "chalicelib.answers_bench",
     "chalicelib.coldstart_bench",
     "chalicelib.expression.commands",
+    "chalicelib.webhooks.bench",
 )
 
 

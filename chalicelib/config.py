@@ -36,6 +36,9 @@ class Settings:
     players_see_debug: bool = False
     # https origins a line's audio may come from besides the stage's own (the page's CSP media-src).
     audio_origins: tuple[str, ...] = ()
+    # Whether webhooks may be plain http to 127.0.0.1 (the local runtime only; the cloud sends https to
+    # public addresses only).
+    local_webhooks: bool = False
     extra: Mapping[str, str] = field(default_factory=dict)
 
     @classmethod

@@ -18,6 +18,7 @@ from .stage.service import StageService
 
 if TYPE_CHECKING:
     from .director import Director
+    from .webhooks.service import WebhookService
 
 
 @dataclass
@@ -25,6 +26,7 @@ class Services:
     settings: Settings
     stage: StageService
     director: "Director"
+    webhooks: "WebhookService | None" = None
 
 
 _lock = threading.Lock()
@@ -49,7 +51,10 @@ def build(settings: Settings, boto3_session=None) -> Services:
     library = ScenarioLibrary(s3, settings.bucket, backend_factory=lambda: backend_from_env(env))
     director = Director(stage, library, Talker(generator_from_env(env)),
                         players_see_debug=settings.players_see_debug)
-    return Services(settings=settings, stage=stage, director=director)
+    from .webhooks.service import WebhookService
+    from .webhooks.store import DynamoWebhookStore
+    webhooks = WebhookService(stage, DynamoWebhookStore(dynamodb, settings), settings)
+    return Services(settings=settings, stage=stage, director=director, webhooks=webhooks)
 
 
 def use(services: Services | None) -> None:

@@ -691,6 +691,96 @@ def classifier_resources() -> dict:
     }
 
 
+# ---------------------------------------------------------------- webhook delivery
+
+WEBHOOK_FUNCTION = "WebhookDeliveryFunction"
+WEBHOOK_ROLE = "WebhookDeliveryRole"
+WEBHOOK_QUEUE = "WebhookDeadLetterQueue"
+WEBHOOK_HANDLER = "chalicelib.webhooks.stream.handler"
+# The same runtime chalice packages the API function for (a packaging test keeps them equal).
+LAMBDA_RUNTIME = "python3.11"
+WEBHOOK_TIMEOUT_S = 120        # LAMBDA_SCHEDULE (40 s of retries) plus the last attempt, with room
+WEBHOOK_RETRIES = 2            # the event source mapping's retries of a record still undelivered
+
+
+def webhook_resources() -> dict:
+    """DynamoDB Streams on pending_replies → a delivery function with its own least-privilege
+    role → the stage's webhook; a record still undelivered after the retries goes to an SQS
+    dead-letter queue.  The function never runs inside the player's `reply` request."""
+    current, _ = tables.CFN_TABLES["current"]
+    log_table, _ = tables.CFN_TABLES["log"]
+    pending, _ = tables.CFN_TABLES["pending_replies"]
+    env = {var: ref(resource_id) for resource_id, var in (tables.CFN_TABLES["current"], tables.CFN_TABLES["log"])}
+    env.update({"BUTAI_STAGE": ref("StageName"), "BUTAI_RETENTION_DAYS": ref("RetentionDays")})
+    log_group = "WebhookDeliveryLogGroup"
+    return {
+        WEBHOOK_QUEUE: {
+            "Type": "AWS::SQS::Queue",
+            "Properties": {"MessageRetentionPeriod": 1209600, "SqsManagedSseEnabled": True}},
+        log_group: {
+            "Type": "AWS::Logs::LogGroup", "DeletionPolicy": "Delete", "UpdateReplacePolicy": "Delete",
+            "Properties": {"LogGroupName": sub(f"/aws/lambda/${{{WEBHOOK_FUNCTION}}}"),
+                           "RetentionInDays": ref("LogRetentionDays")}},
+        WEBHOOK_ROLE: {
+            "Type": "AWS::IAM::Role",
+            "Properties": {
+                "AssumeRolePolicyDocument": {"Version": "2012-10-17", "Statement": [{
+                    "Effect": "Allow", "Principal": {"Service": "lambda.amazonaws.com"},
+                    "Action": "sts:AssumeRole"}]},
+                "Policies": [{"PolicyName": "butai-webhook-delivery", "PolicyDocument": {
+                    "Version": "2012-10-17", "Statement": [
+                        # The stage item holds the webhook's URL and secret.
+                        {"Sid": "ReadWebhook", "Effect": "Allow", "Action": ["dynamodb:GetItem"],
+                         "Resource": [getatt(current, "Arn")]},
+                        # Delivery records (d#<reply id>) in the log table.
+                        {"Sid": "RecordDeliveries", "Effect": "Allow", "Action": ["dynamodb:PutItem"],
+                         "Resource": [getatt(log_table, "Arn")]},
+                        {"Sid": "ReadReplyStream", "Effect": "Allow",
+                         "Action": ["dynamodb:DescribeStream", "dynamodb:GetRecords", "dynamodb:GetShardIterator"],
+                         "Resource": [getatt(pending, "StreamArn")]},
+                        # ListStreams has no resource type: AWS requires "*".
+                        {"Sid": "ListStreams", "Effect": "Allow", "Action": ["dynamodb:ListStreams"],
+                         "Resource": "*"},
+                        {"Sid": "DeadLetters", "Effect": "Allow", "Action": ["sqs:SendMessage"],
+                         "Resource": [getatt(WEBHOOK_QUEUE, "Arn")]},
+                    ]}}],
+            }},
+        # Apart from the role: the log group's name needs the function's, and the function needs the role.
+        "WebhookDeliveryLogsPolicy": {
+            "Type": "AWS::IAM::Policy",
+            "Properties": {
+                "PolicyName": "butai-webhook-delivery-logs",
+                "Roles": [ref(WEBHOOK_ROLE)],
+                "PolicyDocument": {"Version": "2012-10-17", "Statement": [{
+                    "Sid": "FunctionLogs", "Effect": "Allow",
+                    "Action": ["logs:CreateLogStream", "logs:PutLogEvents"],
+                    "Resource": [getatt(log_group, "Arn")]}]}}},
+        WEBHOOK_FUNCTION: {
+            "Type": "AWS::Serverless::Function",
+            "Properties": {
+                "CodeUri": "./deployment.zip", "Handler": WEBHOOK_HANDLER, "Runtime": LAMBDA_RUNTIME,
+                "MemorySize": 256, "Timeout": WEBHOOK_TIMEOUT_S, "Role": getatt(WEBHOOK_ROLE, "Arn"),
+                "Environment": {"Variables": env}}},
+        "WebhookDeliveryEventSource": {
+            "Type": "AWS::Lambda::EventSourceMapping",
+            "Properties": {
+                "EventSourceArn": getatt(pending, "StreamArn"),
+                "FunctionName": ref(WEBHOOK_FUNCTION),
+                "StartingPosition": "LATEST",
+                "BatchSize": 10,
+                "MaximumBatchingWindowInSeconds": 0,
+                # Up to 10 batches per shard at once (records of one stage stay in order).
+                "ParallelizationFactor": 10,
+                "FilterCriteria": {"Filters": [{"Pattern": json.dumps({"eventName": ["INSERT"]})}]},
+                "FunctionResponseTypes": ["ReportBatchItemFailures"],
+                "BisectBatchOnFunctionError": True,
+                "MaximumRetryAttempts": WEBHOOK_RETRIES,
+                "MaximumRecordAgeInSeconds": 3600,
+                "DestinationConfig": {"OnFailure": {"Destination": getatt(WEBHOOK_QUEUE, "Arn")}},
+            }},
+    }
+
+
 # ---------------------------------------------------------------- outputs
 
 def outputs() -> dict:
@@ -700,6 +790,8 @@ def outputs() -> dict:
         "DistributionId": {"Value": ref("Distribution")},
         "AssetsBucketName": {"Description": "BUTAI_BUCKET", "Value": ref("AssetsBucket")},
         "ClassifierRepositoryUri": {"Value": getatt("ClassifierRepository", "RepositoryUri")},
+        "WebhookDeadLetterQueueUrl": {"Description": "Webhook deliveries that failed every retry",
+                                      "Value": ref(WEBHOOK_QUEUE)},
         "ClassifierEndpointName": {"Condition": CLASSIFIER_CONDITION,
                                    "Value": getatt("ClassifierEndpoint", "EndpointName")},
     }
@@ -720,6 +812,7 @@ def build() -> dict:
     resources.update(web_resources())
     resources.update(per_key_limit())
     resources.update(classifier_resources())
+    resources.update(webhook_resources())
     return {"Parameters": parameters(), "Conditions": conditions(), "Rules": rules(),
             "Resources": resources, "Outputs": outputs()}
 

@@ -27,6 +27,9 @@ from .stage.audio import parse_origins
 from .ratelimit import TokenBuckets, retry_after_header
 from .stage.keys import bearer_token, hash_key
 from .stage.service import StageService
+from .stage.waiting import ReplySignal
+from .webhooks.dispatch import Dispatcher
+from .webhooks.worker import LocalDeliveryWorker
 
 ROOT = Path(__file__).resolve().parent.parent
 STATIC = ROOT / "static"
@@ -216,7 +219,8 @@ class LocalRuntime:
         self.local_aws = LocalAws(self.host).start()
         # Locally the player's page may show the debug view (the seed's development menu).
         self.settings = Settings(aws_endpoint=self.local_aws.endpoint, players_see_debug=True,
-                                 audio_origins=parse_origins(os.environ.get("BUTAI_AUDIO_ORIGINS")))
+                                 audio_origins=parse_origins(os.environ.get("BUTAI_AUDIO_ORIGINS")),
+                                 local_webhooks=True)
         ensure_resources(self.settings)
         self.snapshots = Snapshots(self.state_dir / "data.json", self.settings, self.local_aws)
         self.snapshots.load()
@@ -224,6 +228,13 @@ class LocalRuntime:
         images.upload_page(s3, self.settings.bucket, STATIC)
         images.upload_all_characters(s3, self.settings.bucket, STATIC / "characters")
         self.services = context.build(self.settings)
+        # One process: a long-poll wakes on the reply write itself, and the webhook worker hears of it too.
+        self.reply_signal = ReplySignal()
+        self.services.stage.waiter = self.reply_signal
+        self.webhook_worker = LocalDeliveryWorker(Dispatcher(self.services.webhooks.store,
+                                                                     self.services.webhooks.sender))
+        self.reply_signal.listen(self.webhook_worker.reply_added)
+        self.webhook_worker.start()
         context.use(self.services)
 
         app = load_app()
@@ -283,10 +294,13 @@ class LocalRuntime:
         """Stops taking requests, lets those in flight finish, then saves: every write a client
         was told succeeded is in the snapshot."""
         self._in_flight.closing = True
+        # Waiting long-polls answer [] now rather than hold the drain for their full wait.
+        self.reply_signal.close()
         self._http.shutdown()
         self._in_flight.drain(timeout=30)
         self._http.server_close()
         self._saver.stop()
+        self.webhook_worker.stop()
         self.snapshots.save()
         self.local_aws.stop()
         context.use(None)

@@ -18,13 +18,17 @@ from . import errors
 from .stage.expressions import BASIC, FALLBACK
 from .stage.models import (BODY_MAX_BYTES, LOG_LIMIT, DebugTurns, ErrorBody, FetchRequest, Reply, ReplyAccepted,
                            ReplyRequest, SpeakRequest, SpeakResult, StageView, id_pattern, visible_pattern)
+from .webhooks import signing
+from .webhooks.models import (SHOWN_DELIVERIES, WebhookCreated, WebhookDeleted, WebhookRequest, WebhookTestResult,
+                              WebhookView)
 
 OPENAPI_VERSION = "3.1.0"
 API_VERSION = "1.0"
 REF = "#/components/schemas/{model}"
 
-REQUEST_MODELS = (SpeakRequest, ReplyRequest, FetchRequest)
-RESPONSE_MODELS = (SpeakResult, ReplyAccepted, Reply, StageView, DebugTurns, ErrorBody)
+REQUEST_MODELS = (SpeakRequest, ReplyRequest, FetchRequest, WebhookRequest)
+RESPONSE_MODELS = (SpeakResult, ReplyAccepted, Reply, StageView, DebugTurns, ErrorBody, WebhookCreated, WebhookView,
+                   WebhookDeleted, WebhookTestResult)
 
 AGENT, PLAYER, EITHER, NONE = "agent", "player", "either", "none"
 SECURITY = {AGENT: [{"agentKey": []}], PLAYER: [{"playerKey": []}],
@@ -32,12 +36,15 @@ SECURITY = {AGENT: [{"agentKey": []}], PLAYER: [{"playerKey": []}],
 
 # What each error status means on this API; the codes are the `error.code` values sent.
 ERROR_MEANINGS = {
-    400: "The request is invalid (`invalid_request`, `invalid_json`); `field` names the culprit.",
+    400: "The request is invalid (`invalid_request`, `invalid_json`, `webhook_url_refused`); `field` names the "
+         "culprit.",
     401: "No key, or not this stage's key (`missing_key`, `wrong_key`).",
     403: "The stage's other key was sent (`agent_key_required`, `player_key_required`).",
-    404: "No such stage (`stage_not_found`), or no such route (`not_found`).",
+    404: "No such stage (`stage_not_found`), no webhook on it (`webhook_not_found`), or no such route "
+         "(`not_found`).",
     405: "The path exists but not with this method (`method_not_allowed`); `Allow` lists the methods.",
-    409: "The request_id was already used for a different line (`request_id_reused`).",
+    409: "The request_id was already used for a different line (`request_id_reused`); a webhook on a scenario "
+         "stage (`scenario_stage`).",
     413: f"The body is larger than {BODY_MAX_BYTES} bytes (`payload_too_large`).",
     415: "The body was not sent as application/json (`unsupported_media_type`).",
     429: "Too many requests from this key or address (`rate_limited`); retry after `Retry-After` seconds.",
@@ -95,9 +102,36 @@ OPERATIONS: dict[tuple[str, str], Operation] = {
         "fetch_replies", "Receive new replies, each once (agent)",
         "Returns every unread reply, oldest first, and marks them read: each reply is returned once only. "
         "The body is optional; with a `request_id`, a retry of the same call returns the replies that call "
-        "claimed (so an answer lost on the way loses no reply) and claims nothing new.",
+        "claimed (so an answer lost on the way loses no reply) and claims nothing new. With `wait` (seconds, "
+        "at most 20) it long-polls: when nothing is unread, the answer is held until a reply arrives (then "
+        "returned at once) or the wait ends (`[]`); the key is checked before any waiting.",
         AGENT, 200, "The new replies (possibly none).", {"type": "array", "items": _ref(Reply)},
         (400, 401, 403, 404, 413, 415), FetchRequest, body_required=False),
+    ("PUT", "/stages/{stage_id}/webhook"): Operation(
+        "set_webhook", "Register the stage's webhook (agent)",
+        "Every new reply on the stage is then POSTed to `url` as `{\"type\": \"reply.created\", \"stage_id\", "
+        "\"reply\": {id, text, created_at}}`, at least once (retried with exponential backoff for a bounded time; "
+        f"`{signing.ID_HEADER}` is the reply id on every attempt), signed: `{signing.TIMESTAMP_HEADER}` (unix "
+        f"seconds) and `{signing.SIGNATURE_HEADER}: v1=<hex HMAC-SHA256(secret, \"<timestamp>.<raw body>\")>`. "
+        "A delivery wakes the agent; `fetch_replies` still claims each reply once. The URL must be https on a "
+        "public address (http://127.0.0.1 in a local run); redirects are not followed. Replaces an earlier "
+        "webhook; the new `secret` is shown only in this answer. Scenario stages take no webhook (409).",
+        AGENT, 201, "The webhook is registered.", _ref(WebhookCreated), (400, 401, 403, 404, 409, 413, 415),
+        WebhookRequest),
+    ("GET", "/stages/{stage_id}/webhook"): Operation(
+        "show_webhook", "The stage's webhook and its last deliveries (agent)",
+        f"The URL (never the secret) and the last {SHOWN_DELIVERIES} deliveries, newest first: `delivered`, "
+        "`retrying` or `failed`, with attempts, the receiver's last status and the last error.",
+        AGENT, 200, "The webhook.", _ref(WebhookView), (401, 403, 404)),
+    ("DELETE", "/stages/{stage_id}/webhook"): Operation(
+        "delete_webhook", "Remove the stage's webhook (agent)",
+        "No more deliveries; `deleted` is false when there was no webhook.",
+        AGENT, 200, "Removed (or there was none).", _ref(WebhookDeleted), (401, 403, 404)),
+    ("POST", "/stages/{stage_id}/webhook/test"): Operation(
+        "test_webhook", "Send one test delivery now (agent)",
+        "POSTs a signed `{\"type\": \"webhook.test\", \"stage_id\", \"reply\": null}` once (no retries) and "
+        "says how the receiver answered.",
+        AGENT, 200, "How the receiver answered.", _ref(WebhookTestResult), (401, 403, 404)),
     ("GET", "/stages/{stage_id}"): Operation(
         "get_stage", "What the stage shows (agent or player)",
         f"The current line and the last {LOG_LIMIT} log entries, oldest first. Send the ETag back in "

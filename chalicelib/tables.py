@@ -57,6 +57,8 @@ TABLES: dict[str, dict[str, Any]] = {
             "Projection": {"ProjectionType": "ALL"},
         }],
         "ttl_attr": "expires_at",
+        # New replies reach the webhook delivery function through the table's stream (cloud only).
+        "stream_view": "NEW_IMAGE",
     },
 }
 
@@ -113,6 +115,8 @@ def cloudformation_tables() -> dict[str, Any]:
         }
         if "GlobalSecondaryIndexes" in spec:
             props["GlobalSecondaryIndexes"] = spec["GlobalSecondaryIndexes"]
+        if "stream_view" in spec:
+            props["StreamSpecification"] = {"StreamViewType": spec["stream_view"]}
         if "ttl_attr" in spec:
             props["TimeToLiveSpecification"] = {"AttributeName": spec["ttl_attr"], "Enabled": True}
         resources[resource_id] = {"Type": "AWS::DynamoDB::Table", "DeletionPolicy": "Retain",

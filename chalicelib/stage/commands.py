@@ -41,6 +41,8 @@ def register(sub) -> None:
     lst.add_argument("--json", action="store_true")
     lst.set_defaults(func=_list)
     stage.set_defaults(func=lambda a: stage.print_help() or 2)
+    from ..webhooks import commands as webhook_commands
+    webhook_commands.register(ssub)
 
     export = sub.add_parser("export-eval", help="write an evaluation set from the turns played on a scenario stage")
     export.add_argument("stage", help="stage name or id")

@@ -144,6 +144,10 @@ class FetchRequest(_Strict):
     request_id: str | None = Field(default=None, min_length=1, max_length=128, pattern=r"^[A-Za-z0-9._:-]+$",
                                    description="Idempotency key: a retry with the same id returns the replies "
                                                "that call claimed, so an answer lost on the way is not lost.")
+    wait: float | None = Field(default=None, ge=0, le=20,
+                               description="Long-poll: when nothing is unread, wait up to this many seconds "
+                                           "(at most 20) and answer as soon as a reply arrives; `[]` when the "
+                                           "wait ends. Leave it out (or 0) to answer at once.")
 
 
 class SpeakResult(BaseModel):

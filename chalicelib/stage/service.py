@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import time
 from dataclasses import dataclass
 from typing import Callable
 
@@ -16,6 +17,7 @@ from .catalog import CharacterCatalog
 from .models import (AUTO_EXPRESSION, LOG_LIMIT, CurrentLine, LogEntry, Reply, ReplyAccepted, ReplyRequest, SceneView,
                      SpeakRequest, SpeakResult, StageInfo, StageView, Voice)
 from .store import DuplicateRequest, Guard, GuardFailed, LogRecord, ReplyRecord, SpeakWrite, StageRecord, StageStore
+from .waiting import MAX_WAIT_S, BackoffPolling, ReplySignal, ReplyWaiter
 
 AGENT = "agent_key_hash"
 PLAYER = "player_key_hash"
@@ -43,8 +45,13 @@ class StageService:
     def __init__(self, store: StageStore, catalog: CharacterCatalog, *, assets_base_url: str = "",
                  default_character: str = "hiyori", new_id: Callable[[], str] = ids.new_id,
                  judge: ExpressionJudge | None = None, own_origins: tuple[str, ...] = (),
-                 audio_origins: tuple[str, ...] = ()):
+                 audio_origins: tuple[str, ...] = (),
+                 waiter: ReplyWaiter | None = None):
         self.store = store
+        # How a long-polling fetch learns of a new reply: the reply write's own
+        # signal in one process (the local runtime installs a ReplySignal),
+        # else re-queries with backoff (Lambda).
+        self.waiter: ReplyWaiter = waiter or BackoffPolling()
         self.catalog = catalog
         self.assets_base_url = assets_base_url
         self.default_character = default_character
@@ -155,18 +162,55 @@ class StageService:
         _known_shape(stage_id)
         reply_id = self._new_id()
         created = ids.iso_from_ms(ids.id_time_ms(reply_id))
+        record = ReplyRecord(id=reply_id, text=request.text, created_at=created, to=request.to, move=request.move)
         try:
-            self.store.add_reply(stage_id, guard, ReplyRecord(id=reply_id, text=request.text, created_at=created,
-                                                              to=request.to, move=request.move),
+            self.store.add_reply(stage_id, guard, record,
                                  LogRecord(id=reply_id, role="player", text=request.text, created_at=created))
         except GuardFailed:
             raise self._auth_error(self.store.get_stage(stage_id), key, PLAYER) from None
+        if isinstance(self.waiter, ReplySignal):
+            self.waiter.published(stage_id, record)
         return ReplyAccepted(id=reply_id, created_at=created)
 
-    def fetch_replies(self, stage_id: str, key: str | None, request_id: str | None = None) -> list[Reply]:
+    def fetch_replies(self, stage_id: str, key: str | None, request_id: str | None = None,
+                      wait: float | None = None) -> list[Reply]:
+        """The unread replies, each claimed once.  With ``wait`` (seconds, at most 20) an empty answer
+        is held until a reply arrives or the wait ends; the key is checked before any waiting."""
+        if not wait:
+            return self._fetch(stage_id, key, request_id, None)
+        deadline = time.monotonic() + min(float(wait), MAX_WAIT_S)
+        # The mark is taken before the first look, so a reply written in between still wakes the wait.
+        mark = self.waiter.mark(stage_id)
+        claim_id = f"req:{request_id}" if request_id else self._new_id()
+        replies = self._fetch(stage_id, key, request_id, claim_id)
+        while not replies:
+            woken = self.waiter.wait(stage_id, mark, deadline - time.monotonic())
+            if woken is None:
+                return []
+            # Woken: claim (another fetch may have claimed the reply first; then wait on).  In one
+            # process the signal knows what was written since the mark: claim that without a query.
+            known = self.waiter.published_since(stage_id, mark) if isinstance(self.waiter, ReplySignal) else None
+            replies = self._claim_unread(stage_id, key, claim_id, known)
+            mark = woken
+        return replies
+
+    def _claim_unread(self, stage_id: str, key: str | None, claim_id: str,
+                      unread: list[ReplyRecord] | None = None) -> list[Reply]:
+        unread = self.store.unread_replies(stage_id) if unread is None else unread
+        if not unread:
+            return []
+        try:
+            claimed = set(self.store.claim_replies(stage_id, self._guard(key, AGENT), [r.id for r in unread],
+                                                   claim_id))
+        except GuardFailed:
+            # Also a key rotated while a long-poll waited.
+            raise self._auth_error(self.store.get_stage(stage_id), key, AGENT) from None
+        return [Reply(id=r.id, text=r.text, created_at=r.created_at) for r in unread if r.id in claimed]
+
+    def _fetch(self, stage_id: str, key: str | None, request_id: str | None, claim_id: str | None) -> list[Reply]:
         guard = self._guard(key, AGENT)
         _known_shape(stage_id)
-        claim_id = f"req:{request_id}" if request_id else self._new_id()
+        claim_id = claim_id or (f"req:{request_id}" if request_id else self._new_id())
         if request_id:
             # A retry of a fetch whose answer was lost: the same replies again, and nothing new.
             stage = self.store.get_stage(stage_id)
@@ -182,11 +226,7 @@ class StageService:
             if stage is None or not keys.same_hash(stage.agent_key_hash, guard.value):
                 raise self._auth_error(stage, key, AGENT)
             return []
-        try:
-            claimed = set(self.store.claim_replies(stage_id, guard, [r.id for r in unread], claim_id))
-        except GuardFailed:
-            raise self._auth_error(self.store.get_stage(stage_id), key, AGENT) from None
-        return [Reply(id=r.id, text=r.text, created_at=r.created_at) for r in unread if r.id in claimed]
+        return self._claim_unread(stage_id, key, claim_id, unread)
 
     def get_stage(self, stage_id: str, key: str | None, if_none_match: str | None = None) -> StageView | NotModified:
         stage = self.check_key(stage_id, key, agent_only=False)

@@ -127,11 +127,12 @@ def test_wait_for_replies_polls_until_a_reply_and_times_out_empty(fake_server):
     reply = {"id": "r1", "text": "来たよ", "created_at": "2026-01-01T00:00:00.000Z"}
     fake_server.answer(Scripted(200, []), Scripted(200, []), Scripted(200, [reply]))
     stage = Stage(fake_server.url, "s_x", "bka_x")
-    assert [r.text for r in stage.wait_for_replies(timeout=10, interval=0.05)] == ["来たよ"]
+    assert [r.text for r in stage.wait_for_replies(timeout=10, interval=0.05, long_poll=False)] == ["来たよ"]
     assert len(fake_server.requests) == 3
+    assert "wait" not in fake_server.requests[0]["body"]
     fake_server.answer(*[Scripted(200, [])] * 100)
     started = time.monotonic()
-    assert stage.wait_for_replies(timeout=0.3, interval=0.05) == []
+    assert stage.wait_for_replies(timeout=0.3, interval=0.05, long_poll=False) == []
     assert 0.25 <= time.monotonic() - started < 3
 
 
@@ -140,3 +141,30 @@ def test_stage_ids_are_quoted_into_the_path(fake_server, sleeps):
     with pytest.raises(NotFound):
         Stage(fake_server.url + "/", "a/b c", "bka_x", sleep=sleeps.append).get_stage()
     assert fake_server.requests[0]["path"] == "/stages/a%2Fb%20c"
+
+
+def test_wait_for_replies_long_polls_and_falls_back_to_polling_a_stage_without_wait(fake_server):
+    reply = {"id": "r1", "text": "来たよ", "created_at": "2026-01-01T00:00:00.000Z"}
+    fake_server.answer(Scripted(200, [reply]))
+    stage = Stage(fake_server.url, "s_x", "bka_x")
+    assert [r.text for r in stage.wait_for_replies(timeout=60)] == ["来たよ"]
+    assert fake_server.requests[0]["body"]["wait"] == 20
+    # an older stage rejects the unknown field: the client polls it instead
+    fake_server.requests.clear()
+    fake_server.answer(Scripted(400, error_body("invalid_request", "wait is not a known field", "wait")),
+                       Scripted(200, []), Scripted(200, [reply]))
+    assert [r.text for r in stage.wait_for_replies(timeout=60, interval=0.05)] == ["来たよ"]
+    assert [("wait" in r["body"]) for r in fake_server.requests] == [True, False, False]
+
+
+def test_a_long_poll_answered_at_once_does_not_spin(fake_server, sleeps, monkeypatch):
+    # Something in between that does not hold requests: the client pauses between empty answers.
+    import itertools
+
+    import butai.client as client_module
+    fake_server.answer(*[Scripted(200, [])] * 10)
+    ticks = itertools.count(0, 0.01)          # every clock reading 10 ms later
+    monkeypatch.setattr(client_module.time, "monotonic", lambda: next(ticks))
+    stage = Stage(fake_server.url, "s_x", "bka_x", sleep=sleeps.append)
+    assert stage.wait_for_replies(timeout=0.1, interval=2) == []
+    assert len(sleeps) == len(fake_server.requests) - 1 >= 1

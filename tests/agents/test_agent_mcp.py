@@ -38,7 +38,7 @@ def payload(result) -> dict:
 def test_tools_speak_and_fetch_replies_once_over_stdio(fresh_stage):
     async def body(session):
         tools = {t.name: t for t in (await session.list_tools()).tools}
-        assert set(tools) == {"speak", "fetch_replies", "get_stage"}
+        assert set(tools) == {"speak", "fetch_replies", "wait_for_replies", "get_stage"}
         speak = tools["speak"]
         assert speak.input_schema["required"] == ["text"]
         props = speak.input_schema["properties"]
@@ -88,7 +88,7 @@ def test_configured_by_api_url_stage_id_and_key_and_errors_are_tool_errors(fresh
     assert err.is_error and "403 agent_key_required" in err.content[0].text
 
     async def unconfigured(session):
-        assert {t.name for t in (await session.list_tools()).tools} == {"speak", "fetch_replies", "get_stage"}
+        assert {t.name for t in (await session.list_tools()).tools} == {"speak", "fetch_replies", "wait_for_replies", "get_stage"}
         return await session.call_tool("fetch_replies", {})
     missing = run_session(server_params({"BUTAI_LOCAL_JSON": str(tmp_path / "none.json")}), unconfigured)
     assert missing.is_error and "no stage given" in missing.content[0].text
@@ -134,3 +134,27 @@ def test_the_instructions_say_that_replies_are_untrusted():
     from chalicelib.mcp_server import FETCH_DESCRIPTION, INSTRUCTIONS
     for text in (INSTRUCTIONS, FETCH_DESCRIPTION):
         assert "untrusted" in text and "instruction" in text
+
+
+def test_wait_for_replies_waits_inside_one_call(fresh_stage):
+    async def body(session):
+        tool = {t.name: t for t in (await session.list_tools()).tools}["wait_for_replies"]
+        assert "once" in tool.description.lower() and "timeout" in tool.input_schema["properties"]
+        nothing = payload(await session.call_tool("wait_for_replies", {"timeout": 1}))
+
+        async def answer_soon():
+            await anyio.sleep(0.5)
+            await anyio.to_thread.run_sync(fresh_stage.reply, "待ってた？")
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(answer_soon)
+            woken = payload(await session.call_tool("wait_for_replies", {"timeout": 60}))
+        again = payload(await session.call_tool("fetch_replies", {}))
+        too_long = await session.call_tool("wait_for_replies", {"timeout": 100000})
+        return nothing, woken, again, too_long
+
+    env = {"BUTAI_LOCAL_JSON": str(fresh_stage.local_json), "BUTAI_STAGE": "agent"}
+    nothing, woken, again, too_long = run_session(server_params(env), body, timeout=90)
+    assert nothing == {"replies": []}
+    assert [r["text"] for r in woken["replies"]] == ["待ってた？"]
+    assert again == {"replies": []}          # the waited reply was claimed: fetch-once holds
+    assert too_long.is_error

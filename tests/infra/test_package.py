@@ -119,3 +119,10 @@ def test_sections_merge(sam):
     assert "EndpointURL" in sam["Outputs"]               # chalice's outputs stay
     for logical in template["Resources"]:
         assert logical in sam["Resources"]
+
+
+def test_the_delivery_function_uses_the_api_functions_package_and_runtime(sam):
+    resources = sam["Resources"]
+    api, delivery = resources["APIHandler"]["Properties"], resources["WebhookDeliveryFunction"]["Properties"]
+    assert delivery["Runtime"] == api["Runtime"] == infra.LAMBDA_RUNTIME
+    assert delivery["CodeUri"] == api["CodeUri"]

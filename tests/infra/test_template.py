@@ -170,7 +170,8 @@ def test_prefixes_match_what_the_code_reads():
 
 
 def test_no_star_resource_or_action_except_where_aws_requires_it(resources):
-    allowed_star = {("ClassifierRole", ("ecr:GetAuthorizationToken",))}
+    allowed_star = {("ClassifierRole", ("ecr:GetAuthorizationToken",)),
+                    ("WebhookDeliveryRole", ("dynamodb:ListStreams",))}
     for logical, statement in all_policy_statements(resources):
         actions = tuple(as_list(statement["Action"]))
         if statement["Effect"] == "Allow":
@@ -386,3 +387,52 @@ def test_outputs_give_the_operator_cli_everything_it_reads(template):
     assert (settings.table_current, settings.table_log, settings.table_pending, settings.bucket,
             settings.page_url) == tuple(f"value-of-{k}" for k in (
                 "CurrentTableName", "LogTableName", "PendingRepliesTableName", "AssetsBucketName", "PageURL"))
+
+
+# ---------------------------------------------------------------- webhook delivery
+
+def test_new_replies_reach_the_delivery_function_through_the_table_stream(resources):
+    pending = resources["PendingRepliesTable"]["Properties"]
+    assert pending["StreamSpecification"] == {"StreamViewType": "NEW_IMAGE"}
+    mapping = resources["WebhookDeliveryEventSource"]["Properties"]
+    assert mapping["EventSourceArn"] == {"Fn::GetAtt": ["PendingRepliesTable", "StreamArn"]}
+    assert mapping["FunctionName"] == {"Ref": "WebhookDeliveryFunction"}
+    # only new replies (a claim is a MODIFY, an expiry a REMOVE)
+    assert [json.loads(f["Pattern"]) for f in mapping["FilterCriteria"]["Filters"]] == [{"eventName": ["INSERT"]}]
+    assert mapping["FunctionResponseTypes"] == ["ReportBatchItemFailures"]
+    assert mapping["MaximumRetryAttempts"] == infra.WEBHOOK_RETRIES
+    assert mapping["DestinationConfig"] == {"OnFailure": {"Destination": {
+        "Fn::GetAtt": ["WebhookDeadLetterQueue", "Arn"]}}}
+    queue = resources["WebhookDeadLetterQueue"]["Properties"]
+    assert queue["SqsManagedSseEnabled"] is True and queue["MessageRetentionPeriod"] == 14 * 86400
+
+
+def test_the_delivery_function_runs_the_stream_handler_with_its_own_role(resources):
+    from chalicelib.webhooks import stream
+    function = resources["WebhookDeliveryFunction"]["Properties"]
+    module, name = function["Handler"].rsplit(".", 1)
+    assert module == stream.__name__ and callable(getattr(stream, name))
+    assert function["Role"] == {"Fn::GetAtt": ["WebhookDeliveryRole", "Arn"]}
+    assert function["Timeout"] > stream.LAMBDA_SCHEDULE.total + 2 * 8     # the retries fit in one invocation
+    env = function["Environment"]["Variables"]
+    assert env["BUTAI_TABLE_CURRENT"] == {"Ref": "CurrentTable"} and env["BUTAI_TABLE_LOG"] == {"Ref": "LogTable"}
+    assert "BUTAI_TABLE_PENDING" not in env      # it reads the stream, never the table
+
+
+def test_the_delivery_role_may_do_only_what_delivery_needs(resources):
+    (policy,) = resources["WebhookDeliveryRole"]["Properties"]["Policies"]
+    got = {s["Sid"]: (s["Action"], s["Resource"]) for s in statements(policy["PolicyDocument"])}
+    assert got == {
+        "ReadWebhook": (["dynamodb:GetItem"], [{"Fn::GetAtt": ["CurrentTable", "Arn"]}]),
+        "RecordDeliveries": (["dynamodb:PutItem"], [{"Fn::GetAtt": ["LogTable", "Arn"]}]),
+        "ReadReplyStream": (["dynamodb:DescribeStream", "dynamodb:GetRecords", "dynamodb:GetShardIterator"],
+                            [{"Fn::GetAtt": ["PendingRepliesTable", "StreamArn"]}]),
+        "ListStreams": (["dynamodb:ListStreams"], "*"),
+        "DeadLetters": (["sqs:SendMessage"], [{"Fn::GetAtt": ["WebhookDeadLetterQueue", "Arn"]}]),
+    }
+    logs = resources["WebhookDeliveryLogsPolicy"]["Properties"]
+    assert logs["Roles"] == [{"Ref": "WebhookDeliveryRole"}]
+    (statement,) = statements(logs["PolicyDocument"])
+    assert statement["Resource"] == [{"Fn::GetAtt": ["WebhookDeliveryLogGroup", "Arn"]}]
+    # and the API function gained nothing for it
+    assert "sqs:SendMessage" not in json.dumps(resources["DefaultRole"])

@@ -1,0 +1,136 @@
+"""How a long-polling `fetch_replies` learns that a reply may have arrived.
+
+Two ways, one interface (``ReplyWaiter``):
+
+* ``ReplySignal`` — in one process (the local runtime), the reply write itself
+  notifies: ``StageService.reply`` calls ``published`` after its write, which
+  wakes every waiter on that stage at once.  No timer, no re-query while idle.
+  Listeners (the local webhook worker) hear of each reply the same way.
+* ``BackoffPolling`` — across processes (Lambda: the reply and the waiting
+  fetch run in different invocations, which cannot signal each other), the
+  waiter re-queries after a pause that starts short and doubles up to a cap:
+  fast for a reply that comes soon, cheap for one that does not.
+
+The caller takes a ``mark`` before its own check for unread replies and waits
+for a change since that mark, so a reply written between the check and the
+wait is never slept through.
+"""
+from __future__ import annotations
+
+import collections
+import threading
+import time
+from typing import Callable, Protocol
+
+from .store import ReplyRecord
+
+# The most a fetch may wait: API Gateway ends a request after 29 s, and the
+# client needs headroom for its own round trip.
+MAX_WAIT_S = 20.0
+
+
+class ReplyWaiter(Protocol):
+    def mark(self, stage_id: str) -> object: ...
+
+    def wait(self, stage_id: str, mark: object, timeout: float) -> object | None:
+        """Returns when a reply may have arrived since ``mark`` — with the mark to wait from next — or
+        None when ``timeout`` passed first."""
+        ...
+
+
+Listener = Callable[[str, ReplyRecord], None]
+
+
+class ReplySignal:
+    """In-process wake-up on the reply write: a condition variable and a counter per stage."""
+
+    HISTORY = 256
+
+    def __init__(self):
+        self._cond = threading.Condition()
+        self._counts: dict[str, int] = {}
+        # The latest replies per stage with their count, so a woken fetch can claim them without
+        # querying for them first.
+        self._recent: dict[str, collections.deque] = {}
+        self._listeners: list[Listener] = []
+        self._closed = False
+
+    def mark(self, stage_id: str) -> int:
+        with self._cond:
+            return self._counts.get(stage_id, 0)
+
+    def wait(self, stage_id: str, mark: object, timeout: float) -> int | None:
+        with self._cond:
+            changed = self._cond.wait_for(
+                lambda: self._closed or self._counts.get(stage_id, 0) != mark, timeout=max(0.0, timeout))
+            if not changed or self._closed:
+                return None
+            # Taken under the lock, before the caller looks again: nothing written later is missed.
+            return self._counts.get(stage_id, 0)
+
+    def published(self, stage_id: str, reply: ReplyRecord) -> None:
+        """Called after a reply was written: wakes the stage's waiters and tells the listeners."""
+        with self._cond:
+            count = self._counts[stage_id] = self._counts.get(stage_id, 0) + 1
+            self._recent.setdefault(stage_id, collections.deque(maxlen=self.HISTORY)).append((count, reply))
+            self._cond.notify_all()
+            listeners = list(self._listeners)
+        for listener in listeners:
+            # A listener only queues work; it must never fail or slow the player's reply.
+            try:
+                listener(stage_id, reply)
+            except Exception:  # noqa: BLE001
+                pass
+
+    def published_since(self, stage_id: str, mark: object) -> list[ReplyRecord] | None:
+        """The replies published after ``mark``, oldest first; None when they are no longer all known."""
+        with self._cond:
+            recent = list(self._recent.get(stage_id, ()))
+        newer = [(count, reply) for count, reply in recent if count > mark]
+        if not newer or newer[0][0] != mark + 1:
+            return None
+        return [reply for _, reply in newer]
+
+    def listen(self, listener: Listener) -> None:
+        with self._cond:
+            self._listeners.append(listener)
+
+    def close(self) -> None:
+        """Releases every waiter at once (shutdown: a long-poll answers [] instead of holding the drain)."""
+        with self._cond:
+            self._closed = True
+            self._cond.notify_all()
+
+
+class _Pause:
+    def __init__(self, seconds: float):
+        self.seconds = seconds
+
+
+class BackoffPolling:
+    """Re-query after 0.05 s, 0.1 s, 0.2 s … up to ``cap`` seconds apart (each fetch its own backoff)."""
+
+    def __init__(self, first: float = 0.05, cap: float = 0.5, sleep: Callable[[float], None] = time.sleep):
+        self.first = first
+        self.cap = cap
+        self._sleep = sleep
+
+    def mark(self, stage_id: str) -> _Pause:
+        return _Pause(self.first)
+
+    def wait(self, stage_id: str, mark: object, timeout: float) -> _Pause | None:
+        if timeout <= 0:
+            return None
+        assert isinstance(mark, _Pause)
+        self._sleep(min(mark.seconds, timeout))
+        mark.seconds = min(self.cap, mark.seconds * 2)
+        return mark
+
+    def queries_per_wait(self, seconds: float) -> int:
+        """How many queries one empty wait of ``seconds`` makes, the first included (for the cost figures)."""
+        total, pause, count = 0.0, self.first, 1
+        while total < seconds:
+            total += pause
+            count += 1
+            pause = min(self.cap, pause * 2)
+        return count
