@@ -31,10 +31,8 @@ from pathlib import Path
 from typing import Any, Callable, Mapping
 from urllib.parse import quote, urljoin, urlsplit, urlunsplit
 
-from chalicelib.stage.models import Reply, SpeakResult, StageView
-from chalicelib.stage.waiting import MAX_WAIT_S
-from chalicelib.webhooks.models import WebhookCreated, WebhookTestResult, WebhookView
-from chalicelib.webhooks.signing import SignatureError, verify as _verify_signature
+from .protocol import MAX_WAIT_S, Reply, SpeakResult, StageView, WebhookCreated, WebhookTestResult, WebhookView
+from .signing import SignatureError, verify as _verify_signature
 
 from . import config
 from .errors import (ButaiError, ConfigError, Conflict, ConnectionFailed, Forbidden, InvalidRequest, NotFound,

@@ -19,9 +19,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping
 
-from chalicelib.local_commands import LOCAL_JSON
 
 from .errors import ConfigError
+
+# Where `butai run` writes the local stages' URLs and keys (the local runtime reads this name from here).
+LOCAL_JSON = Path(".butai") / "local.json"
+
 
 DEFAULT_LOCAL_STAGE = "demo"
 

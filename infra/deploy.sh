@@ -58,7 +58,7 @@ print(next((o["OutputValue"] for o in json.load(sys.stdin) or [] if o["OutputKey
 
 stack_env() {  # STACK → export lines for the operator CLI (butai … --aws)
   local mapping
-  mapping="$("$py" -m chalicelib.infra --output-env)"
+  mapping="$("$py" -m butai_tools.infra --output-env)"
   outputs "$1" | "$py" -c '
 import json, shlex, sys
 mapping = json.loads(sys.argv[1])
@@ -123,7 +123,7 @@ from pathlib import Path
 
 from chalicelib import aws
 from chalicelib.config import Settings
-from chalicelib.stage import images
+from butai_tools.stage import images
 
 settings = Settings.from_env()
 s3 = aws.client("s3", settings)

@@ -14,8 +14,8 @@ stage="${1:-prod}"
 out="${2:-build/package}"
 bin="${BUTAI_VENV_BIN:-.venv/bin}"
 
-# infra/resources.json is generated (python -m chalicelib.infra): refuse a stale one.
-"$bin/python" -m chalicelib.infra --check
+# infra/resources.json is generated (python -m butai_tools.infra): refuse a stale one.
+"$bin/python" -m butai_tools.infra --check
 
 rm -rf "$out"
 mkdir -p "$(dirname "$out")"

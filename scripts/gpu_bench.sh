@@ -8,7 +8,7 @@
 #   installed offline).  The rest of requirements.txt that is missing (boto3, pydantic, pykakasi, ...) is
 #   installed into a private folder: from wheels in $WHEELHOUSE (default build/wheels) when there are any,
 #   else from the package index when it can be reached; otherwise the script says what is missing and stops.
-# - Runs `python -m chalicelib.cli bench classify --device cuda --size 1.5b --json`, then `--size 4b`,
+# - Runs `python -m butai_tools.cli bench classify --device cuda --size 1.5b --json`, then `--size 4b`,
 #   each under `timeout`, the whole script well under 9 minutes; writes classify-<size>.json (the figures),
 #   classify-<size>.log (stderr) and summary.txt (the tables, and the environment) under $OUT.
 # It only reads the GPU's state (nvidia-smi -L); it never resets or reconfigures it.
@@ -94,7 +94,7 @@ if [ -n "$MISSING" ]; then
         exit 3
     fi
 fi
-if ! "$PY" -c 'from chalicelib.cli import build_parser; build_parser()' >>"$SUMMARY" 2>&1; then
+if ! "$PY" -c 'from butai_tools.cli import build_parser; build_parser()' >>"$SUMMARY" 2>&1; then
     say "the butai command does not load here (see above)"
     exit 3
 fi
@@ -116,7 +116,7 @@ run_size() {      # size, planned seconds
     say ""
     say "== size $size (timeout ${limit}s)"
     local json="$OUT/classify-$size.json" log="$OUT/classify-$size.log" t0=$SECONDS rc
-    timeout --kill-after=10 "$limit" "$PY" -m chalicelib.cli bench classify --device "$DEVICE" --size "$size" \
+    timeout --kill-after=10 "$limit" "$PY" -m butai_tools.cli bench classify --device "$DEVICE" --size "$size" \
         --iterations "$ITERATIONS" --json >"$json" 2>"$log"
     rc=$?
     say "size $size: exit $rc after $((SECONDS - t0))s"
@@ -128,7 +128,7 @@ run_size() {      # size, planned seconds
     fi
     "$PY" - "$json" <<'EOF' 2>&1 | tee -a "$SUMMARY"
 import json, sys
-from chalicelib.interpret.classify_bench import print_table
+from butai_tools.bench.classify import print_table
 print_table(json.load(open(sys.argv[1], encoding="utf-8")))
 EOF
 }

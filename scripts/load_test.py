@@ -70,7 +70,7 @@ class StartedStage:
         state = self.folder / "state"
         self.log = open(self.folder / "run.log", "wb")
         env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-        self.proc = subprocess.Popen([sys.executable, "-m", "chalicelib.cli", "run", "--port", "0",
+        self.proc = subprocess.Popen([sys.executable, "-m", "butai_tools.cli", "run", "--port", "0",
                                       "--state-dir", str(state)], cwd=ROOT, env=env, stdout=self.log,
                                      stderr=subprocess.STDOUT, start_new_session=True)
         deadline = time.monotonic() + START_SECONDS

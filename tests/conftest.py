@@ -55,8 +55,8 @@ def aws_settings(monkeypatch):
     from moto import mock_aws
 
     from chalicelib import aws
-    from chalicelib.local_aws import ensure_resources
-    from chalicelib.stage import images
+    from butai_tools.local.aws import ensure_resources
+    from butai_tools.stage import images
     for var in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE"):
         monkeypatch.delenv(var, raising=False)
     monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
@@ -124,7 +124,7 @@ class LocalProcess:
         env = {**os.environ, "PYTHONUNBUFFERED": "1", "BUTAI_LOCAL_RATE": "0", **self.env}
         self.log = open(self.state_dir.parent / f"{self.state_dir.name}.log", "ab")
         atexit.register(self._kill_if_running)  # a failed test must not leave a runtime behind
-        self.proc = subprocess.Popen([sys.executable, "-m", "chalicelib.cli", "run", "--port", "0",
+        self.proc = subprocess.Popen([sys.executable, "-m", "butai_tools.cli", "run", "--port", "0",
                                       "--state-dir", str(self.state_dir)],
                                      cwd=ROOT, env=env, stdout=self.log, stderr=subprocess.STDOUT)
         deadline = time.time() + timeout

@@ -10,7 +10,7 @@ from tests.conftest import ROOT
 
 def new_scenario_stage(runtime, name: str) -> dict:
     env = {**os.environ, "BUTAI_LOCAL_JSON": str(runtime.state_dir / "local.json")}
-    made = subprocess.run([sys.executable, "-m", "chalicelib.cli", "stage", "create", name, "--scenario",
+    made = subprocess.run([sys.executable, "-m", "butai_tools.cli", "stage", "create", name, "--scenario",
                            str(ROOT / "scenarios" / "chinoike.json"), "--json"],
                           cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
     assert made.returncode == 0, made.stderr

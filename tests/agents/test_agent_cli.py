@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from chalicelib.cli import main
+from butai_tools.cli import main
 from tests.conftest import ROOT
 
 pytestmark = pytest.mark.e2e
@@ -103,7 +103,7 @@ def read_line(stream, timeout):
 
 
 def test_watch_prints_replies_as_they_come_and_exits_0_on_ctrl_c(fresh_stage):
-    proc = subprocess.Popen([sys.executable, "-m", "chalicelib.cli", "watch", "agent", "--interval", "0.1"],
+    proc = subprocess.Popen([sys.executable, "-m", "butai_tools.cli", "watch", "agent", "--interval", "0.1"],
                             cwd=ROOT, env=fresh_stage.env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True, encoding="utf-8")
     try:
@@ -131,7 +131,7 @@ def test_watch_stops_on_ctrl_c_even_when_started_with_sigint_ignored(fresh_stage
     """The cause of a watch that outlived its Ctrl-C: a background job of a non-interactive shell (`make test
     &` beside another run) starts with SIGINT ignored, Python then installs no KeyboardInterrupt, and the
     child inherits that.  `butai watch` now installs the handler itself."""
-    proc = subprocess.Popen([sys.executable, "-m", "chalicelib.cli", "watch", "agent", "--interval", "0.1"],
+    proc = subprocess.Popen([sys.executable, "-m", "butai_tools.cli", "watch", "agent", "--interval", "0.1"],
                             cwd=ROOT, env=fresh_stage.env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True, encoding="utf-8", preexec_fn=_ignore_sigint)
     try:
@@ -188,7 +188,7 @@ class SlowProxy:
 
 def test_ctrl_c_during_a_slow_fetch_exits_at_once_and_prints_what_it_claimed(fresh_stage):
     proxy = SlowProxy(fresh_stage.api_url)
-    proc = subprocess.Popen([sys.executable, "-m", "chalicelib.cli", "watch", "agent", "--api-url", proxy.url,
+    proc = subprocess.Popen([sys.executable, "-m", "butai_tools.cli", "watch", "agent", "--api-url", proxy.url,
                              "--interval", "0.1"], cwd=ROOT, env=fresh_stage.env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True, encoding="utf-8")
     try:

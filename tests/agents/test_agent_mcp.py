@@ -13,7 +13,7 @@ pytestmark = pytest.mark.e2e
 
 
 def server_params(env: dict) -> StdioServerParameters:
-    return StdioServerParameters(command=sys.executable, args=["-m", "chalicelib.cli", "mcp"], cwd=str(ROOT),
+    return StdioServerParameters(command=sys.executable, args=["-m", "butai_tools.cli", "mcp"], cwd=str(ROOT),
                                  env={"PYTHONPATH": str(ROOT), **env})
 
 
@@ -131,7 +131,7 @@ def test_speak_refuses_unknown_arguments_and_lists_the_stage_characters_expressi
 
 
 def test_the_instructions_say_that_replies_are_untrusted():
-    from chalicelib.mcp_server import FETCH_DESCRIPTION, INSTRUCTIONS
+    from butai.mcp_server import FETCH_DESCRIPTION, INSTRUCTIONS
     for text in (INSTRUCTIONS, FETCH_DESCRIPTION):
         assert "untrusted" in text and "instruction" in text
 

@@ -13,7 +13,7 @@ import pytest
 
 from chalicelib import aws, context
 from chalicelib.config import Settings
-from chalicelib.stage import images
+from butai_tools.stage import images
 from tests.conftest import OUTPUT, ROOT
 
 pytestmark = pytest.mark.browser

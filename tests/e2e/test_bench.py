@@ -7,7 +7,7 @@ from tests.conftest import ROOT
 
 
 def test_bench_stage_reports_every_operation_and_its_dynamodb_requests():
-    out = subprocess.run([sys.executable, "-m", "chalicelib.cli", "bench", "stage", "--ops", "5", "--json"],
+    out = subprocess.run([sys.executable, "-m", "butai_tools.cli", "bench", "stage", "--ops", "5", "--json"],
                          cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     results = json.loads(out.stdout)["results"]
@@ -19,7 +19,7 @@ def test_bench_stage_reports_every_operation_and_its_dynamodb_requests():
 
 
 def test_bench_turn_counts_two_requests_per_turn_and_three_when_the_log_is_read():
-    out = subprocess.run([sys.executable, "-m", "chalicelib.cli", "bench", "turn", "--sessions", "1", "--json"],
+    out = subprocess.run([sys.executable, "-m", "butai_tools.cli", "bench", "turn", "--sessions", "1", "--json"],
                          cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr
     report = json.loads(out.stdout)
@@ -29,7 +29,7 @@ def test_bench_turn_counts_two_requests_per_turn_and_three_when_the_log_is_read(
 
 
 def test_bench_coldstart_times_new_processes_against_the_floor():
-    out = subprocess.run([sys.executable, "-m", "chalicelib.cli", "bench", "coldstart", "--samples", "1", "--json"],
+    out = subprocess.run([sys.executable, "-m", "butai_tools.cli", "bench", "coldstart", "--samples", "1", "--json"],
                          cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert out.returncode == 0, out.stderr
     report = json.loads(out.stdout)

@@ -132,7 +132,7 @@ def _restart_keeps_everything(runtime, info, sig):
 
 def test_cli_stage_create_and_list_against_the_running_stage(local_runtime, tmp_path):
     env = {**os.environ, "BUTAI_LOCAL_JSON": str(local_runtime.state_dir / "local.json")}
-    made = subprocess.run([sys.executable, "-m", "chalicelib.cli", "stage", "create", "cli-made", "--json"],
+    made = subprocess.run([sys.executable, "-m", "butai_tools.cli", "stage", "create", "cli-made", "--json"],
                           cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
     assert made.returncode == 0, made.stderr
     entry = json.loads(made.stdout)
@@ -140,7 +140,7 @@ def test_cli_stage_create_and_list_against_the_running_stage(local_runtime, tmp_
     assert f"#stage={entry['stage_id']}&key={entry['player_key']}" in entry["stage_url"]
     saved = json.loads((local_runtime.state_dir / "local.json").read_text())
     assert saved["stages"]["cli-made"]["stage_id"] == entry["stage_id"]
-    listed = subprocess.run([sys.executable, "-m", "chalicelib.cli", "stage", "list", "--json"],
+    listed = subprocess.run([sys.executable, "-m", "butai_tools.cli", "stage", "list", "--json"],
                             cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
     names = [row["name"] for row in json.loads(listed.stdout)]
     assert "demo" in names and "cli-made" in names
@@ -152,7 +152,7 @@ def test_cli_stage_create_and_list_against_the_running_stage(local_runtime, tmp_
 def test_cli_without_a_running_stage_says_how_to_start_it(tmp_path):
     env = {**os.environ, "BUTAI_LOCAL_JSON": str(tmp_path / "none.json")}
     env.pop("BUTAI_AWS_ENDPOINT", None)
-    out = subprocess.run([sys.executable, "-m", "chalicelib.cli", "stage", "list"], cwd=ROOT, env=env,
+    out = subprocess.run([sys.executable, "-m", "butai_tools.cli", "stage", "list"], cwd=ROOT, env=env,
                          capture_output=True, text=True, timeout=60)
     assert out.returncode != 0 and "make run" in out.stderr
 
@@ -161,7 +161,7 @@ def test_cli_images_upload_makes_a_new_character_usable(local_runtime, tmp_path)
     for name in ("neutral", "smile"):
         (tmp_path / f"{name}.svg").write_bytes(b'<svg xmlns="http://www.w3.org/2000/svg"/>')
     env = {**os.environ, "BUTAI_LOCAL_JSON": str(local_runtime.state_dir / "local.json")}
-    up = subprocess.run([sys.executable, "-m", "chalicelib.cli", "images", "upload", str(tmp_path),
+    up = subprocess.run([sys.executable, "-m", "butai_tools.cli", "images", "upload", str(tmp_path),
                          "--character", "newface", "--name", "新顔"], cwd=ROOT, env=env,
                         capture_output=True, text=True, timeout=60)
     assert up.returncode == 0, up.stderr
@@ -189,7 +189,7 @@ def test_keys_never_appear_in_the_runtime_log(local_runtime):
 def test_cli_rotate_keys(local_runtime, tmp_path):
     env = {**os.environ, "BUTAI_LOCAL_JSON": str(local_runtime.state_dir / "local.json")}
     s = new_stage(local_runtime, "rotating")
-    out = subprocess.run([sys.executable, "-m", "chalicelib.cli", "stage", "rotate-keys", s.stage_id, "--json"],
+    out = subprocess.run([sys.executable, "-m", "butai_tools.cli", "stage", "rotate-keys", s.stage_id, "--json"],
                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     new = json.loads(out.stdout)

@@ -15,7 +15,7 @@ import urllib.parse
 
 import pytest
 
-from chalicelib.local import LISTEN_BACKLOG
+from butai_tools.local.runtime import LISTEN_BACKLOG
 from tests.conftest import ROOT, call
 
 pytestmark = pytest.mark.e2e
@@ -80,7 +80,7 @@ def test_local_json_is_readable_by_its_owner_only(local_runtime, tmp_path):
     assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
     # and stays so when the CLI rewrites it
     env = {**os.environ, "BUTAI_LOCAL_JSON": str(path)}
-    made = subprocess.run([sys.executable, "-m", "chalicelib.cli", "stage", "create", "mode-check"],
+    made = subprocess.run([sys.executable, "-m", "butai_tools.cli", "stage", "create", "mode-check"],
                           cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
     assert made.returncode == 0, made.stderr
     assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
@@ -88,10 +88,10 @@ def test_local_json_is_readable_by_its_owner_only(local_runtime, tmp_path):
 
 def test_stage_names_are_unique(local_runtime):
     env = {**os.environ, "BUTAI_LOCAL_JSON": str(local_runtime.state_dir / "local.json")}
-    again = subprocess.run([sys.executable, "-m", "chalicelib.cli", "stage", "create", "demo"],
+    again = subprocess.run([sys.executable, "-m", "butai_tools.cli", "stage", "create", "demo"],
                            cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
     assert again.returncode == 1 and "already exists" in again.stderr and again.stdout == ""
-    listed = subprocess.run([sys.executable, "-m", "chalicelib.cli", "stage", "list", "--json"],
+    listed = subprocess.run([sys.executable, "-m", "butai_tools.cli", "stage", "list", "--json"],
                             cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
     names = [row["name"] for row in json.loads(listed.stdout)]
     assert names.count("demo") == 1

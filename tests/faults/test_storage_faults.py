@@ -14,8 +14,8 @@ from botocore.awsrequest import AWSResponse
 
 from chalicelib import aws
 from chalicelib.config import Settings
-from chalicelib.local_aws import LocalAws, ensure_resources
-from chalicelib.stage import images
+from butai_tools.local.aws import LocalAws, ensure_resources
+from butai_tools.stage import images
 from tests.api.test_routes import get, post, snapshot
 from tests.conftest import ROOT
 

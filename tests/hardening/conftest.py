@@ -26,8 +26,8 @@ def moto_app():
     from app import app
     from chalicelib import aws, context
     from chalicelib.config import Settings
-    from chalicelib.local_aws import ensure_resources
-    from chalicelib.stage import images
+    from butai_tools.local.aws import ensure_resources
+    from butai_tools.stage import images
 
     patch = pytest.MonkeyPatch()
     for var in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE"):

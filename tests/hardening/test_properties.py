@@ -170,7 +170,7 @@ def test_the_cloud_template_answers_unknown_routes_in_butais_shape():
     """API Gateway's own answers (an unknown route, throttling, other 4xx/5xx) are gateway responses in butai's
     shape that repeat nothing from the request (its default for an unknown route echoes the Authorization
     header)."""
-    from chalicelib import infra
+    from butai_tools import infra
     responses = {r["Properties"]["ResponseType"]: r["Properties"] for r in infra.gateway_responses().values()
                  if r["Type"] == "AWS::ApiGateway::GatewayResponse"}
     assert {"MISSING_AUTHENTICATION_TOKEN", "DEFAULT_4XX", "DEFAULT_5XX"} <= set(responses)

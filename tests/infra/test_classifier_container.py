@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from chalicelib import infra
+from butai_tools import infra
 
 ROOT = Path(__file__).resolve().parents[2]
 CLASSIFIER = ROOT / "infra" / "classifier"

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from chalicelib import infra
+from butai_tools import infra
 
 ROOT = Path(__file__).resolve().parents[2]
 DEPLOY = ROOT / "infra" / "deploy.sh"

@@ -126,3 +126,19 @@ def test_the_delivery_function_uses_the_api_functions_package_and_runtime(sam):
     api, delivery = resources["APIHandler"]["Properties"], resources["WebhookDeliveryFunction"]["Properties"]
     assert delivery["Runtime"] == api["Runtime"] == infra.LAMBDA_RUNTIME
     assert delivery["CodeUri"] == api["CodeUri"]
+
+
+def test_the_function_ships_only_what_lambda_runs(packaged):
+    # Only app.py and chalicelib/ reach Lambda: the CLI, benchmarks, evaluation, local runtime, infra
+    # generator and MCP server live in butai_tools/ and butai/, which chalice never packages.
+    import zipfile
+    out, _ = packaged
+    with zipfile.ZipFile(out / "deployment.zip") as archive:
+        ours = sorted(n for n in archive.namelist()
+                      if n == "app.py" or n.startswith(("chalicelib/", "butai/", "butai_tools/")))
+    assert "app.py" in ours and "chalicelib/stage/service.py" in ours
+    assert not [n for n in ours if n.startswith(("butai/", "butai_tools/"))]
+    tools = ("cli", "commands", "bench", "local", "infra", "mcp", "evaluation", "doctor", "suggest",
+             "synthetic", "lint", "ratelimit", "worker")
+    shipped = [n for n in ours if n.endswith(".py")]
+    assert not [n for n in shipped if any(t in n.rsplit("/", 1)[-1] for t in tools)], shipped

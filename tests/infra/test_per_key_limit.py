@@ -1,7 +1,7 @@
 """The cloud's rate limits and the lock on the API's regional endpoint (the template, no AWS)."""
 import json
 
-from chalicelib import infra
+from butai_tools import infra
 from chalicelib.stage.keys import bearer_token
 
 

@@ -1,7 +1,7 @@
 """The merge template (infra/resources.json), checked without AWS or the network.
 
 What `chalice package` does with it is checked in test_package.py; here: the
-checked-in file is what chalicelib.infra builds, and the resources and
+checked-in file is what butai_tools.infra builds, and the resources and
 permissions that matter are the ones intended.
 """
 import json
@@ -64,7 +64,7 @@ def function_statements(resources):
 
 def test_checked_in_template_matches_the_table_definitions():
     assert infra.RESOURCES.read_text(encoding="utf-8") == infra.render(), \
-        "infra/resources.json is stale: run `python -m chalicelib.infra`"
+        "infra/resources.json is stale: run `python -m butai_tools.infra`"
 
 
 def test_check_command_tells_stale_from_current(tmp_path, monkeypatch):

@@ -3,7 +3,7 @@ import json
 
 import pytest
 
-from chalicelib.cli import main
+from butai_tools.cli import main
 from chalicelib.interpret.acts import ActRecogniser
 from chalicelib.interpret.cues import SceneNames
 from chalicelib.scenario import load_scenario

@@ -20,7 +20,7 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 def figures() -> dict:
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "PYTHONPATH": str(REPO_ROOT)}
     done = subprocess.run(
-        [sys.executable, "-m", "chalicelib.cli", "bench", "classify", "--device", "cpu", "--size", "tiny",
+        [sys.executable, "-m", "butai_tools.cli", "bench", "classify", "--device", "cpu", "--size", "tiny",
          "--iterations", "5", "--json"],
         cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-4000:] + done.stdout[-2000:]
@@ -59,10 +59,10 @@ def test_every_answer_is_a_listed_token_or_none(figures):
 
 
 def test_options_parse():
-    from chalicelib.cli import build_parser
+    from butai_tools.cli import build_parser
     args = build_parser().parse_args(["bench", "classify", "--device", "cpu", "--size", "1.5b,4b",
                                       "--iterations", "3", "--concurrency", "0"])
-    from chalicelib.interpret.classify_bench import _parse_concurrency, _parse_sizes
+    from butai_tools.bench.classify import _parse_concurrency, _parse_sizes
     assert _parse_sizes(args.size, "cpu") == ["1.5b", "4b"]
     assert _parse_sizes(None, "cpu") == ["tiny"] and _parse_sizes(None, "cuda") == ["1.5b"]
     assert _parse_concurrency(args.concurrency) == []
@@ -73,7 +73,7 @@ def test_options_parse():
 def test_real_shapes_are_written_as_configs():
     from types import SimpleNamespace
 
-    from chalicelib.interpret.classify_bench import REAL_VOCAB, model_config
+    from butai_tools.bench.classify import REAL_VOCAB, model_config
 
     class Tok(SimpleNamespace):
         def __len__(self):

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from chalicelib.cli import main
+from butai_tools.cli import main
 from chalicelib.interpret.backends import backend_from_env, build_backend, settings_from_env
-from chalicelib.interpret.evaluation import DatasetError, classify_miss, load_dataset, parse_dataset
+from butai_tools.interpret.evaluation import DatasetError, classify_miss, load_dataset, parse_dataset
 
 EVAL_SET = str(Path(__file__).resolve().parents[2] / "scenarios" / "eval" / "interpret.json")
 
@@ -63,7 +63,7 @@ def test_unsafe_and_gates(tmp_path, capsys, reference_path):
 
 def test_refinement_miss_kind(rules):
     from chalicelib.interpret import Interpretation, Interpreter
-    from chalicelib.interpret.evaluation import run_dataset
+    from butai_tools.interpret.evaluation import run_dataset
     from chalicelib.scenario import PlayerInput
 
     class AlwaysMove:
@@ -144,7 +144,7 @@ def test_backend_configuration(monkeypatch):
 
 
 def test_classify_miss_names_the_narrowing(rules, states, interpreter):
-    from chalicelib.interpret.evaluation import Case
+    from butai_tools.interpret.evaluation import Case
     from chalicelib.scenario import PlayerInput
     case = Case("x", "今の店が一番", (PlayerInput.intent("今のままでいい"),))
     turn = interpreter.interpret_turn(case.text, states["none"])

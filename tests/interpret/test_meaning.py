@@ -101,7 +101,7 @@ def test_leave_phrases_come_from_the_scenario_and_need_a_committing_form(rules, 
 
 
 def test_suggest_lists_missed_inputs_per_intent_with_reasons_and_words(reference_path, tmp_path, capsys):
-    from chalicelib.cli import main
+    from butai_tools.cli import main
     dataset = tmp_path / "played.json"
     dataset.write_text(json.dumps({"cases": [
         {"id": "p1", "setup": ["なし"], "text": "口コミで広めたら？", "expect": "意図:宣伝の写真"},

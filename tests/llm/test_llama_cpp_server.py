@@ -30,7 +30,7 @@ from chalicelib.interpret import ErrorKind, Interpreter, InterpretChoices, Inter
 from chalicelib.interpret.backends import build_backend  # noqa: E402
 from chalicelib.interpret.backends.base import AnswerSheet  # noqa: E402
 from chalicelib.llm import ModelCallError  # noqa: E402
-from chalicelib.llm.doctor import diagnose  # noqa: E402
+from butai_tools.llm.doctor import diagnose  # noqa: E402
 from chalicelib.scenario import GameRules, PlayerInput, load_scenario  # noqa: E402
 from chalicelib.talk import OpenAIGenerator, Talker, TalkRequest  # noqa: E402
 from tests.conftest import ROOT  # noqa: E402
@@ -215,7 +215,7 @@ def test_killed_server_gives_none_and_fallbacks(model_file, tmp_path, calls, rul
 
 
 def test_eval_interpret_reports_the_same_table(server, capsys):
-    from chalicelib.cli import main
+    from butai_tools.cli import main
     dataset = ROOT / "scenarios" / "eval" / "interpret.json"
     code = main(["eval-interpret", str(ROOT / "scenarios" / "chinoike.json"), str(dataset), "--backend", "openai",
                  "--base-url", server.url, "--timeout", "60", "--json"])

@@ -9,7 +9,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 from chalicelib.llm import Chat, ChoiceMode, Chooser, ErrorKind, ModelCallError, OpenAITransport, with_retries
-from chalicelib.llm.doctor import banner_lines, diagnose
+from butai_tools.llm.doctor import banner_lines, diagnose
 
 LABELS = ["A", "B", "none"]
 MESSAGES = [{"role": "user", "content": "u"}]
@@ -221,7 +221,7 @@ def test_doctor_without_models_and_bad_settings():
 
 
 def test_cli_doctor_exit_status(serve, capsys, monkeypatch):
-    from chalicelib.cli import main
+    from butai_tools.cli import main
     for name in ("BUTAI_MODEL_URL", "BUTAI_MODEL", "BUTAI_CLASSIFIER", "BUTAI_GENERATOR", "BUTAI_MODEL_MODE"):
         monkeypatch.delenv(name, raising=False)
     server = serve([{"id": "m"}], standard)

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from chalicelib.cli import main as butai
+from butai_tools.cli import main as butai
 from chalicelib.scenario import ScenarioError, load_scenario
-from chalicelib.scenario.lint import lint_path
+from butai_tools.scenario.lint import lint_path
 
 ROOT = Path(__file__).resolve().parents[2]
 BROKEN = Path(__file__).resolve().parent / "broken"
@@ -87,7 +87,7 @@ def test_lint_reports_it_and_exits_1(path, capsys):
 def test_the_butai_command_on_the_whole_corpus():
     """One real `butai lint FILE…` process: exit status 1, one error line per file, no traceback."""
     command = Path(sys.executable).with_name("butai")
-    argv = [str(command)] if command.exists() else [sys.executable, "-m", "chalicelib.cli"]
+    argv = [str(command)] if command.exists() else [sys.executable, "-m", "butai_tools.cli"]
     relative = [str(p.relative_to(ROOT)) for p in FILES]
     done = subprocess.run(argv + ["lint", *relative], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert done.returncode == 1

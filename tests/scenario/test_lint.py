@@ -6,7 +6,7 @@ import json
 import pytest
 
 from chalicelib.scenario import load_scenario_data
-from chalicelib.scenario.lint import lint_path, lint_scenario, normalise
+from butai_tools.scenario.lint import lint_path, lint_scenario, normalise
 
 
 def findings(data, severity=("error", "warning")):

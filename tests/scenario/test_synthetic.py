@@ -4,8 +4,8 @@ from __future__ import annotations
 import time
 
 from chalicelib.scenario import GameRules, load_scenario_data
-from chalicelib.scenario.lint import lint_scenario
-from chalicelib.scenario.synthetic import synthetic_scenario
+from butai_tools.scenario.lint import lint_scenario
+from butai_tools.scenario.synthetic import synthetic_scenario
 
 
 def test_synthetic_is_deterministic_and_loads():

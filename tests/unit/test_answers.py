@@ -97,6 +97,6 @@ def test_old_states_without_variation_still_load(rules):
 
 def test_selection_takes_well_under_a_millisecond(rules, answerer):
     # Not a timed assertion: the figure is measured by `butai bench answers`; this checks the bench runs.
-    from chalicelib.answers_bench import run_bench
+    from butai_tools.bench.answers import run_bench
     result = run_bench(rounds=20)
     assert result["selections"] == 20 * len(result["inputs"]) and result["p50_ms"] >= 0

@@ -1,6 +1,6 @@
 import pytest
 
-from chalicelib.ratelimit import TokenBuckets, retry_after_header
+from butai_tools.local.ratelimit import TokenBuckets, retry_after_header
 
 
 def test_burst_then_the_rate():

@@ -3,7 +3,7 @@ from pathlib import Path
 
 import pytest
 
-from chalicelib.local import LocalRuntime
+from butai_tools.local.runtime import LocalRuntime
 from chalicelib.webhooks.delivery import Schedule
 
 FAST = Schedule(first=0.05, cap=0.2, total=3.0)

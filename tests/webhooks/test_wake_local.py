@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from butai.client import Stage, verify_webhook
-from chalicelib.local import LocalRuntime
+from butai_tools.local.runtime import LocalRuntime
 from chalicelib.webhooks import signing
 from tests.conftest import call
 from tests.webhooks.receiver import Receiver

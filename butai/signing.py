@@ -1,0 +1,62 @@
+"""Checking a webhook delivery on the receiving side.
+
+A delivery carries ``Butai-Webhook-Id`` (the reply id, the same on every retry),
+``Butai-Webhook-Timestamp`` (unix seconds when the attempt was signed) and
+``Butai-Webhook-Signature: v1=<hex HMAC-SHA256(secret, "<timestamp>.<raw body>")>``;
+several comma-separated ``v1=`` values may come (any one matching is enough).
+The stage signs (``chalicelib/webhooks/signing.py``); a test keeps both sides in step.
+"""
+from __future__ import annotations
+
+import hashlib
+import hmac
+import time
+from typing import Mapping
+
+ID_HEADER = "Butai-Webhook-Id"
+TIMESTAMP_HEADER = "Butai-Webhook-Timestamp"
+SIGNATURE_HEADER = "Butai-Webhook-Signature"
+SCHEME = "v1"
+TOLERANCE_S = 300
+
+
+class SignatureError(ValueError):
+    """The request is not a genuine, fresh butai delivery; ``reason`` says why."""
+
+    def __init__(self, reason: str, message: str):
+        super().__init__(message)
+        self.reason = reason
+
+
+def _header(headers: Mapping[str, str], name: str) -> str | None:
+    lowered = name.lower()
+    return next((value for key, value in headers.items() if key.lower() == lowered), None)
+
+
+def verify(secret: str, headers: Mapping[str, str], body: bytes, *, tolerance: float = TOLERANCE_S,
+           now: float | None = None) -> str:
+    """Checks a delivery; returns its id (the reply id) or raises SignatureError.
+
+    ``body`` must be the raw bytes received, before any JSON parsing."""
+    if not secret:
+        raise SignatureError("no_secret", "no webhook secret to verify with")
+    stamp = _header(headers, TIMESTAMP_HEADER)
+    given = _header(headers, SIGNATURE_HEADER)
+    if not stamp or not given:
+        raise SignatureError("missing_header", f"{TIMESTAMP_HEADER} and {SIGNATURE_HEADER} are required")
+    try:
+        timestamp = int(stamp)
+    except ValueError:
+        raise SignatureError("bad_timestamp", f"{TIMESTAMP_HEADER} is not a whole number of seconds") from None
+    current = time.time() if now is None else now
+    if abs(current - timestamp) > tolerance:
+        # The timestamp is inside the signed text: a captured request cannot be replayed with a fresh one.
+        raise SignatureError("stale_timestamp", f"the delivery was signed {int(current - timestamp)} s away from "
+                                                f"now (more than {int(tolerance)} s): refused as a replay")
+    signed = str(timestamp).encode("ascii") + b"." + body
+    expected = hmac.new(secret.encode("utf-8"), signed, hashlib.sha256).hexdigest()
+    candidates = [part.strip()[len(SCHEME) + 1:] for part in given.split(",")
+                  if part.strip().startswith(SCHEME + "=")]
+    if not any(hmac.compare_digest(expected, c) for c in candidates):
+        raise SignatureError("bad_signature", "the signature does not match the body and timestamp")
+    return _header(headers, ID_HEADER) or ""

@@ -1,0 +1,1 @@
+"""butai's tools: never shipped to Lambda."""

@@ -1,0 +1,163 @@
+"""`butai bench coldstart`: what a new Lambda instance pays before its first scenario turn.
+
+Each sample is a new interpreter process, as a cold Lambda instance is.  It
+imports the app (app.py, as Lambda does), builds the services, loads the
+scenario and builds its interpreter, and answers one player reply through the
+Chalice handler with an API Gateway event: the stage read, interpretation,
+rules and the turn write, against the local stack (moto on 127.0.0.1, started
+once by this command).  Side by side, alternating with it, the floor: a new
+interpreter that imports boto3 and pydantic and nothing else.  Times run from
+the parent's spawn of the process to each phase, on the system-wide monotonic
+clock, so interpreter start-up is counted on both sides.
+"""
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+FLOOR_SCRIPT = "import time; import boto3, pydantic; print(time.monotonic())"
+
+# Run in the child: each phase's end on the monotonic clock, one JSON line on stdout.
+APP_SCRIPT = r"""
+import json, sys, time
+marks = {"started": time.monotonic()}
+import app
+marks["import"] = time.monotonic()
+from chalicelib import context
+services = context.get()
+marks["services"] = time.monotonic()
+loaded = services.director.library.get(sys.argv[1])
+marks["scenario"] = time.monotonic()
+event = json.loads(sys.argv[2])
+response = app.app(event, None)
+marks["turn"] = time.monotonic()
+if response["statusCode"] != 202:
+    raise SystemExit(f"turn failed: {response['statusCode']} {response['body'][:300]}")
+print(json.dumps({"marks": marks, "load_ms": loaded.load_ms, "build_ms": loaded.build_ms,
+                  "from_cache": loaded.from_cache, "modules": len(sys.modules)}))
+"""
+
+PHASES = ("python start", "import app", "services", "scenario load", "interpreter build", "first turn")
+
+
+def register_bench(sub) -> None:
+    p = sub.add_parser("coldstart", help="a new process's import and first scenario turn, against the floor")
+    p.add_argument("--samples", type=int, default=10, help="processes of each kind (default 10)")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=_run)
+
+
+def _reply_event(stage_id: str, player_key: str, text: str) -> dict:
+    """An API Gateway (REST, proxy) event for POST /stages/{stage_id}/reply, as Lambda receives it."""
+    resource = "/stages/{stage_id}/reply"
+    return {
+        "resource": resource, "path": f"/stages/{stage_id}/reply", "httpMethod": "POST",
+        "headers": {"Authorization": f"Bearer {player_key}", "Content-Type": "application/json"},
+        "multiValueHeaders": {}, "queryStringParameters": None, "multiValueQueryStringParameters": None,
+        "pathParameters": {"stage_id": stage_id}, "stageVariables": None,
+        "requestContext": {"resourcePath": resource, "httpMethod": "POST", "path": f"/api/stages/{stage_id}/reply",
+                           "stage": "api", "requestId": "coldstart"},
+        "body": json.dumps({"text": text}, ensure_ascii=False), "isBase64Encoded": False,
+    }
+
+
+def _child_env(endpoint: str, region: str) -> dict:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("BUTAI_", "AWS_"))}
+    env.update(BUTAI_AWS_ENDPOINT=endpoint, AWS_REGION=region, PYTHONDONTWRITEBYTECODE="1")
+    return env
+
+
+def _floor(env: dict, root: Path) -> float:
+    start = time.monotonic()
+    out = subprocess.run([sys.executable, "-c", FLOOR_SCRIPT], cwd=root, env=env, capture_output=True,
+                         text=True, check=True)
+    return (float(out.stdout.strip()) - start) * 1000
+
+
+def _app(env: dict, root: Path, scenario_key: str, event: dict) -> dict:
+    start = time.monotonic()
+    out = subprocess.run([sys.executable, "-c", APP_SCRIPT, scenario_key, json.dumps(event, ensure_ascii=False)],
+                         cwd=root, env=env, capture_output=True, text=True)
+    if out.returncode != 0:
+        raise RuntimeError(f"cold-start sample failed: {out.stderr[-2000:]}")
+    got = json.loads(out.stdout.strip().splitlines()[-1])
+    marks = got["marks"]
+    scenario_ms = (marks["scenario"] - marks["services"]) * 1000
+    phases = {
+        "python start": (marks["started"] - start) * 1000,
+        "import app": (marks["import"] - marks["started"]) * 1000,
+        "services": (marks["services"] - marks["import"]) * 1000,
+        # S3 read and compile vs the interpreter's indexes, as the library timed them.
+        "scenario load": scenario_ms - got["build_ms"],
+        "interpreter build": got["build_ms"],
+        "first turn": (marks["turn"] - marks["scenario"]) * 1000,
+    }
+    return {"phases": phases, "total_ms": (marks["turn"] - start) * 1000, "from_cache": got["from_cache"],
+            "modules": got["modules"]}
+
+
+def run_bench(samples: int) -> dict:
+    from chalicelib import context
+    from butai_tools.local.aws import LocalAws, ensure_resources
+    from chalicelib.config import Settings
+    from butai_tools.local.runtime import ROOT, STATIC
+    from butai_tools.stage import images
+    from chalicelib import aws
+    if True:
+        local_aws = LocalAws().start()
+        try:
+            settings = Settings(aws_endpoint=local_aws.endpoint)
+            ensure_resources(settings)
+            images.upload_all_characters(aws.client("s3", settings), settings.bucket, STATIC / "characters")
+            services = context.build(settings)
+            director = services.director
+            key = director.library.put(ROOT / "scenarios" / "chinoike.json")
+            env = _child_env(local_aws.endpoint, settings.region)
+            floors, apps = [], []
+            # One sample of each, unmeasured: the first process after an install pays for the disk cache.
+            _floor(env, ROOT)
+            warm = director.create("coldstart-warm", key)
+            _app(env, ROOT, key, _reply_event(warm.stage_id, warm.player_key, "こんばんは"))
+            for i in range(samples):
+                created = director.create(f"coldstart-{i}", key)
+                floors.append(_floor(env, ROOT))
+                apps.append(_app(env, ROOT, key, _reply_event(created.stage_id, created.player_key, "こんばんは")))
+        finally:
+            context.use(None)
+            local_aws.stop()
+    floor = statistics.median(floors)
+    total = statistics.median(a["total_ms"] for a in apps)
+    return {
+        "samples": samples,
+        "floor_ms": round(floor, 1),
+        "first_turn_total_ms": round(total, 1),
+        "overhead_ms": round(total - floor, 1),
+        "ratio": round(total / floor, 2),
+        "phases_ms": {name: round(statistics.median(a["phases"][name] for a in apps), 1) for name in PHASES},
+        "scenario_from_cache": all(a["from_cache"] for a in apps),
+        "modules_loaded": statistics.median(a["modules"] for a in apps),
+        "floor_samples_ms": [round(f, 1) for f in floors],
+        "total_samples_ms": [round(a["total_ms"], 1) for a in apps],
+    }
+
+
+def _run(args) -> int:
+    report = run_bench(args.samples)
+    if args.json:
+        print(json.dumps(report, ensure_ascii=False, indent=2))
+        return 0
+    print(f"butai bench coldstart: {report['samples']} new processes of each kind, alternating; medians")
+    print(f"floor (python + import boto3, pydantic)  {report['floor_ms']:8.1f} ms")
+    for name, ms in report["phases_ms"].items():
+        print(f"  {name:<38} {ms:8.1f} ms")
+    print(f"first scenario turn, from process start  {report['first_turn_total_ms']:8.1f} ms  "
+          f"= {report['ratio']:.2f}x the floor ({report['overhead_ms']:+.0f} ms)")
+    print(f"scenario from the compiled cache: {'yes' if report['scenario_from_cache'] else 'no'}; "
+          f"modules loaded: {report['modules_loaded']:g}")
+    return 0

@@ -1,0 +1,136 @@
+"""`butai bench stage`: the protocol's latency and DynamoDB cost on the local stack.
+
+Starts the local runtime in this process (moto on 127.0.0.1, the API on an
+ephemeral port), drives it over real HTTP one operation at a time, and counts
+the DynamoDB requests each operation makes with botocore's event hooks on the
+API's own client.
+"""
+from __future__ import annotations
+
+import collections
+import json
+import statistics
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+
+def register_bench(sub) -> None:
+    p = sub.add_parser("stage", help="per-operation latency and DynamoDB requests of the stage protocol")
+    p.add_argument("--ops", type=int, default=300, help="operations of each kind (default 300)")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=_run)
+
+
+class _Http:
+    def __init__(self, api: str):
+        self.api = api
+
+    def __call__(self, method: str, path: str, key: str, body=None, headers=None):
+        data = json.dumps(body).encode() if body is not None else None
+        req = urllib.request.Request(self.api + path, data=data, method=method, headers={
+            "Authorization": f"Bearer {key}", "Content-Type": "application/json", **(headers or {})})
+        try:
+            with urllib.request.urlopen(req, timeout=30) as resp:
+                return resp.status, resp.headers, resp.read()
+        except urllib.error.HTTPError as err:
+            return err.code, err.headers, err.read()
+
+
+def _percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
+
+
+def run_bench(ops: int) -> dict:
+    from butai_tools.local.runtime import LocalRuntime
+    with tempfile.TemporaryDirectory() as tmp:
+        runtime = LocalRuntime(state_dir=Path(tmp), port=0, demo_stage=None, saver_interval=3600, rate=0)
+        runtime.start()
+        try:
+            return _drive(runtime, ops)
+        finally:
+            runtime.stop()
+
+
+def _drive(runtime, ops: int) -> dict:
+    calls: list[str] = []
+    store_client = runtime.stage_service.store._db
+    store_client.meta.events.register("before-call.dynamodb", lambda model, **_: calls.append(model.name))
+    http = _Http(runtime.api_url)
+    stage = runtime.stage_service.create_stage("bench")
+    sid, agent, player = stage.stage_id, stage.agent_key, stage.player_key
+    results: dict[str, dict] = collections.OrderedDict()
+
+    def measure(name: str, action, prepare=None, expect=(200,)):
+        times, counts, kinds = [], [], collections.Counter()
+        for i in range(ops):
+            if prepare:
+                prepare(i)
+            calls.clear()
+            start = time.perf_counter()
+            status = action(i)
+            elapsed = (time.perf_counter() - start) * 1000
+            if status not in expect:
+                raise RuntimeError(f"{name}: unexpected status {status}")
+            times.append(elapsed)
+            counts.append(len(calls))
+            kinds.update(calls)
+        total = sum(times) / 1000
+        results[name] = {
+            "p50_ms": round(statistics.median(times), 2), "p99_ms": round(_percentile(times, 0.99), 2),
+            "ops_per_s": round(ops / total, 1),
+            "dynamodb_requests": statistics.median(counts), "max_dynamodb_requests": max(counts),
+            "calls": {k: round(v / ops, 2) for k, v in kinds.items()},
+        }
+
+    # warm the per-process caches (the stage's character and kind, the manifest) once
+    http("POST", f"/stages/{sid}/speak", agent, {"text": "warm", "expression": "smile"})
+    http("POST", f"/stages/{sid}/reply", player, {"text": "warm"})
+    measure("speak", lambda i: http("POST", f"/stages/{sid}/speak", agent,
+                                    {"text": f"台詞 {i}", "expression": "smile"})[0])
+    http("POST", f"/stages/{sid}/speak", agent, {"text": "x", "request_id": "bench-retry"})
+    measure("speak (retried request_id)", lambda i: http("POST", f"/stages/{sid}/speak", agent,
+                                                         {"text": "x", "request_id": "bench-retry"})[0])
+    measure("reply", lambda i: http("POST", f"/stages/{sid}/reply", player, {"text": f"返事 {i}"})[0],
+            expect=(202,))
+    # Claim the backlog, then one fresh reply before each fetch.
+    http("POST", f"/stages/{sid}/fetch_replies", agent)
+    measure("fetch_replies (1 unread)", lambda i: http("POST", f"/stages/{sid}/fetch_replies", agent)[0],
+            prepare=lambda i: runtime.stage_service.reply(sid, player, _reply(f"r{i}")))
+    measure("fetch_replies (none)", lambda i: http("POST", f"/stages/{sid}/fetch_replies", agent)[0])
+    _, headers, _ = http("GET", f"/stages/{sid}", player)
+    tag = headers["ETag"]
+    measure("poll unchanged (304)", lambda i: http("GET", f"/stages/{sid}", player,
+                                                   headers={"If-None-Match": tag})[0], expect=(304,))
+    measure("poll changed (200)", lambda i: http("GET", f"/stages/{sid}", player,
+                                                 headers={"If-None-Match": tag})[0],
+            prepare=lambda i: runtime.stage_service.speak(sid, agent, _speak(f"更新 {i}")))
+    return {"ops": ops, "results": results}
+
+
+def _reply(text):
+    from chalicelib.stage.models import ReplyRequest
+    return ReplyRequest(text=text)
+
+
+def _speak(text):
+    from chalicelib.stage.models import SpeakRequest
+    return SpeakRequest(text=text)
+
+
+def _run(args) -> int:
+    report = run_bench(args.ops)
+    if args.json:
+        print(json.dumps(report, ensure_ascii=False, indent=2))
+        return 0
+    print(f"butai bench stage: {report['ops']} operations of each kind, local stack (moto + chalice local), "
+          "sequential over HTTP")
+    print(f"{'operation':<28} {'p50 ms':>8} {'p99 ms':>8} {'ops/s':>8} {'DynamoDB req':>13}  calls per op")
+    for name, r in report["results"].items():
+        calls = ", ".join(f"{k} {v:g}" for k, v in r["calls"].items())
+        print(f"{name:<28} {r['p50_ms']:>8.2f} {r['p99_ms']:>8.2f} {r['ops_per_s']:>8.1f} "
+              f"{r['dynamodb_requests']:>13g}  {calls}")
+    return 0

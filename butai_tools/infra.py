@@ -1,0 +1,844 @@
+"""Builds infra/resources.json, the template merged into `chalice package`.
+
+`chalice package --merge-template infra/resources.json` deep-merges this
+template into the SAM template chalice emits: dictionaries merge key by key,
+anything else (lists included) from this file replaces chalice's value.  So:
+
+- ``APIHandler.Properties.Environment.Variables`` adds to chalice's variables;
+- ``DefaultRole.Properties.Policies`` *replaces* chalice's role policy (chalice
+  sets ``Role`` on the function, and SAM ignores a function's ``Policies`` when
+  ``Role`` is set, so the permissions must live on the role);
+- ``RestAPI.Properties`` gains ``MethodSettings`` (throttling) and a regional
+  endpoint (CloudFront sits in front of it);
+- ``Parameters``, ``Conditions``, ``Rules`` and ``Outputs`` merge as sections.
+
+The tables come from chalicelib.tables (the one definition); a test keeps the
+checked-in file equal to what this module builds.  ``python -m butai_tools.infra``
+writes the file, ``--check`` fails when it is stale.
+"""
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from chalicelib import tables
+from butai_tools.page_policy import content_security_policy
+from butai_tools.stage import images
+
+ROOT = Path(__file__).resolve().parent.parent
+RESOURCES = ROOT / "infra" / "resources.json"
+
+# Logical ids chalice emits (chalice 1.34, `chalice package`).
+FUNCTION = "APIHandler"
+FUNCTION_ROLE = "DefaultRole"
+REST_API = "RestAPI"
+API_GATEWAY_STAGE = "api"          # .chalice/config.json api_gateway_stage
+
+CLASSIFIER_CONDITION = "ClassifierOn"
+# The endpoint's name is fixed from the stack name so that its log group (and
+# the role allowed to write there) are known before the endpoint exists.
+CLASSIFIER_ENDPOINT_NAME = "${AWS::StackName}-classifier"
+CLASSIFIER_VARIANT = "AllTraffic"
+NO_IMAGE = "none"     # ClassifierImageUri before an image is pushed
+DEFAULT_MODEL_ID = "Qwen/Qwen3-4B-Instruct-2507"
+DEFAULT_INSTANCE_TYPE = "ml.g5.xlarge"
+GPU_AMI_VERSIONS = ["al2-ami-sagemaker-inference-gpu-3-1", "al2-ami-sagemaker-inference-gpu-2-1",
+                    "al2-ami-sagemaker-inference-gpu-2"]
+
+# CloudFront managed policies (ids are the same in every account).
+CACHING_OPTIMIZED = "658327ea-f89d-4fab-a63d-7e88639e58f6"
+CACHING_DISABLED = "4135ea2d-6df8-44a3-9df3-4b5a84be39ad"
+ALL_VIEWER_EXCEPT_HOST_HEADER = "b689b0a8-53d0-40ab-baf2-68738e2966ac"
+# Paths CloudFront sends to API Gateway; everything else is the page and images in S3.
+API_PATHS = ["/stages/*", "/openapi.json"]
+# The page's policy; media-src adds the audio origins the operator lists (AudioOrigins).
+CONTENT_SECURITY_POLICY = content_security_policy(["${AudioOrigins}"])
+
+# What the Lambda store calls.  TransactWriteItems is authorised per action
+# (Put → PutItem, Update → UpdateItem, ConditionCheck → ConditionCheckItem);
+# Scan is the operator CLI's (`butai stage list`), never the function's.
+DYNAMODB_ACTIONS = ["dynamodb:GetItem", "dynamodb:Query", "dynamodb:PutItem", "dynamodb:UpdateItem",
+                    "dynamodb:ConditionCheckItem"]
+# Bucket prefixes the function reads: character manifests (stage/catalog.py)
+# and scenarios (director.py, content-addressed keys written by the CLI).
+CHARACTER_PREFIX = "characters/"
+SCENARIO_PREFIX = "scenarios/"
+# What CloudFront may read from the bucket: the page and the images, nothing
+# else (scenarios stay private: they are the story).
+PAGE_FILES = list(images.PAGE_FILES)
+# Voices uploaded with `butai audio upload` (chalicelib/stage/audio.py), played by the page.
+AUDIO_PREFIX = "audio/"
+
+
+def ref(name: str) -> dict:
+    return {"Ref": name}
+
+
+def getatt(resource: str, attribute: str) -> dict:
+    return {"Fn::GetAtt": [resource, attribute]}
+
+
+def sub(text: str) -> dict:
+    return {"Fn::Sub": text}
+
+
+def if_classifier(then: Any, otherwise: Any = None) -> dict:
+    return {"Fn::If": [CLASSIFIER_CONDITION, then, ref("AWS::NoValue") if otherwise is None else otherwise]}
+
+
+def account_unique_name(suffix: str) -> dict:
+    """A name unique per account across regions and stacks (CloudFront names are
+    global): butai-<first block of the stack id's GUID>-suffix, short enough for
+    the 64-character limits whatever the stack name."""
+    guid = {"Fn::Select": [2, {"Fn::Split": ["/", ref("AWS::StackId")]}]}
+    return {"Fn::Join": ["-", ["butai", {"Fn::Select": [0, {"Fn::Split": ["-", guid]}]}, suffix]]}
+
+
+def arn(service: str, resource: str, region: bool = True, account: bool = True) -> dict:
+    region_part = "${AWS::Region}" if region else ""
+    account_part = "${AWS::AccountId}" if account else ""
+    return sub(f"arn:${{AWS::Partition}}:{service}:{region_part}:{account_part}:{resource}")
+
+
+# ---------------------------------------------------------------- parameters
+
+def parameters() -> dict:
+    return {
+        "StageName": {
+            "Type": "String", "Default": "prod", "AllowedPattern": "^[a-z][a-z0-9-]{0,19}$",
+            "Description": "Deployment stage (dev, prod, …): BUTAI_STAGE of the function"},
+        "RetentionDays": {
+            "Type": "Number", "Default": 30, "MinValue": 0, "MaxValue": 3650,
+            "Description": "Days log entries and replies are kept (DynamoDB TTL on expires_at); 0 keeps them"},
+        "LogRetentionDays": {
+            "Type": "Number", "Default": 30, "AllowedValues": [1, 3, 5, 7, 14, 30, 60, 90, 180, 365],
+            "Description": "Days CloudWatch keeps the function's and the endpoint's logs"},
+        "AudioOrigins": {
+            "Type": "String", "Default": "",
+            "AllowedPattern": r"^(https://[A-Za-z0-9.-]+(:[0-9]{1,5})?( https://[A-Za-z0-9.-]+(:[0-9]{1,5})?)*)?$",
+            "Description": "https origins (space-separated) a line's audio may come from besides the stage's own "
+                           "(BUTAI_AUDIO_ORIGINS; the page's media-src); empty: own origin only"},
+        "ApiThrottleRateLimit": {
+            "Type": "Number", "Default": 100, "MinValue": 1,
+            "Description": "API Gateway steady-state requests per second, per method"},
+        "PerKeyRequestsPer5Min": {
+            "Type": "Number", "Default": 3000, "MinValue": 0,
+            "Description": "Requests one key may make in 5 minutes (WAF rate-based rule on the Authorization "
+                           "header, us-east-1 stacks); 0 turns it off"},
+        "PerAddressRequestsPer5Min": {
+            "Type": "Number", "Default": 12000, "MinValue": 0,
+            "Description": "Requests one client IP address may make in 5 minutes, with or without a key (WAF "
+                           "rate-based rule at CloudFront); 0 turns it off"},
+        "FunctionReservedConcurrency": {
+            "Type": "Number", "Default": 20, "MinValue": 0,
+            "Description": "Concurrent executions reserved for (and the most allowed to) the API function, so "
+                           "one client cannot take the account's whole Lambda concurrency; 0 leaves it unset "
+                           "(accounts whose concurrency quota is below 120 must use 0)"},
+        "ApiAccessLogs": {
+            "Type": "String", "Default": "true", "AllowedValues": ["true", "false"],
+            "Description": "true: API Gateway writes an access log (CloudWatch Logs) and sets the account's API "
+                           "Gateway logging role, which that needs"},
+        "CloudFrontAccessLogs": {
+            "Type": "String", "Default": "true", "AllowedValues": ["true", "false"],
+            "Description": "true: CloudFront writes standard access logs to a bucket of this stack"},
+        "AccessLogRetentionDays": {
+            "Type": "Number", "Default": 90, "AllowedValues": [1, 3, 5, 7, 14, 30, 60, 90, 180, 365],
+            "Description": "Days the API and CloudFront access logs are kept"},
+        "EdgeWebAclArn": {
+            "Type": "String", "Default": "",
+            "Description": "Stacks outside us-east-1: the ARN of a CloudFront (us-east-1) web ACL to attach to "
+                           "the distribution (docs/deploy.md); empty: none. Ignored in us-east-1, where the "
+                           "stack makes its own"},
+        "ApiThrottleBurstLimit": {
+            "Type": "Number", "Default": 200, "MinValue": 1,
+            "Description": "API Gateway burst (token bucket size), per method"},
+        "ClassifierEnabled": {
+            "Type": "String", "Default": "false", "AllowedValues": ["true", "false"],
+            "Description": "true: a SageMaker GPU endpoint classifies player input; false: the embedded "
+                           "lexical classifier only (no GPU cost)"},
+        "ClassifierImageUri": {
+            "Type": "String", "Default": NO_IMAGE,
+            "Description": "The classifier image (infra/classifier) in this stack's ClassifierRepository, "
+                           "REPOSITORY_URI:TAG as `infra/deploy.sh image` prints it; required when "
+                           "ClassifierEnabled is true"},
+        "ClassifierModelId": {
+            "Type": "String", "Default": DEFAULT_MODEL_ID, "MinLength": 1,
+            "Description": "Hugging Face model id (or a path inside the image) the container serves"},
+        "ClassifierMaxModelLen": {
+            "Type": "Number", "Default": 8192, "MinValue": 1024,
+            "Description": "Context length the container serves (vLLM --max-model-len); also the "
+                           "function's prompt budget (BUTAI_CONTEXT_LIMIT)"},
+        "ClassifierInstanceType": {
+            "Type": "String", "Default": DEFAULT_INSTANCE_TYPE, "AllowedPattern": r"^ml\.[a-z0-9-]+\.[a-z0-9]+$",
+            "Description": "SageMaker instance type of the endpoint (one GPU is enough)"},
+        "ClassifierAmiVersion": {
+            "Type": "String", "Default": GPU_AMI_VERSIONS[0], "AllowedValues": GPU_AMI_VERSIONS,
+            "Description": "Endpoint AMI (NVIDIA driver); the image's CUDA 12.x needs driver 535 or later"},
+        "ClassifierMinInstances": {
+            "Type": "Number", "Default": 1, "MinValue": 1,
+            "Description": "Fewest endpoint instances (a real-time variant cannot go below 1; see docs/deploy.md "
+                           "for scale to zero)"},
+        "ClassifierMaxInstances": {
+            "Type": "Number", "Default": 2, "MinValue": 1,
+            "Description": "Most endpoint instances (at least ClassifierMinInstances)"},
+        "ClassifierInvocationsPerInstance": {
+            "Type": "Number", "Default": 300, "MinValue": 1,
+            "Description": "Target tracking: classifications per instance per minute "
+                           "(SageMakerVariantInvocationsPerInstance)"},
+    }
+
+
+PER_KEY_CONDITION = "PerKeyLimitOn"
+EDGE_ACL_CONDITION = "EdgeWebAclMade"           # us-east-1: the stack makes the CloudFront web ACL
+EDGE_ACL_GIVEN = "EdgeWebAclGiven"              # elsewhere: one made in us-east-1 is attached by ARN
+PER_KEY_REGIONAL = "PerKeyAtTheApi"
+PER_ADDRESS_CONDITION = "PerAddressLimitOn"
+RESERVED_CONCURRENCY = "ConcurrencyReserved"
+API_LOGS = "ApiAccessLogsOn"
+CLOUDFRONT_LOGS = "CloudFrontAccessLogsOn"
+# The header CloudFront adds to every request it sends to API Gateway; the API's web ACL lets through only
+# requests that carry it with the stack's secret, so the regional endpoint cannot be called directly.
+ORIGIN_HEADER = "x-butai-origin"
+ORIGIN_SECRET = "{{resolve:secretsmanager:${OriginSecret}:SecretString}}"
+
+
+def not_zero(parameter: str) -> dict:
+    return {"Fn::Not": [{"Fn::Equals": [ref(parameter), 0]}]}
+
+
+def conditions() -> dict:
+    in_us_east_1 = {"Fn::Equals": [ref("AWS::Region"), "us-east-1"]}
+    return {CLASSIFIER_CONDITION: {"Fn::Equals": [ref("ClassifierEnabled"), "true"]},
+            # A CloudFront web ACL can only be made in us-east-1.
+            EDGE_ACL_CONDITION: in_us_east_1,
+            EDGE_ACL_GIVEN: {"Fn::And": [{"Fn::Not": [in_us_east_1]},
+                                         {"Fn::Not": [{"Fn::Equals": [ref("EdgeWebAclArn"), ""]}]}]},
+            PER_KEY_CONDITION: not_zero("PerKeyRequestsPer5Min"),
+            # Outside us-east-1 the per-key rule lives on the API's own web ACL (the Authorization header
+            # reaches API Gateway unchanged); client addresses do not (API Gateway sees CloudFront's).
+            PER_KEY_REGIONAL: {"Fn::And": [{"Fn::Not": [in_us_east_1]}, {"Condition": PER_KEY_CONDITION}]},
+            PER_ADDRESS_CONDITION: not_zero("PerAddressRequestsPer5Min"),
+            RESERVED_CONCURRENCY: not_zero("FunctionReservedConcurrency"),
+            API_LOGS: {"Fn::Equals": [ref("ApiAccessLogs"), "true"]},
+            CLOUDFRONT_LOGS: {"Fn::Equals": [ref("CloudFrontAccessLogs"), "true"]}}
+
+
+RATE_LIMITED_BODY = {"rate-limited": {
+    "ContentType": "APPLICATION_JSON",
+    "Content": json.dumps({"error": {"code": "rate_limited", "message": "too many requests; retry shortly"}})}}
+
+
+def _rate_rule(name: str, priority: int, statement: dict) -> dict:
+    return {"Name": name, "Priority": priority,
+            "Action": {"Block": {"CustomResponse": {
+                "ResponseCode": 429, "CustomResponseBodyKey": "rate-limited",
+                "ResponseHeaders": [{"Name": "Retry-After", "Value": "60"}]}}},
+            "VisibilityConfig": {"SampledRequestsEnabled": True, "CloudWatchMetricsEnabled": True,
+                                 "MetricName": sub(f"${{AWS::StackName}}-{name}")},
+            "Statement": {"RateBasedStatement": statement}}
+
+
+def per_key_rule(priority: int) -> dict:
+    """Each stage key gets its own limit (API Gateway usage plans count API Gateway API keys, which
+    butai's bearer keys are not).  The app reads `Authorization` loosely (`bEaReR    <key>  `: scheme in
+    any case, spaces around the key), so the header is normalised before it is counted: runs of white
+    space become one space and letters lower case.  Lower-casing can only merge counts (of keys that
+    differ in case only, which are not both valid), never split one key's count into several."""
+    return _rate_rule("per-key", priority, {
+        "Limit": ref("PerKeyRequestsPer5Min"), "AggregateKeyType": "CUSTOM_KEYS",
+        "CustomKeys": [{"Header": {"Name": "authorization", "TextTransformations": [
+            {"Priority": 0, "Type": "COMPRESS_WHITE_SPACE"}, {"Priority": 1, "Type": "LOWERCASE"}]}}]})
+
+
+def per_address_rule(priority: int) -> dict:
+    """Every request counts against its client address too, key or no key: requests without
+    `Authorization` are not counted by the per-key rule, and random keys would each get a fresh count."""
+    return _rate_rule("per-address", priority, {"Limit": ref("PerAddressRequestsPer5Min"),
+                                                "AggregateKeyType": "IP"})
+
+
+def when(condition: str, value: Any) -> dict:
+    return {"Fn::If": [condition, value, ref("AWS::NoValue")]}
+
+
+def per_key_limit() -> dict:
+    """The CloudFront web ACL (us-east-1 stacks): per-key and per-address rate limits at the edge."""
+    return {"PerKeyWebAcl": {
+        "Type": "AWS::WAFv2::WebACL", "Condition": EDGE_ACL_CONDITION,
+        "Properties": {
+            "Scope": "CLOUDFRONT", "DefaultAction": {"Allow": {}},
+            "VisibilityConfig": {"SampledRequestsEnabled": True, "CloudWatchMetricsEnabled": True,
+                                 "MetricName": sub("${AWS::StackName}-web")},
+            "CustomResponseBodies": RATE_LIMITED_BODY,
+            "Rules": [when(PER_KEY_CONDITION, per_key_rule(0)), when(PER_ADDRESS_CONDITION, per_address_rule(1))],
+        }}}
+
+
+def origin_lock() -> dict:
+    """Only CloudFront reaches the API: a secret made by the stack travels from CloudFront to API Gateway in
+    a custom origin header, and the API stage's regional web ACL blocks every request without it (direct
+    calls would skip the edge's rate limits and security headers).  API Gateway resource policies cannot
+    look at headers, and CloudFront publishes no fixed addresses to allow, hence WAF; the secret never
+    leaves AWS (a Secrets Manager value resolved by CloudFormation) and rotates with a stack update."""
+    return {
+        "OriginSecret": {
+            "Type": "AWS::SecretsManager::Secret",
+            "Properties": {
+                "Description": sub("butai ${AWS::StackName}: the header value CloudFront sends to API Gateway"),
+                "GenerateSecretString": {"PasswordLength": 48, "ExcludePunctuation": True}}},
+        "ApiWebAcl": {
+            "Type": "AWS::WAFv2::WebACL",
+            "Properties": {
+                "Scope": "REGIONAL",
+                "DefaultAction": {"Block": {"CustomResponse": {"ResponseCode": 403,
+                                                               "CustomResponseBodyKey": "not-through-cloudfront"}}},
+                "VisibilityConfig": {"SampledRequestsEnabled": True, "CloudWatchMetricsEnabled": True,
+                                     "MetricName": sub("${AWS::StackName}-api")},
+                "CustomResponseBodies": {**RATE_LIMITED_BODY, "not-through-cloudfront": {
+                    "ContentType": "APPLICATION_JSON",
+                    "Content": json.dumps({"error": {"code": "forbidden",
+                                                     "message": "call the API through its CloudFront URL"}})}},
+                "Rules": [
+                    when(PER_KEY_REGIONAL, per_key_rule(0)),
+                    {"Name": "through-cloudfront", "Priority": 1, "Action": {"Allow": {}},
+                     "VisibilityConfig": {"SampledRequestsEnabled": False, "CloudWatchMetricsEnabled": True,
+                                          "MetricName": sub("${AWS::StackName}-through-cloudfront")},
+                     "Statement": {"ByteMatchStatement": {
+                         "FieldToMatch": {"SingleHeader": {"Name": ORIGIN_HEADER}},
+                         "PositionalConstraint": "EXACTLY", "SearchString": sub(ORIGIN_SECRET),
+                         "TextTransformations": [{"Priority": 0, "Type": "NONE"}]}}},
+                ]}},
+        "ApiWebAclAssociation": {
+            "Type": "AWS::WAFv2::WebACLAssociation",
+            "Properties": {
+                # `RestAPI.Stage`: SAM's reference to the stage it makes, so the stage exists first.
+                "ResourceArn": {"Fn::Join": ["", [
+                    sub(f"arn:${{AWS::Partition}}:apigateway:${{AWS::Region}}::/restapis/${{{REST_API}}}/stages/"),
+                    ref(f"{REST_API}.Stage")]]},
+                "WebACLArn": getatt("ApiWebAcl", "Arn")}},
+    }
+
+
+def rules() -> dict:
+    return {"ClassifierNeedsImage": {
+        "RuleCondition": {"Fn::Equals": [ref("ClassifierEnabled"), "true"]},
+        "Assertions": [{
+            "Assert": {"Fn::Not": [{"Fn::Equals": [ref("ClassifierImageUri"), NO_IMAGE]}]},
+            "AssertDescription": "ClassifierEnabled=true needs ClassifierImageUri (run infra/deploy.sh image)"}],
+    }}
+
+
+# ---------------------------------------------------------------- function
+
+def function_environment() -> dict:
+    env: dict[str, Any] = {var: ref(resource_id) for resource_id, var in tables.CFN_TABLES.values()}
+    env.update({
+        "BUTAI_STAGE": ref("StageName"),
+        "BUTAI_BUCKET": ref("AssetsBucket"),
+        # BUTAI_ASSETS_URL stays unset: image URLs are relative ("/characters/…"),
+        # which resolve against the CloudFront origin that serves both the page
+        # and the API.  (An absolute URL would need the distribution's domain
+        # here, and the distribution depends on the API: a cycle.)
+        "BUTAI_RETENTION_DAYS": ref("RetentionDays"),
+        "BUTAI_AUDIO_ORIGINS": ref("AudioOrigins"),
+        "BUTAI_CLASSIFIER": if_classifier("sagemaker", "lexical"),
+        "BUTAI_SAGEMAKER_ENDPOINT": if_classifier(getatt("ClassifierEndpoint", "EndpointName")),
+        "BUTAI_SAGEMAKER_MODEL": if_classifier(ref("ClassifierModelId")),
+        "BUTAI_CONTEXT_LIMIT": if_classifier(ref("ClassifierMaxModelLen")),
+    })
+    return env
+
+
+def bucket_objects(pattern: str) -> dict:
+    return {"Fn::Join": ["", [getatt("AssetsBucket", "Arn"), f"/{pattern}"]]}
+
+
+def table_arns() -> list:
+    return [getatt(resource_id, "Arn") for resource_id, _ in tables.CFN_TABLES.values()]
+
+
+def function_policy() -> dict:
+    """The function's whole permission set (on chalice's DefaultRole)."""
+    pending_id = tables.CFN_TABLES["pending_replies"][0]
+    statements = [
+        {"Sid": "StageTables", "Effect": "Allow", "Action": DYNAMODB_ACTIONS, "Resource": table_arns()},
+        {"Sid": "UnreadIndex", "Effect": "Allow", "Action": ["dynamodb:Query"],
+         "Resource": [{"Fn::Join": ["", [getatt(pending_id, "Arn"), f"/index/{tables.UNREAD_INDEX}"]]}]},
+        {"Sid": "CharactersAndScenarios", "Effect": "Allow", "Action": ["s3:GetObject"],
+         "Resource": [bucket_objects(f"{CHARACTER_PREFIX}*"), bucket_objects(f"{SCENARIO_PREFIX}*")]},
+        if_classifier({"Sid": "Classifier", "Effect": "Allow", "Action": ["sagemaker:InvokeEndpoint"],
+                       "Resource": [ref("ClassifierEndpoint")]}),
+    ]
+    return {"PolicyName": "butai-function",
+            "PolicyDocument": {"Version": "2012-10-17", "Statement": statements}}
+
+
+def function_resources() -> dict:
+    return {
+        FUNCTION: {"Properties": {
+            "Environment": {"Variables": function_environment()},
+            "ReservedConcurrentExecutions": {"Fn::If": [RESERVED_CONCURRENCY, ref("FunctionReservedConcurrency"),
+                                                        ref("AWS::NoValue")]}}},
+        FUNCTION_ROLE: {"Properties": {"Policies": [function_policy()]}},
+        # The log group exists before the first invocation, with a retention,
+        # so the function needs no logs:CreateLogGroup and no logs:* on "*".
+        "APIHandlerLogGroup": {
+            "Type": "AWS::Logs::LogGroup", "DeletionPolicy": "Delete", "UpdateReplacePolicy": "Delete",
+            "Properties": {"LogGroupName": sub(f"/aws/lambda/${{{FUNCTION}}}"),
+                           "RetentionInDays": ref("LogRetentionDays")}},
+        "APIHandlerLogsPolicy": {
+            "Type": "AWS::IAM::Policy",
+            "Properties": {
+                "PolicyName": "butai-function-logs",
+                "Roles": [ref(FUNCTION_ROLE)],
+                "PolicyDocument": {"Version": "2012-10-17", "Statement": [{
+                    "Sid": "FunctionLogs", "Effect": "Allow",
+                    "Action": ["logs:CreateLogStream", "logs:PutLogEvents"],
+                    "Resource": [getatt("APIHandlerLogGroup", "Arn")]}]}}},
+    }
+
+
+# API Gateway's own rejections in butai's error shape, without echoing the request (its default message
+# for an unknown route repeats the Authorization header).
+GATEWAY_RESPONSES = {
+    "UnknownRouteResponse": ("MISSING_AUTHENTICATION_TOKEN", "404", "not_found", "no such route"),
+    "ThrottledResponse": ("THROTTLED", "429", "rate_limited", "too many requests; retry shortly"),
+    "Default4xxResponse": ("DEFAULT_4XX", None, "rejected", "the request was rejected"),
+    "Default5xxResponse": ("DEFAULT_5XX", None, "unavailable", "the API is unavailable; retry shortly"),
+}
+
+
+def gateway_responses() -> dict:
+    out = {}
+    for resource_id, (kind, status, code, message) in GATEWAY_RESPONSES.items():
+        props: dict[str, Any] = {
+            "RestApiId": ref(REST_API), "ResponseType": kind,
+            "ResponseTemplates": {"application/json": json.dumps({"error": {"code": code, "message": message}})},
+            "ResponseParameters": {"gatewayresponse.header.Cache-Control": "'no-store'"},
+        }
+        if status:
+            props["StatusCode"] = status
+        out[resource_id] = {"Type": "AWS::ApiGateway::GatewayResponse", "Properties": props}
+    return out
+
+
+# One JSON line per request: who (address, key-less: the Authorization header is never logged), what, the
+# answer, and the ids to find the Lambda's own log lines.
+API_ACCESS_LOG_FORMAT = json.dumps({
+    "requestId": "$context.requestId", "extendedRequestId": "$context.extendedRequestId",
+    "ip": "$context.identity.sourceIp", "userAgent": "$context.identity.userAgent",
+    "time": "$context.requestTimeEpoch", "method": "$context.httpMethod", "path": "$context.path",
+    "status": "$context.status", "responseLength": "$context.responseLength",
+    "latencyMs": "$context.responseLatency", "integrationStatus": "$context.integration.status",
+    "waf": "$context.waf.status", "error": "$context.error.responseType"}, separators=(",", ":"))
+
+
+def api_resources() -> dict:
+    return {**gateway_responses(), **origin_lock(), **api_access_log_resources(), REST_API: {"Properties": {
+        # CloudFront is the edge; an edge-optimised API would put a second
+        # CloudFront distribution behind the first.
+        "EndpointConfiguration": "REGIONAL",
+        "MethodSettings": [{
+            "ResourcePath": "/*", "HttpMethod": "*",
+            "ThrottlingRateLimit": ref("ApiThrottleRateLimit"),
+            "ThrottlingBurstLimit": ref("ApiThrottleBurstLimit"),
+        }],
+        "AccessLogSetting": when(API_LOGS, {"DestinationArn": getatt("ApiAccessLogGroup", "Arn"),
+                                            "Format": API_ACCESS_LOG_FORMAT}),
+    }}}
+
+
+def api_access_log_resources() -> dict:
+    on = {"Condition": API_LOGS}
+    return {
+        "ApiAccessLogGroup": {
+            **on, "Type": "AWS::Logs::LogGroup", "DeletionPolicy": "Retain", "UpdateReplacePolicy": "Retain",
+            "Properties": {"LogGroupName": sub("/butai/${AWS::StackName}/api-access"),
+                           "RetentionInDays": ref("AccessLogRetentionDays")}},
+        # API Gateway writes logs with one role per account and region (an account setting).
+        "ApiGatewayLogsRole": {
+            **on, "Type": "AWS::IAM::Role",
+            "Properties": {
+                "AssumeRolePolicyDocument": {"Version": "2012-10-17", "Statement": [{
+                    "Effect": "Allow", "Principal": {"Service": "apigateway.amazonaws.com"},
+                    "Action": "sts:AssumeRole",
+                    "Condition": {"StringEquals": {"aws:SourceAccount": ref("AWS::AccountId")}}}]},
+                "ManagedPolicyArns": [sub("arn:${AWS::Partition}:iam::aws:policy/service-role/"
+                                          "AmazonAPIGatewayPushToCloudWatchLogs")]}},
+        "ApiGatewayAccount": {
+            **on, "Type": "AWS::ApiGateway::Account",
+            "Properties": {"CloudWatchRoleArn": getatt("ApiGatewayLogsRole", "Arn")}},
+    }
+
+
+# ---------------------------------------------------------------- page, images, CloudFront
+
+def web_resources() -> dict:
+    distribution_arn = arn("cloudfront", "distribution/${Distribution}", region=False)
+    return {
+        "AssetsBucket": {
+            "Type": "AWS::S3::Bucket", "DeletionPolicy": "Retain", "UpdateReplacePolicy": "Retain",
+            "Properties": {
+                "PublicAccessBlockConfiguration": {
+                    "BlockPublicAcls": True, "BlockPublicPolicy": True,
+                    "IgnorePublicAcls": True, "RestrictPublicBuckets": True},
+                "BucketEncryption": {"ServerSideEncryptionConfiguration": [{
+                    "ServerSideEncryptionByDefault": {"SSEAlgorithm": "AES256"}, "BucketKeyEnabled": True}]},
+                "OwnershipControls": {"Rules": [{"ObjectOwnership": "BucketOwnerEnforced"}]},
+            }},
+        "AssetsBucketPolicy": {
+            "Type": "AWS::S3::BucketPolicy",
+            "Properties": {
+                "Bucket": ref("AssetsBucket"),
+                "PolicyDocument": {"Version": "2012-10-17", "Statement": [
+                    {"Sid": "CloudFrontReadsThroughOriginAccessControl", "Effect": "Allow",
+                     "Principal": {"Service": "cloudfront.amazonaws.com"},
+                     "Action": "s3:GetObject",
+                     "Resource": [bucket_objects(name) for name in PAGE_FILES]
+                                 + [bucket_objects(f"{CHARACTER_PREFIX}*"), bucket_objects(f"{AUDIO_PREFIX}*")],
+                     "Condition": {"StringEquals": {"AWS:SourceArn": distribution_arn}}},
+                    {"Sid": "DenyInsecureTransport", "Effect": "Deny", "Principal": "*", "Action": "s3:*",
+                     "Resource": [getatt("AssetsBucket", "Arn"), bucket_objects("*")],
+                     "Condition": {"Bool": {"aws:SecureTransport": "false"}}},
+                ]}}},
+        "AccessLogsBucket": {
+            "Type": "AWS::S3::Bucket", "Condition": CLOUDFRONT_LOGS,
+            "DeletionPolicy": "Retain", "UpdateReplacePolicy": "Retain",
+            "Properties": {
+                "PublicAccessBlockConfiguration": {
+                    "BlockPublicAcls": True, "BlockPublicPolicy": True,
+                    "IgnorePublicAcls": True, "RestrictPublicBuckets": True},
+                "BucketEncryption": {"ServerSideEncryptionConfiguration": [{
+                    "ServerSideEncryptionByDefault": {"SSEAlgorithm": "AES256"}}]},
+                # CloudFront's standard logs are written with an ACL (awslogsdelivery), so ACLs stay on here.
+                "OwnershipControls": {"Rules": [{"ObjectOwnership": "BucketOwnerPreferred"}]},
+                "LifecycleConfiguration": {"Rules": [{
+                    "Id": "expire-access-logs", "Status": "Enabled",
+                    "ExpirationInDays": ref("AccessLogRetentionDays")}]},
+            }},
+        "AssetsOriginAccessControl": {
+            "Type": "AWS::CloudFront::OriginAccessControl",
+            "Properties": {"OriginAccessControlConfig": {
+                "Name": account_unique_name("assets"),
+                "Description": sub("butai ${AWS::StackName} (${AWS::Region}): CloudFront reads the page and "
+                                   "images from the private bucket"),
+                "OriginAccessControlOriginType": "s3",
+                "SigningBehavior": "always", "SigningProtocol": "sigv4"}}},
+        "PageHeadersPolicy": {
+            "Type": "AWS::CloudFront::ResponseHeadersPolicy",
+            "Properties": {"ResponseHeadersPolicyConfig": {
+                "Name": account_unique_name("page"),
+                "Comment": sub("butai ${AWS::StackName} (${AWS::Region}): security headers for the page, "
+                               "images and API answers"),
+                "SecurityHeadersConfig": {
+                    "ContentSecurityPolicy": {"ContentSecurityPolicy": sub(CONTENT_SECURITY_POLICY),
+                                              "Override": True},
+                    "ContentTypeOptions": {"Override": True},
+                    "ReferrerPolicy": {"ReferrerPolicy": "no-referrer", "Override": True},
+                    "FrameOptions": {"FrameOption": "DENY", "Override": True},
+                    "StrictTransportSecurity": {"AccessControlMaxAgeSec": 31536000, "IncludeSubdomains": True,
+                                                "Override": True},
+                }}}},
+        "Distribution": {
+            "Type": "AWS::CloudFront::Distribution",
+            "Properties": {"DistributionConfig": {
+                "Enabled": True,
+                "Comment": sub("butai ${StageName} (${AWS::StackName})"),
+                "WebACLId": {"Fn::If": [EDGE_ACL_CONDITION, getatt("PerKeyWebAcl", "Arn"),
+                                        {"Fn::If": [EDGE_ACL_GIVEN, ref("EdgeWebAclArn"), ref("AWS::NoValue")]}]},
+                "Logging": when(CLOUDFRONT_LOGS, {"Bucket": getatt("AccessLogsBucket", "RegionalDomainName"),
+                                                  "Prefix": "cloudfront/", "IncludeCookies": False}),
+                "HttpVersion": "http2and3",
+                "IPV6Enabled": True,
+                # PriceClass_200 includes the Japanese edge locations.
+                "PriceClass": "PriceClass_200",
+                "DefaultRootObject": "index.html",
+                "ViewerCertificate": {"CloudFrontDefaultCertificate": True},
+                "Origins": [
+                    {"Id": "assets", "DomainName": getatt("AssetsBucket", "RegionalDomainName"),
+                     "S3OriginConfig": {"OriginAccessIdentity": ""},
+                     "OriginAccessControlId": getatt("AssetsOriginAccessControl", "Id")},
+                    {"Id": "api", "DomainName": sub(f"${{{REST_API}}}.execute-api.${{AWS::Region}}.${{AWS::URLSuffix}}"),
+                     "OriginPath": f"/{API_GATEWAY_STAGE}",
+                     "OriginCustomHeaders": [{"HeaderName": ORIGIN_HEADER, "HeaderValue": sub(ORIGIN_SECRET)}],
+                     "CustomOriginConfig": {"OriginProtocolPolicy": "https-only", "HTTPSPort": 443,
+                                            "OriginSSLProtocols": ["TLSv1.2"]}},
+                ],
+                "DefaultCacheBehavior": {
+                    "TargetOriginId": "assets",
+                    "ViewerProtocolPolicy": "redirect-to-https",
+                    "AllowedMethods": ["GET", "HEAD"], "CachedMethods": ["GET", "HEAD"],
+                    "Compress": True,
+                    "CachePolicyId": CACHING_OPTIMIZED,
+                    "ResponseHeadersPolicyId": ref("PageHeadersPolicy")},
+                "CacheBehaviors": [{
+                    "PathPattern": path,
+                    "TargetOriginId": "api",
+                    "ViewerProtocolPolicy": "https-only",
+                    "AllowedMethods": ["GET", "HEAD", "OPTIONS", "PUT", "PATCH", "POST", "DELETE"],
+                    "CachedMethods": ["GET", "HEAD"],
+                    "Compress": True,
+                    # Never cached; every viewer header but Host (so Authorization
+                    # and If-None-Match) reaches API Gateway.
+                    "CachePolicyId": CACHING_DISABLED,
+                    "OriginRequestPolicyId": ALL_VIEWER_EXCEPT_HOST_HEADER,
+                    "ResponseHeadersPolicyId": ref("PageHeadersPolicy"),
+                } for path in API_PATHS],
+            }}},
+    }
+
+
+# ---------------------------------------------------------------- classifier endpoint
+
+def classifier_resources() -> dict:
+    endpoint_log_group = f"/aws/sagemaker/Endpoints/{CLASSIFIER_ENDPOINT_NAME}"
+    on = {"Condition": CLASSIFIER_CONDITION}
+    return {
+        # Unconditional: the image is pushed before the endpoint is switched on.
+        "ClassifierRepository": {
+            "Type": "AWS::ECR::Repository",
+            "Properties": {
+                "ImageTagMutability": "IMMUTABLE",
+                "ImageScanningConfiguration": {"ScanOnPush": True},
+                "EncryptionConfiguration": {"EncryptionType": "AES256"},
+                "EmptyOnDelete": True,
+                "LifecyclePolicy": {"LifecyclePolicyText": json.dumps({"rules": [{
+                    "rulePriority": 1, "description": "keep the 5 newest images",
+                    "selection": {"tagStatus": "any", "countType": "imageCountMoreThan", "countNumber": 5},
+                    "action": {"type": "expire"}}]}, separators=(",", ":"))},
+            }},
+        "ClassifierLogGroup": {
+            **on, "Type": "AWS::Logs::LogGroup", "DeletionPolicy": "Delete", "UpdateReplacePolicy": "Delete",
+            "Properties": {"LogGroupName": sub(endpoint_log_group), "RetentionInDays": ref("LogRetentionDays")}},
+        "ClassifierRole": {
+            **on, "Type": "AWS::IAM::Role",
+            "Properties": {
+                "AssumeRolePolicyDocument": {"Version": "2012-10-17", "Statement": [{
+                    "Effect": "Allow", "Principal": {"Service": "sagemaker.amazonaws.com"},
+                    "Action": "sts:AssumeRole",
+                    "Condition": {"StringEquals": {"aws:SourceAccount": ref("AWS::AccountId")}}}]},
+                "Policies": [{"PolicyName": "butai-classifier", "PolicyDocument": {
+                    "Version": "2012-10-17", "Statement": [
+                        {"Sid": "PullImage", "Effect": "Allow",
+                         "Action": ["ecr:BatchCheckLayerAvailability", "ecr:BatchGetImage",
+                                    "ecr:GetDownloadUrlForLayer"],
+                         "Resource": [getatt("ClassifierRepository", "Arn")]},
+                        # GetAuthorizationToken has no resource type: AWS requires "*".
+                        {"Sid": "RegistryLogin", "Effect": "Allow", "Action": ["ecr:GetAuthorizationToken"],
+                         "Resource": "*"},
+                        {"Sid": "EndpointLogs", "Effect": "Allow",
+                         "Action": ["logs:CreateLogGroup", "logs:CreateLogStream", "logs:DescribeLogStreams",
+                                    "logs:PutLogEvents"],
+                         "Resource": [arn("logs", f"log-group:{endpoint_log_group}"),
+                                      arn("logs", f"log-group:{endpoint_log_group}:*")]},
+                    ]}}],
+            }},
+        "ClassifierModel": {
+            **on, "Type": "AWS::SageMaker::Model",
+            "Properties": {
+                "ExecutionRoleArn": getatt("ClassifierRole", "Arn"),
+                # The container downloads the model from the Hugging Face Hub at
+                # start (or serves one baked into the image), so it needs egress.
+                "EnableNetworkIsolation": False,
+                "PrimaryContainer": {
+                    "Image": ref("ClassifierImageUri"),
+                    "Environment": {
+                        "MODEL_ID": ref("ClassifierModelId"),
+                        "MAX_MODEL_LEN": ref("ClassifierMaxModelLen"),
+                    }},
+            }},
+        "ClassifierEndpointConfig": {
+            **on, "Type": "AWS::SageMaker::EndpointConfig",
+            "Properties": {"ProductionVariants": [{
+                "VariantName": CLASSIFIER_VARIANT,
+                "ModelName": getatt("ClassifierModel", "ModelName"),
+                "InstanceType": ref("ClassifierInstanceType"),
+                "InitialInstanceCount": ref("ClassifierMinInstances"),
+                "InitialVariantWeight": 1,
+                "InferenceAmiVersion": ref("ClassifierAmiVersion"),
+                # Model download + load + CUDA graph capture happen before /ping answers.
+                "ContainerStartupHealthCheckTimeoutInSeconds": 1200,
+            }]}},
+        "ClassifierEndpoint": {
+            **on, "Type": "AWS::SageMaker::Endpoint",
+            "DependsOn": ["ClassifierLogGroup"],
+            "Properties": {
+                "EndpointName": sub(CLASSIFIER_ENDPOINT_NAME),
+                "EndpointConfigName": getatt("ClassifierEndpointConfig", "EndpointConfigName")}},
+        "ClassifierScalableTarget": {
+            **on, "Type": "AWS::ApplicationAutoScaling::ScalableTarget",
+            "Properties": {
+                "ServiceNamespace": "sagemaker",
+                "ScalableDimension": "sagemaker:variant:DesiredInstanceCount",
+                "ResourceId": sub(f"endpoint/${{ClassifierEndpoint.EndpointName}}/variant/{CLASSIFIER_VARIANT}"),
+                "MinCapacity": ref("ClassifierMinInstances"),
+                "MaxCapacity": ref("ClassifierMaxInstances")}},
+        "ClassifierScalingPolicy": {
+            **on, "Type": "AWS::ApplicationAutoScaling::ScalingPolicy",
+            "Properties": {
+                "PolicyName": sub("${AWS::StackName}-classifier-invocations"),
+                "PolicyType": "TargetTrackingScaling",
+                "ScalingTargetId": ref("ClassifierScalableTarget"),
+                "TargetTrackingScalingPolicyConfiguration": {
+                    "PredefinedMetricSpecification": {
+                        "PredefinedMetricType": "SageMakerVariantInvocationsPerInstance"},
+                    "TargetValue": ref("ClassifierInvocationsPerInstance"),
+                    # A new instance takes minutes to serve; scale in slowly.
+                    "ScaleOutCooldown": 120,
+                    "ScaleInCooldown": 900}}},
+    }
+
+
+# ---------------------------------------------------------------- webhook delivery
+
+WEBHOOK_FUNCTION = "WebhookDeliveryFunction"
+WEBHOOK_ROLE = "WebhookDeliveryRole"
+WEBHOOK_QUEUE = "WebhookDeadLetterQueue"
+WEBHOOK_HANDLER = "chalicelib.webhooks.stream.handler"
+# The same runtime chalice packages the API function for (a packaging test keeps them equal).
+LAMBDA_RUNTIME = "python3.11"
+WEBHOOK_TIMEOUT_S = 120        # LAMBDA_SCHEDULE (40 s of retries) plus the last attempt, with room
+WEBHOOK_RETRIES = 2            # the event source mapping's retries of a record still undelivered
+
+
+def webhook_resources() -> dict:
+    """DynamoDB Streams on pending_replies → a delivery function with its own least-privilege
+    role → the stage's webhook; a record still undelivered after the retries goes to an SQS
+    dead-letter queue.  The function never runs inside the player's `reply` request."""
+    current, _ = tables.CFN_TABLES["current"]
+    log_table, _ = tables.CFN_TABLES["log"]
+    pending, _ = tables.CFN_TABLES["pending_replies"]
+    env = {var: ref(resource_id) for resource_id, var in (tables.CFN_TABLES["current"], tables.CFN_TABLES["log"])}
+    env.update({"BUTAI_STAGE": ref("StageName"), "BUTAI_RETENTION_DAYS": ref("RetentionDays")})
+    log_group = "WebhookDeliveryLogGroup"
+    return {
+        WEBHOOK_QUEUE: {
+            "Type": "AWS::SQS::Queue",
+            "Properties": {"MessageRetentionPeriod": 1209600, "SqsManagedSseEnabled": True}},
+        log_group: {
+            "Type": "AWS::Logs::LogGroup", "DeletionPolicy": "Delete", "UpdateReplacePolicy": "Delete",
+            "Properties": {"LogGroupName": sub(f"/aws/lambda/${{{WEBHOOK_FUNCTION}}}"),
+                           "RetentionInDays": ref("LogRetentionDays")}},
+        WEBHOOK_ROLE: {
+            "Type": "AWS::IAM::Role",
+            "Properties": {
+                "AssumeRolePolicyDocument": {"Version": "2012-10-17", "Statement": [{
+                    "Effect": "Allow", "Principal": {"Service": "lambda.amazonaws.com"},
+                    "Action": "sts:AssumeRole"}]},
+                "Policies": [{"PolicyName": "butai-webhook-delivery", "PolicyDocument": {
+                    "Version": "2012-10-17", "Statement": [
+                        # The stage item holds the webhook's URL and secret.
+                        {"Sid": "ReadWebhook", "Effect": "Allow", "Action": ["dynamodb:GetItem"],
+                         "Resource": [getatt(current, "Arn")]},
+                        # Delivery records (d#<reply id>) in the log table.
+                        {"Sid": "RecordDeliveries", "Effect": "Allow", "Action": ["dynamodb:PutItem"],
+                         "Resource": [getatt(log_table, "Arn")]},
+                        {"Sid": "ReadReplyStream", "Effect": "Allow",
+                         "Action": ["dynamodb:DescribeStream", "dynamodb:GetRecords", "dynamodb:GetShardIterator"],
+                         "Resource": [getatt(pending, "StreamArn")]},
+                        # ListStreams has no resource type: AWS requires "*".
+                        {"Sid": "ListStreams", "Effect": "Allow", "Action": ["dynamodb:ListStreams"],
+                         "Resource": "*"},
+                        {"Sid": "DeadLetters", "Effect": "Allow", "Action": ["sqs:SendMessage"],
+                         "Resource": [getatt(WEBHOOK_QUEUE, "Arn")]},
+                    ]}}],
+            }},
+        # Apart from the role: the log group's name needs the function's, and the function needs the role.
+        "WebhookDeliveryLogsPolicy": {
+            "Type": "AWS::IAM::Policy",
+            "Properties": {
+                "PolicyName": "butai-webhook-delivery-logs",
+                "Roles": [ref(WEBHOOK_ROLE)],
+                "PolicyDocument": {"Version": "2012-10-17", "Statement": [{
+                    "Sid": "FunctionLogs", "Effect": "Allow",
+                    "Action": ["logs:CreateLogStream", "logs:PutLogEvents"],
+                    "Resource": [getatt(log_group, "Arn")]}]}}},
+        WEBHOOK_FUNCTION: {
+            "Type": "AWS::Serverless::Function",
+            "Properties": {
+                "CodeUri": "./deployment.zip", "Handler": WEBHOOK_HANDLER, "Runtime": LAMBDA_RUNTIME,
+                "MemorySize": 256, "Timeout": WEBHOOK_TIMEOUT_S, "Role": getatt(WEBHOOK_ROLE, "Arn"),
+                "Environment": {"Variables": env}}},
+        "WebhookDeliveryEventSource": {
+            "Type": "AWS::Lambda::EventSourceMapping",
+            "Properties": {
+                "EventSourceArn": getatt(pending, "StreamArn"),
+                "FunctionName": ref(WEBHOOK_FUNCTION),
+                "StartingPosition": "LATEST",
+                "BatchSize": 10,
+                "MaximumBatchingWindowInSeconds": 0,
+                # Up to 10 batches per shard at once (records of one stage stay in order).
+                "ParallelizationFactor": 10,
+                "FilterCriteria": {"Filters": [{"Pattern": json.dumps({"eventName": ["INSERT"]})}]},
+                "FunctionResponseTypes": ["ReportBatchItemFailures"],
+                "BisectBatchOnFunctionError": True,
+                "MaximumRetryAttempts": WEBHOOK_RETRIES,
+                "MaximumRecordAgeInSeconds": 3600,
+                "DestinationConfig": {"OnFailure": {"Destination": getatt(WEBHOOK_QUEUE, "Arn")}},
+            }},
+    }
+
+
+# ---------------------------------------------------------------- outputs
+
+def outputs() -> dict:
+    out = {
+        "PageURL": {"Description": "The stage page (BUTAI_PAGE_URL); also the API origin for agents",
+                    "Value": sub("https://${Distribution.DomainName}/")},
+        "DistributionId": {"Value": ref("Distribution")},
+        "AssetsBucketName": {"Description": "BUTAI_BUCKET", "Value": ref("AssetsBucket")},
+        "ClassifierRepositoryUri": {"Value": getatt("ClassifierRepository", "RepositoryUri")},
+        "WebhookDeadLetterQueueUrl": {"Description": "Webhook deliveries that failed every retry",
+                                      "Value": ref(WEBHOOK_QUEUE)},
+        "ClassifierEndpointName": {"Condition": CLASSIFIER_CONDITION,
+                                   "Value": getatt("ClassifierEndpoint", "EndpointName")},
+    }
+    for resource_id, var in tables.CFN_TABLES.values():
+        out[f"{resource_id}Name"] = {"Description": var, "Value": ref(resource_id)}
+    return out
+
+
+# Stack outputs → the variables the operator CLI (`butai … --aws`) reads.
+OUTPUT_ENV = {"PageURL": "BUTAI_PAGE_URL", "AssetsBucketName": "BUTAI_BUCKET",
+              **{f"{resource_id}Name": var for resource_id, var in tables.CFN_TABLES.values()}}
+
+
+def build() -> dict:
+    resources = tables.cloudformation_tables()
+    resources.update(function_resources())
+    resources.update(api_resources())
+    resources.update(web_resources())
+    resources.update(per_key_limit())
+    resources.update(classifier_resources())
+    resources.update(webhook_resources())
+    return {"Parameters": parameters(), "Conditions": conditions(), "Rules": rules(),
+            "Resources": resources, "Outputs": outputs()}
+
+
+def render() -> str:
+    return json.dumps(build(), ensure_ascii=False, indent=2) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    if args == ["--check"]:
+        if not RESOURCES.exists() or RESOURCES.read_text(encoding="utf-8") != render():
+            sys.stderr.write(f"{RESOURCES} is stale: run `python -m butai_tools.infra`\n")
+            return 1
+        return 0
+    if args == ["--output-env"]:
+        sys.stdout.write(json.dumps(OUTPUT_ENV) + "\n")
+        return 0
+    if args:
+        sys.stderr.write("usage: python -m butai_tools.infra [--check | --output-env]\n")
+        return 2
+    RESOURCES.parent.mkdir(parents=True, exist_ok=True)
+    RESOURCES.write_text(render(), encoding="utf-8")
+    sys.stdout.write(f"wrote {RESOURCES}\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,377 @@
+"""The embedded local runtime behind `make run`.
+
+One process holds: the local AWS (moto on 127.0.0.1), the Chalice app served
+through chalice's own local gateway, and the page and images read from the
+local bucket, all on one origin, as CloudFront serves them in the cloud.
+"""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import unquote, urlsplit
+
+from chalice.config import Config
+from chalice.local import ChaliceRequestHandler, LocalChalice, RouteMatcher, ThreadedHTTPServer
+
+from chalicelib import aws, context
+from chalicelib.config import Settings
+from chalicelib.expression import describe as describe_judge
+from butai_tools.local.aws import LocalAws, Saver, Snapshots, ensure_resources
+from butai_tools.page_policy import page_headers
+from butai_tools.stage import images
+from chalicelib.stage.audio import parse_origins
+from butai_tools.local.ratelimit import TokenBuckets, retry_after_header
+from chalicelib.stage.keys import bearer_token, hash_key
+from chalicelib.stage.service import StageService
+from chalicelib.stage.waiting import ReplySignal
+from chalicelib.webhooks.dispatch import Dispatcher
+from butai_tools.local.webhooks import LocalDeliveryWorker
+
+ROOT = Path(__file__).resolve().parents[2]
+STATIC = ROOT / "static"
+API_PREFIXES = ("/stages/", "/openapi.json")
+
+
+class InFlight:
+    """Counts requests being served, so shutdown can wait for them before the final save."""
+
+    def __init__(self):
+        self.closing = False
+        self._active = 0
+        self._cond = threading.Condition()
+
+    def enter(self) -> bool:
+        with self._cond:
+            if self.closing:
+                return False
+            self._active += 1
+            return True
+
+    def leave(self) -> None:
+        with self._cond:
+            self._active -= 1
+            self._cond.notify_all()
+
+    def drain(self, timeout: float) -> bool:
+        with self._cond:
+            self.closing = True
+            return self._cond.wait_for(lambda: self._active == 0, timeout)
+
+
+# What the page needs from the bucket; nothing else there (scenarios, manifests of other things) is served.
+ASSET_PAGES = ("index.html", "app.js", "style.css")
+ASSET_PREFIXES = ("characters/",)
+# Connections waiting to be accepted: the default of 5 reset bursts of concurrent fetches.
+LISTEN_BACKLOG = 1024
+
+
+class _Server(ThreadedHTTPServer):
+    request_queue_size = LISTEN_BACKLOG
+
+
+def _handler_class(settings: Settings, limiter: TokenBuckets | None, in_flight: InFlight, routes: dict):
+    s3 = aws.client("s3", settings)
+    matcher = RouteMatcher(list(routes))
+    asset_headers = page_headers(settings.audio_origins)
+
+    class Handler(ChaliceRequestHandler):
+        # No Python version in `Server`: it tells a caller nothing useful but what to attack.
+        server_version = "butai"
+        sys_version = ""
+
+        def version_string(self) -> str:
+            return self.server_version
+
+        def log_message(self, format, *args):  # noqa: A002 - keys travel in headers, but keep logs quiet
+            pass
+
+        def __getattr__(self, name: str):
+            # http.server answers a method it has no do_<METHOD> for (TRACE, CONNECT, anything) with an
+            # HTML 501; every method goes through _route instead, which answers JSON.
+            if name.startswith("do_"):
+                return self._generic_handle
+            raise AttributeError(name)
+
+        def end_headers(self) -> None:
+            if not any(b"x-content-type-options:" in line.lower() for line in getattr(self, "_headers_buffer", [])):
+                self.send_header("X-Content-Type-Options", "nosniff")
+            super().end_headers()
+
+        def _generic_handle(self) -> None:
+            problem = self._framing_problem()
+            if problem is not None:
+                # Answered, not dropped; the connection is closed because the body cannot be delimited.
+                self.close_connection = True
+                field, message = problem
+                body = json.dumps({"error": {"code": "invalid_request", "message": message, "field": field}})
+                return self._send_http_response(400, {"Content-Type": "application/json", "Connection": "close"},
+                                                body.encode())
+            if not in_flight.enter():
+                # Shutting down: refuse (nothing done) rather than half-serve; the client may retry.
+                self.close_connection = True
+                return self._send_http_response(
+                    503, {"Content-Type": "application/json", "Retry-After": "1", "Connection": "close"},
+                    b'{"error":{"code":"unavailable","message":"the local stage is stopping"}}')
+            try:
+                self._route()
+            finally:
+                in_flight.leave()
+
+        def _route(self) -> None:
+            path = urlsplit(self.path).path
+            if path.startswith(API_PREFIXES):
+                if limiter is not None:
+                    wait = limiter.take(self._caller())
+                    if wait:
+                        return self._too_many(wait)
+                # Unknown routes get butai's error shape, as API Gateway's gateway responses give in the
+                # cloud (chalice's own answer would echo the Authorization header back).
+                try:
+                    route = matcher.match_route(path).route
+                except ValueError:
+                    return self._json_error(404, "not_found", "no such route")
+                if self.command not in routes[route] and self.command != "OPTIONS":
+                    return self._json_error(405, "method_not_allowed", f"{self.command} is not allowed here",
+                                            {"Allow": ", ".join(sorted(routes[route]))})
+                return super()._generic_handle()
+            self._serve_asset(path)
+
+        def _framing_problem(self) -> tuple[str, str] | None:
+            length = self.headers.get("Content-Length")
+            if length is not None and not (length.strip().isascii() and length.strip().isdigit()):
+                return "Content-Length", "Content-Length must be a whole number of bytes"
+            if "\x00" in self.path or "\x00" in unquote(urlsplit(self.path).path):
+                return "path", "the path must not contain NUL"
+            return None
+
+        def _caller(self) -> str:
+            # The key's hash, never the key itself; callers without a key share their address's bucket.
+            token = bearer_token(self.headers.get("Authorization"))
+            return "key:" + hash_key(token) if token else "addr:" + self.client_address[0]
+
+        def _json_error(self, status: int, code: str, message: str, headers: dict | None = None) -> None:
+            length = int(self.headers.get("Content-Length") or 0)
+            if length:
+                self.rfile.read(length)
+            body = json.dumps({"error": {"code": code, "message": message}}).encode()
+            if self.command == "HEAD":
+                return self._send_http_response_no_body(status, {"Content-Type": "application/json",
+                                                                 **(headers or {})})
+            self._send_http_response(status, {"Content-Type": "application/json", **(headers or {})}, body)
+
+        def _too_many(self, wait: float) -> None:
+            length = int(self.headers.get("Content-Length") or 0)
+            if length:
+                self.rfile.read(length)
+            body = json.dumps({"error": {"code": "rate_limited",
+                                         "message": "too many requests for this key; retry after Retry-After "
+                                                    "seconds"}}).encode()
+            self._send_http_response(429, {"Content-Type": "application/json", "Cache-Control": "no-store",
+                                           "Retry-After": retry_after_header(wait)}, body)
+
+        def _serve_asset(self, path: str) -> None:
+            if self.command not in ("GET", "HEAD"):
+                return self._json_error(405, "method_not_allowed", f"{self.command} is not allowed here",
+                                        {"Allow": "GET, HEAD"})
+            key = unquote(path.lstrip("/")) or "index.html"
+            if key not in ASSET_PAGES and not key.startswith(ASSET_PREFIXES):
+                return self._send_http_response(404, {"Content-Type": "text/plain; charset=utf-8"}, b"not found")
+            try:
+                obj = s3.get_object(Bucket=settings.bucket, Key=key)
+            except s3.exceptions.NoSuchKey:
+                return self._send_http_response(404, {"Content-Type": "text/plain; charset=utf-8"}, b"not found")
+            body = obj["Body"].read()
+            headers = {"Content-Type": obj.get("ContentType", "application/octet-stream"),
+                       "Cache-Control": obj.get("CacheControl") or "no-cache", **asset_headers}
+            if self.command == "HEAD":
+                headers["Content-Length"] = str(len(body))
+                return self._send_http_response_no_body(200, headers)
+            self._send_http_response(200, headers, body)
+
+        # The base class binds its own method to these names, so rebind ours.
+        do_GET = do_PUT = do_POST = do_HEAD = do_DELETE = do_PATCH = do_OPTIONS = _generic_handle
+
+    return Handler
+
+
+@dataclass
+class LocalRuntime:
+    state_dir: Path = ROOT / ".butai"
+    host: str = "127.0.0.1"
+    port: int = 8000
+    demo_stage: str | None = "demo"
+    # Scenario stages made on first start: name -> scenario file.
+    scenario_stages: dict = field(default_factory=lambda: {"chinoike": ROOT / "scenarios" / "chinoike.json"})
+    saver_interval: float = 1.0
+    # Requests per second and burst allowed per key (API Gateway throttles in the cloud);
+    # None: BUTAI_LOCAL_RATE / BUTAI_LOCAL_BURST, else 20 and 40; a rate of 0 turns limiting off.
+    rate: float | None = None
+    burst: float | None = None
+    settings: Settings = field(init=False)
+    api_url: str = field(init=False, default="")
+
+    def start(self) -> dict:
+        self.state_dir.mkdir(parents=True, exist_ok=True)
+        self.local_aws = LocalAws(self.host).start()
+        # Locally the player's page may show the debug view (the seed's development menu).
+        self.settings = Settings(aws_endpoint=self.local_aws.endpoint, players_see_debug=True,
+                                 audio_origins=parse_origins(os.environ.get("BUTAI_AUDIO_ORIGINS")),
+                                 local_webhooks=True)
+        ensure_resources(self.settings)
+        self.snapshots = Snapshots(self.state_dir / "data.json", self.settings, self.local_aws)
+        self.snapshots.load()
+        s3 = aws.client("s3", self.settings)
+        images.upload_page(s3, self.settings.bucket, STATIC)
+        images.upload_all_characters(s3, self.settings.bucket, STATIC / "characters")
+        self.services = context.build(self.settings)
+        # One process: a long-poll wakes on the reply write itself, and the webhook worker hears of it too.
+        self.reply_signal = ReplySignal()
+        self.services.stage.waiter = self.reply_signal
+        self.webhook_worker = LocalDeliveryWorker(Dispatcher(self.services.webhooks.store,
+                                                                     self.services.webhooks.sender))
+        self.reply_signal.listen(self.webhook_worker.reply_added)
+        self.webhook_worker.start()
+        context.use(self.services)
+
+        app = load_app()
+        # chalice's local mode keeps the current request per thread.
+        app.__class__ = LocalChalice
+        rate = self.rate if self.rate is not None else float(os.environ.get("BUTAI_LOCAL_RATE", "20"))
+        burst = self.burst if self.burst is not None else float(os.environ.get("BUTAI_LOCAL_BURST", "40"))
+        self._in_flight = InFlight()
+        handler = _handler_class(self.settings, TokenBuckets(rate, burst) if rate > 0 else None, self._in_flight,
+                                 app.routes)
+        config = Config(chalice_stage="local", config_from_disk={})
+        self._http = _Server((self.host, self.port),
+                                        lambda *a: handler(*a, app_object=app, config=config))
+        self.port = self._http.server_address[1]
+        self.api_url = f"http://{self.host}:{self.port}"
+        self._http_thread = threading.Thread(target=self._http.serve_forever, name="http", daemon=True)
+        self._http_thread.start()
+        self._saver = Saver(self.snapshots, self.saver_interval)
+        self._saver.start()
+        info = self._write_local_json()
+        return info
+
+    def _write_local_json(self) -> dict:
+        path = self.state_dir / "local.json"
+        known = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+        stages = {}
+        for name, entry in (known.get("stages") or {}).items():
+            if self.services.stage.store.get_stage(entry.get("stage_id", "")) is not None:
+                stages[name] = entry
+        if self.demo_stage and self.demo_stage not in stages:
+            created = self.services.stage.create_stage(self.demo_stage)
+            stages[self.demo_stage] = self.stage_entry(created.stage_id, created.agent_key, created.player_key)
+        for name, scenario_file in self.scenario_stages.items():
+            if name not in stages:
+                director = self.services.director
+                created = director.create(name, director.library.put(Path(scenario_file)))
+                stages[name] = self.stage_entry(created.stage_id, created.agent_key, created.player_key)
+        for entry in stages.values():
+            entry["stage_url"] = self.stage_url(entry["stage_id"], entry["player_key"])
+        info = {"api_url": self.api_url, "aws_endpoint": self.settings.aws_endpoint,
+                "pid": os.getpid(), "stages": stages}
+        write_json_atomic(path, info)
+        return {**info, "expression_judge": describe_judge(self.services.stage.judge)}
+
+    def stage_url(self, stage_id: str, player_key: str) -> str:
+        return f"{self.api_url}/#stage={stage_id}&key={player_key}"
+
+    def stage_entry(self, stage_id: str, agent_key: str, player_key: str) -> dict:
+        return {"stage_id": stage_id, "agent_key": agent_key, "player_key": player_key,
+                "stage_url": self.stage_url(stage_id, player_key)}
+
+    @property
+    def stage_service(self) -> StageService:
+        return self.services.stage
+
+    def stop(self) -> None:
+        """Stops taking requests, lets those in flight finish, then saves: every write a client
+        was told succeeded is in the snapshot."""
+        self._in_flight.closing = True
+        # Waiting long-polls answer [] now rather than hold the drain for their full wait.
+        self.reply_signal.close()
+        self._http.shutdown()
+        self._in_flight.drain(timeout=30)
+        self._http.server_close()
+        self._saver.stop()
+        self.webhook_worker.stop()
+        self.snapshots.save()
+        self.local_aws.stop()
+        context.use(None)
+        path = self.state_dir / "local.json"
+        if path.exists():
+            info = json.loads(path.read_text(encoding="utf-8"))
+            info.pop("pid", None)
+            info.pop("aws_endpoint", None)
+            write_json_atomic(path, info)
+
+
+def load_app():
+    """The same Chalice app object that is deployed to Lambda (app.py at the project root), loaded from
+    its file: app.py is no package module, and the import path stays as it is."""
+    import importlib.util
+    import sys
+    module = sys.modules.get("app")
+    if module is None or Path(getattr(module, "__file__", "")).resolve() != ROOT / "app.py":
+        spec = importlib.util.spec_from_file_location("app", ROOT / "app.py")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules["app"] = module
+        spec.loader.exec_module(module)
+    return module.app
+
+
+def write_json_atomic(path: Path, data: dict, mode: int = 0o600) -> None:
+    """Writes ``path`` whole or not at all, readable by its owner only (local.json holds keys in plain text)."""
+    tmp = path.with_suffix(".tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
+    os.fchmod(fd, mode)   # O_CREAT's mode does not apply to a file left over from an earlier run
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        fh.write(json.dumps(data, ensure_ascii=False, indent=2) + "\n")
+    os.replace(tmp, path)
+
+
+def run_forever(runtime: LocalRuntime) -> int:
+    """`butai run`: start, print how to use it, wait for Ctrl-C or SIGTERM, stop cleanly."""
+    stop = threading.Event()
+
+    def on_signal(signum, frame):
+        stop.set()
+
+    signal.signal(signal.SIGINT, on_signal)
+    signal.signal(signal.SIGTERM, on_signal)
+    info = runtime.start()
+    print_banner(info)
+    stop.wait()
+    print("\nstopping: saving the local stage data …", flush=True)
+    runtime.stop()
+    print("stopped.", flush=True)
+    return 0
+
+
+def print_banner(info: dict) -> None:
+    lines = [f"butai local stage running at {info['api_url']}  (Ctrl-C to stop)", ""]
+    for name, entry in info["stages"].items():
+        lines += [f"stage {name}  ({entry['stage_id']})",
+                  f"  page (player):  {entry['stage_url']}",
+                  f"  agent key:      {entry['agent_key']}"]
+    if "demo" in info["stages"]:
+        demo = info["stages"]["demo"]
+        lines += ["", "make the character speak:",
+                  f"  curl -s -X POST {info['api_url']}/stages/{demo['stage_id']}/speak \\",
+                  f"    -H 'Authorization: Bearer {demo['agent_key']}' -H 'Content-Type: application/json' \\",
+                  "    -d '{\"text\": \"こんにちは！\", \"expression\": \"smile\"}'",
+                  "", "read the player's replies:",
+                  f"  curl -s -X POST {info['api_url']}/stages/{demo['stage_id']}/fetch_replies \\",
+                  f"    -H 'Authorization: Bearer {demo['agent_key']}'"]
+    if info.get("expression_judge"):
+        lines += ["", f"expression judge (lines sent without an expression): {info['expression_judge']}"]
+    lines += ["", "keys and URLs are also in .butai/local.json"]
+    from butai_tools.llm.doctor import banner_lines
+    lines += ["", *banner_lines()]
+    print("\n".join(lines), flush=True)

@@ -1,0 +1,353 @@
+"""Warnings about scenarios that load but probably do not do what the author meant.
+
+Load errors make a scenario unusable; these findings do not, so they are
+warnings.  The "can never fire" analysis only reports lines it can prove dead
+(a static contradiction, or a dependency on a line that is itself dead); a
+line it cannot judge is assumed to be fine.
+"""
+from __future__ import annotations
+
+import os
+import unicodedata
+from collections import deque
+from typing import Iterable
+
+from chalicelib.scenario.conditions import AfterTerm, Condition
+from chalicelib.scenario.inputs import PlayerInput
+from chalicelib.scenario.loader import NEUTRAL, CompiledLine, CompiledScenario, Problem, ScenarioError, load_scenario
+
+
+def lint_path(path: str | os.PathLike[str]) -> list[Problem]:
+    """Load errors if the file does not load, else its warnings."""
+    try:
+        compiled = load_scenario(path)
+    except ScenarioError as exc:
+        return exc.problems
+    return lint_scenario(compiled)
+
+
+def lint_scenario(sc: CompiledScenario) -> list[Problem]:
+    out: list[Problem] = []
+
+    def warn(where: str, message: str, term: str | None = None) -> None:
+        out.append(Problem(sc.source, where, message, term, "warning"))
+
+    def hint(where: str, message: str, term: str | None = None) -> None:
+        out.append(Problem(sc.source, where, message, term, "hint"))
+
+    _check_characters(sc, warn)
+    _check_places(sc, warn)
+    _check_intents(sc, warn, hint)
+    _check_lines(sc, warn)
+    _check_knowledge(sc, warn)
+    _check_reactions(sc, warn, hint)
+    return out
+
+
+# ---------------------------------------------------------------- reactions, arrivals, endings
+
+def _check_variants(warn, hint, where: str, lines, mode: str) -> None:
+    if not lines:
+        warn(where, "has no lines; add lines or remove it")
+        return
+    for n, line in enumerate(lines):
+        if not line.text.strip():
+            warn(f"{where} #{n + 1}", "is an empty line; the player would see nothing")
+    texts = [line.text.strip() for line in lines]
+    for text in {t for t in texts if t and texts.count(t) > 1}:
+        warn(where, f'says "{text}" more than once; variation cannot avoid repeating it')
+    if len(lines) == 1 and mode != "once":
+        hint(where, "has one line; it is said at most every other time (never twice in a row)")
+
+
+def _check_reactions(sc: CompiledScenario, warn, hint) -> None:
+    for character in sc.scenario.characters:
+        seen: set[str] = set()
+        for reaction in character.reactions:
+            where = f"character {character.id} reaction {reaction.act}"
+            if reaction.act in seen:
+                warn(where, f"act {reaction.act} has a second reaction; only the first is used", reaction.act)
+            seen.add(reaction.act)
+            _check_variants(warn, hint, where, reaction.lines, reaction.mode)
+            for n, line in enumerate(reaction.lines):
+                if line.expression is None:
+                    hint(f"{where} #{n + 1}", "has no expression; the speaker shows neutral")
+        for index, entry in enumerate(character.knowledge):
+            if entry.lines:
+                _check_variants(warn, hint, f"character {character.id} knowledge #{index + 1}", entry.lines,
+                                entry.mode)
+            elif entry.words:
+                warn(f"character {character.id} knowledge #{index + 1}",
+                     "has words but no lines; words only choose among entries that have lines")
+        for fallback in character.fallbacks:
+            if fallback.expression is None:
+                hint(f"character {character.id} fallback {fallback.id}",
+                     "has no expression; the speaker shows neutral")
+    for place in sc.scenario.places:
+        sets = []
+        if place.arrival is not None:
+            sets.append(("arrival", place.arrival.lines, place.arrival.mode))
+        if place.ending is not None:
+            sets.append(("ending", place.ending.lines, "once"))
+            if place.exits:
+                hint(f"place {place.id}", "has an ending: leaving it ends the game, so its exits are reached only "
+                                          "by moving, never offered on leaving")
+        for what, lines, mode in sets:
+            where = f"place {place.id} {what}"
+            if what == "arrival" or lines:
+                _check_variants(warn, hint, where, lines, mode)
+            for n, line in enumerate(lines):
+                if line.speaker in sc.characters and line.speaker not in place.people:
+                    warn(f"{where} #{n + 1}", f"speaker {line.speaker} is not among the people of {place.id}",
+                         line.speaker)
+
+
+# ---------------------------------------------------------------- characters and places
+
+def _check_characters(sc: CompiledScenario, warn) -> None:
+    present = {p for place in sc.places.values() for p in place.people}
+    owners: dict[str, str] = {}
+    for character in sc.scenario.characters:
+        where = f"character {character.id}"
+        if NEUTRAL not in character.expressions:
+            warn(where, f'expressions do not list "{NEUTRAL}"; the stage falls back to it, so it should have an image')
+        seen: set[str] = set()
+        for key in character.expressions:
+            if key in seen:
+                warn(where, f'expression "{key}" is listed twice', key)
+            seen.add(key)
+        if character.id in present and not character.fallbacks:
+            warn(where, "has no fallbacks; when free conversation fails there is no line to show")
+        if character.id not in present:
+            warn(where, "is not among the people of any place, so the player can never meet them")
+        for alias in dict.fromkeys([character.name, *character.aliases]):
+            other = owners.get(alias)
+            if other is not None and other != character.id:
+                warn(where, f'alias "{alias}" is also used for {other}; addressing by it is ambiguous', alias)
+            owners.setdefault(alias, character.id)
+
+
+def _reachable(sc: CompiledScenario) -> set[str]:
+    seen = {sc.start_place}
+    queue = deque([sc.start_place])
+    while queue:
+        for nxt in sc.places[queue.popleft()].exits:
+            if nxt not in seen:
+                seen.add(nxt)
+                queue.append(nxt)
+    return seen
+
+
+def _check_places(sc: CompiledScenario, warn) -> None:
+    reachable = _reachable(sc)
+    owners: dict[str, str] = {}
+    for place in sc.scenario.places:
+        where = f"place {place.id}"
+        if place.id in place.exits:
+            warn(where, 'exits include the place itself; moving there is always refused as "already here"', place.id)
+        if place.id not in reachable:
+            warn(where, f"cannot be reached from the start place {sc.start_place} through exits")
+        if place.responder is not None and place.responder not in place.people:
+            warn(where, f'responder "{place.responder}" is not among its people ({", ".join(place.people) or "none"})',
+                 place.responder)
+        if place.responder is None and not place.people:
+            if place.id in sc.scenes or place.id == sc.start_place:
+                warn(where, "has nobody present, so inputs here get no free conversation")
+        for alias in dict.fromkeys([place.id, *place.aliases]):
+            other = owners.get(alias)
+            if other is not None and other != place.id:
+                warn(where, f'alias "{alias}" is also used for place {other}; moving by it is ambiguous', alias)
+            owners.setdefault(alias, place.id)
+
+
+# ---------------------------------------------------------------- intents
+
+def normalise(text: str) -> str:
+    """Width, case and kana folded, so 'ＢＧＭ'/'bgm' and 'カラオケ'/'からおけ' compare equal."""
+    text = unicodedata.normalize("NFKC", text).casefold()
+    return "".join(chr(ord(ch) - 0x60) if "ァ" <= ch <= "ヶ" else ch for ch in text)
+
+
+def _check_intents(sc: CompiledScenario, warn, hint) -> None:
+    used_by_lines = {i.target for line in sc.lines.values() for i in line.condition.inputs if i.kind == "intent"}
+    used_by_knowledge = {i for entries in sc.knowledge.values() for k in entries for i in k.intents}
+    for intent in sc.scenario.intents:
+        where = f"intent {intent.id}"
+        if intent.id not in used_by_lines and intent.id not in used_by_knowledge:
+            warn(where, "has neither a line nor knowledge; choosing it leads to free conversation with nothing "
+                        "to say about it")
+        if not intent.examples:
+            warn(where, "has no examples; the classifier only has its description to go on")
+        examples = [normalise(e) for e in intent.examples]
+        words = [(w, normalise(w)) for w in intent.words]
+        for word, norm in words:
+            if examples and not any(norm in e for e in examples):
+                # A suggestion, not a problem: a word may well cover phrasings no example shows.
+                hint(where, f'word "{word}" is not contained in any example; an example using it would help '
+                            f'model backends', word)
+        if words:
+            for example, norm_example in zip(intent.examples, examples):
+                if not any(norm in norm_example for _, norm in words):
+                    warn(where, f'example "{example}" contains none of the words, so word narrowing drops this '
+                                f'intent for its own example', example)
+
+
+# ---------------------------------------------------------------- lines
+
+def _check_lines(sc: CompiledScenario, warn) -> None:
+    for line in sc.lines.values():
+        place = sc.places[line.place]
+        if line.speaker not in place.people:
+            warn(f"line {line.id}", f'speaker {line.speaker} is not present at {line.place} '
+                                    f'(people: {", ".join(place.people) or "none"})', line.speaker)
+        for effect in line.effects:
+            character = getattr(effect, "character", None)
+            if character is not None and character not in place.people:
+                warn(f"line {line.id}", f'effect "{effect}" changes {character}, who is not present at {line.place}',
+                     str(effect))
+    loops, in_loop = _chain_loops(sc)
+    for cycle in loops:
+        warn(f"line {cycle[0]}", f'直後: chain loops ({" → ".join([*cycle, cycle[0]])}); each of these lines waits '
+                                 f'for another, so none of them can ever fire', f"直後:{cycle[-1]}")
+    for line_id, reason in _dead_lines(sc, in_loop).items():
+        warn(f"line {line_id}", f"can never fire: {reason}")
+
+
+def _chain_loops(sc: CompiledScenario) -> tuple[list[list[str]], set[str]]:
+    """Cycles of same-scene 直後: links (X → L when L says 直後:X)."""
+    followers: dict[str, list[str]] = {}
+    for scene in sc.scenes.values():
+        for prev, lines in scene.chains.items():
+            if prev in sc.lines and sc.lines[prev].place == scene.place:
+                followers[prev] = [ln.id for ln in lines]
+    color: dict[str, int] = {}
+    loops: list[list[str]] = []
+    in_loop: set[str] = set()
+    for root in followers:
+        if color.get(root):
+            continue
+        stack: list[tuple[str, Iterable[str]]] = [(root, iter(followers.get(root, ())))]
+        path = [root]
+        color[root] = 1
+        while stack:
+            node, children = stack[-1]
+            child = next(children, None)  # type: ignore[call-overload]
+            if child is None:
+                color[node] = 2
+                stack.pop()
+                path.pop()
+                continue
+            state = color.get(child, 0)
+            if state == 1:
+                cycle = path[path.index(child):]
+                # Report from the line the author meets first in the file.
+                first = min(range(len(cycle)), key=lambda k: sc.lines[cycle[k]].index)
+                loops.append(cycle[first:] + cycle[:first])
+                in_loop.update(cycle)
+            elif state == 0:
+                color[child] = 1
+                path.append(child)
+                stack.append((child, iter(followers.get(child, ()))))
+    return loops, in_loop
+
+
+def _static_reason(sc: CompiledScenario, line: CompiledLine, reachable: set[str], arrivable: set[str]) -> str | None:
+    c: Condition = line.condition
+    place = line.place
+    exits = sc.places[place].exits
+    if not c.has_trigger:
+        return ("it has no trigger term (an input term, 入力, 開始, 到着 or 直後:), so no step ever looks for it"
+                if c.terms else "its condition is empty, so no step ever looks for it")
+    if len(c.inputs) > 1:
+        return f"it needs two different inputs ({c.inputs[0]} and {c.inputs[1]}) in one step"
+    if c.start and (c.inputs or c.any_input or c.arrival):
+        return "開始 holds only at start, when there is no input and no arrival"
+    if c.start and place != sc.start_place:
+        return f"開始 only looks at the start place's scene ({sc.start_place})"
+    if c.start and not c.after and c.shown:
+        return f"at start nothing has been shown yet, so 済:{c.shown[0]} cannot hold"
+    if len(set(c.after)) > 1:
+        return f"it needs two different lines ({c.after[0]}, {c.after[1]}) immediately before"
+    if line.id in c.after:
+        return f"it cannot follow itself (直後:{line.id})"
+    if line.id in c.shown:
+        return f"it needs itself shown first (済:{line.id})"
+    both = [i for i in c.shown if i in c.unshown]
+    if both:
+        return f"it needs {both[0]} both shown and not shown"
+    if place not in reachable:
+        return f"its place {place} cannot be reached from the start"
+    wanted = c.input
+    if c.arrival:
+        if place not in arrivable:
+            return f"到着: no exit of another place leads to {place}"
+        if wanted is not None and wanted != PlayerInput.move(place):
+            return f"到着 only holds on a move to {place}, so {wanted} cannot hold with it"
+    elif wanted is not None and wanted.kind == "move":
+        if wanted.target == place:
+            return f"{wanted} from {place} itself is refused as already here"
+        if wanted.target not in exits:
+            return f"{wanted.target} is not an exit of {place}, so that move is refused before any line"
+    if c.after and not (c.inputs or c.any_input or c.start or c.arrival):
+        prev = sc.lines.get(c.after[0])
+        if prev is not None and prev.place != place:
+            return (f"直後:{prev.id} names a line of another scene ({prev.place}); a chain only continues within "
+                    f"its scene")
+    return None
+
+
+def _dead_lines(sc: CompiledScenario, in_loop: set[str]) -> dict[str, str]:
+    reachable = _reachable(sc)
+    arrivable = {e for pid in reachable for e in sc.places[pid].exits if e != pid}
+    dead: dict[str, str] = {}
+    for line in sc.lines.values():
+        reason = _static_reason(sc, line, reachable, arrivable)
+        if reason is not None:
+            dead[line.id] = reason
+    # Only the first 開始 line that can hold at start ever fires as the start line.
+    start_scene = sc.scenes.get(sc.start_place)
+    if start_scene is not None:
+        first = None
+        for line in start_scene.starts:
+            c = line.condition
+            if line.id in dead or c.after:
+                continue
+            if first is None:
+                first = line
+            else:
+                dead[line.id] = f"the 開始 line {first.id} always fires at start instead"
+    dead_or_loop = set(dead) | in_loop
+    changed = True
+    while changed:
+        changed = False
+        for line in sc.lines.values():
+            if line.id in dead_or_loop:
+                continue
+            c = line.condition
+            needed = next((i for i in c.shown if i in dead_or_loop), None)
+            follows = next((i for i in c.after if i in dead_or_loop), None)
+            if needed is not None:
+                dead[line.id] = f"it needs {needed} shown, which can never fire"
+            elif follows is not None:
+                dead[line.id] = f"it follows {follows} (直後:), which can never fire"
+            else:
+                continue
+            dead_or_loop.add(line.id)
+            changed = True
+    return dead
+
+
+# ---------------------------------------------------------------- knowledge
+
+def _check_knowledge(sc: CompiledScenario, warn) -> None:
+    for character, entries in sc.knowledge.items():
+        for entry in entries:
+            c = entry.condition
+            where = f"character {character} knowledge #{entry.index + 1}"
+            bad = next((t for t in c.terms if str(t) in ("開始", "到着", "離脱") or isinstance(t, AfterTerm)
+                        or (getattr(t, "input", None) is not None and t.input.kind == "move")), None)  # type: ignore[union-attr]
+            if bad is not None:
+                warn(where, f'term "{bad}" never holds during free conversation (only 意図:/なし steps without a '
+                            f'response line reach it), so this knowledge is never used', str(bad))
+            elif len(c.inputs) > 1:
+                warn(where, "names two different inputs, so this knowledge is never used")
