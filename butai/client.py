@@ -21,23 +21,36 @@ import email.utils
 import http.client
 import json
 import random
-import socket
 import time
 import urllib.error
 import urllib.request
 import uuid
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any
 from urllib.parse import quote, urljoin, urlsplit, urlunsplit
 
-from .protocol import MAX_WAIT_S, Reply, SpeakResult, StageView, WebhookCreated, WebhookTestResult, WebhookView
-from .signing import SignatureError, verify as _verify_signature
-
 from . import config
-from .errors import (ButaiError, ConfigError, Conflict, ConnectionFailed, Forbidden, InvalidRequest, NotFound,
-                     PayloadTooLarge, RateLimited, ServerError, StageError, Unauthorized, UnsupportedMediaType,
-                     error_class)
+from .errors import (
+    ButaiError,
+    ConfigError,
+    Conflict,
+    ConnectionFailed,
+    Forbidden,
+    InvalidRequest,
+    NotFound,
+    PayloadTooLarge,
+    RateLimited,
+    ServerError,
+    StageError,
+    Unauthorized,
+    UnsupportedMediaType,
+    error_class,
+)
+from .protocol import MAX_WAIT_S, Reply, SpeakResult, StageView, WebhookCreated, WebhookTestResult, WebhookView
+from .signing import SignatureError
+from .signing import verify as _verify_signature
 
 __all__ = [
     "Stage", "RetryPolicy", "new_request_id", "verify_webhook", "Reply", "SpeakResult", "StageView",
@@ -103,7 +116,7 @@ class Stage:
     # -- construction -------------------------------------------------------------
     @classmethod
     def from_local(cls, name: str = config.DEFAULT_LOCAL_STAGE, path: str | Path | None = None,
-                   **kwargs: Any) -> "Stage":
+                   **kwargs: Any) -> Stage:
         """A stage of the local run (`make run`), by its name in ``.butai/local.json``.
 
         ``path`` defaults to ``$BUTAI_LOCAL_JSON``, else ``.butai/local.json``.
@@ -119,7 +132,7 @@ class Stage:
         return cls(target.api_url, target.stage_id, target.agent_key, **kwargs)
 
     @classmethod
-    def from_env(cls, stage: str | None = None, *, env: Mapping[str, str] | None = None, **kwargs: Any) -> "Stage":
+    def from_env(cls, stage: str | None = None, *, env: Mapping[str, str] | None = None, **kwargs: Any) -> Stage:
         """A stage named by ``BUTAI_API_URL``/``BUTAI_STAGE_ID``/``BUTAI_AGENT_KEY``, or by
         ``BUTAI_STAGE`` in the local run's ``local.json`` (see :mod:`butai.config`)."""
         target = config.resolve(stage, env=env)
@@ -267,8 +280,7 @@ class Stage:
                     self._sleep(self.retry.delay(attempt, error.retry_after))
                     continue
                 raise error from None
-            except (urllib.error.URLError, http.client.HTTPException, ConnectionError, socket.timeout,
-                    TimeoutError) as err:
+            except (urllib.error.URLError, http.client.HTTPException, ConnectionError, TimeoutError) as err:
                 if not last:
                     self._sleep(self.retry.delay(attempt))
                     continue
@@ -346,7 +358,7 @@ def _retry_after(value: str | None) -> float | None:
     if when is None:
         return None
     if when.tzinfo is None:
-        when = when.replace(tzinfo=datetime.timezone.utc)
+        when = when.replace(tzinfo=datetime.UTC)
     return max(0.0, when.timestamp() - time.time())
 
 

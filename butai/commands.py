@@ -16,7 +16,8 @@ import signal
 import sys
 import time
 
-from .protocol import BASIC_EXPRESSIONS as BASIC, FALLBACK_EXPRESSION as FALLBACK
+from .protocol import BASIC_EXPRESSIONS as BASIC
+from .protocol import FALLBACK_EXPRESSION as FALLBACK
 
 CONFIG_EXIT = 2
 ERROR_EXIT = 1
@@ -123,6 +124,7 @@ def _replies(args) -> int:
 def _watch(args) -> int:
     from butai.client import new_request_id
     from butai.errors import ConnectionFailed, InvalidRequest, RateLimited, ServerError
+
     from .protocol import MAX_WAIT_S
     if args.interval <= 0:
         return _fail("--interval must be positive", CONFIG_EXIT)

@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import copy
 import os
-from typing import Annotated, Any, Callable, Mapping
+from collections.abc import Callable, Mapping
+from typing import Annotated, Any
 
 import anyio
-
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import Tool as MCPTool
@@ -26,11 +26,13 @@ from pydantic import BaseModel, Field
 from butai import config
 from butai.client import Stage
 from butai.errors import ButaiError
-from butai.protocol import BASIC_EXPRESSIONS as BASIC, FALLBACK_EXPRESSION as FALLBACK, SPEAK_MAX, Reply, SpeakResult, StageView
+from butai.protocol import BASIC_EXPRESSIONS as BASIC
+from butai.protocol import FALLBACK_EXPRESSION as FALLBACK
+from butai.protocol import SPEAK_MAX, Reply, SpeakResult, StageView
 
 EXPRESSIONS = ", ".join(BASIC)
 
-INSTRUCTIONS = f"""\
+INSTRUCTIONS = """\
 You are a character on a butai stage: a page where the player sees your lines next to your \
 character's picture and answers in a text box.
 The conversation is turn-based. On your turn: call fetch_replies to read what the player wrote \

@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import time
-from typing import Mapping
+from collections.abc import Mapping
 
 ID_HEADER = "Butai-Webhook-Id"
 TIMESTAMP_HEADER = "Butai-Webhook-Timestamp"

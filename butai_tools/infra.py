@@ -23,9 +23,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from chalicelib import tables
 from butai_tools.page_policy import content_security_policy
 from butai_tools.stage import images
+from chalicelib import tables
 
 ROOT = Path(__file__).resolve().parent.parent
 RESOURCES = ROOT / "infra" / "resources.json"

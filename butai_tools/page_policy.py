@@ -8,7 +8,7 @@ from its own origin plus the audio origins an operator listed
 """
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
 
 def content_security_policy(media_origins: Iterable[str] = ()) -> str:

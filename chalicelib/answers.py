@@ -19,8 +19,9 @@ stored with the turn.
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Literal, Sequence
+from typing import Literal
 
 from .interpret.acts import NO_ACT, ActRecogniser
 from .interpret.cues import SceneNames

@@ -6,8 +6,10 @@ runtime can point the same code at other tables or at moto.
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import Mapping
+
+from chalicelib import env
 
 from .stage.audio import origin_of, parse_origins
 
@@ -42,23 +44,23 @@ class Settings:
     extra: Mapping[str, str] = field(default_factory=dict)
 
     @classmethod
-    def from_env(cls, environ: Mapping[str, str] | None = None) -> "Settings":
-        env = os.environ if environ is None else environ
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
+        source = os.environ if environ is None else environ
         base = cls()
         return cls(
-            region=env.get("AWS_REGION") or env.get("AWS_DEFAULT_REGION") or base.region,
-            table_current=env.get("BUTAI_TABLE_CURRENT", base.table_current),
-            table_log=env.get("BUTAI_TABLE_LOG", base.table_log),
-            table_pending=env.get("BUTAI_TABLE_PENDING", base.table_pending),
-            bucket=env.get("BUTAI_BUCKET", base.bucket),
-            aws_endpoint=env.get("BUTAI_AWS_ENDPOINT") or None,
-            assets_base_url=env.get("BUTAI_ASSETS_URL", base.assets_base_url).rstrip("/"),
-            page_url=env.get("BUTAI_PAGE_URL", base.page_url),
-            default_character=env.get("BUTAI_DEFAULT_CHARACTER", base.default_character),
-            manifest_ttl=float(env.get("BUTAI_MANIFEST_TTL", base.manifest_ttl)),
-            retention_days=int(env.get("BUTAI_RETENTION_DAYS", base.retention_days)),
-            players_see_debug=env.get("BUTAI_PLAYERS_SEE_DEBUG", "") == "1",
-            audio_origins=parse_origins(env.get("BUTAI_AUDIO_ORIGINS")),
+            region=source.get("AWS_REGION") or source.get("AWS_DEFAULT_REGION") or base.region,
+            table_current=source.get(env.TABLE_CURRENT, base.table_current),
+            table_log=source.get(env.TABLE_LOG, base.table_log),
+            table_pending=source.get(env.TABLE_PENDING, base.table_pending),
+            bucket=source.get(env.BUCKET, base.bucket),
+            aws_endpoint=source.get(env.AWS_ENDPOINT) or None,
+            assets_base_url=source.get(env.ASSETS_URL, base.assets_base_url).rstrip("/"),
+            page_url=source.get(env.PAGE_URL, base.page_url),
+            default_character=source.get(env.DEFAULT_CHARACTER, base.default_character),
+            manifest_ttl=float(source.get(env.MANIFEST_TTL, base.manifest_ttl)),
+            retention_days=int(source.get(env.RETENTION_DAYS, base.retention_days)),
+            players_see_debug=source.get(env.PLAYERS_SEE_DEBUG, "") == "1",
+            audio_origins=parse_origins(source.get(env.AUDIO_ORIGINS)),
         )
 
     @property
@@ -66,5 +68,5 @@ class Settings:
         """Where the page and its assets are served from, when configured (a line's audio may be there)."""
         return tuple(o for o in (origin_of(self.assets_base_url), origin_of(self.page_url)) if o)
 
-    def with_(self, **changes) -> "Settings":
+    def with_(self, **changes) -> Settings:
         return replace(self, **changes)

@@ -25,8 +25,8 @@ if TYPE_CHECKING:
 class Services:
     settings: Settings
     stage: StageService
-    director: "Director"
-    webhooks: "WebhookService | None" = None
+    director: Director
+    webhooks: WebhookService | None = None
 
 
 _lock = threading.Lock()

@@ -24,9 +24,10 @@ import re
 import threading
 import time
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from . import ids
 from .answers import Answer, Answerer
@@ -36,8 +37,7 @@ from .interpret.interpreter import Interpreter
 from .scenario import EndingNotice, ExitsNotice, GameRules, GameState, PlayerInput, load_scenario_text
 from .stage.models import LOG_LIMIT, ReplyAccepted, ReplyRequest
 from .stage.service import PLAYER, CreatedStage, StageService
-from .stage.store import (AlreadyClaimed, Guard, GuardFailed, LogRecord, ReplyRecord, StageRecord, StaleGame,
-                          TurnWrite)
+from .stage.store import AlreadyClaimed, Guard, GuardFailed, LogRecord, ReplyRecord, StageRecord, StaleGame, TurnWrite
 from .talk import Talker, TalkRequest, TalkResult
 
 SCENARIO_PREFIX = "scenarios/"

@@ -4,7 +4,8 @@ from __future__ import annotations
 import functools
 import json
 import logging
-from typing import Callable, TypeVar
+from collections.abc import Callable
+from typing import TypeVar
 
 from chalice import Response
 from pydantic import BaseModel, ValidationError
@@ -105,7 +106,9 @@ RETRY_AFTER_S = "1"
 
 
 def transient(exc: Exception) -> bool:
-    from botocore.exceptions import ClientError, ConnectionError as BotoConnectionError, HTTPClientError
+    from botocore.exceptions import ClientError, HTTPClientError
+    from botocore.exceptions import ConnectionError as BotoConnectionError
+
     from .stage.store import StoreUnavailable
     if isinstance(exc, StoreUnavailable | BotoConnectionError | HTTPClientError):
         return True

@@ -16,11 +16,30 @@ from pydantic import BaseModel
 
 from . import errors
 from .stage.expressions import BASIC, FALLBACK
-from .stage.models import (BODY_MAX_BYTES, LOG_LIMIT, DebugTurns, ErrorBody, FetchRequest, Reply, ReplyAccepted,
-                           ReplyRequest, SpeakRequest, SpeakResult, StageView, id_pattern, visible_pattern)
+from .stage.models import (
+    BODY_MAX_BYTES,
+    LOG_LIMIT,
+    DebugTurns,
+    ErrorBody,
+    FetchRequest,
+    Reply,
+    ReplyAccepted,
+    ReplyRequest,
+    SpeakRequest,
+    SpeakResult,
+    StageView,
+    id_pattern,
+    visible_pattern,
+)
 from .webhooks import signing
-from .webhooks.models import (SHOWN_DELIVERIES, WebhookCreated, WebhookDeleted, WebhookRequest, WebhookTestResult,
-                              WebhookView)
+from .webhooks.models import (
+    SHOWN_DELIVERIES,
+    WebhookCreated,
+    WebhookDeleted,
+    WebhookRequest,
+    WebhookTestResult,
+    WebhookView,
+)
 
 OPENAPI_VERSION = "3.1.0"
 API_VERSION = "1.0"

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from chalicelib import env
+
 from .config import Settings
 
 # Sort-key prefixes in the log table: events, and markers that make a
@@ -96,9 +98,9 @@ def create_tables(dynamodb_client, settings: Settings) -> list[str]:
 # Logical ids in the CloudFormation template, and the environment variable
 # through which each physical name reaches the Lambda functions.
 CFN_TABLES = {
-    "current": ("CurrentTable", "BUTAI_TABLE_CURRENT"),
-    "log": ("LogTable", "BUTAI_TABLE_LOG"),
-    "pending_replies": ("PendingRepliesTable", "BUTAI_TABLE_PENDING"),
+    "current": ("CurrentTable", env.TABLE_CURRENT),
+    "log": ("LogTable", env.TABLE_LOG),
+    "pending_replies": ("PendingRepliesTable", env.TABLE_PENDING),
 }
 
 

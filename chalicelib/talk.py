@@ -12,10 +12,13 @@ from __future__ import annotations
 import re
 import time
 import unicodedata
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Mapping, Protocol, Sequence
+from typing import Any, Protocol
+
+from chalicelib import env
 
 from .llm.chat import Chat
 from .llm.choice import PROBE, ChoiceMode
@@ -77,23 +80,23 @@ def generator_from_env(environ: Mapping[str, str]) -> Generator | None:
     """BUTAI_GENERATOR=sagemaker|openai picks the free-conversation model; unset: the one switch's server
     (BUTAI_MODEL_URL) when set, else none (fallback lines)."""
     switch = ModelSwitch.from_env(environ)
-    kind = (environ.get("BUTAI_GENERATOR") or ("openai" if switch.url else "")).strip().lower()
-    timeout = float(environ.get("BUTAI_GENERATOR_TIMEOUT", "8"))
+    kind = (environ.get(env.GENERATOR) or ("openai" if switch.url else "")).strip().lower()
+    timeout = float(environ.get(env.GENERATOR_TIMEOUT, "8"))
     if kind == "openai":
-        base_url = (environ.get("BUTAI_GENERATOR_BASE_URL") or environ.get("BUTAI_OPENAI_BASE_URL")
+        base_url = (environ.get(env.GENERATOR_BASE_URL) or environ.get(env.OPENAI_BASE_URL)
                     or switch.url or "")
         if not base_url:
             raise ValueError("BUTAI_GENERATOR=openai needs BUTAI_MODEL_URL (or BUTAI_GENERATOR_BASE_URL)")
         return OpenAIGenerator(base_url,
-                               model=(environ.get("BUTAI_GENERATOR_MODEL") or environ.get("BUTAI_OPENAI_MODEL")
+                               model=(environ.get(env.GENERATOR_MODEL) or environ.get(env.OPENAI_MODEL)
                                       or switch.model),
-                               api_key=(environ.get("BUTAI_GENERATOR_API_KEY") or environ.get("BUTAI_OPENAI_API_KEY")
+                               api_key=(environ.get(env.GENERATOR_API_KEY) or environ.get(env.OPENAI_API_KEY)
                                         or switch.api_key),
                                timeout=timeout, mode=switch.mode, retries=switch.retries)
     if kind == "sagemaker":
-        endpoint = environ.get("BUTAI_GENERATOR_ENDPOINT") or environ["BUTAI_SAGEMAKER_ENDPOINT"]
-        mode = switch.mode if environ.get("BUTAI_MODEL_MODE") else ChoiceMode.VLLM.value
-        return SageMakerGenerator(endpoint, model=environ.get("BUTAI_GENERATOR_MODEL"), timeout=timeout,
+        endpoint = environ.get(env.GENERATOR_ENDPOINT) or environ[env.SAGEMAKER_ENDPOINT]
+        mode = switch.mode if environ.get(env.MODEL_MODE) else ChoiceMode.VLLM.value
+        return SageMakerGenerator(endpoint, model=environ.get(env.GENERATOR_MODEL), timeout=timeout,
                                   mode=mode, retries=switch.retries)
     return None
 

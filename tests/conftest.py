@@ -54,9 +54,9 @@ def aws_settings(monkeypatch):
     """moto's in-process mock with the tables, the bucket and the default character."""
     from moto import mock_aws
 
-    from chalicelib import aws
     from butai_tools.local.aws import ensure_resources
     from butai_tools.stage import images
+    from chalicelib import aws
     for var in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE"):
         monkeypatch.delenv(var, raising=False)
     monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")

@@ -24,8 +24,8 @@ def register_bench(sub) -> None:
 
 
 def run_bench(rounds: int = 500) -> dict:
-    from chalicelib.answers import Answerer
     from butai_tools.local.runtime import ROOT
+    from chalicelib.answers import Answerer
     from chalicelib.scenario import GameRules, PlayerInput, load_scenario
     rules = GameRules(load_scenario(ROOT / "scenarios" / "chinoike.json"))
     answerer = Answerer(rules)

@@ -44,12 +44,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from chalicelib.scenario import GameRules, load_scenario
+from butai_tools.interpret.evaluation import load_dataset, percentile
 from chalicelib.interpret.backends.base import AnswerSheet
 from chalicelib.interpret.backends.transformers_local import TransformersBackend
 from chalicelib.interpret.choices import InterpretChoices, InterpretContext
-from butai_tools.interpret.evaluation import load_dataset, percentile
 from chalicelib.interpret.prompts import PromptFit, PromptTemplates, fit_prompt
+from chalicelib.scenario import GameRules, load_scenario
 
 ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_SCENARIO = ROOT / "scenarios" / "chinoike.json"
@@ -534,9 +534,9 @@ def run_bench(args: argparse.Namespace) -> int:
         except ImportError:
             device = "cpu"
     try:
+        import tokenizers  # noqa: F401
         import torch  # noqa: F401
         import transformers  # noqa: F401
-        import tokenizers  # noqa: F401
     except ImportError as exc:
         print(f"butai bench classify needs torch, transformers and tokenizers: {exc}")
         return 2

@@ -17,7 +17,6 @@ import os
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -103,12 +102,11 @@ def _app(env: dict, root: Path, scenario_key: str, event: dict) -> dict:
 
 
 def run_bench(samples: int) -> dict:
-    from chalicelib import context
     from butai_tools.local.aws import LocalAws, ensure_resources
-    from chalicelib.config import Settings
     from butai_tools.local.runtime import ROOT, STATIC
     from butai_tools.stage import images
-    from chalicelib import aws
+    from chalicelib import aws, context
+    from chalicelib.config import Settings
     if True:
         local_aws = LocalAws().start()
         try:

@@ -13,9 +13,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from chalicelib.scenario import GameRules, load_scenario
 from butai_tools.interpret.evaluation import load_dataset, percentile, run_dataset, summarise
 from chalicelib.interpret.interpreter import Interpreter
+from chalicelib.scenario import GameRules, load_scenario
 
 ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_SCENARIO = ROOT / "scenarios" / "chinoike.json"

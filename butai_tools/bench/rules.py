@@ -13,10 +13,10 @@ import statistics
 import time
 from typing import Any
 
+from butai_tools.scenario.synthetic import synthetic_scenario
 from chalicelib.scenario.inputs import NONE
 from chalicelib.scenario.loader import load_scenario_text
 from chalicelib.scenario.rules import GameRules
-from butai_tools.scenario.synthetic import synthetic_scenario
 
 
 def register_bench(bench_subparsers: Any) -> None:

@@ -7,7 +7,15 @@ import sys
 from dataclasses import replace
 from typing import Any
 
-from butai_tools.expression.evaluation import DEFAULT_DATASET, DatasetError, bench, format_report, load_dataset, run_dataset, summarise
+from butai_tools.expression.evaluation import (
+    DEFAULT_DATASET,
+    DatasetError,
+    bench,
+    format_report,
+    load_dataset,
+    run_dataset,
+    summarise,
+)
 from chalicelib.expression.judges import JUDGES, judge_from_env
 
 

@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from butai_tools.interpret.evaluation import percentile
 from chalicelib.expression.choice import ExpressionChoice, ExpressionJudge, contradicts

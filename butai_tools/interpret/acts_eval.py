@@ -16,11 +16,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from chalicelib.scenario import ScenarioError, load_scenario
-from chalicelib.scenario.model import ACTS
+from butai_tools.interpret.evaluation import DatasetError, _cut, percentile
 from chalicelib.interpret.acts import NO_ACT, ActRecogniser
 from chalicelib.interpret.cues import SceneNames
-from butai_tools.interpret.evaluation import DatasetError, _cut, percentile
+from chalicelib.scenario import ScenarioError, load_scenario
+from chalicelib.scenario.model import ACTS
 
 LABELS = (*ACTS, NO_ACT)
 

@@ -6,10 +6,10 @@ import json
 import sys
 from typing import Any
 
-from chalicelib.scenario import GameRules, ScenarioError, load_scenario
-from chalicelib.interpret.backends import BACKENDS, backend_from_env, settings_from_env
 from butai_tools.interpret.evaluation import DatasetError, format_report, load_dataset, run_dataset, summarise
+from chalicelib.interpret.backends import BACKENDS, backend_from_env, settings_from_env
 from chalicelib.interpret.interpreter import Interpreter
+from chalicelib.scenario import GameRules, ScenarioError, load_scenario
 
 
 def register(subparsers: Any) -> None:

@@ -17,13 +17,14 @@ from __future__ import annotations
 import json
 import statistics
 from collections import Counter
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any
 
+from chalicelib.interpret.interpreter import Interpreter, TurnResult
 from chalicelib.scenario import GameRules, PlayerInput
 from chalicelib.scenario.inputs import InputSyntaxError
-from chalicelib.interpret.interpreter import Interpreter, TurnResult
 
 
 class DatasetError(ValueError):

@@ -23,11 +23,11 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any
 
-from chalicelib.scenario import GameRules, ScenarioError, load_scenario
 from butai_tools.interpret.evaluation import CaseResult, DatasetError, load_dataset, run_dataset
 from chalicelib.interpret.interpreter import Interpreter
 from chalicelib.interpret.ja import analyse, word_meaning
 from chalicelib.interpret.text import nfkc
+from chalicelib.scenario import GameRules, ScenarioError, load_scenario
 
 
 @dataclass

@@ -12,8 +12,9 @@ ignores it writes the greeting.
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
 
 from chalicelib.llm.choice import Chooser
 from chalicelib.llm.errors import ErrorKind, ModelCallError

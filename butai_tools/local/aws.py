@@ -73,8 +73,7 @@ def _is_write(environ) -> bool:
 
 class LocalAws:
     def __init__(self, host: str = "127.0.0.1", port: int = 0):
-        from moto.moto_server.werkzeug_app import (DomainDispatcherApplication, MotoRequestHandler,
-                                                   create_backend_app)
+        from moto.moto_server.werkzeug_app import DomainDispatcherApplication, MotoRequestHandler, create_backend_app
 
         from butai_tools.local import dynamodb as local_dynamodb
         local_dynamodb.install()
@@ -91,7 +90,7 @@ class LocalAws:
         host, port = self._server.server_address[:2]
         return f"http://{host}:{port}"
 
-    def start(self) -> "LocalAws":
+    def start(self) -> LocalAws:
         self._thread.start()
         return self
 

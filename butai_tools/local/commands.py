@@ -6,8 +6,8 @@ import os
 import sys
 from pathlib import Path
 
-from chalicelib.config import Settings
 from butai.config import LOCAL_JSON  # the agent side owns the file name
+from chalicelib.config import Settings
 
 
 def register(sub) -> None:

@@ -105,8 +105,12 @@ def _key_of(backend, op_type: str, op: dict) -> tuple[Any, dict]:
 
 def _transact_write_items(self, transact_items: list[dict[str, Any]]) -> None:
     from moto.dynamodb.comparisons import get_filter_expression
-    from moto.dynamodb.exceptions import (MultipleTransactionsException, TooManyTransactionsException,
-                                          TransactionCanceledException, TransactWriteSingleOpException)
+    from moto.dynamodb.exceptions import (
+        MultipleTransactionsException,
+        TooManyTransactionsException,
+        TransactionCanceledException,
+        TransactWriteSingleOpException,
+    )
     if len(transact_items) > 100:
         raise TooManyTransactionsException()
     planned = []

@@ -9,7 +9,7 @@ import math
 import threading
 import time
 from collections import OrderedDict
-from typing import Callable
+from collections.abc import Callable
 
 
 class TokenBuckets:

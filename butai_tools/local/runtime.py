@@ -17,19 +17,19 @@ from urllib.parse import unquote, urlsplit
 from chalice.config import Config
 from chalice.local import ChaliceRequestHandler, LocalChalice, RouteMatcher, ThreadedHTTPServer
 
+from butai_tools.local.aws import LocalAws, Saver, Snapshots, ensure_resources
+from butai_tools.local.ratelimit import TokenBuckets, retry_after_header
+from butai_tools.local.webhooks import LocalDeliveryWorker
+from butai_tools.page_policy import page_headers
+from butai_tools.stage import images
 from chalicelib import aws, context
 from chalicelib.config import Settings
 from chalicelib.expression import describe as describe_judge
-from butai_tools.local.aws import LocalAws, Saver, Snapshots, ensure_resources
-from butai_tools.page_policy import page_headers
-from butai_tools.stage import images
 from chalicelib.stage.audio import parse_origins
-from butai_tools.local.ratelimit import TokenBuckets, retry_after_header
 from chalicelib.stage.keys import bearer_token, hash_key
 from chalicelib.stage.service import StageService
 from chalicelib.stage.waiting import ReplySignal
 from chalicelib.webhooks.dispatch import Dispatcher
-from butai_tools.local.webhooks import LocalDeliveryWorker
 
 ROOT = Path(__file__).resolve().parents[2]
 STATIC = ROOT / "static"

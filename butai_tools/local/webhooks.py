@@ -30,7 +30,7 @@ class LocalDeliveryWorker:
         self._thread = threading.Thread(target=self._run, name="webhook-scheduler", daemon=True)
         self._in_progress = 0
 
-    def start(self) -> "LocalDeliveryWorker":
+    def start(self) -> LocalDeliveryWorker:
         self._thread.start()
         return self
 

@@ -7,8 +7,8 @@ import sys
 from dataclasses import dataclass
 from typing import Any, TextIO
 
-from chalicelib.scenario.inputs import InputSyntaxError, PlayerInput
 from butai_tools.scenario.lint import lint_path
+from chalicelib.scenario.inputs import InputSyntaxError, PlayerInput
 from chalicelib.scenario.loader import CompiledScenario, ScenarioError, expected_one_of, load_scenario
 from chalicelib.scenario.model import scenario_json_schema
 from chalicelib.scenario.rules import GameRules, Step, token

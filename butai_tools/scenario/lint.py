@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import unicodedata
 from collections import deque
-from typing import Iterable
+from collections.abc import Iterable
 
 from chalicelib.scenario.conditions import AfterTerm, Condition
 from chalicelib.scenario.inputs import PlayerInput

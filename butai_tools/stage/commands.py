@@ -7,12 +7,12 @@ import json
 import sys
 from pathlib import Path
 
+from butai_tools.local.commands import local_json_path, target_settings
+from butai_tools.stage import images
 from chalicelib import aws
 from chalicelib.errors import ApiError
-from butai_tools.local.commands import local_json_path, target_settings
 from chalicelib.stage import audio
 from chalicelib.stage import expressions as ex
-from butai_tools.stage import images
 
 
 def register(sub) -> None:
@@ -147,7 +147,7 @@ def _rotate(args) -> int:
     new = services.stage.rotate_keys(stage.stage_id, args.only or "both")
     if local is not None:
         from butai_tools.local.runtime import write_json_atomic
-        for name, entry in (local.get("stages") or {}).items():
+        for _name, entry in (local.get("stages") or {}).items():
             if entry.get("stage_id") == stage.stage_id:
                 entry.update(new)
                 base = local["api_url"]

@@ -11,7 +11,6 @@ from pydantic import ValidationError
 from chalicelib.stage import expressions as ex
 from chalicelib.stage.models import Voice
 
-
 # The stage page's files, served next to the images.
 PAGE_FILES = ("index.html", "app.js", "voice.js", "style.css")
 

@@ -7,8 +7,9 @@ label.  A judge never raises: a failure is a judgment with ``error`` set.
 """
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from ..stage.expressions import FALLBACK
 
@@ -50,7 +51,7 @@ class ExpressionChoice:
     character_name: str = ""
 
     @classmethod
-    def of(cls, keys: Iterable[str], character: str = "", character_name: str = "") -> "ExpressionChoice":
+    def of(cls, keys: Iterable[str], character: str = "", character_name: str = "") -> ExpressionChoice:
         ordered = [FALLBACK] + [k for k in dict.fromkeys(keys) if k != FALLBACK]
         return cls(tuple(ordered), character, character_name)
 

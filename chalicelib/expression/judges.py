@@ -11,7 +11,10 @@ answer in time leaves the line to the embedded judge.
 from __future__ import annotations
 
 import os
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
+
+from chalicelib import env
 
 from .choice import ExpressionJudge
 from .lexicon import LexiconJudge
@@ -34,13 +37,13 @@ def build_judge(name: str = DEFAULT_JUDGE, **settings: Any) -> ExpressionJudge:
 
 
 def judge_from_env(environ: Mapping[str, str] | None = None, name: str | None = None) -> ExpressionJudge:
-    env = os.environ if environ is None else environ
-    name = (name or env.get("BUTAI_EXPRESSION_JUDGE") or DEFAULT_JUDGE).strip().lower()
+    source = os.environ if environ is None else environ
+    name = (name or source.get(env.EXPRESSION_JUDGE) or DEFAULT_JUDGE).strip().lower()
     if name == "lexicon":
         return LexiconJudge()
     from ..interpret.backends import settings_from_env
-    _, settings = settings_from_env(env, name)
-    settings["timeout"] = float(env.get("BUTAI_EXPRESSION_TIMEOUT") or DEFAULT_MODEL_TIMEOUT)
+    _, settings = settings_from_env(source, name)
+    settings["timeout"] = float(source.get(env.EXPRESSION_TIMEOUT) or DEFAULT_MODEL_TIMEOUT)
     return build_judge(name, **settings)
 
 

@@ -20,8 +20,8 @@ from typing import Any
 
 import jinja2
 
-from ..interpret.choices import NONE_ANSWER, BackendError, ErrorKind
 from ..interpret.backends.base import AnswerSheet
+from ..interpret.choices import NONE_ANSWER, BackendError, ErrorKind
 from ..interpret.prompts import fit_prompt, neutralise
 from ..stage.expressions import FALLBACK
 from .choice import ExpressionChoice, Judgment, family

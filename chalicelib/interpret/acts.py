@@ -12,8 +12,8 @@ on `scenarios/eval/acts.json`.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Iterable
 
 from ..scenario.model import ACTS
 from .cues import SceneNames, player_words, without_quoted_phrases

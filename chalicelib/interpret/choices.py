@@ -8,11 +8,13 @@ outside its call: results are mapped back with the same `InterpretChoices`.
 """
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable, Iterable, Literal
+from typing import Any, Literal
 
-from ..scenario import GameRules, GameState, PlayerInput, token as make_token
-from ..llm.errors import ErrorKind, ModelCallError
+from ..llm.errors import ModelCallError
+from ..scenario import GameRules, GameState, PlayerInput
+from ..scenario import token as make_token
 from ..scenario.inputs import NONE
 
 NONE_ANSWER = "none"

@@ -18,8 +18,8 @@ safely, so a lexical move or leave is never "unsure".
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Mapping
 
 from .choices import NONE_ANSWER
 

@@ -12,8 +12,8 @@ All functions take normalised text (`text.nfkc`).
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Iterable, Sequence
 
 from .text import find_names, nfkc
 
@@ -210,7 +210,7 @@ def player_words(text: str) -> str:
     return "\n".join(kept)
 
 
-def without_quoted_phrases(text: str, names: "SceneNames") -> str:
+def without_quoted_phrases(text: str, names: SceneNames) -> str:
     """The text with quoted phrases blanked (「お邪魔しました」って言うの？ quotes words, it does not say
     them); a quoted name alone (「控え室」に行こう) stays."""
     known = {nfkc(n) for place in names.places.values() for n in place.names}
@@ -268,7 +268,7 @@ def movement_cue(text: str, names: SceneNames, place: str, exits: Sequence[str],
     if explicit_moves(text, names, place, targets):
         return True
     mentions = place_mentions(text, names, targets)
-    for start, end, pid in mentions:
+    for _start, end, _pid in mentions:
         rest = _TRAILING.sub("", text[end:_clause_end(text, end)])
         if _BARE_DESTINATION.match(rest):
             return True     # 控え室へ！ / 奥まで
@@ -361,7 +361,7 @@ def invited_place(line_text: str, names: SceneNames, exits: Sequence[str]) -> st
     話さない？」 → 控え室), or None."""
     text = nfkc(line_text)
     found = []
-    for start, end, pid in place_mentions(text, names, exits):
+    for _start, end, pid in place_mentions(text, names, exits):
         rest = text[end:_clause_end(text, end)]
         if re.match(r"^\s*(?:に|へ|で|まで|のほう|の方)", rest) and _INVITATION_FORM.search(rest):
             found.append(pid)

@@ -24,10 +24,10 @@ from ..scenario.inputs import NONE
 from .addressee import AddresseeFound, addressee_narrowing, detect_addressee
 from .backends import Backend, LexicalBackend
 from .backends.base import elapsed_ms
-from .choices import ErrorKind, InterpretChoices, InterpretContext, Interpretation
+from .choices import ErrorKind, Interpretation, InterpretChoices, InterpretContext
 from .cues import SceneNames
-from .related import IntentMeaning
 from .refine import NOT_A_CANDIDATE, SAME_PLACE, RefinedInterpreter
+from .related import IntentMeaning
 from .text import WordMatcher
 
 

@@ -9,7 +9,7 @@ particles (ね, よ, かな), punctuation.  So 店を出よう, お店を出ま�
 """
 from __future__ import annotations
 
-from typing import Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
 from .ja import analyse
 from .ja.tokens import Token

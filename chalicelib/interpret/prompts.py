@@ -12,10 +12,11 @@ and drops the examples first when the prompt is too long.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from .choices import NONE_ANSWER, InterpretChoices, InterpretContext
 

@@ -25,16 +25,25 @@ accident, not Japanese at large:
 from __future__ import annotations
 
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Iterable
 
 from ..scenario import PlayerInput
 from ..scenario.inputs import LEAVE, NONE
 from .backends.base import Backend, elapsed_ms
-from .choices import InterpretChoices, InterpretContext, Interpretation
-from .cues import (SceneNames, explicit_moves, farewell, invited_place, leave_cue, movement_cue, player_words,
-                   short_agreement, without_quoted_phrases)
+from .choices import Interpretation, InterpretChoices, InterpretContext
 from .confidence import best_and_margin
+from .cues import (
+    SceneNames,
+    explicit_moves,
+    farewell,
+    invited_place,
+    leave_cue,
+    movement_cue,
+    player_words,
+    short_agreement,
+    without_quoted_phrases,
+)
 from .related import IntentMeaning
 from .text import TextForms, WordMatcher, lcs_length, make_matcher, nfkc, strip_punctuation
 

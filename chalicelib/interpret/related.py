@@ -19,12 +19,12 @@ Safeguards:
 """
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
-from functools import lru_cache
-from typing import Any, Iterable
+from typing import Any
 
 from .ja import analyse, word_meaning
-from .ja.meaning import MeaningIndex, Related
+from .ja.meaning import MeaningIndex
 from .ja.tokens import Token
 from .text import make_matcher, nfkc
 

@@ -31,9 +31,10 @@ import json
 import math
 import re
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any, Sequence
+from typing import Any
 
 from .errors import ErrorKind, ModelCallError
 from .transport import OpenAITransport, Transport

@@ -18,8 +18,10 @@ The per-use names (``BUTAI_OPENAI_BASE_URL``, ``BUTAI_GENERATOR_BASE_URL``, …)
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Mapping
+
+from chalicelib import env
 
 from .choice import MODE_SETTINGS, PROBE
 
@@ -34,12 +36,12 @@ class ModelSwitch:
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> ModelSwitch:
-        env = os.environ if environ is None else environ
-        mode = (env.get("BUTAI_MODEL_MODE") or PROBE).strip().lower()
+        source = os.environ if environ is None else environ
+        mode = (source.get(env.MODEL_MODE) or PROBE).strip().lower()
         if mode not in MODE_SETTINGS:
             raise ValueError(f"BUTAI_MODEL_MODE={mode!r}; expected one of {', '.join(MODE_SETTINGS)}")
-        return cls(url=(env.get("BUTAI_MODEL_URL") or "").strip() or None,
-                   model=(env.get("BUTAI_MODEL") or "").strip() or None,
-                   api_key=env.get("BUTAI_MODEL_API_KEY") or None,
+        return cls(url=(source.get(env.MODEL_URL) or "").strip() or None,
+                   model=(source.get(env.MODEL) or "").strip() or None,
+                   api_key=source.get(env.MODEL_API_KEY) or None,
                    mode=mode,
-                   retries=int(env.get("BUTAI_MODEL_RETRIES") or 0))
+                   retries=int(source.get(env.MODEL_RETRIES) or 0))

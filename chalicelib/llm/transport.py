@@ -25,7 +25,8 @@ import socket
 import time
 import urllib.error
 import urllib.request
-from typing import Any, Callable, Protocol, TypeVar
+from collections.abc import Callable
+from typing import Any, Protocol, TypeVar
 
 from .errors import ErrorKind, ModelCallError
 
@@ -131,7 +132,7 @@ class OpenAITransport:
             if isinstance(reason, (socket.timeout, TimeoutError)) or "timed out" in str(reason):
                 raise ModelCallError(ErrorKind.TIMEOUT, f"no answer from {url} within {timeout}s") from None
             raise ModelCallError(ErrorKind.UNREACHABLE, f"cannot reach {url}: {reason}") from None
-        except (socket.timeout, TimeoutError):
+        except TimeoutError:
             raise ModelCallError(ErrorKind.TIMEOUT, f"no answer from {url} within {timeout}s") from None
         except (ConnectionError, OSError) as exc:
             # reset or closed mid-answer: the server went away (killed, restarted)
@@ -209,8 +210,13 @@ class SageMakerTransport:
         return self._client
 
     def _once(self, payload: bytes) -> bytes:
-        from botocore.exceptions import (BotoCoreError, ClientError, ConnectTimeoutError, EndpointConnectionError,
-                                         ReadTimeoutError)
+        from botocore.exceptions import (
+            BotoCoreError,
+            ClientError,
+            ConnectTimeoutError,
+            EndpointConnectionError,
+            ReadTimeoutError,
+        )
         try:
             response = self.client.invoke_endpoint(EndpointName=self.endpoint, ContentType="application/json",
                                                    Accept="application/json", Body=payload)

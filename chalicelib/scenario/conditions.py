@@ -6,10 +6,10 @@ only it knows the scenario (and the file and line to blame).
 """
 from __future__ import annotations
 
+from collections.abc import Container, Iterable
 from dataclasses import dataclass, field
-from typing import Container, Iterable
 
-from .inputs import INTENT_PREFIX, LEAVE, MOVE_PREFIX, NONE, LEAVE_WORD, NONE_WORD, PlayerInput
+from .inputs import INTENT_PREFIX, LEAVE, LEAVE_WORD, MOVE_PREFIX, NONE, NONE_WORD, PlayerInput
 
 ANY_INPUT_WORD = "入力"
 START_WORD = "開始"

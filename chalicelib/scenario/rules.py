@@ -7,8 +7,9 @@ elsewhere or have been shown before.
 """
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Literal, Mapping
+from typing import Any, Literal
 
 from .conditions import Effect, ExpressionEffect
 from .inputs import LEAVE, PlayerInput

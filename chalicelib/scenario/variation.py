@@ -16,7 +16,8 @@ history per set), so the choice is pure and stored with the turn.
 from __future__ import annotations
 
 import hashlib
-from typing import Literal, Sequence
+from collections.abc import Sequence
+from typing import Literal
 
 Mode = Literal["cycle", "shuffle", "once"]
 WINDOW = 3          # shuffle: none of the last WINDOW lines (fewer when the set is smaller)

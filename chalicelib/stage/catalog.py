@@ -9,8 +9,8 @@ from __future__ import annotations
 import json
 import threading
 import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Callable, Mapping
 
 from botocore.exceptions import ClientError
 
@@ -43,7 +43,7 @@ class CharacterCatalog:
         self._lock = threading.Lock()
 
     @classmethod
-    def from_s3(cls, s3_client, bucket: str, ttl: float = 60.0) -> "CharacterCatalog":
+    def from_s3(cls, s3_client, bucket: str, ttl: float = 60.0) -> CharacterCatalog:
         def load(character: str) -> dict | None:
             try:
                 obj = s3_client.get_object(Bucket=bucket, Key=ex.manifest_key(character))

@@ -12,8 +12,19 @@ from botocore.exceptions import ClientError
 
 from .. import tables
 from ..config import Settings
-from .store import (AlreadyClaimed, DuplicateRequest, Guard, GuardFailed, LogRecord, ReplyRecord, SpeakWrite,
-                    StageRecord, StaleGame, StoreUnavailable, TurnWrite)
+from .store import (
+    AlreadyClaimed,
+    DuplicateRequest,
+    Guard,
+    GuardFailed,
+    LogRecord,
+    ReplyRecord,
+    SpeakWrite,
+    StageRecord,
+    StaleGame,
+    StoreUnavailable,
+    TurnWrite,
+)
 
 _ser = TypeSerializer()
 _de = TypeDeserializer()

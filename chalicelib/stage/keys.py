@@ -7,8 +7,8 @@ The role prefix lets a person tell which key they hold; it is not trusted.
 from __future__ import annotations
 
 import hashlib
-import re
 import hmac
+import re
 import secrets
 
 AGENT_PREFIX = "bka_"

@@ -9,8 +9,18 @@ import copy
 import threading
 from dataclasses import replace
 
-from .store import (AlreadyClaimed, DuplicateRequest, Guard, GuardFailed, LogRecord, ReplyRecord, SpeakWrite,
-                    StageRecord, StaleGame, TurnWrite)
+from .store import (
+    AlreadyClaimed,
+    DuplicateRequest,
+    Guard,
+    GuardFailed,
+    LogRecord,
+    ReplyRecord,
+    SpeakWrite,
+    StageRecord,
+    StaleGame,
+    TurnWrite,
+)
 
 
 class MemoryStageStore:

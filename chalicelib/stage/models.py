@@ -167,7 +167,7 @@ class SpeakResult(BaseModel):
 class ReplyAccepted(BaseModel):
     id: str
     created_at: str
-    view: "StageView | None" = Field(default=None, description="Scenario stages: the stage after the turn.")
+    view: StageView | None = Field(default=None, description="Scenario stages: the stage after the turn.")
 
 
 class Reply(BaseModel):

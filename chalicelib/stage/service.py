@@ -4,8 +4,8 @@ from __future__ import annotations
 import hashlib
 import json
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from .. import ids
 from ..errors import Conflict, Forbidden, NotFound, Unauthorized, ValidationFailed
@@ -14,8 +14,21 @@ from . import expressions as ex
 from . import keys
 from .audio import check_audio_url
 from .catalog import CharacterCatalog
-from .models import (AUTO_EXPRESSION, LOG_LIMIT, CurrentLine, LogEntry, Reply, ReplyAccepted, ReplyRequest, SceneView,
-                     SpeakRequest, SpeakResult, StageInfo, StageView, Voice)
+from .models import (
+    AUTO_EXPRESSION,
+    LOG_LIMIT,
+    CurrentLine,
+    LogEntry,
+    Reply,
+    ReplyAccepted,
+    ReplyRequest,
+    SceneView,
+    SpeakRequest,
+    SpeakResult,
+    StageInfo,
+    StageView,
+    Voice,
+)
 from .store import DuplicateRequest, Guard, GuardFailed, LogRecord, ReplyRecord, SpeakWrite, StageRecord, StageStore
 from .waiting import MAX_WAIT_S, BackoffPolling, ReplySignal, ReplyWaiter
 

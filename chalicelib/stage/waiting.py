@@ -20,7 +20,8 @@ from __future__ import annotations
 import collections
 import threading
 import time
-from typing import Callable, Protocol
+from collections.abc import Callable
+from typing import Protocol
 
 from .store import ReplyRecord
 

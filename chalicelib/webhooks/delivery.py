@@ -13,8 +13,8 @@ import http.client
 import json
 import random
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from .. import ids
 from ..stage.store import ReplyRecord

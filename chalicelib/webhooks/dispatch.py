@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from ..stage.store import ReplyRecord
 from .delivery import Outcome, Schedule, Sender, record_for, reply_body

@@ -8,8 +8,16 @@ from ..stage.service import AGENT, StageService
 from ..stage.store import GuardFailed
 from . import signing, targets
 from .delivery import Sender, ping_body
-from .models import (SHOWN_DELIVERIES, WebhookConfig, WebhookCreated, WebhookDeleted, WebhookDelivery,
-                     WebhookRequest, WebhookTestResult, WebhookView)
+from .models import (
+    SHOWN_DELIVERIES,
+    WebhookConfig,
+    WebhookCreated,
+    WebhookDeleted,
+    WebhookDelivery,
+    WebhookRequest,
+    WebhookTestResult,
+    WebhookView,
+)
 from .store import DynamoWebhookStore
 
 SIGNATURE_FORMAT = (f"{signing.SIGNATURE_HEADER}: {signing.SCHEME}=<hex HMAC-SHA256(secret, "

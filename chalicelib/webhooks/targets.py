@@ -22,8 +22,8 @@ import ipaddress
 import socket
 import ssl
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 from urllib.parse import urlsplit
 
 MAX_URL_LENGTH = 2048

@@ -150,8 +150,8 @@ class SlowProxy:
     fetch.  Only fetches that claimed something are held; later ones pass."""
 
     def __init__(self, upstream: str):
-        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
         import urllib.request
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
         self.held = threading.Event()
         self.release = threading.Event()
         proxy = self

@@ -6,8 +6,17 @@ import threading
 import pytest
 
 from butai import config
-from butai.client import (ConfigError, Conflict, Forbidden, InvalidRequest, NotFound, SpeakResult, Stage,
-                          StageView, Unauthorized)
+from butai.client import (
+    ConfigError,
+    Conflict,
+    Forbidden,
+    InvalidRequest,
+    NotFound,
+    SpeakResult,
+    Stage,
+    StageView,
+    Unauthorized,
+)
 from tests.agents.helpers import call
 
 pytestmark = pytest.mark.e2e

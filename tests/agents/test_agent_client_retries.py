@@ -6,8 +6,21 @@ import time
 
 import pytest
 
-from butai.client import (Conflict, ConnectionFailed, Forbidden, InvalidRequest, NotFound, RateLimited, Reply,
-                          RetryPolicy, ServerError, SpeakResult, Stage, StageError, Unauthorized)
+from butai.client import (
+    Conflict,
+    ConnectionFailed,
+    Forbidden,
+    InvalidRequest,
+    NotFound,
+    RateLimited,
+    Reply,
+    RetryPolicy,
+    ServerError,
+    SpeakResult,
+    Stage,
+    StageError,
+    Unauthorized,
+)
 from tests.agents.helpers import SPEAK_OK, Scripted, error_body
 
 REQUEST_ID = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")

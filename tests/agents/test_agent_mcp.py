@@ -95,10 +95,10 @@ def test_configured_by_api_url_stage_id_and_key_and_errors_are_tool_errors(fresh
 
 
 def test_speak_refuses_unknown_arguments_and_lists_the_stage_characters_expressions(local_runtime, tmp_path):
-    from tests.agents.helpers import local_stage
+    import json as _json
+
     from chalicelib import context
     from chalicelib.config import Settings
-    import json as _json
     # a stage whose character is ママ (赤尾妙子): her expressions, not hiyori's
     service = context.build(Settings(aws_endpoint=local_runtime.info["aws_endpoint"])).stage
     created = service.create_stage("mama", "赤尾妙子")

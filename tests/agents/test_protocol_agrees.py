@@ -6,10 +6,12 @@ import json
 
 import pytest
 
-from butai import protocol, signing as client_signing
+from butai import protocol
+from butai import signing as client_signing
 from chalicelib.stage import expressions, models
 from chalicelib.stage.waiting import MAX_WAIT_S
-from chalicelib.webhooks import models as webhook_models, signing as server_signing
+from chalicelib.webhooks import models as webhook_models
+from chalicelib.webhooks import signing as server_signing
 
 PAIRS = [
     (protocol.Reply, models.Reply), (protocol.SpeakResult, models.SpeakResult),

@@ -9,9 +9,9 @@ import shutil
 
 import pytest
 
+from butai_tools.stage import images
 from chalicelib import aws, context
 from chalicelib.config import Settings
-from butai_tools.stage import images
 from tests.browser.accessibility import assert_accessible, assert_composer_visible
 from tests.browser.test_stage_page import POLL_WAIT_MS, SHOTS, fetch, no_horizontal_scroll, speak, wait_js
 from tests.conftest import ROOT

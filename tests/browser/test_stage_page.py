@@ -11,9 +11,9 @@ import urllib.request
 
 import pytest
 
+from butai_tools.stage import images
 from chalicelib import aws, context
 from chalicelib.config import Settings
-from butai_tools.stage import images
 from tests.conftest import OUTPUT, ROOT
 
 pytestmark = pytest.mark.browser

@@ -9,7 +9,6 @@ of turns answered by a generic fallback, unsafe moves (a move or an ending
 the turn did not ask for) and the turns whose answer fits, and writes them to
 test-output/playthrough.json (the figures in docs/performance.md)."""
 import json
-from pathlib import Path
 
 from tests.conftest import ROOT, call
 from tests.scenario_stages import new_scenario_stage

@@ -8,6 +8,7 @@
   before that write leaves the reply unread, and the next turn answers it first.
 """
 import json
+
 from butai.client import RetryPolicy, Stage
 from chalicelib import context
 from chalicelib.config import Settings

@@ -12,10 +12,10 @@ import json
 import pytest
 from botocore.awsrequest import AWSResponse
 
-from chalicelib import aws
-from chalicelib.config import Settings
 from butai_tools.local.aws import LocalAws, ensure_resources
 from butai_tools.stage import images
+from chalicelib import aws
+from chalicelib.config import Settings
 from tests.api.test_routes import get, post, snapshot
 from tests.conftest import ROOT
 

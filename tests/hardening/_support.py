@@ -10,7 +10,8 @@
 from __future__ import annotations
 
 import json
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from chalicelib import aws, tables
 from tests.conftest import call as http_call  # noqa: F401 - one socket helper for every test

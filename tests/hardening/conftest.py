@@ -24,10 +24,10 @@ def moto_app():
     from moto import mock_aws
 
     from app import app
-    from chalicelib import aws, context
-    from chalicelib.config import Settings
     from butai_tools.local.aws import ensure_resources
     from butai_tools.stage import images
+    from chalicelib import aws, context
+    from chalicelib.config import Settings
 
     patch = pytest.MonkeyPatch()
     for var in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE"):

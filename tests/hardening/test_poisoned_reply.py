@@ -87,10 +87,10 @@ def test_ids_are_stored_in_nfc(moto_app, scenario_stage):
 
 def _store_reply(moto_app, stage, text, **fields):
     """A reply stored as an older version of butai (or a bug) might have: past the edge's checks."""
+    from chalicelib import ids
+    from chalicelib.stage import keys
     from chalicelib.stage.service import PLAYER
     from chalicelib.stage.store import Guard
-    from chalicelib.stage import keys
-    from chalicelib import ids
     reply_id = ids.new_id()
     created = ids.iso_from_ms(ids.id_time_ms(reply_id))
     moto_app.services.stage.store.add_reply(

@@ -139,7 +139,7 @@ def test_the_local_runtime_answers_unknown_routes_in_butais_shape(local_runtime,
     api = local_runtime.info["api_url"]
     demo = local_runtime.info["stages"]["demo"]
     path = path.replace("{id}", demo["stage_id"])
-    for auth in (f"Bearer {demo['agent_key']}", "Bearer ключ".encode("utf-8").decode("latin-1"), None):
+    for auth in (f"Bearer {demo['agent_key']}", "Bearer ключ".encode().decode("latin-1"), None):
         parts = urllib.parse.urlsplit(api)
         conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=30)
         headers = {"Authorization": auth} if auth else {}

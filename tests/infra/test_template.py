@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from chalicelib import infra, tables
+from butai_tools import infra
+from chalicelib import tables
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from butai_tools.cli import main
-from chalicelib.interpret.backends import backend_from_env, build_backend, settings_from_env
 from butai_tools.interpret.evaluation import DatasetError, classify_miss, load_dataset, parse_dataset
+from chalicelib.interpret.backends import backend_from_env, build_backend, settings_from_env
 
 EVAL_SET = str(Path(__file__).resolve().parents[2] / "scenarios" / "eval" / "interpret.json")
 
@@ -62,8 +62,8 @@ def test_unsafe_and_gates(tmp_path, capsys, reference_path):
 
 
 def test_refinement_miss_kind(rules):
-    from chalicelib.interpret import Interpretation, Interpreter
     from butai_tools.interpret.evaluation import run_dataset
+    from chalicelib.interpret import Interpretation, Interpreter
     from chalicelib.scenario import PlayerInput
 
     class AlwaysMove:

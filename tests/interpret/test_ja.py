@@ -1,7 +1,6 @@
 """The analyser seam (SudachiPy, small dictionary) and the word-meaning table."""
 from __future__ import annotations
 
-import hashlib
 import json
 import struct
 from array import array

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from chalicelib.interpret import InterpretChoices, InterpretContext, Interpreter, LexicalBackend
 from butai_tools.interpret.evaluation import load_dataset, run_dataset, summarise
+from chalicelib.interpret import InterpretChoices, InterpretContext, Interpreter, LexicalBackend
 from chalicelib.scenario import PlayerInput
 
 EVAL_SET = Path(__file__).resolve().parents[2] / "scenarios" / "eval" / "interpret.json"

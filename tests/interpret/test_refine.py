@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from chalicelib.interpret import InterpretChoices, InterpretContext, Interpretation, Interpreter, refine
+from chalicelib.interpret import Interpretation, InterpretChoices, InterpretContext, Interpreter, refine
 from chalicelib.interpret.cues import SceneNames, farewell, short_agreement
 from chalicelib.interpret.refine import example_intent
 from chalicelib.interpret.text import nfkc

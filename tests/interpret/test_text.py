@@ -3,8 +3,17 @@ from __future__ import annotations
 
 import pytest
 
-from chalicelib.interpret.text import (PlainMatcher, TextForms, WordMatcher, fold, lcs_length, nfkc,
-                                       readings_available, strip_punctuation, word_variants)
+from chalicelib.interpret.text import (
+    PlainMatcher,
+    TextForms,
+    WordMatcher,
+    fold,
+    lcs_length,
+    nfkc,
+    readings_available,
+    strip_punctuation,
+    word_variants,
+)
 
 MUSIC = ["音楽", "曲", "歌", "BGM", "カラオケ", "レコード", "流す", "流して", "かける", "サントラ"]
 

@@ -26,11 +26,11 @@ if os.environ.get("BUTAI_REQUIRE_MODEL_SERVER") != "1":
                                                        "(make test-models installs it)")
     pytest.importorskip("gguf")
 
-from chalicelib.interpret import ErrorKind, Interpreter, InterpretChoices, InterpretContext  # noqa: E402
+from butai_tools.llm.doctor import diagnose  # noqa: E402
+from chalicelib.interpret import ErrorKind, InterpretChoices, InterpretContext, Interpreter  # noqa: E402
 from chalicelib.interpret.backends import build_backend  # noqa: E402
 from chalicelib.interpret.backends.base import AnswerSheet  # noqa: E402
 from chalicelib.llm import ModelCallError  # noqa: E402
-from butai_tools.llm.doctor import diagnose  # noqa: E402
 from chalicelib.scenario import GameRules, PlayerInput, load_scenario  # noqa: E402
 from chalicelib.talk import OpenAIGenerator, Talker, TalkRequest  # noqa: E402
 from tests.conftest import ROOT  # noqa: E402

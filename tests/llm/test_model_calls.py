@@ -8,8 +8,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from chalicelib.llm import Chat, ChoiceMode, Chooser, ErrorKind, ModelCallError, OpenAITransport, with_retries
 from butai_tools.llm.doctor import banner_lines, diagnose
+from chalicelib.llm import Chat, ChoiceMode, Chooser, ErrorKind, ModelCallError, OpenAITransport, with_retries
 
 LABELS = ["A", "B", "none"]
 MESSAGES = [{"role": "user", "content": "u"}]

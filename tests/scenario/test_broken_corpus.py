@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from butai_tools.cli import main as butai
-from chalicelib.scenario import ScenarioError, load_scenario
 from butai_tools.scenario.lint import lint_path
+from chalicelib.scenario import ScenarioError, load_scenario
 
 ROOT = Path(__file__).resolve().parents[2]
 BROKEN = Path(__file__).resolve().parent / "broken"

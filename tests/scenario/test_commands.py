@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from chalicelib.scenario import bench, commands
+from butai_tools.bench import rules as bench
+from butai_tools.scenario import commands
 
 SCHEMA_FILE = Path(__file__).resolve().parents[2] / "scenarios" / "schema.json"
 

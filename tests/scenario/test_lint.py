@@ -5,8 +5,8 @@ import json
 
 import pytest
 
-from chalicelib.scenario import load_scenario_data
 from butai_tools.scenario.lint import lint_path, lint_scenario, normalise
+from chalicelib.scenario import load_scenario_data
 
 
 def findings(data, severity=("error", "warning")):

@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import time
 
-from chalicelib.scenario import GameRules, load_scenario_data
 from butai_tools.scenario.lint import lint_scenario
 from butai_tools.scenario.synthetic import synthetic_scenario
+from chalicelib.scenario import GameRules, load_scenario_data
 
 
 def test_synthetic_is_deterministic_and_loads():

@@ -4,10 +4,10 @@ import json
 import pytest
 
 from butai_tools import cli
+from butai_tools.page_policy import content_security_policy
 from chalicelib.config import Settings
 from chalicelib.errors import ValidationFailed
 from chalicelib.expression import ExpressionChoice, LexiconJudge, build_judge, contradicts, judge_from_env
-from butai_tools.page_policy import content_security_policy
 from chalicelib.stage.audio import check_audio_url, parse_origins
 from chalicelib.stage.catalog import CharacterCatalog
 from chalicelib.stage.memory import MemoryStageStore
@@ -169,8 +169,8 @@ def test_audio_origins_and_the_page_policy():
 
 
 def test_the_start_banner_names_the_judge(capsys):
-    from chalicelib.expression import describe
     from butai_tools.local.runtime import print_banner
+    from chalicelib.expression import describe
     print_banner({"api_url": "http://127.0.0.1:1", "stages": {}, "expression_judge": describe(judge_from_env({}))})
     assert "expression judge (lines sent without an expression): lexicon (embedded, no model)" in capsys.readouterr().out
     model = judge_from_env({"BUTAI_EXPRESSION_JUDGE": "openai", "BUTAI_OPENAI_BASE_URL": "http://127.0.0.1:9/v1"})

@@ -5,8 +5,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from chalicelib.scenario import load_scenario
 from chalicelib.llm.chat import chat_text
+from chalicelib.scenario import load_scenario
 from chalicelib.talk import GenerationError, OpenAIGenerator, Talker, TalkRequest, check, clean, next_fallback
 from tests.conftest import ROOT
 

@@ -24,7 +24,10 @@ reads the ``BUTAI_*`` variables (default: ``lexical``):
 from __future__ import annotations
 
 import os
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
+
+from chalicelib import env
 
 from ...llm.settings import ModelSwitch
 from .base import AnswerSheet, Backend, ModelBackend, chat_body, parse_chat_completion, probabilities_from_logprobs
@@ -64,31 +67,31 @@ def build_backend(name: str = DEFAULT_BACKEND, **settings: Any) -> Backend:
 
 
 def settings_from_env(environ: Mapping[str, str] | None = None, name: str | None = None) -> tuple[str, dict[str, Any]]:
-    env = os.environ if environ is None else environ
-    switch = ModelSwitch.from_env(env)
-    name = (name or env.get("BUTAI_CLASSIFIER") or ("openai" if switch.url else DEFAULT_BACKEND)).strip().lower()
+    source = os.environ if environ is None else environ
+    switch = ModelSwitch.from_env(source)
+    name = (name or source.get(env.CLASSIFIER) or ("openai" if switch.url else DEFAULT_BACKEND)).strip().lower()
     settings: dict[str, Any] = {}
-    if env.get("BUTAI_CLASSIFIER_TIMEOUT"):
-        settings["timeout"] = float(env["BUTAI_CLASSIFIER_TIMEOUT"])
-    if env.get("BUTAI_CONTEXT_LIMIT"):
-        settings["context_limit"] = int(env["BUTAI_CONTEXT_LIMIT"])
-    if env.get("BUTAI_CLASSIFIER_LABELS"):
-        settings["labels"] = env["BUTAI_CLASSIFIER_LABELS"]
+    if source.get(env.CLASSIFIER_TIMEOUT):
+        settings["timeout"] = float(source[env.CLASSIFIER_TIMEOUT])
+    if source.get(env.CONTEXT_LIMIT):
+        settings["context_limit"] = int(source[env.CONTEXT_LIMIT])
+    if source.get(env.CLASSIFIER_LABELS):
+        settings["labels"] = source[env.CLASSIFIER_LABELS]
     model = name.split("+", 1)[1] if name.startswith("lexical+") else name
     if model in ("sagemaker", "openai"):
         settings["retries"] = switch.retries
-        if env.get("BUTAI_MODEL_MODE"):          # sagemaker's own default is vllm, the container's mode
+        if source.get(env.MODEL_MODE):          # sagemaker's own default is vllm, the container's mode
             settings["mode"] = switch.mode
     if model == "sagemaker":
-        settings["endpoint"] = env.get("BUTAI_SAGEMAKER_ENDPOINT", "")
-        settings["model"] = env.get("BUTAI_SAGEMAKER_MODEL") or None
+        settings["endpoint"] = source.get(env.SAGEMAKER_ENDPOINT, "")
+        settings["model"] = source.get(env.SAGEMAKER_MODEL) or None
     elif model == "openai":
-        settings["base_url"] = env.get("BUTAI_OPENAI_BASE_URL") or switch.url or ""
-        settings["model"] = env.get("BUTAI_OPENAI_MODEL") or switch.model
-        settings["api_key"] = env.get("BUTAI_OPENAI_API_KEY") or switch.api_key
+        settings["base_url"] = source.get(env.OPENAI_BASE_URL) or switch.url or ""
+        settings["model"] = source.get(env.OPENAI_MODEL) or switch.model
+        settings["api_key"] = source.get(env.OPENAI_API_KEY) or switch.api_key
     elif model == "transformers":
-        settings["model_path"] = env.get("BUTAI_TRANSFORMERS_MODEL", "")
-        settings["device"] = env.get("BUTAI_TRANSFORMERS_DEVICE") or "auto"
+        settings["model_path"] = source.get(env.TRANSFORMERS_MODEL, "")
+        settings["device"] = source.get(env.TRANSFORMERS_DEVICE) or "auto"
     return name, settings
 
 

@@ -12,13 +12,14 @@ from __future__ import annotations
 import logging
 import string
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Protocol, Sequence, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
-from ...llm.choice import ChoiceMode, label_probabilities, read_choice
+from ...llm.choice import ChoiceMode, choice_body, label_probabilities, read_choice
 from ...llm.transport import read_json
 from ...scenario.inputs import NONE
-from ..choices import NONE_ANSWER, BackendError, ErrorKind, InterpretChoices, InterpretContext, Interpretation
+from ..choices import NONE_ANSWER, BackendError, ErrorKind, Interpretation, InterpretChoices, InterpretContext
 from ..prompts import ANSWER_RESERVE, MAX_TEXT_CHARS, PromptFit, PromptTemplates, fit_prompt
 
 log = logging.getLogger(__name__)

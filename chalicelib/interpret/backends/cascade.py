@@ -12,8 +12,8 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from ..choices import InterpretChoices, InterpretContext, Interpretation
-from ..confidence import Band, is_unsure
+from ..choices import Interpretation, InterpretChoices, InterpretContext
+from ..confidence import Band
 from .base import Backend, elapsed_ms
 from .lexical import LexicalBackend
 

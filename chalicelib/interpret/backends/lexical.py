@@ -24,17 +24,27 @@ from __future__ import annotations
 import math
 import re
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import Any
 
 from ...scenario.inputs import NONE
-from ..choices import NONE_ANSWER, ErrorKind, InterpretChoices, InterpretContext, Interpretation, Option
-from ..ja import analyse
+from ..choices import NONE_ANSWER, ErrorKind, Interpretation, InterpretChoices, InterpretContext, Option
 from ..confidence import is_unsure
-from ..related import IntentMeaning
 from ..cues import Place, SceneNames, clause_spans, explicit_moves, farewell
-from ..text import (TextForms, WordMatcher, is_content_char, is_hiragana, is_kanji, is_katakana, make_matcher, nfkc,
-                    to_hiragana)
+from ..ja import analyse
+from ..related import IntentMeaning
+from ..text import (
+    TextForms,
+    WordMatcher,
+    is_content_char,
+    is_hiragana,
+    is_kanji,
+    is_katakana,
+    make_matcher,
+    nfkc,
+    to_hiragana,
+)
 from .base import elapsed_ms
 
 # Clauses the player sets aside: the topic named before these is not the point.
@@ -126,8 +136,8 @@ class LexicalBackend:
     def prepare(self, scenario: Any) -> None:
         """Learn term specificity from all of a scenario's intents at once (the
         backend otherwise learns it from the options it is shown)."""
-        from ..choices import Option as _Option
         from ...scenario import PlayerInput
+        from ..choices import Option as _Option
         self.names = SceneNames.of(scenario)
         if self.meaning is None:
             self.meaning = IntentMeaning.of(scenario)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ...llm.choice import PROBE, Chooser, ChoiceMode, choice_body
+from ...llm.choice import PROBE, ChoiceMode, Chooser, choice_body
 from ...llm.transport import OpenAITransport
 from ..prompts import PromptFit
 from .base import AnswerSheet, ModelBackend

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...llm.choice import Chooser, ChoiceMode, choice_body
+from ...llm.choice import ChoiceMode, Chooser, choice_body
 from ...llm.transport import SageMakerTransport
 from ..prompts import PromptFit
 from .base import AnswerSheet, ModelBackend

@@ -24,9 +24,9 @@ import sys
 import threading
 from array import array
 from bisect import bisect_left
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Mapping, Sequence
 
 from .tokens import Token
 

@@ -1,8 +1,9 @@
 """Typed tokens: what every analyser gives the rest of interpretation."""
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Protocol, Sequence
+from typing import Protocol
 
 # Parts of speech (UniDic / Sudachi top level) that carry a topic.
 CONTENT_POS = ("名詞", "動詞", "形容詞", "形状詞")

@@ -1,0 +1,102 @@
+"""Structured logs and metrics: AWS Lambda Powertools' Logger and Metrics.
+
+In Lambda every log line is one JSON object (level, message, service, the
+request id as ``correlation_id``) and every metric is a CloudWatch Embedded
+Metric Format record, which CloudWatch turns into a metric without an API call.
+Locally (``BUTAI_LOCAL=1``, set by the local runtime) both print one readable
+line each instead.  What is counted, by name and dimensions:
+
+==========================  ===========================  =====================================
+metric                      dimensions                   when
+==========================  ===========================  =====================================
+``ClassifierCalls``         ``backend``, ``outcome``     every interpretation (``ok`` or the error kind)
+``Fallbacks``               ``reason``                   free conversation answered without its model
+``TurnLatency`` (ms)        —                            every scenario turn computed
+``TurnConflicts``           ``kind``                     a turn recomputed (``stale_game``, ``claimed``)
+==========================  ===========================  =====================================
+
+A failure is never only in a stage's debug record: it is logged (warning) and
+counted, so a dead classifier endpoint shows as ``ClassifierCalls
+outcome=unreachable`` rather than as every input quietly becoming なし.
+"""
+from __future__ import annotations
+
+import logging
+import os
+import sys
+from functools import lru_cache
+from typing import Any
+
+from . import env
+
+SERVICE = "butai"
+NAMESPACE = "butai"
+
+
+def _local() -> bool:
+    return os.environ.get(env.LOCAL) == "1"
+
+
+@lru_cache(maxsize=1)
+def logger():
+    """The one structured logger (Powertools in Lambda, a plain readable one locally)."""
+    if _local():
+        log = logging.getLogger(SERVICE)
+        if not log.handlers:
+            handler = logging.StreamHandler(sys.stderr)
+            handler.setFormatter(logging.Formatter("butai %(levelname)s %(message)s"))
+            log.addHandler(handler)
+            log.propagate = False
+        log.setLevel(logging.INFO)
+        return log
+    from aws_lambda_powertools import Logger
+    return Logger(service=SERVICE)
+
+
+def set_correlation_id(request_id: str | None) -> None:
+    """Every log line of this request carries its id (API Gateway's request id in Lambda)."""
+    log = logger()
+    if hasattr(log, "set_correlation_id"):
+        log.set_correlation_id(request_id)
+
+
+def warn(message: str, **fields: Any) -> None:
+    log = logger()
+    if _local():
+        log.warning("%s %s", message, " ".join(f"{k}={v}" for k, v in fields.items()))
+    else:
+        log.warning(message, extra=fields)
+
+
+def metric(name: str, value: float = 1.0, unit: str = "Count", **dimensions: str) -> None:
+    """One metric data point with its own dimensions (flushed at once: dimensions differ per point)."""
+    if _local():
+        logger().info("metric %s=%g%s %s", name, value, "" if unit == "Count" else f" {unit}",
+                      " ".join(f"{k}={v}" for k, v in dimensions.items()))
+        return
+    from aws_lambda_powertools.metrics import MetricUnit, single_metric
+    with single_metric(name=name, unit=MetricUnit[unit], value=value, namespace=NAMESPACE,
+                       default_dimensions={"service": SERVICE}) as point:
+        for key, val in dimensions.items():
+            point.add_dimension(name=key, value=str(val))
+
+
+def classified(backend: str, error: str | None, detail: str | None = None) -> None:
+    metric("ClassifierCalls", backend=backend or "unknown", outcome=error or "ok")
+    if error:
+        warn("classifier call failed; the input is read as なし", backend=backend, kind=error,
+             detail=(detail or "")[:300])
+
+
+def fell_back(reason: str | None) -> None:
+    metric("Fallbacks", reason=reason or "no_model")
+    if reason not in (None, "no_model"):
+        warn("free conversation fell back to an authored line", reason=reason)
+
+
+def turn_latency(ms: float) -> None:
+    metric("TurnLatency", ms, "Milliseconds")
+
+
+def turn_conflict(kind: str) -> None:
+    metric("TurnConflicts", kind=kind)
