@@ -133,9 +133,9 @@ def _watch(args) -> int:
     # of a non-interactive shell starts with SIGINT ignored, and Python then never raises
     # KeyboardInterrupt): that was why a watch could outlive its Ctrl-C.
     signal.signal(signal.SIGINT, signal.default_int_handler)
-    print(f"butai: watching {stage.stage_id} for replies (Ctrl-C to stop)", file=sys.stderr, flush=True)
     request_id, shown = None, set()
     try:
+        print(f"butai: watching {stage.stage_id} for replies (Ctrl-C to stop)", file=sys.stderr, flush=True)
         while True:
             # Each fetch carries its own request id until its replies are all printed: a fetch cut short
             # by Ctrl-C (even a slow one: Ctrl-C does not wait for it) may have claimed replies whose

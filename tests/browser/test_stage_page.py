@@ -153,3 +153,21 @@ def test_missing_expression_image_falls_back_to_neutral_in_the_page(browser, loc
             "document.getElementById('character-image').src.endsWith('/characters/lost/neutral.svg')"
             " && document.getElementById('character-image').naturalWidth > 0")
     page.close()
+
+
+def test_the_player_key_never_goes_to_another_origin(browser, local_runtime, runtime_services):
+    """The fragment's `api=` may only name a path on the page's own origin."""
+    stage = runtime_services.stage.create_stage("api-origin")
+    api = local_runtime.info["api_url"]
+    page = browser.new_page(viewport={"width": 360, "height": 800})
+    seen = []
+    page.on("request", lambda req: seen.append(req.url))
+    try:
+        page.goto(f"{api}/#stage={stage.stage_id}&key={stage.player_key}&api=http://127.0.0.1:9/")
+        wait_js(page, "document.body.dataset.state === 'invalid'")
+        assert not [u for u in seen if not u.startswith(api)], seen
+        page.goto(f"{api}/#stage={stage.stage_id}&key={stage.player_key}&api={api}/")
+        page.reload()
+        wait_js(page, "document.body.dataset.state === 'ready'")
+    finally:
+        page.close()
