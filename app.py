@@ -2,7 +2,7 @@
 method and lets ``handles_errors`` turn domain errors into JSON errors."""
 from chalice import Chalice, Response
 
-from chalicelib import context
+from chalicelib import context, observability
 from chalicelib.errors import ApiError, Unauthorized
 from chalicelib.http import handles_errors, header, json_response, parse_body, query_int
 from chalicelib.openapi import document
@@ -15,6 +15,13 @@ app = Chalice(app_name="butai")
 # Chalice would answer other content types with its own error shape; taking
 # every type lets parse_body reject them with butai's JSON error.
 ANY_BODY = ["*/*"]
+
+
+@app.middleware("http")
+def correlate(event, get_response):
+    # Every log line of a request carries its API Gateway request id.
+    observability.set_correlation_id((event.context or {}).get("requestId"))
+    return get_response(event)
 
 
 def _key():

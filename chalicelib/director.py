@@ -29,7 +29,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from . import ids
+from . import ids, observability
 from .answers import Answer, Answerer
 from .errors import NotFound, ValidationFailed
 from .http import transient
@@ -212,6 +212,7 @@ class Director:
             except GuardFailed:
                 raise self.stages.auth_error(stage_id, key, PLAYER) from None
             except (AlreadyClaimed, StaleGame) as exc:
+                observability.turn_conflict("claimed" if isinstance(exc, AlreadyClaimed) else "stale_game")
                 if isinstance(exc, AlreadyClaimed):
                     pending.pop(0)            # another handler answered it
                 # Another turn or line landed first: recompute on top of it.
@@ -327,6 +328,7 @@ class Director:
             chosen, addressee, interpretation = result.input, result.addressee, result.debug
             if result.error:
                 errors.append(f"classifier: {result.error}")
+            observability.classified(result.interpretation.backend, result.error, result.interpretation.detail)
         t = time.perf_counter()
         step = rules.handle(chosen, state, addressee)
         rules_ms = (time.perf_counter() - t) * 1000
@@ -341,6 +343,7 @@ class Director:
                     errors.append(f"free conversation: {talk.reason}")
             if talk is None or talk.source != "model":
                 # No model, or it failed: the most specific authored line answers.
+                observability.fell_back(talk.reason if talk is not None else None)
                 step, talk = self._authored_answer(loaded, step, state, reply, talk)
         turn = {
             "id": reply.id, "game": memory.get("game", 1), "text": reply.text, "to": reply.to, "move": reply.move,
@@ -353,14 +356,15 @@ class Director:
         }
         if talk is not None and talk.source != "model":
             turn["free_talk"]["speaker"] = talk.speaker
-        write = self._write(record, loaded, step, state_before=state, talk=talk, memory=memory,
-                            turn=turn, claim=reply.id)
-        # The record is serialised when the turn is written, so the timings can still be added here.
+        # The debug record is complete before the write is built (its timings stop here).
         interpret_ms = interpretation.get("ms", {})
         turn["ms"] = {**{k: v for k, v in interpret_ms.items() if k != "total"},
                       "rules": round(rules_ms, 3), "talk": round(talk.ms, 3) if talk else 0.0,
                       "total": round((time.perf_counter() - started) * 1000, 3)}
         turn["place_after"] = step.state.place
+        observability.turn_latency(turn["ms"]["total"])
+        write = self._write(record, loaded, step, state_before=state, talk=talk, memory=memory,
+                            turn=turn, claim=reply.id)
         return write
 
     def _authored_answer(self, loaded: LoadedScenario, step, state: GameState, reply: ReplyRecord,

@@ -41,7 +41,7 @@ def _local() -> bool:
 def logger():
     """The one structured logger (Powertools in Lambda, a plain readable one locally)."""
     if _local():
-        log = logging.getLogger(SERVICE)
+        log = logging.getLogger(f"{SERVICE}.local")  # not the Powertools logger of the same service
         if not log.handlers:
             handler = logging.StreamHandler(sys.stderr)
             handler.setFormatter(logging.Formatter("butai %(levelname)s %(message)s"))

@@ -22,7 +22,7 @@ from butai_tools.local.ratelimit import TokenBuckets, retry_after_header
 from butai_tools.local.webhooks import LocalDeliveryWorker
 from butai_tools.page_policy import page_headers
 from butai_tools.stage import images
-from chalicelib import aws, context
+from chalicelib import aws, context, env
 from chalicelib.config import Settings
 from chalicelib.expression import describe as describe_judge
 from chalicelib.stage.audio import parse_origins
@@ -216,6 +216,8 @@ class LocalRuntime:
 
     def start(self) -> dict:
         self.state_dir.mkdir(parents=True, exist_ok=True)
+        # Logs and metrics print as readable lines here, not as Lambda's JSON (chalicelib/observability.py).
+        os.environ.setdefault(env.LOCAL, "1")
         self.local_aws = LocalAws(self.host).start()
         # Locally the player's page may show the debug view (the seed's development menu).
         self.settings = Settings(aws_endpoint=self.local_aws.endpoint, players_see_debug=True,

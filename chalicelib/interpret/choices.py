@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
-from ..llm.errors import ModelCallError
+from ..llm.errors import ErrorKind, ModelCallError  # noqa: F401  (ErrorKind is re-exported)
 from ..scenario import GameRules, GameState, PlayerInput
 from ..scenario import token as make_token
 from ..scenario.inputs import NONE

@@ -1,0 +1,62 @@
+"""A failing classifier backend is visible outside the stage's debug record: a warning log line and a
+ClassifierCalls metric with outcome = the error kind, in Lambda's formats (JSON log, CloudWatch EMF)."""
+from __future__ import annotations
+
+import json
+
+from chalicelib import observability
+from chalicelib.interpret import Interpreter
+from chalicelib.interpret.choices import BackendError, ErrorKind
+from chalicelib.scenario import GameRules, load_scenario
+from tests.conftest import ROOT
+
+
+class DeadEndpoint:
+    """A model backend whose endpoint does not answer."""
+    name = "openai"
+
+    def interpret(self, text, choices, context):
+        raise BackendError(ErrorKind.UNREACHABLE, "connection refused")
+
+
+def emitted(capsys) -> list[dict]:
+    out = capsys.readouterr()
+    records = []
+    for line in (out.out + out.err).splitlines():
+        line = line.strip()
+        if line.startswith("{"):
+            records.append(json.loads(line))
+    return records
+
+
+def test_a_backend_failure_is_logged_and_counted(monkeypatch, capsys):
+    monkeypatch.delenv("BUTAI_LOCAL", raising=False)
+    observability.logger.cache_clear()
+    rules = GameRules(load_scenario(ROOT / "scenarios" / "chinoike.json"))
+    interpreter = Interpreter(rules, DeadEndpoint())
+    result = interpreter.interpret_turn("流す曲を変えてみたら？", rules.new_state(), None)
+    assert str(result.input) == "なし" and result.error
+    capsys.readouterr()
+    observability.classified(result.interpretation.backend, result.error, result.interpretation.detail)
+    records = emitted(capsys)
+    logs = [r for r in records if r.get("level") == "WARNING"]
+    assert logs and logs[0]["kind"] == result.error and logs[0]["service"] == "butai"
+    metrics = [r for r in records if "_aws" in r]
+    assert metrics, records
+    emf = metrics[0]
+    assert emf["_aws"]["CloudWatchMetrics"][0]["Namespace"] == "butai"
+    assert emf["ClassifierCalls"] == [1.0] or emf["ClassifierCalls"] == 1.0
+    assert emf["outcome"] == result.error and emf["backend"]
+
+
+def test_locally_they_print_readable_lines(monkeypatch, caplog, capsys):
+    monkeypatch.setenv("BUTAI_LOCAL", "1")
+    observability.logger.cache_clear()
+    try:
+        observability.classified("openai", "timeout", "read timed out")
+        out = capsys.readouterr().err
+        assert "metric ClassifierCalls=1 backend=openai outcome=timeout" in out
+        assert "classifier call failed" in out and "kind=timeout" in out
+        assert not [line for line in out.splitlines() if line.startswith("{")]
+    finally:
+        observability.logger.cache_clear()
