@@ -26,6 +26,7 @@ from .stage.keys import bearer_token, hash_key
 from .stage.service import StageService
 from .stage.waiting import ReplySignal
 from .webhooks.dispatch import Dispatcher
+from .webhooks.store import DynamoWebhookStore
 from .webhooks.worker import LocalDeliveryWorker
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -182,8 +183,10 @@ class LocalRuntime:
         # One process: a long-poll wakes on the reply write itself, and the webhook worker hears of it too.
         self.reply_signal = ReplySignal()
         self.services.stage.waiter = self.reply_signal
-        self.webhook_worker = LocalDeliveryWorker(Dispatcher(self.services.webhooks.store,
-                                                                     self.services.webhooks.sender))
+        # Its own DynamoDB client: deliveries are not the reply's requests (the player's `reply` stays one
+        # transaction), as in the cloud, where another function delivers.
+        delivery_store = DynamoWebhookStore(aws.client("dynamodb", self.settings), self.settings)
+        self.webhook_worker = LocalDeliveryWorker(Dispatcher(delivery_store, self.services.webhooks.sender))
         self.reply_signal.listen(self.webhook_worker.reply_added)
         self.webhook_worker.start()
         context.use(self.services)
