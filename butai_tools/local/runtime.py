@@ -30,6 +30,7 @@ from chalicelib.stage.keys import bearer_token, hash_key
 from chalicelib.stage.service import StageService
 from chalicelib.stage.waiting import ReplySignal
 from chalicelib.webhooks.dispatch import Dispatcher
+from chalicelib.webhooks.store import DynamoWebhookStore
 
 ROOT = Path(__file__).resolve().parents[2]
 STATIC = ROOT / "static"
@@ -233,8 +234,10 @@ class LocalRuntime:
         # One process: a long-poll wakes on the reply write itself, and the webhook worker hears of it too.
         self.reply_signal = ReplySignal()
         self.services.stage.waiter = self.reply_signal
-        self.webhook_worker = LocalDeliveryWorker(Dispatcher(self.services.webhooks.store,
-                                                                     self.services.webhooks.sender))
+        # Its own DynamoDB client: deliveries are not the reply's requests (the player's `reply` stays one
+        # transaction), as in the cloud, where another function delivers.
+        delivery_store = DynamoWebhookStore(aws.client("dynamodb", self.settings), self.settings)
+        self.webhook_worker = LocalDeliveryWorker(Dispatcher(delivery_store, self.services.webhooks.sender))
         self.reply_signal.listen(self.webhook_worker.reply_added)
         self.webhook_worker.start()
         context.use(self.services)
