@@ -108,7 +108,7 @@ def parameters() -> dict:
     return {
         "StageName": {
             "Type": "String", "Default": "prod", "AllowedPattern": "^[a-z][a-z0-9-]{0,19}$",
-            "Description": "Deployment stage (dev, prod, …): BUTAI_STAGE of the function"},
+            "Description": "Deployment stage (dev, prod, …): BUTAI_DEPLOYMENT_STAGE of the function"},
         "RetentionDays": {
             "Type": "Number", "Default": 30, "MinValue": 0, "MaxValue": 3650,
             "Description": "Days log entries and replies are kept (DynamoDB TTL on expires_at); 0 keeps them"},
@@ -335,7 +335,7 @@ def rules() -> dict:
 def function_environment() -> dict:
     env: dict[str, Any] = {var: ref(resource_id) for resource_id, var in tables.CFN_TABLES.values()}
     env.update({
-        "BUTAI_STAGE": ref("StageName"),
+        "BUTAI_DEPLOYMENT_STAGE": ref("StageName"),
         "BUTAI_BUCKET": ref("AssetsBucket"),
         # BUTAI_ASSETS_URL stays unset: image URLs are relative ("/characters/…"),
         # which resolve against the CloudFront origin that serves both the page
@@ -711,7 +711,7 @@ def webhook_resources() -> dict:
     log_table, _ = tables.CFN_TABLES["log"]
     pending, _ = tables.CFN_TABLES["pending_replies"]
     env = {var: ref(resource_id) for resource_id, var in (tables.CFN_TABLES["current"], tables.CFN_TABLES["log"])}
-    env.update({"BUTAI_STAGE": ref("StageName"), "BUTAI_RETENTION_DAYS": ref("RetentionDays")})
+    env.update({"BUTAI_DEPLOYMENT_STAGE": ref("StageName"), "BUTAI_RETENTION_DAYS": ref("RetentionDays")})
     log_group = "WebhookDeliveryLogGroup"
     return {
         WEBHOOK_QUEUE: {

@@ -32,12 +32,24 @@ from typing import Any
 from . import ids, observability
 from .answers import Answer, Answerer
 from .errors import NotFound, ValidationFailed
+from .faces import NEUTRAL
 from .http import transient
 from .interpret.interpreter import Interpreter
 from .scenario import EndingNotice, ExitsNotice, GameRules, GameState, PlayerInput, load_scenario_text
 from .stage.models import LOG_LIMIT, ReplyAccepted, ReplyRequest
 from .stage.service import PLAYER, CreatedStage, StageService
-from .stage.store import AlreadyClaimed, Guard, GuardFailed, LogRecord, ReplyRecord, StageRecord, StaleGame, TurnWrite
+from .stage.store import (
+    AlreadyClaimed,
+    Guard,
+    GuardFailed,
+    LogRecord,
+    ReplyRecord,
+    Role,
+    StageKind,
+    StageRecord,
+    StaleGame,
+    TurnWrite,
+)
 from .talk import Talker, TalkRequest, TalkResult
 
 SCENARIO_PREFIX = "scenarios/"
@@ -128,13 +140,13 @@ class Director:
         loaded = self.library.get(scenario_key)
         compiled = loaded.compiled
         host = compiled.responder(compiled.start_place) or next(iter(compiled.characters))
-        created = self.stages.create_stage(name, host, kind="scenario", scenario=scenario_key, title=compiled.title)
+        created = self.stages.create_stage(name, host, kind=StageKind.SCENARIO, scenario=scenario_key, title=compiled.title)
         self._begin(created.stage_id, loaded, expected_version=0, game_number=1)
         return created
 
     def reset(self, stage_id: str) -> None:
         record = self.store.get_stage(stage_id)
-        if record is None or record.kind != "scenario":
+        if record is None or record.kind != StageKind.SCENARIO:
             raise NotFound("no such scenario stage", "stage_id")
         memory = json.loads(record.director or "{}")
         self._begin(stage_id, self.library.get(record.scenario), record.game_version,
@@ -150,10 +162,10 @@ class Director:
 
     # -- turns ----------------------------------------------------------------------
     def reply(self, stage_id: str, key: str | None, request: ReplyRequest) -> ReplyAccepted:
-        if self.stages.known_kind(stage_id) == "agent":
+        if self.stages.known_kind(stage_id) == StageKind.AGENT:
             return self.stages.reply(stage_id, key, request)
         guard, record = self.stages.player_stage(stage_id, key)
-        if record.kind != "scenario":
+        if record.kind != StageKind.SCENARIO:
             return self.stages.reply(stage_id, key, request)
         record, log, answered = self._play(record, key=key, guard=guard, request=request)
         return ReplyAccepted(id=answered.id, created_at=answered.created_at, view=self.stages.view(record, log))
@@ -166,7 +178,7 @@ class Director:
         line written meanwhile by someone else shows on the next poll).
         """
         record = self.store.get_stage(stage_id)
-        if record is None or record.kind != "scenario":
+        if record is None or record.kind != StageKind.SCENARIO:
             raise NotFound("no such scenario stage", "stage_id")
         record, log, _ = self._play(record, look=True)
         return record, log
@@ -255,7 +267,7 @@ class Director:
         reply_id = self._new_id()
         created = ids.iso_from_ms(ids.id_time_ms(reply_id))
         return (ReplyRecord(id=reply_id, text=request.text, created_at=created, to=request.to, move=request.move),
-                LogRecord(id=reply_id, role="player", text=request.text, created_at=created))
+                LogRecord(id=reply_id, role=Role.PLAYER, text=request.text, created_at=created))
 
     def _log(self, record: StageRecord) -> list[LogRecord]:
         """The last LOG_LIMIT log entries at the stage's current version: remembered, else read."""
@@ -289,7 +301,7 @@ class Director:
         log_errors.exception("reply %s cannot be played; answered with a notice", reply.id)
         memory = json.loads(record.director or "{}") if _is_json_object(record.director) else {}
         entry_id = self._new_id()
-        notice = LogRecord(id=entry_id, role="notice", text=UNPLAYABLE_NOTICE,
+        notice = LogRecord(id=entry_id, role=Role.NOTICE, text=UNPLAYABLE_NOTICE,
                            created_at=ids.iso_from_ms(ids.id_time_ms(entry_id)))
         turn = {"id": reply.id, "game": memory.get("game", 1), "text": reply.text, "to": reply.to,
                 "move": reply.move, "input": None, "addressee": None, "interpretation": {}, "lines": [],
@@ -402,9 +414,9 @@ class Director:
                    recent: list[LogRecord]):
         compiled = loaded.compiled
         speaker = compiled.characters[step.free_talk.speaker]
-        lines = [(e.speaker or "主人公", e.text) for e in recent if e.role != "notice" and e.id != reply.id]
-        others = [e.text for e in recent if e.role == "character" and e.character != speaker.id]
-        last = next((e.text for e in reversed(recent) if e.role == "character"), None)
+        lines = [(e.speaker or "主人公", e.text) for e in recent if e.role != Role.NOTICE and e.id != reply.id]
+        others = [e.text for e in recent if e.role == Role.CHARACTER and e.character != speaker.id]
+        last = next((e.text for e in reversed(recent) if e.role == Role.CHARACTER), None)
         talk = self.talker.say(TalkRequest(
             character=speaker, knowledge=step.free_talk.knowledge, player_text=reply.text,
             place=compiled.places[state.place].id,
@@ -426,10 +438,10 @@ class Director:
 
         def say(character: str, text: str, judged: str | None = None, scores: dict[str, float] | None = None) -> None:
             entry_id = self._new_id()
-            entries.append(LogRecord(id=entry_id, role="character", text=text,
+            entries.append(LogRecord(id=entry_id, role=Role.CHARACTER, text=text,
                                      created_at=ids.iso_from_ms(ids.id_time_ms(entry_id)),
                                      speaker=compiled.characters[character].name, character=character,
-                                     expression=judged or expressions.get(character, "neutral"),
+                                     expression=judged or expressions.get(character, NEUTRAL),
                                      expression_source="auto" if scores is not None else "agent",
                                      expression_scores=scores))
 
@@ -457,9 +469,9 @@ class Director:
             if isinstance(notice, ExitsNotice) and notice.destinations:
                 continue    # the destination buttons say it (with their own 「行き先」 label)
             entry_id = self._new_id()
-            entries.append(LogRecord(id=entry_id, role="notice", text=notice.text,
+            entries.append(LogRecord(id=entry_id, role=Role.NOTICE, text=notice.text,
                                      created_at=ids.iso_from_ms(ids.id_time_ms(entry_id))))
-        last_line = next((e for e in reversed(entries) if e.role == "character"), None)
+        last_line = next((e for e in reversed(entries) if e.role == Role.CHARACTER), None)
         speaking = last_line.character if last_line else None
         scene = self._scene(loaded, step, speaking, faces)
         fields: dict[str, Any] = {"game": step.state.to_json(), "game_version": record.game_version + 1,
@@ -468,7 +480,7 @@ class Director:
         if entries:
             fields["version"] = entries[-1].id
         if last_line is not None:
-            image = self.catalog.resolve(last_line.character, last_line.expression or "neutral")
+            image = self.catalog.resolve(last_line.character, last_line.expression or NEUTRAL)
             fields.update(text=last_line.text, expression=image.expression, asked_expression=image.asked,
                           expression_source=last_line.expression_source or "agent",
                           speaker=last_line.speaker, image_key=image.image_key, fallback_key=image.fallback_key,
@@ -489,7 +501,7 @@ class Director:
         responder = compiled.responder(place.id)
         characters = []
         for cid in place.people:
-            image = self.catalog.resolve(cid, (faces or {}).get(cid) or state.expressions.get(cid, "neutral"))
+            image = self.catalog.resolve(cid, (faces or {}).get(cid) or state.expressions.get(cid, NEUTRAL))
             characters.append({"id": cid, "name": compiled.characters[cid].name, "expression": image.expression,
                                "image_key": image.image_key, "fallback_key": image.fallback_key,
                                "responder": cid == responder})
@@ -511,7 +523,7 @@ class Director:
     # -- debug view and evaluation export -------------------------------------------
     def debug(self, stage_id: str, key: str | None, limit: int = 1) -> list[dict]:
         stage = self.stages.check_key(stage_id, key, agent_only=not self.players_see_debug)
-        if stage.kind != "scenario":
+        if stage.kind != StageKind.SCENARIO:
             raise NotFound("the debug view belongs to scenario stages", "stage_id", code="not_a_scenario_stage")
         if not 1 <= limit <= 50:
             raise ValidationFailed("limit must be between 1 and 50", "limit")
@@ -520,7 +532,7 @@ class Director:
     def export_eval(self, stage_id: str) -> dict:
         """Every turn of the current game as an evaluation case, to review and keep."""
         record = self.store.get_stage(stage_id)
-        if record is None or record.kind != "scenario":
+        if record is None or record.kind != StageKind.SCENARIO:
             raise NotFound("no such scenario stage", "stage_id")
         turns = self.store.recent_turns(stage_id, None)
         cases, setup, game = [], [], None

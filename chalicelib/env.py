@@ -17,6 +17,7 @@ MANIFEST_TTL = "BUTAI_MANIFEST_TTL"
 RETENTION_DAYS = "BUTAI_RETENTION_DAYS"
 PLAYERS_SEE_DEBUG = "BUTAI_PLAYERS_SEE_DEBUG"
 AUDIO_ORIGINS = "BUTAI_AUDIO_ORIGINS"
+DEPLOYMENT_STAGE = "BUTAI_DEPLOYMENT_STAGE"  # dev, prod …: set by the template, for logs only
 LOCAL = "BUTAI_LOCAL"                        # "1" in the local runtime: readable logs and metrics
 
 # -- the one switch for a model (llm/settings.py)

@@ -15,7 +15,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from . import errors
-from .stage.expressions import BASIC, FALLBACK
+from .stage.face_images import BASIC, FALLBACK
 from .stage.models import (
     BODY_MAX_BYTES,
     LOG_LIMIT,

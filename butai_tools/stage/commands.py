@@ -12,7 +12,7 @@ from butai_tools.stage import images
 from chalicelib import aws
 from chalicelib.errors import ApiError
 from chalicelib.stage import audio
-from chalicelib.stage import expressions as ex
+from chalicelib.stage import face_images as ex
 
 
 def register(sub) -> None:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from chalicelib.stage import expressions as ex
+from chalicelib.stage import face_images as ex
 from chalicelib.stage.models import Voice
 
 # The stage page's files, served next to the images.

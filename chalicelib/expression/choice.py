@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
-from ..stage.expressions import FALLBACK
+from ..stage.face_images import FALLBACK
 
 # Families of feeling the embedded judge knows.  A character's key belongs to
 # the family named like it, or listed here (a character drawn with `happy`

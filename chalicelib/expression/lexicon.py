@@ -27,7 +27,7 @@ import time
 import unicodedata
 from dataclasses import dataclass
 
-from ..stage.expressions import FALLBACK
+from ..stage.face_images import FALLBACK
 from .choice import ExpressionChoice, Judgment, family
 
 # (pattern, weight, negatable).  Patterns are matched on NFKC text.

@@ -23,7 +23,7 @@ import jinja2
 from ..interpret.backends.base import AnswerSheet
 from ..interpret.choices import NONE_ANSWER, BackendError, ErrorKind
 from ..interpret.prompts import fit_prompt, neutralise
-from ..stage.expressions import FALLBACK
+from ..stage.face_images import FALLBACK
 from .choice import ExpressionChoice, Judgment, family
 from .lexicon import LexiconJudge
 

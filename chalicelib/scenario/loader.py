@@ -21,6 +21,7 @@ from typing import Any, Literal, get_args, get_origin
 
 from pydantic import BaseModel, ValidationError
 
+from ..faces import NEUTRAL
 from .conditions import (
     AfterTerm,
     Condition,
@@ -36,7 +37,6 @@ from .conditions import (
 from .inputs import PlayerInput
 from .model import ID_PATTERN, Character, Intent, Knowledge, Line, Place, Reaction, Scenario
 
-NEUTRAL = "neutral"
 _ID_RE = re.compile(ID_PATTERN)
 
 # A hint is a suggestion, not a problem: `butai lint` shows hints only with --hints.

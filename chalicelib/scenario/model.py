@@ -10,6 +10,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ..faces import NEUTRAL
+
 # Ids appear inside conditions and effects (`済:A04`, `表情:赤尾妙子:smile`),
 # where ":" and "+" are separators.
 ID_PATTERN = r"^[^:+\s](?:[^:+]*[^:+\s])?$"
@@ -105,7 +107,7 @@ class Character(_Strict):
     aliases: list[str] = Field(default_factory=list,
                                description="How the player may address this character. 呼びかけに使える別名")
     profile: str = Field(default="", description="Persona for free conversation. 自由会話用の人物設定")
-    expressions: list[str] = Field(default_factory=lambda: ["neutral"],
+    expressions: list[str] = Field(default_factory=lambda: [NEUTRAL],
                                    description="Expression keys this character has images for; 'neutral' is always "
                                                "the fallback. 表情キー（neutral は常に使える）")
     knowledge: list[Knowledge] = Field(default_factory=list,

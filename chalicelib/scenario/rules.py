@@ -11,6 +11,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from ..faces import NEUTRAL
 from .conditions import Effect, ExpressionEffect
 from .inputs import LEAVE, PlayerInput
 from .loader import CompiledKnowledge, CompiledLine, CompiledScenario, CompiledScene, load_scenario, paused_gc
@@ -270,7 +271,7 @@ class GameRules:
 
     def new_state(self) -> GameState:
         sc = self.scenario
-        return GameState(sc.start_place, (), None, {c: "neutral" for c in sc.characters}, 0)
+        return GameState(sc.start_place, (), None, {c: NEUTRAL for c in sc.characters}, 0)
 
     def start(self) -> Step:
         state = self.new_state()
@@ -512,6 +513,6 @@ class GameRules:
         problems = self.check_state(state)
         if state.place not in self.scenario.places:
             raise ValueError("stored state does not fit the scenario: " + "; ".join(problems))
-        expressions = {c: state.expressions.get(c, "neutral") for c in self.scenario.characters}
+        expressions = {c: state.expressions.get(c, NEUTRAL) for c in self.scenario.characters}
         return GameState(state.place, state.iter_shown(), state.last_line, expressions, state.turn,
                          variation=state.variation, ended=state.ended)

@@ -16,6 +16,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from ..faces import NEUTRAL
+
 SCHEMA_VERSION = 1
 
 
@@ -152,7 +154,7 @@ class GameState:
         return p is not None and p < self._length
 
     def expression(self, character: str) -> str:
-        return self.expressions.get(character, "neutral")
+        return self.expressions.get(character, NEUTRAL)
 
     def iter_shown(self) -> Iterator[str]:
         return iter(self._journal.ids[: self._length])

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from botocore.exceptions import ClientError
 
-from . import expressions as ex
+from . import face_images as ex
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,7 @@ from .store import (
     LogRecord,
     ReplyRecord,
     SpeakWrite,
+    StageKind,
     StageRecord,
     StaleGame,
     StoreUnavailable,
@@ -319,7 +320,7 @@ class DynamoStageStore:
     def apply_turn(self, stage_id: str, write: TurnWrite) -> None:
         token = secrets.token_hex(16)
         names, values, parts = {"#gv": "game_version", "#k": "kind"}, {
-            ":gv": {"N": str(write.expected_game_version)}, ":kind": {"S": "scenario"}}, []
+            ":gv": {"N": str(write.expected_game_version)}, ":kind": {"S": StageKind.SCENARIO.value}}, []
         for i, (k, v) in enumerate(write.stage.items()):
             names[f"#a{i}"] = k
             values[f":v{i}"] = _ser.serialize(v)

@@ -17,6 +17,7 @@ from .store import (
     LogRecord,
     ReplyRecord,
     SpeakWrite,
+    StageKind,
     StageRecord,
     StaleGame,
     TurnWrite,
@@ -132,7 +133,7 @@ class MemoryStageStore:
                     raise AlreadyClaimed()
             if write.guard is not None and (stage is None or getattr(stage, write.guard.attr) != write.guard.value):
                 raise GuardFailed()
-            if (stage is None or stage.kind != "scenario" or stage.game_version != write.expected_game_version
+            if (stage is None or stage.kind != StageKind.SCENARIO or stage.game_version != write.expected_game_version
                     or (write.expected_version is not None and stage.version != write.expected_version)):
                 raise StaleGame()
             if write.reply is not None:

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from .. import ids
 from ..errors import Conflict, Forbidden, NotFound, Unauthorized, ValidationFailed
 from ..expression import ExpressionChoice, ExpressionJudge, Judgment, LexiconJudge
-from . import expressions as ex
+from . import face_images as ex
 from . import keys
 from .audio import check_audio_url
 from .catalog import CharacterCatalog
@@ -29,7 +29,18 @@ from .models import (
     StageView,
     Voice,
 )
-from .store import DuplicateRequest, Guard, GuardFailed, LogRecord, ReplyRecord, SpeakWrite, StageRecord, StageStore
+from .store import (
+    DuplicateRequest,
+    Guard,
+    GuardFailed,
+    LogRecord,
+    ReplyRecord,
+    Role,
+    SpeakWrite,
+    StageKind,
+    StageRecord,
+    StageStore,
+)
 from .waiting import MAX_WAIT_S, BackoffPolling, ReplySignal, ReplyWaiter
 
 AGENT = "agent_key_hash"
@@ -78,7 +89,7 @@ class StageService:
         self._stage_kinds: dict[str, str] = {}
 
     # -- administration (CLI, local runtime) -------------------------------
-    def create_stage(self, name: str, character: str | None = None, *, kind: str = "agent", scenario: str = "",
+    def create_stage(self, name: str, character: str | None = None, *, kind: str = StageKind.AGENT, scenario: str = "",
                      title: str = "") -> CreatedStage:
         character = character or self.default_character
         if not name or len(name) > 64:
@@ -148,7 +159,7 @@ class StageService:
         write = SpeakWrite(
             text=request.text, expression=image.expression, asked_expression=asked, speaker=speaker,
             image_key=image.image_key, fallback_key=image.fallback_key, expression_source=source, audio=audio or "",
-            entry=LogRecord(id=entry_id, role="character", text=request.text, created_at=created,
+            entry=LogRecord(id=entry_id, role=Role.CHARACTER, text=request.text, created_at=created,
                             speaker=speaker, expression=image.expression, expression_source=source,
                             expression_scores=scores, audio=audio),
             request_id=request.request_id, request_fingerprint=_fingerprint(request),
@@ -178,7 +189,7 @@ class StageService:
         record = ReplyRecord(id=reply_id, text=request.text, created_at=created, to=request.to, move=request.move)
         try:
             self.store.add_reply(stage_id, guard, record,
-                                 LogRecord(id=reply_id, role="player", text=request.text, created_at=created))
+                                 LogRecord(id=reply_id, role=Role.PLAYER, text=request.text, created_at=created))
         except GuardFailed:
             raise self._auth_error(self.store.get_stage(stage_id), key, PLAYER) from None
         if isinstance(self.waiter, ReplySignal):

@@ -7,8 +7,22 @@ hash, which also keeps the hot paths at one request.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Protocol
 
+from ..faces import NEUTRAL
+
+
+class StageKind(StrEnum):
+    AGENT = "agent"          # an agent speaks through the protocol
+    SCENARIO = "scenario"    # butai's director plays a scenario
+
+
+class Role(StrEnum):
+    """Who a log entry is from."""
+    CHARACTER = "character"
+    PLAYER = "player"
+    NOTICE = "notice"
 
 @dataclass(frozen=True)
 class Guard:
@@ -26,10 +40,10 @@ class StageRecord:
     player_key_hash: str
     created_at: str
     version: str
-    kind: str = "agent"
+    kind: str = StageKind.AGENT
     text: str = ""
-    expression: str = "neutral"
-    asked_expression: str = "neutral"
+    expression: str = NEUTRAL
+    asked_expression: str = NEUTRAL
     expression_source: str = "agent"     # "agent" (sent or scripted) or "auto" (judged by the stage)
     audio: str = ""
     speaker: str = ""

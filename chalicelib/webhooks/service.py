@@ -5,7 +5,7 @@ from .. import ids
 from ..config import Settings
 from ..errors import Conflict, NotFound, ValidationFailed
 from ..stage.service import AGENT, StageService
-from ..stage.store import GuardFailed
+from ..stage.store import GuardFailed, StageKind
 from . import signing, targets
 from .delivery import Sender, ping_body
 from .models import (
@@ -34,7 +34,7 @@ class WebhookService:
 
     def set(self, stage_id: str, key: str | None, request: WebhookRequest) -> WebhookCreated:
         stage = self.stages.check_key(stage_id, key, agent_only=True)
-        if stage.kind == "scenario":
+        if stage.kind == StageKind.SCENARIO:
             raise Conflict("a scenario stage's replies are answered by its director; webhooks are for agent "
                            "stages", "stage_id", code="scenario_stage")
         try:

@@ -6,7 +6,7 @@ import anyio
 import pytest
 from mcp import ClientSession, StdioServerParameters, stdio_client
 
-from chalicelib.stage.expressions import BASIC
+from chalicelib.stage.face_images import BASIC
 from tests.conftest import ROOT
 
 pytestmark = pytest.mark.e2e

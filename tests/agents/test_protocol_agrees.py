@@ -8,7 +8,8 @@ import pytest
 
 from butai import protocol
 from butai import signing as client_signing
-from chalicelib.stage import expressions, models
+from chalicelib.stage import face_images as expressions
+from chalicelib.stage import models
 from chalicelib.stage.waiting import MAX_WAIT_S
 from chalicelib.webhooks import models as webhook_models
 from chalicelib.webhooks import signing as server_signing

@@ -164,7 +164,7 @@ def test_function_logs_go_to_its_own_log_group_only(resources):
 
 def test_prefixes_match_what_the_code_reads():
     from chalicelib.director import SCENARIO_PREFIX
-    from chalicelib.stage import expressions
+    from chalicelib.stage import face_images as expressions
     assert expressions.manifest_key("hiyori").startswith(infra.CHARACTER_PREFIX)
     assert expressions.image_key("hiyori", "smile.svg").startswith(infra.CHARACTER_PREFIX)
     assert SCENARIO_PREFIX == infra.SCENARIO_PREFIX

@@ -3,7 +3,7 @@ import time
 import pytest
 
 from chalicelib import ids
-from chalicelib.stage import expressions as ex
+from chalicelib.stage import face_images as ex
 from chalicelib.stage import keys
 from chalicelib.stage.catalog import CharacterCatalog
 

@@ -6,7 +6,7 @@ import pytest
 from butai_tools.cli import main
 from butai_tools.stage import images
 from chalicelib import aws
-from chalicelib.stage import expressions as ex
+from chalicelib.stage import face_images as ex
 from tests.conftest import ROOT
 
 SVG = b'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 10 10"><rect width="10" height="10"/></svg>'

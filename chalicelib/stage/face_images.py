@@ -1,12 +1,13 @@
-"""Expression keys and where their images live: the one place for both facts."""
+"""Where a character's face images live, and which expression keys and character ids are valid."""
 from __future__ import annotations
 
 import re
 from urllib.parse import quote
 
-FALLBACK = "neutral"
-# The basic set every project-drawn character has (the stage design's §4.1).
-BASIC = ("neutral", "smile", "troubled", "surprised", "embarrassed", "determined")
+from ..faces import BASIC, NEUTRAL  # noqa: F401  (BASIC is part of this module's interface)
+
+# An expression key without an image is shown as the neutral face.
+FALLBACK = NEUTRAL
 KEY_PATTERN = re.compile(r"^[a-z][a-z0-9_]{0,31}$")
 IMAGE_EXTENSIONS = ("svg", "png", "webp")
 CONTENT_TYPES = {"svg": "image/svg+xml", "png": "image/png", "webp": "image/webp"}

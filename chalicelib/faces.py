@@ -1,0 +1,8 @@
+"""Expression keys: the one place for the neutral face and the basic set.
+
+A leaf module (it imports nothing), so every layer — the pure scenario rules
+included — takes these facts from here.
+"""
+NEUTRAL = "neutral"
+# The basic set every project-drawn character has (the stage design's §4.1); `neutral` first.
+BASIC = (NEUTRAL, "smile", "troubled", "surprised", "embarrassed", "determined")
