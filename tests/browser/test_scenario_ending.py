@@ -1,6 +1,7 @@
 """A whole visit on a phone (390×844): greeting → topic → move → goodbye → ending card → 「もう一度」."""
 import pytest
 
+from tests.browser.accessibility import assert_accessible
 from tests.browser.test_scenario_page import TURN_MS, log_texts, send
 from tests.browser.test_stage_page import SHOTS, no_horizontal_scroll, wait_js
 from tests.scenario_stages import new_scenario_stage
@@ -47,6 +48,7 @@ def test_a_visit_ends_and_starts_again_on_a_phone(browser, local_runtime):
     assert page.get_attribute("#ending", "aria-labelledby") == "ending-title"
     wait_js(page, "document.activeElement && document.activeElement.id === 'restart'")
     assert no_horizontal_scroll(page)
+    assert_accessible(page, "ending card")
     SHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SHOTS / "scenario-ending-390.png"), full_page=True)
 
