@@ -64,8 +64,8 @@ class InFlight:
 
 
 # What the page needs from the bucket; nothing else there (scenarios, manifests of other things) is served.
-ASSET_PAGES = ("index.html", "app.js", "style.css")
-ASSET_PREFIXES = ("characters/",)
+ASSET_PAGES = images.PAGE_FILES
+ASSET_PREFIXES = ("characters/", "audio/")
 # Connections waiting to be accepted: the default of 5 reset bursts of concurrent fetches.
 LISTEN_BACKLOG = 1024
 

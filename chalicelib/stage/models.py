@@ -17,6 +17,10 @@ AUTO_EXPRESSION = "auto"
 ExpressionSource = Literal["agent", "auto"]
 
 
+# What `audio` looks like as a path on the stage's origin (stage/audio.py checks it, and the listed origins).
+AUDIO_PATH_PATTERN = r"^/(?!/)[!#-&(-;=?-\[\]-~]*$"
+
+
 class _Strict(BaseModel):
     # Unknown fields are rejected so an agent's typo ("expresion") is an
     # error rather than a silently ignored option.
@@ -34,7 +38,9 @@ class SpeakRequest(_Strict):
         default=None, min_length=1, max_length=AUDIO_URL_MAX,
         description="Optional voice for the line: a URL under the stage's own origin (a path such as "
                     "`/audio/…` from `butai audio upload`), or an https URL on an origin the operator listed "
-                    "(BUTAI_AUDIO_ORIGINS). The page plays it once the player has turned sound on.")
+                    "(BUTAI_AUDIO_ORIGINS; which origins are listed is the deployment's, so the published pattern "
+                    "shows the path form only). The page plays it once the player has turned sound on.",
+        json_schema_extra={"pattern": AUDIO_PATH_PATTERN})
     speaker: str | None = Field(default=None, min_length=1, max_length=64,
                                 description="Display name; defaults to the character's name.")
     request_id: str | None = Field(default=None, min_length=1, max_length=128,

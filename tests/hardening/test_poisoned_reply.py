@@ -158,20 +158,22 @@ def test_a_turn_too_large_to_write_is_answered_with_a_notice(moto_app, scenario_
     assert "ValidationException" in _turns(moto_app, scenario_stage)[-1]["errors"][0]
 
 
-def test_storage_failing_after_the_reply_is_stored_is_a_202_and_the_next_turn_answers_it(
+def test_storage_failing_at_the_turn_write_is_a_5xx_that_writes_nothing_and_the_resend_plays(
         moto_app, scenario_stage, monkeypatch):
+    # A scenario reply is written together with its turn (one transaction): when that write fails, nothing
+    # is stored, the page is told so, and the same reply sent again is played.
     store = moto_app.services.director.store
     real = store.apply_turn
+    before = moto_app.state(scenario_stage.stage_id)
     monkeypatch.setattr(store, "apply_turn", lambda *a: (_ for _ in ()).throw(
         ClientError({"Error": {"Code": "InternalServerError", "Message": "x"}}, "TransactWriteItems")))
     r = _post(moto_app, scenario_stage.stage_id, "reply", scenario_stage.player_key, {"text": "こんばんは"})
-    assert r.status_code == 202 and r.json_body["view"] is None
-    first = r.json_body["id"]
-    assert StageState.unread(moto_app.state(scenario_stage.stage_id), scenario_stage.stage_id) == {first}
+    assert r.status_code >= 500 and r.json_body["error"]["code"]
+    assert moto_app.state(scenario_stage.stage_id) == before
     monkeypatch.setattr(store, "apply_turn", real)
-    r = _post(moto_app, scenario_stage.stage_id, "reply", scenario_stage.player_key, {"text": "流す曲を変えてみたら？"})
-    assert r.status_code == 202
-    assert [t["id"] for t in _turns(moto_app, scenario_stage, 2)] == [first, r.json_body["id"]]
+    r = _post(moto_app, scenario_stage.stage_id, "reply", scenario_stage.player_key, {"text": "こんばんは"})
+    assert r.status_code == 202 and r.json_body["view"] is not None
+    assert [t["id"] for t in _turns(moto_app, scenario_stage, 1)] == [r.json_body["id"]]
     assert StageState.unread(moto_app.state(scenario_stage.stage_id), scenario_stage.stage_id) == set()
 
 

@@ -91,7 +91,7 @@ def test_merged_keys_land_where_sam_reads_them(sam):
     assert env["BUTAI_DEFAULT_CHARACTER"] == "hiyori"
     for resource_id, var in tables.CFN_TABLES.values():
         assert env[var] == {"Ref": resource_id}
-    assert env["BUTAI_STAGE"] == {"Ref": "StageName"}
+    assert env["BUTAI_DEPLOYMENT_STAGE"] == {"Ref": "StageName"}
     # The function runs as chalice's DefaultRole; SAM ignores Policies when Role is set,
     # so the permissions are the role's, and chalice's logs:* on arn:*:logs:*:*:* is gone.
     assert function["Properties"]["Role"] == {"Fn::GetAtt": ["DefaultRole", "Arn"]}
@@ -139,7 +139,7 @@ def test_the_function_ships_only_what_lambda_runs(packaged):
                       if n == "app.py" or n.startswith(("chalicelib/", "butai/", "butai_tools/")))
     assert "app.py" in ours and "chalicelib/stage/service.py" in ours
     assert not [n for n in ours if n.startswith(("butai/", "butai_tools/"))]
-    tools = ("cli", "commands", "bench", "local", "infra", "mcp", "evaluation", "doctor", "suggest",
-             "synthetic", "lint", "ratelimit", "worker")
+    tools = {"cli.py", "commands.py", "runtime.py", "ratelimit.py", "infra.py", "mcp_server.py", "evaluation.py",
+             "doctor.py", "suggest.py", "synthetic.py", "lint.py", "worker.py", "acts_eval.py", "images.py"}
     shipped = [n for n in ours if n.endswith(".py")]
-    assert not [n for n in shipped if any(t in n.rsplit("/", 1)[-1] for t in tools)], shipped
+    assert not [n for n in shipped if n.rsplit("/", 1)[-1] in tools or "bench" in n], shipped

@@ -30,8 +30,15 @@ def emitted(capsys) -> list[dict]:
 
 
 def test_a_backend_failure_is_logged_and_counted(monkeypatch, capsys):
+    import io
+    import logging
+
+    from aws_lambda_powertools import Logger
     monkeypatch.delenv("BUTAI_LOCAL", raising=False)
-    observability.logger.cache_clear()
+    # Lambda's logger, writing where the test can read it (a cached one may hold an earlier test's stdout).
+    stream = io.StringIO()
+    lambda_logger = Logger(service="butai", logger_handler=logging.StreamHandler(stream))
+    monkeypatch.setattr(observability, "logger", lambda: lambda_logger)
     rules = GameRules(load_scenario(ROOT / "scenarios" / "chinoike.json"))
     interpreter = Interpreter(rules, DeadEndpoint())
     result = interpreter.interpret_turn("流す曲を変えてみたら？", rules.new_state(), None)
@@ -39,7 +46,8 @@ def test_a_backend_failure_is_logged_and_counted(monkeypatch, capsys):
     capsys.readouterr()
     observability.classified(result.interpretation.backend, result.error, result.interpretation.detail)
     records = emitted(capsys)
-    logs = [r for r in records if r.get("level") == "WARNING"]
+    logs = [json.loads(line) for line in stream.getvalue().splitlines() if line.startswith("{")]
+    logs = [r for r in logs if r.get("level") == "WARNING"]
     assert logs and logs[0]["kind"] == result.error and logs[0]["service"] == "butai"
     metrics = [r for r in records if "_aws" in r]
     assert metrics, records
