@@ -2,6 +2,7 @@
 import pytest
 
 from tests.browser.test_stage_page import SHOTS, no_horizontal_scroll, wait_js
+from tests.scenario_stages import new_scenario_stage
 
 pytestmark = pytest.mark.browser
 TURN_MS = 15000
@@ -27,7 +28,8 @@ def send(page, text):
 
 def test_reference_scenario_in_the_browser(browser, local_runtime):
     api = local_runtime.info["api_url"]
-    stage = local_runtime.info["stages"]["chinoike"]
+    # A stage of its own: other tests (hypothesis, isolation) speak on the runtime's `chinoike`.
+    stage = new_scenario_stage(local_runtime, "browser-reference")
     page = browser.new_page(viewport={"width": 360, "height": 800})
     errors = []
     page.on("pageerror", lambda exc: errors.append(str(exc)))

@@ -12,6 +12,8 @@ import pytest
 import schemathesis
 from schemathesis.config import SchemathesisConfig
 
+from tests.conftest import LocalProcess
+
 pytestmark = pytest.mark.e2e
 
 EXAMPLES = int(os.environ.get("BUTAI_SCHEMATHESIS_EXAMPLES", "12"))
@@ -19,10 +21,20 @@ EXAMPLES = int(os.environ.get("BUTAI_SCHEMATHESIS_EXAMPLES", "12"))
 CALLERS = [("demo", "agent_key"), ("demo", "player_key"), ("chinoike", "agent_key"), ("chinoike", "player_key")]
 
 
+@pytest.fixture(scope="module")
+def contract_runtime(tmp_path_factory):
+    # Its own runtime: the generated lines and replies ("0", long strings …) never reach a stage that
+    # another test reads.
+    runtime = LocalProcess(tmp_path_factory.mktemp("contract") / "state")
+    runtime.start()
+    yield runtime
+    assert runtime.stop() == 0
+
+
 @pytest.fixture(scope="module", params=CALLERS, ids=lambda c: f"{c[0]}-{c[1].split('_')[0]}")
-def api_schema(request, local_runtime):
+def api_schema(request, contract_runtime):
     stage_name, key_name = request.param
-    info = local_runtime.info
+    info = contract_runtime.info
     stage = info["stages"][stage_name]
     config = SchemathesisConfig.from_dict({
         "checks": {"enabled": True},

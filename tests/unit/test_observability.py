@@ -37,6 +37,11 @@ def test_a_backend_failure_is_logged_and_counted(monkeypatch, capsys):
     monkeypatch.delenv("BUTAI_LOCAL", raising=False)
     # Lambda's logger, writing where the test can read it (a cached one may hold an earlier test's stdout).
     stream = io.StringIO()
+    # A Powertools logger of this service made earlier in the process keeps its first handler: start afresh.
+    underlying = logging.getLogger("butai")
+    monkeypatch.setattr(underlying, "handlers", [])
+    from aws_lambda_powertools.logging.constants import LOGGER_ATTRIBUTE_PRECONFIGURED
+    monkeypatch.delattr(underlying, LOGGER_ATTRIBUTE_PRECONFIGURED, raising=False)
     lambda_logger = Logger(service="butai", logger_handler=logging.StreamHandler(stream))
     monkeypatch.setattr(observability, "logger", lambda: lambda_logger)
     rules = GameRules(load_scenario(ROOT / "scenarios" / "chinoike.json"))
