@@ -57,7 +57,13 @@ def test_sigterm_during_a_burst_loses_no_acknowledged_write(tmp_path):
               [threading.Thread(target=player, args=(n,)) for n in range(3)]
     for t in threads:
         t.start()
-    time.sleep(1.5)
+    # SIGTERM once the burst is well under way (counted, not timed: a loaded machine acknowledges more slowly).
+    deadline = time.time() + 120
+    while time.time() < deadline:
+        with lock:
+            if len(acked_lines) > 10 and len(acked_replies) > 10:
+                break
+        time.sleep(0.05)
     assert runtime.stop(signal.SIGTERM) == 0   # mid-burst
     stop.set()
     for t in threads:
