@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from butai_tools.interpret.evaluation import DatasetError, _cut, percentile
+from butai_tools.interpret.evaluation import DatasetError, _cut, label_tables, percentile
 from chalicelib.interpret.acts import NO_ACT, ActRecogniser
 from chalicelib.interpret.cues import SceneNames
 from chalicelib.scenario import ScenarioError, load_scenario
@@ -126,15 +126,7 @@ def format_act_report(results: list[ActResult], summary: dict[str, Any]) -> str:
     lines.append(f"latency ms: p50 {lat['p50']:.4f}  p99 {lat['p99']:.4f}")
     lines.append("")
     lines.append("per act: precision / recall")
-    for label, f in summary["per_act"].items():
-        p = "-" if f["precision"] is None else f"{f['precision']:.2f}"
-        rc = "-" if f["recall"] is None else f"{f['recall']:.2f}"
-        lines.append(f"  {_cut(label, 6)} {p:>5} / {rc:<5}  (tp {f['tp']}, fp {f['fp']}, fn {f['fn']})")
-    if summary["confusions"]:
-        lines.append("")
-        lines.append("most frequent confusions (expected → got)")
-        for c in summary["confusions"]:
-            lines.append(f"  {c['count']:>3}  {c['expected']} → {c['got']}")
+    lines += label_tables(summary["per_act"], summary["confusions"], width=6)
     return "\n".join(lines)
 
 

@@ -6,10 +6,14 @@ import json
 import sys
 from typing import Any
 
-from butai_tools.interpret.evaluation import DatasetError, format_report, load_dataset, run_dataset, summarise
+from butai_tools.interpret.evaluation import (
+    format_report,
+    load_for_command,
+    run_dataset,
+    summarise,
+)
 from chalicelib.interpret.backends import BACKENDS, backend_from_env, settings_from_env
 from chalicelib.interpret.interpreter import Interpreter
-from chalicelib.scenario import GameRules, ScenarioError, load_scenario
 
 
 def register(subparsers: Any) -> None:
@@ -78,24 +82,13 @@ class _Progress:
 
 
 def run_eval(args: argparse.Namespace) -> int:
-    try:
-        scenario = load_scenario(args.scenario)
-    except ScenarioError as exc:
-        for problem in exc.problems:
-            print(problem.format(), file=sys.stderr)
-        return 1
-    rules = GameRules(scenario)
-    try:
-        dataset = load_dataset(args.dataset, rules)
-    except DatasetError as exc:
-        print(f"butai eval-interpret: {exc}", file=sys.stderr)
-        return 1
-    if args.split:
-        from dataclasses import replace
-        dataset = replace(dataset, cases=tuple(c for c in dataset.cases if c.split == args.split))
-        if not dataset.cases:
-            print(f"butai eval-interpret: no case has split {args.split!r}", file=sys.stderr)
-            return 2
+    loaded = load_for_command("eval-interpret", args.scenario, args.dataset, args.split)
+    if isinstance(loaded, int):
+        return loaded
+    rules, dataset = loaded
+    if args.split and not dataset.cases:
+        print(f"butai eval-interpret: no case has split {args.split!r}", file=sys.stderr)
+        return 2
     if args.repeat < 1:
         print("butai eval-interpret: --repeat must be at least 1", file=sys.stderr)
         return 2

@@ -16,14 +16,15 @@ from __future__ import annotations
 
 import json
 import statistics
+import sys
 from collections import Counter
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from chalicelib.interpret.interpreter import Interpreter, TurnResult
-from chalicelib.scenario import GameRules, PlayerInput
+from chalicelib.scenario import GameRules, PlayerInput, ScenarioError, load_scenario
 from chalicelib.scenario.inputs import InputSyntaxError
 
 
@@ -288,6 +289,42 @@ def _cut(text: str, width: int) -> str:
     return "".join(out) + " " * max(0, width - used)
 
 
+def label_tables(per_label: dict[str, dict], confusions: list[dict], *, width: int) -> list[str]:
+    """Report lines: precision / recall per label, then the most frequent confusions (eval-interpret, eval-acts)."""
+    lines = []
+    for label, figures in per_label.items():
+        p = "-" if figures["precision"] is None else f"{figures['precision']:.2f}"
+        rc = "-" if figures["recall"] is None else f"{figures['recall']:.2f}"
+        lines.append(f"  {_cut(label, width)} {p:>5} / {rc:<5}  (tp {figures['tp']}, fp {figures['fp']}, "
+                     f"fn {figures['fn']})")
+    if confusions:
+        lines.append("")
+        lines.append("most frequent confusions (expected → got)")
+        lines += [f"  {c['count']:>3}  {c['expected']} → {c['got']}" for c in confusions]
+    return lines
+
+
+def load_for_command(command: str, scenario_path: str, dataset_path: str,
+                     split: str | None) -> tuple[GameRules, Dataset] | int:
+    """A command's scenario and data set (only ``split``'s cases when given), or the exit code after saying
+    on stderr what is wrong with them."""
+    try:
+        scenario = load_scenario(scenario_path)
+    except ScenarioError as exc:
+        for problem in exc.problems:
+            print(problem.format(), file=sys.stderr)
+        return 1
+    rules = GameRules(scenario)
+    try:
+        dataset = load_dataset(dataset_path, rules)
+    except DatasetError as exc:
+        print(f"butai {command}: {exc}", file=sys.stderr)
+        return 1
+    if split:
+        dataset = replace(dataset, cases=tuple(c for c in dataset.cases if c.split == split))
+    return rules, dataset
+
+
 def format_report(results: list[CaseResult], summary: dict[str, Any], *, backend: str = "") -> str:
     lines = []
     header = f"{_cut('id', 6)} {_cut('text', 34)} {_cut('expected', 22)} {_cut('got', 20)} {_cut('tok', 4)} " \
@@ -317,15 +354,7 @@ def format_report(results: list[CaseResult], summary: dict[str, Any], *, backend
                  f"cases always gave the same result ({agreement['rate']:.3f})")
     lines.append("")
     lines.append("per input: precision / recall")
-    for label, figures in summary["per_intent"].items():
-        p = "-" if figures["precision"] is None else f"{figures['precision']:.2f}"
-        rc = "-" if figures["recall"] is None else f"{figures['recall']:.2f}"
-        lines.append(f"  {_cut(label, 24)} {p:>5} / {rc:<5}  (tp {figures['tp']}, fp {figures['fp']}, fn {figures['fn']})")
-    if summary["confusions"]:
-        lines.append("")
-        lines.append("most frequent confusions (expected → got)")
-        for c in summary["confusions"]:
-            lines.append(f"  {c['count']:>3}  {c['expected']} → {c['got']}")
+    lines += label_tables(summary["per_intent"], summary["confusions"], width=24)
     lines.append("")
     lines.append("misses by kind")
     if not summary["misses"]:

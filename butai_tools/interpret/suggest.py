@@ -19,15 +19,14 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from dataclasses import dataclass, field
 from typing import Any
 
-from butai_tools.interpret.evaluation import CaseResult, DatasetError, load_dataset, run_dataset
+from butai_tools.interpret.evaluation import CaseResult, load_for_command, run_dataset
 from chalicelib.interpret.interpreter import Interpreter
 from chalicelib.interpret.ja import analyse, word_meaning
 from chalicelib.interpret.text import nfkc
-from chalicelib.scenario import GameRules, ScenarioError, load_scenario
+from chalicelib.scenario import GameRules
 
 
 @dataclass
@@ -142,21 +141,10 @@ def register(subparsers: Any) -> None:
 
 
 def run_suggest(args: argparse.Namespace) -> int:
-    try:
-        scenario = load_scenario(args.scenario)
-    except ScenarioError as exc:
-        for problem in exc.problems:
-            print(problem.format(), file=sys.stderr)
-        return 1
-    rules = GameRules(scenario)
-    try:
-        dataset = load_dataset(args.dataset, rules)
-    except DatasetError as exc:
-        print(f"butai suggest: {exc}", file=sys.stderr)
-        return 1
-    if args.split:
-        from dataclasses import replace
-        dataset = replace(dataset, cases=tuple(c for c in dataset.cases if c.split == args.split))
+    loaded = load_for_command("suggest", args.scenario, args.dataset, args.split)
+    if isinstance(loaded, int):
+        return loaded
+    rules, dataset = loaded
     results = run_dataset(Interpreter(rules), dataset)
     found = suggestions(rules, results)
     if args.json:
