@@ -16,8 +16,21 @@ AXE_OUTPUT = OUTPUT / "browser" / "axe"
 _axe = Axe()
 
 
+def settle(page) -> None:
+    """Wait for the page's finite animations to end (a new line fades in over 0.35 s).
+
+    axe-core measures colours as rendered, so a line caught mid-fade reads as low contrast; what
+    the player reads is the settled page. Endless animations (the 送信 button's thinking pulse)
+    are left running: waiting for them would never end.
+    """
+    page.evaluate("""() => Promise.all(document.getAnimations()
+        .filter((a) => a.effect && a.effect.getComputedTiming().iterations !== Infinity)
+        .map((a) => a.finished.catch(() => null)))""")
+
+
 def assert_accessible(page, state: str) -> None:
     """No axe-core violation in the page's current state; the report is kept under test-output."""
+    settle(page)
     results = _axe.run(page, options={"resultTypes": ["violations"]})
     violations = results.response["violations"]
     if violations:
