@@ -26,3 +26,30 @@ def session(settings: Settings, boto3_session: boto3.session.Session | None = No
 def client(service: str, settings: Settings, boto3_session=None):
     return session(settings, boto3_session).client(
         service, endpoint_url=settings.aws_endpoint, config=_CLIENT_CONFIG)
+
+
+def model_call_config(timeout: float) -> Config:
+    # botocore's own retries are off for model calls: retrying is the model-call layer's job
+    # (chalicelib/llm/transport.py), with the same rule for an HTTP server and an endpoint.
+    return Config(connect_timeout=min(timeout, 5.0), read_timeout=timeout,
+                  retries={"max_attempts": 1, "mode": "standard"})
+
+
+class LazyClient:
+    """A boto3 client made on first use, from the process's settings and session.
+
+    A model endpoint's client is handed to the model-call layer when the services are built, but a
+    process that never calls the model (most turns, with the embedded classifier first) never pays
+    for creating it.
+    """
+
+    def __init__(self, service: str, settings: Settings, boto3_session=None, *, timeout: float) -> None:
+        self._args = (service, settings, boto3_session, timeout)
+        self._client = None
+
+    def __getattr__(self, name: str):
+        if self._client is None:
+            service, settings, boto3_session, timeout = self._args
+            self._client = session(settings, boto3_session).client(
+                service, endpoint_url=settings.aws_endpoint, config=model_call_config(timeout))
+        return getattr(self._client, name)

@@ -8,10 +8,21 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
 
 from chalicelib import env
 
 from .stage.audio import origin_of, parse_origins
+
+if TYPE_CHECKING:
+    from .llm.settings import ModelSettings
+
+
+def _no_models() -> ModelSettings:
+    # Imported when a Settings is made, not when this module is: the model settings' module sits in the
+    # model-call layer, which the stream function and the tools that only need table names never load.
+    from .llm.settings import ModelSettings
+    return ModelSettings()
 
 
 @dataclass(frozen=True)
@@ -41,12 +52,21 @@ class Settings:
     # Whether webhooks may be plain http to 127.0.0.1 (the local runtime only; the cloud sends https to
     # public addresses only).
     local_webhooks: bool = False
-    extra: Mapping[str, str] = field(default_factory=dict)
+    # The classifier, free conversation and the expression judge (llm/settings.py); the default is the
+    # embedded, model-free configuration.
+    models: ModelSettings = field(default_factory=_no_models)
 
     @classmethod
-    def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
+    def from_env(cls, environ: Mapping[str, str] | None = None, *, models: bool = True) -> Settings:
+        """Every setting, read once. ``models=False`` skips the model settings (the webhook stream
+        function and tools that only need tables and buckets)."""
         source = os.environ if environ is None else environ
         base = cls()
+        if models:
+            from .llm.settings import ModelSettings
+            model_settings = ModelSettings.from_env(source)
+        else:
+            model_settings = base.models
         return cls(
             region=source.get("AWS_REGION") or source.get("AWS_DEFAULT_REGION") or base.region,
             table_current=source.get(env.TABLE_CURRENT, base.table_current),
@@ -61,6 +81,7 @@ class Settings:
             retention_days=int(source.get(env.RETENTION_DAYS, base.retention_days)),
             players_see_debug=source.get(env.PLAYERS_SEE_DEBUG, "") == "1",
             audio_origins=parse_origins(source.get(env.AUDIO_ORIGINS)),
+            models=model_settings,
         )
 
     @property

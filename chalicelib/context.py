@@ -5,7 +5,6 @@ them lazily from the environment on the first request.
 """
 from __future__ import annotations
 
-import os
 import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -18,6 +17,7 @@ from .stage.service import StageService
 
 if TYPE_CHECKING:
     from .director import Director
+    from .llm.settings import ModelUse
     from .webhooks.service import WebhookService
 
 
@@ -39,22 +39,37 @@ def build(settings: Settings, boto3_session=None) -> Services:
     dynamodb = aws.client("dynamodb", settings, session)
     s3 = aws.client("s3", settings, session)
     catalog = CharacterCatalog.from_s3(s3, settings.bucket, ttl=settings.manifest_ttl)
-    from .expression import judge_from_env
-    env = dict(os.environ)
+    models = settings.models
+    from .expression import build_judge
     stage = StageService(DynamoStageStore(dynamodb, settings), catalog,
                          assets_base_url=settings.assets_base_url,
-                         default_character=settings.default_character, judge=judge_from_env(env),
+                         default_character=settings.default_character,
+                         judge=build_judge(models.judge.name or "lexicon", **_aws_clients(models.judge, settings, session)),
                          own_origins=settings.own_origins, audio_origins=settings.audio_origins)
     from .director import Director, ScenarioLibrary
-    from .interpret.backends import backend_from_env
-    from .talk import Talker, generator_from_env
-    library = ScenarioLibrary(s3, settings.bucket, backend_factory=lambda: backend_from_env(env))
-    director = Director(stage, library, Talker(generator_from_env(env)),
+    from .interpret.backends import build_backend
+    from .talk import Talker, build_generator
+    classifier = models.classifier
+    library = ScenarioLibrary(s3, settings.bucket, backend_factory=lambda: build_backend(
+        classifier.name or "lexical", **_aws_clients(classifier, settings, session)))
+    director = Director(stage, library,
+                        Talker(build_generator(models.generator.name,
+                                               **_aws_clients(models.generator, settings, session))),
                         players_see_debug=settings.players_see_debug)
     from .webhooks.service import WebhookService
     from .webhooks.store import DynamoWebhookStore
     webhooks = WebhookService(stage, DynamoWebhookStore(dynamodb, settings), settings)
     return Services(settings=settings, stage=stage, director=director, webhooks=webhooks)
+
+
+def _aws_clients(use: ModelUse, settings: Settings, session) -> dict:
+    """A model use's options, with the SageMaker runtime client made from this process's one session and
+    settings (endpoint override, region), created on the model's first call."""
+    options = use.kwargs()
+    if use.name is not None and use.name.split("+")[-1] == "sagemaker":
+        options["client"] = aws.LazyClient("sagemaker-runtime", settings, session,
+                                           timeout=float(options.get("timeout") or 10.0))
+    return options
 
 
 def use(services: Services | None) -> None:

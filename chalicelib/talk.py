@@ -18,12 +18,10 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Protocol
 
-from chalicelib import env
-
 from .llm.chat import Chat
 from .llm.choice import PROBE, ChoiceMode
 from .llm.errors import ModelCallError
-from .llm.settings import ModelSwitch
+from .llm.settings import generator_use
 from .llm.transport import OpenAITransport, SageMakerTransport, Transport
 
 MAX_CHARS = 120
@@ -76,29 +74,21 @@ def SageMakerGenerator(endpoint: str, client: Any = None, *, model: str | None =
                           model=model, mode=mode)
 
 
-def generator_from_env(environ: Mapping[str, str]) -> Generator | None:
-    """BUTAI_GENERATOR=sagemaker|openai picks the free-conversation model; unset: the one switch's server
-    (BUTAI_MODEL_URL) when set, else none (fallback lines)."""
-    switch = ModelSwitch.from_env(environ)
-    kind = (environ.get(env.GENERATOR) or ("openai" if switch.url else "")).strip().lower()
-    timeout = float(environ.get(env.GENERATOR_TIMEOUT, "8"))
-    if kind == "openai":
-        base_url = (environ.get(env.GENERATOR_BASE_URL) or environ.get(env.OPENAI_BASE_URL)
-                    or switch.url or "")
-        if not base_url:
-            raise ValueError("BUTAI_GENERATOR=openai needs BUTAI_MODEL_URL (or BUTAI_GENERATOR_BASE_URL)")
-        return OpenAIGenerator(base_url,
-                               model=(environ.get(env.GENERATOR_MODEL) or environ.get(env.OPENAI_MODEL)
-                                      or switch.model),
-                               api_key=(environ.get(env.GENERATOR_API_KEY) or environ.get(env.OPENAI_API_KEY)
-                                        or switch.api_key),
-                               timeout=timeout, mode=switch.mode, retries=switch.retries)
-    if kind == "sagemaker":
-        endpoint = environ.get(env.GENERATOR_ENDPOINT) or environ[env.SAGEMAKER_ENDPOINT]
-        mode = switch.mode if environ.get(env.MODEL_MODE) else ChoiceMode.VLLM.value
-        return SageMakerGenerator(endpoint, model=environ.get(env.GENERATOR_MODEL), timeout=timeout,
-                                  mode=mode, retries=switch.retries)
+def build_generator(name: str | None, **options: Any) -> Generator | None:
+    """The free-conversation model by name (``openai`` | ``sagemaker``); None: the fallback lines answer."""
+    if name == "openai":
+        return OpenAIGenerator(options.pop("base_url"), **options)
+    if name == "sagemaker":
+        return SageMakerGenerator(options.pop("endpoint"), **options)
+    if name:
+        raise ValueError(f"unknown generator {name!r}; expected openai or sagemaker")
     return None
+
+
+def generator_from_env(environ: Mapping[str, str]) -> Generator | None:
+    """The generator the environment asks for (``BUTAI_GENERATOR``, read in ``llm.settings``)."""
+    use = generator_use(environ)
+    return build_generator(use.name, **use.kwargs())
 
 
 @dataclass

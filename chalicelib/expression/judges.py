@@ -10,18 +10,15 @@ answer in time leaves the line to the embedded judge.
 """
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from typing import Any
 
-from chalicelib import env
-
+from ..llm.settings import DEFAULT_JUDGE, DEFAULT_JUDGE_TIMEOUT, judge_use
 from .choice import ExpressionJudge
 from .lexicon import LexiconJudge
 
 JUDGES = ("lexicon", "openai", "sagemaker", "transformers")
-DEFAULT_JUDGE = "lexicon"
-DEFAULT_MODEL_TIMEOUT = 2.0
+DEFAULT_MODEL_TIMEOUT = DEFAULT_JUDGE_TIMEOUT
 
 
 def build_judge(name: str = DEFAULT_JUDGE, **settings: Any) -> ExpressionJudge:
@@ -37,14 +34,9 @@ def build_judge(name: str = DEFAULT_JUDGE, **settings: Any) -> ExpressionJudge:
 
 
 def judge_from_env(environ: Mapping[str, str] | None = None, name: str | None = None) -> ExpressionJudge:
-    source = os.environ if environ is None else environ
-    name = (name or source.get(env.EXPRESSION_JUDGE) or DEFAULT_JUDGE).strip().lower()
-    if name == "lexicon":
-        return LexiconJudge()
-    from ..interpret.backends import settings_from_env
-    _, settings = settings_from_env(source, name)
-    settings["timeout"] = float(source.get(env.EXPRESSION_TIMEOUT) or DEFAULT_MODEL_TIMEOUT)
-    return build_judge(name, **settings)
+    """The judge the environment asks for (``BUTAI_EXPRESSION_JUDGE``, read in ``llm.settings``)."""
+    use = judge_use(environ, name)
+    return build_judge(use.name or DEFAULT_JUDGE, **use.kwargs())
 
 
 def describe(judge: ExpressionJudge) -> str:

@@ -195,18 +195,14 @@ class SageMakerTransport:
     @property
     def client(self) -> Any:
         if self._client is None:
-            from botocore.config import Config
-
-            from ..aws import session
+            # Outside the services (a command, a test), the client is made from the environment here;
+            # the services hand one made from their settings and session (context.build).
+            from ..aws import LazyClient
             from ..config import Settings
-            settings = Settings.from_env()
+            settings = Settings.from_env(models=False)
             if self.region:
                 settings = settings.with_(region=self.region)
-            # botocore's own retries are off: retrying is this module's job, with the same rule for both servers
-            config = Config(connect_timeout=min(self.timeout, 5.0), read_timeout=self.timeout,
-                            retries={"max_attempts": 1, "mode": "standard"})
-            self._client = session(settings).client("sagemaker-runtime", endpoint_url=settings.aws_endpoint,
-                                                    config=config)
+            self._client = LazyClient("sagemaker-runtime", settings, timeout=self.timeout)
         return self._client
 
     def _once(self, payload: bytes) -> bytes:

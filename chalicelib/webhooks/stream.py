@@ -38,7 +38,7 @@ _dispatcher: Dispatcher | None = None
 def dispatcher() -> Dispatcher:
     global _dispatcher
     if _dispatcher is None:
-        settings = Settings.from_env()
+        settings = Settings.from_env(models=False)
         _dispatcher = Dispatcher(DynamoWebhookStore(aws.client("dynamodb", settings), settings),
                                  Sender(local=False), LAMBDA_SCHEDULE)
     return _dispatcher

@@ -23,19 +23,16 @@ reads the ``BUTAI_*`` variables (default: ``lexical``):
 """
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from typing import Any
 
-from chalicelib import env
-
-from ...llm.settings import ModelSwitch
+from ...llm.settings import DEFAULT_CLASSIFIER, classifier_use
 from .base import AnswerSheet, Backend, ModelBackend, chat_body, parse_chat_completion, probabilities_from_logprobs
 from .lexical import LexicalBackend
 
 BACKENDS = ("lexical", "sagemaker", "openai", "transformers",
             "lexical+sagemaker", "lexical+openai", "lexical+transformers")
-DEFAULT_BACKEND = "lexical"
+DEFAULT_BACKEND = DEFAULT_CLASSIFIER
 
 
 def build_backend(name: str = DEFAULT_BACKEND, **settings: Any) -> Backend:
@@ -67,32 +64,9 @@ def build_backend(name: str = DEFAULT_BACKEND, **settings: Any) -> Backend:
 
 
 def settings_from_env(environ: Mapping[str, str] | None = None, name: str | None = None) -> tuple[str, dict[str, Any]]:
-    source = os.environ if environ is None else environ
-    switch = ModelSwitch.from_env(source)
-    name = (name or source.get(env.CLASSIFIER) or ("openai" if switch.url else DEFAULT_BACKEND)).strip().lower()
-    settings: dict[str, Any] = {}
-    if source.get(env.CLASSIFIER_TIMEOUT):
-        settings["timeout"] = float(source[env.CLASSIFIER_TIMEOUT])
-    if source.get(env.CONTEXT_LIMIT):
-        settings["context_limit"] = int(source[env.CONTEXT_LIMIT])
-    if source.get(env.CLASSIFIER_LABELS):
-        settings["labels"] = source[env.CLASSIFIER_LABELS]
-    model = name.split("+", 1)[1] if name.startswith("lexical+") else name
-    if model in ("sagemaker", "openai"):
-        settings["retries"] = switch.retries
-        if source.get(env.MODEL_MODE):          # sagemaker's own default is vllm, the container's mode
-            settings["mode"] = switch.mode
-    if model == "sagemaker":
-        settings["endpoint"] = source.get(env.SAGEMAKER_ENDPOINT, "")
-        settings["model"] = source.get(env.SAGEMAKER_MODEL) or None
-    elif model == "openai":
-        settings["base_url"] = source.get(env.OPENAI_BASE_URL) or switch.url or ""
-        settings["model"] = source.get(env.OPENAI_MODEL) or switch.model
-        settings["api_key"] = source.get(env.OPENAI_API_KEY) or switch.api_key
-    elif model == "transformers":
-        settings["model_path"] = source.get(env.TRANSFORMERS_MODEL, "")
-        settings["device"] = source.get(env.TRANSFORMERS_DEVICE) or "auto"
-    return name, settings
+    """The classifier's name and keyword arguments as the environment sets them (read in ``llm.settings``)."""
+    use = classifier_use(environ, name)
+    return use.name or DEFAULT_BACKEND, use.kwargs()
 
 
 def backend_from_env(environ: Mapping[str, str] | None = None, name: str | None = None, **overrides: Any) -> Backend:
