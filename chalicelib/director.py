@@ -18,7 +18,6 @@ on the stage item (``unread_hint``) and answered first, oldest first.
 from __future__ import annotations
 
 import hashlib
-import json
 import logging
 import re
 import threading
@@ -37,6 +36,15 @@ from .http import transient
 from .interpret.interpreter import Interpreter
 from .scenario import EndingNotice, ExitsNotice, GameRules, GameState, PlayerInput, load_scenario_text
 from .stage.models import LOG_LIMIT, ReplyAccepted, ReplyRequest
+from .stage.records import (
+    DirectorMemory,
+    StoredCharacter,
+    StoredDestination,
+    StoredEnding,
+    StoredNotice,
+    StoredScene,
+    TurnRecord,
+)
 from .stage.service import PLAYER, CreatedStage, StageService
 from .stage.store import (
     AlreadyClaimed,
@@ -148,13 +156,12 @@ class Director:
         record = self.store.get_stage(stage_id)
         if record is None or record.kind != StageKind.SCENARIO:
             raise NotFound("no such scenario stage", "stage_id")
-        memory = json.loads(record.director or "{}")
-        self._begin(stage_id, self.library.get(record.scenario), record.game_version,
-                    memory.get("game", 1) + 1)
+        memory = DirectorMemory.read(record.director)
+        self._begin(stage_id, self.library.get(record.scenario), record.game_version, memory.game + 1)
 
     def _begin(self, stage_id: str, loaded: LoadedScenario, expected_version: int, game_number: int) -> None:
         step = loaded.rules.start()
-        memory = {"game": game_number, "last_fallback": {}}
+        memory = DirectorMemory(game=game_number)
         record = self.store.get_stage(stage_id)
         write = self._write(record, loaded, step, state_before=loaded.rules.new_state(), talk=None,
                             memory=memory, turn=None, claim=None)
@@ -216,7 +223,7 @@ class Director:
                 except (AlreadyClaimed, StaleGame, GuardFailed):
                     raise
                 except Exception as exc:  # noqa: BLE001 - e.g. an item over DynamoDB's size limit
-                    if transient(exc) or write.turn is None or write.turn.get("unplayable"):
+                    if transient(exc) or write.turn is None or write.turn.unplayable:
                         raise
                     write = self._unplayable(record, reply, exc)
                     self._complete(write, record, reply, incoming, guard, looked_at, pending)
@@ -299,15 +306,13 @@ class Director:
         error in the turn's debug record, the game left as it was.  Otherwise the director would retry
         it on every turn and the stage would be stuck behind it for good."""
         log_errors.exception("reply %s cannot be played; answered with a notice", reply.id)
-        memory = json.loads(record.director or "{}") if _is_json_object(record.director) else {}
+        memory = DirectorMemory.read(record.director)
         entry_id = self._new_id()
         notice = LogRecord(id=entry_id, role=Role.NOTICE, text=UNPLAYABLE_NOTICE,
                            created_at=ids.iso_from_ms(ids.id_time_ms(entry_id)))
-        turn = {"id": reply.id, "game": memory.get("game", 1), "text": reply.text, "to": reply.to,
-                "move": reply.move, "input": None, "addressee": None, "interpretation": {}, "lines": [],
-                "free_talk": None, "notices": [{"kind": "unplayable", "text": UNPLAYABLE_NOTICE}],
-                "errors": [f"unplayable: {type(exc).__name__}: {str(exc)[:300]}"], "unplayable": True,
-                "ms": {}}
+        turn = TurnRecord(id=reply.id, game=memory.game, text=reply.text, to=reply.to, move=reply.move,
+                          notices=[{"kind": "unplayable", "text": UNPLAYABLE_NOTICE}],
+                          errors=[f"unplayable: {type(exc).__name__}: {str(exc)[:300]}"], unplayable=True)
         return TurnWrite(expected_game_version=record.game_version,
                          stage={"game_version": record.game_version + 1, "version": entry_id},
                          entries=[notice], claim=reply.id, claim_id=f"turn-{reply.id}", turn=turn)
@@ -319,7 +324,7 @@ class Director:
         started = time.perf_counter()
         rules = loaded.rules
         state = rules.restore(record.game)
-        memory = json.loads(record.director or "{}")
+        memory = DirectorMemory.read(record.director)
         if state.ended and not reply.move and _RESTART.match(reply.text):
             return self._restart(record, loaded, reply, memory)
         errors: list[str] = []
@@ -357,24 +362,21 @@ class Director:
                 # No model, or it failed: the most specific authored line answers.
                 observability.fell_back(talk.reason if talk is not None else None)
                 step, talk = self._authored_answer(loaded, step, state, reply, talk)
-        turn = {
-            "id": reply.id, "game": memory.get("game", 1), "text": reply.text, "to": reply.to, "move": reply.move,
-            "place_before": state.place, "input": str(step.input), "addressee": addressee,
-            "interpretation": interpretation,
-            "lines": [line.id for line in step.lines],
-            "free_talk": None if talk is None else {"speaker": step.free_talk.speaker,
-                                                    "intent": step.free_talk.intent, **talk.to_dict()},
-            "notices": [n.to_dict() for n in step.notices], "errors": errors,
-        }
-        if talk is not None and talk.source != "model":
-            turn["free_talk"]["speaker"] = talk.speaker
+        free_talk = None
+        if talk is not None:
+            free_talk = {"speaker": step.free_talk.speaker, "intent": step.free_talk.intent, **talk.to_dict()}
+            if talk.source != "model":
+                free_talk["speaker"] = talk.speaker
         # The debug record is complete before the write is built (its timings stop here).
         interpret_ms = interpretation.get("ms", {})
-        turn["ms"] = {**{k: v for k, v in interpret_ms.items() if k != "total"},
-                      "rules": round(rules_ms, 3), "talk": round(talk.ms, 3) if talk else 0.0,
-                      "total": round((time.perf_counter() - started) * 1000, 3)}
-        turn["place_after"] = step.state.place
-        observability.turn_latency(turn["ms"]["total"])
+        ms = {**{k: v for k, v in interpret_ms.items() if k != "total"},
+              "rules": round(rules_ms, 3), "talk": round(talk.ms, 3) if talk else 0.0,
+              "total": round((time.perf_counter() - started) * 1000, 3)}
+        turn = TurnRecord(id=reply.id, game=memory.game, text=reply.text, to=reply.to, move=reply.move,
+                          place_before=state.place, place_after=step.state.place, input=str(step.input),
+                          addressee=addressee, interpretation=interpretation, lines=[line.id for line in step.lines],
+                          free_talk=free_talk, notices=[n.to_dict() for n in step.notices], errors=errors, ms=ms)
+        observability.turn_latency(ms["total"])
         write = self._write(record, loaded, step, state_before=state, talk=talk, memory=memory,
                             turn=turn, claim=reply.id)
         return write
@@ -399,14 +401,14 @@ class Director:
         step = replace(step, free_talk=replace(step.free_talk, speaker=answer.speaker), state=new_state)
         return step, talk
 
-    def _restart(self, record: StageRecord, loaded: LoadedScenario, reply: ReplyRecord, memory: dict) -> TurnWrite:
+    def _restart(self, record: StageRecord, loaded: LoadedScenario, reply: ReplyRecord,
+                 memory: DirectorMemory) -> TurnWrite:
         """A new game after an ending, answered as the reply's turn (claimed once, like any turn)."""
         step = loaded.rules.start()
-        memory = {**memory, "game": memory.get("game", 1) + 1}
-        turn = {"id": reply.id, "game": memory["game"], "text": reply.text, "to": reply.to, "move": reply.move,
-                "restart": True, "place_before": None, "input": "開始", "addressee": None, "interpretation": {},
-                "lines": [line.id for line in step.lines], "free_talk": None, "notices": [], "errors": [],
-                "ms": {}, "place_after": step.state.place}
+        memory = memory.model_copy(update={"game": memory.game + 1})
+        turn = TurnRecord(id=reply.id, game=memory.game, text=reply.text, to=reply.to, move=reply.move,
+                          restart=True, input="開始", lines=[line.id for line in step.lines],
+                          place_after=step.state.place)
         return self._write(record, loaded, step, state_before=loaded.rules.new_state(), talk=None, memory=memory,
                            turn=turn, claim=reply.id)
 
@@ -422,13 +424,13 @@ class Director:
             place=compiled.places[state.place].id,
             addressee=compiled.characters[addressee].name if addressee else None,
             recent=lines[-RECENT_LINES:], previous_line=last, other_lines=others,
-            last_fallback=memory.get("last_fallback", {}).get(speaker.id)))
+            last_fallback=memory.last_fallback.get(speaker.id)))
         if talk.fallback_id:
-            memory.setdefault("last_fallback", {})[speaker.id] = talk.fallback_id
+            memory.last_fallback[speaker.id] = talk.fallback_id
         return talk
 
     def _write(self, record: StageRecord, loaded: LoadedScenario, step, *, state_before: GameState, talk,
-               memory: dict, turn: dict | None, claim: str | None) -> TurnWrite:
+               memory: DirectorMemory, turn: TurnRecord | None, claim: str | None) -> TurnWrite:
         compiled = loaded.compiled
         expressions = dict(state_before.expressions)
         entries: list[LogRecord] = []
@@ -456,8 +458,8 @@ class Director:
                 # A model's line has no authored face: the stage judges one from its words.
                 judgment = self.stages.judge_line(speaker, talk.text)
                 faces[speaker] = judgment.expression
-                if turn is not None and turn.get("free_talk") is not None:
-                    turn["free_talk"]["expression"] = judgment.to_dict()
+                if turn is not None and turn.free_talk is not None:
+                    turn.free_talk["expression"] = judgment.to_dict()   # still part of building the write
                 say(speaker, talk.text, judgment.expression, judgment.rounded_scores())
         for line in step.lines:
             for effect in line.effects:
@@ -475,8 +477,7 @@ class Director:
         speaking = last_line.character if last_line else None
         scene = self._scene(loaded, step, speaking, faces)
         fields: dict[str, Any] = {"game": step.state.to_json(), "game_version": record.game_version + 1,
-                                  "scene": json.dumps(scene, ensure_ascii=False),
-                                  "director": json.dumps(memory, ensure_ascii=False)}
+                                  "scene": scene.to_json(), "director": memory.to_json()}
         if entries:
             fields["version"] = entries[-1].id
         if last_line is not None:
@@ -494,7 +495,8 @@ class Director:
         return TurnWrite(expected_game_version=record.game_version, stage=fields, entries=entries, claim=claim,
                          claim_id=f"turn-{claim}" if claim else None, turn=turn)
 
-    def _scene(self, loaded: LoadedScenario, step, speaking: str | None, faces: dict[str, str] | None = None) -> dict:
+    def _scene(self, loaded: LoadedScenario, step, speaking: str | None,
+               faces: dict[str, str] | None = None) -> StoredScene:
         compiled = loaded.compiled
         state = step.state
         place = compiled.places[state.place]
@@ -502,23 +504,22 @@ class Director:
         characters = []
         for cid in place.people:
             image = self.catalog.resolve(cid, (faces or {}).get(cid) or state.expressions.get(cid, NEUTRAL))
-            characters.append({"id": cid, "name": compiled.characters[cid].name, "expression": image.expression,
-                               "image_key": image.image_key, "fallback_key": image.fallback_key,
-                               "responder": cid == responder})
+            characters.append(StoredCharacter(id=cid, name=compiled.characters[cid].name,
+                                              expression=image.expression, image_key=image.image_key,
+                                              fallback_key=image.fallback_key, responder=cid == responder))
         destinations = []
         notices = []
         for notice in step.notices:
             if isinstance(notice, ExitsNotice) and notice.destinations:
-                destinations = [{"place": p, "name": compiled.places[p].id} for p in notice.destinations]
+                destinations = [StoredDestination(place=p, name=compiled.places[p].id) for p in notice.destinations]
             elif not isinstance(notice, EndingNotice):
-                notices.append({"kind": notice.kind, "text": notice.text})
-        scene = {"place": place.id, "place_name": place.id, "turn": state.turn, "characters": characters,
-                 "speaking": speaking if speaking in place.people else None, "destinations": destinations,
-                 "notices": notices}
+                notices.append(StoredNotice(kind=notice.kind, text=notice.text))
         ending = loaded.rules.ending_of(state)
-        if ending is not None:
-            scene["ending"] = {"title": ending.title, "text": ending.body, "restart": RESTART_TEXT}
-        return scene
+        return StoredScene(place=place.id, place_name=place.id, turn=state.turn, characters=characters,
+                           speaking=speaking if speaking in place.people else None, destinations=destinations,
+                           notices=notices,
+                           ending=None if ending is None else StoredEnding(title=ending.title, text=ending.body,
+                                                                           restart=RESTART_TEXT))
 
     # -- debug view and evaluation export -------------------------------------------
     def debug(self, stage_id: str, key: str | None, limit: int = 1) -> list[dict]:
@@ -534,31 +535,24 @@ class Director:
         record = self.store.get_stage(stage_id)
         if record is None or record.kind != StageKind.SCENARIO:
             raise NotFound("no such scenario stage", "stage_id")
-        turns = self.store.recent_turns(stage_id, None)
+        turns = [TurnRecord.model_validate(t) for t in self.store.recent_turns(stage_id, None)]
         cases, setup, game = [], [], None
         for turn in turns:
-            if turn.get("unplayable"):
+            if turn.unplayable:
                 continue              # nothing was understood or played: not a case
-            if turn.get("game") != game:
-                game, setup = turn.get("game"), []
-            case = {"id": f"play-{turn['id'][-8:].lower()}", "setup": list(setup), "text": turn["text"],
-                    "expect": turn["input"]}
-            if turn.get("to"):
-                case["to"] = turn["to"]
-            if turn.get("restart"):
+            if turn.game != game:
+                game, setup = turn.game, []
+            case = {"id": f"play-{turn.id[-8:].lower()}", "setup": list(setup), "text": turn.text,
+                    "expect": turn.input}
+            if turn.to:
+                case["to"] = turn.to
+            if turn.restart:
                 continue
-            if not turn.get("move"):
+            if not turn.move:
                 cases.append(case)
-            setup.append(turn["input"])
+            setup.append(turn.input)
         return {"scenario": record.scenario.removeprefix(SCENARIO_PREFIX).rsplit("-", 1)[0] + ".json",
                 "cases": cases}
-
-
-def _is_json_object(text: str) -> bool:
-    try:
-        return isinstance(json.loads(text or "{}"), dict)
-    except ValueError:
-        return False
 
 
 def _applied(record: StageRecord, write: TurnWrite) -> StageRecord:

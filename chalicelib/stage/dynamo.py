@@ -363,8 +363,8 @@ class DynamoStageStore:
         actions += [self._log_put(stage_id, entry, write_token=token) for entry in write.entries]
         if write.turn is not None:
             actions.append({"Put": {"TableName": self._log, "Item": _item({
-                "stage_id": stage_id, "sk": TURN_PREFIX + write.turn["id"], "expires_at": self._expires(),
-                "turn": json.dumps(write.turn, ensure_ascii=False)})}})
+                "stage_id": stage_id, "sk": TURN_PREFIX + write.turn.id, "expires_at": self._expires(),
+                "turn": write.turn.to_json()})}})
         if len(actions) > 100:
             raise ValueError(f"a turn may write at most 100 items, this one has {len(actions)}")
         old: list = []

@@ -144,7 +144,7 @@ class MemoryStageStore:
             self.stages[stage_id] = replace(stage, **write.stage)
             self.logs.setdefault(stage_id, []).extend(copy.deepcopy(write.entries))
             if write.turn is not None:
-                self.turns.setdefault(stage_id, []).append(copy.deepcopy(write.turn))
+                self.turns.setdefault(stage_id, []).append(write.turn.to_dict())
 
     def recent_turns(self, stage_id: str, limit: int | None) -> list[dict]:
         with self._lock:

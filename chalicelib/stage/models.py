@@ -7,6 +7,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from .records import TurnRecord
+
 SPEAK_MAX = 2000
 REPLY_MAX = 1000
 BODY_MAX_BYTES = 16 * 1024
@@ -270,7 +272,7 @@ class StageView(BaseModel):
 
 
 class DebugTurns(BaseModel):
-    turns: list[dict] = Field(description="The newest turns of a scenario stage, oldest first: the player's "
+    turns: list[TurnRecord] = Field(description="The newest turns of a scenario stage, oldest first: the player's "
                                           "text, candidates and tokens, narrowing, the classifier's choice and "
                                           "scores, the refinement rule, the final input, fired line ids, free "
                                           "conversation or fallback and why, errors, milliseconds per phase.")

@@ -18,10 +18,14 @@ from .models import (
     AUTO_EXPRESSION,
     LOG_LIMIT,
     CurrentLine,
+    Destination,
+    Ending,
     LogEntry,
+    Notice,
     Reply,
     ReplyAccepted,
     ReplyRequest,
+    SceneCharacter,
     SceneView,
     SpeakRequest,
     SpeakResult,
@@ -29,6 +33,7 @@ from .models import (
     StageView,
     Voice,
 )
+from .records import StoredScene
 from .store import (
     DuplicateRequest,
     Guard,
@@ -279,12 +284,17 @@ class StageService:
 
     def _scene(self, stored: str) -> SceneView:
         # Scenes are stored with object keys; URLs depend on where assets are served.
-        scene = json.loads(stored)
-        for character in scene["characters"]:
-            character["image_url"] = self._url(character.pop("image_key"))
-            character["fallback_image_url"] = self._url(character.pop("fallback_key"))
-            character["voice"] = self.voice_of(character["id"])
-        return SceneView.model_validate(scene)
+        scene = StoredScene.from_json(stored)
+        return SceneView(
+            place=scene.place, place_name=scene.place_name, turn=scene.turn, speaking=scene.speaking,
+            characters=[SceneCharacter(id=c.id, name=c.name, expression=c.expression, responder=c.responder,
+                                       image_url=self._url(c.image_key), fallback_image_url=self._url(c.fallback_key),
+                                       voice=self.voice_of(c.id))
+                        for c in scene.characters],
+            destinations=[Destination(place=d.place, name=d.name) for d in scene.destinations],
+            notices=[Notice(kind=n.kind, text=n.text) for n in scene.notices],
+            ending=None if scene.ending is None else Ending(title=scene.ending.title, text=scene.ending.text,
+                                                           restart=scene.ending.restart))
 
     def known_kind(self, stage_id: str) -> str | None:
         """The stage's kind if this process has seen it, without asking the store."""

@@ -8,9 +8,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from ..faces import NEUTRAL
+
+if TYPE_CHECKING:
+    from .records import TurnRecord
 
 
 class StageKind(StrEnum):
@@ -125,7 +128,7 @@ class TurnWrite:
     entries: list[LogRecord]
     claim: str | None = None
     claim_id: str | None = None
-    turn: dict | None = None    # the turn's debug record, kept for the debug view and export-eval
+    turn: TurnRecord | None = None  # the turn's debug record, kept for the debug view and export-eval
     reply: ReplyRecord | None = None
     reply_entry: LogRecord | None = None
     guard: Guard | None = None

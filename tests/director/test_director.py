@@ -7,6 +7,7 @@ import pytest
 from chalicelib.director import Director, ScenarioLibrary
 from chalicelib.scenario import PlayerInput
 from chalicelib.stage.models import ReplyRequest
+from chalicelib.stage.records import DirectorMemory
 from chalicelib.stage.store import AlreadyClaimed, StaleGame
 from chalicelib.talk import GenerationError, Talker
 from tests.conftest import ROOT
@@ -295,7 +296,7 @@ def test_a_judged_face_shows_in_the_scene_when_the_line_is_the_last(services, pl
     step = dataclasses.replace(step, lines=())
     talk = TalkResult("えっ、まさか本当に？", "model")
     write = director._write(record, loaded, step, state_before=loaded.rules.restore(record.game), talk=talk,
-                            memory={}, turn=None, claim=None)
+                            memory=DirectorMemory(), turn=None, claim=None)
     scene = json.loads(write.stage["scene"])
     faces = {c["id"]: c["expression"] for c in scene["characters"]}
     assert faces[step.free_talk.speaker] == "surprised" and write.stage["expression"] == "surprised"

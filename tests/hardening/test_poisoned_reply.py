@@ -146,8 +146,8 @@ def test_a_turn_too_large_to_write_is_answered_with_a_notice(moto_app, scenario_
     refused = []
 
     def apply_turn(stage_id, write):
-        if write.turn is not None and not write.turn.get("unplayable"):
-            refused.append(write.turn["id"])
+        if write.turn is not None and not write.turn.unplayable:
+            refused.append(write.turn.id)
             raise ClientError({"Error": {"Code": "ValidationException", "Message": "Item size has exceeded the "
                                          "maximum allowed size"}}, "TransactWriteItems")
         return real(stage_id, write)
