@@ -32,7 +32,9 @@ from ...scenario.inputs import NONE
 from ..choices import NONE_ANSWER, ErrorKind, Interpretation, InterpretChoices, InterpretContext, Option
 from ..confidence import is_unsure
 from ..cues import Place, SceneNames, clause_spans, explicit_moves, farewell
-from ..ja import analyse
+from ..ja import analyse, word_meaning
+from ..ja.tokens import Token
+from ..related import THRESHOLD as MEANING_THRESHOLD
 from ..related import IntentMeaning
 from ..text import (
     TextForms,
@@ -378,7 +380,14 @@ def _token_modifier(forms: TextForms, start: int, end: int, profile: _Profile) -
     token = analysis.tokens[index]
     if token.start < start or token.end > end:
         inner = forms.folded[token.start:token.end]
-        return end - start >= 2 and token.is_noun and inner not in profile.text
+        if inner in profile.text:
+            return False
+        near = _near_in_meaning(token, forms.nfkc[start:end])
+        if near is not None and (token.is_noun or end - start < 2):
+            return not near          # 居酒屋 ~ 酒, 歌手 ~ 歌 keep their sense; 赤字 ~ 赤, 看板娘 ~ 看板 do not
+        if end - start >= 2:
+            return token.is_noun
+        return _other_word(token, start, end, forms)
     last = analysis.index_at(end - 1)
     if last is None or last + 1 >= len(analysis.tokens):
         return False
@@ -389,6 +398,31 @@ def _token_modifier(forms: TextForms, start: int, end: int, profile: _Profile) -
         return False
     compound = forms.folded[start:following.end]
     return compound not in profile.text
+
+
+def _near_in_meaning(token: Token, word: str) -> bool | None:
+    """Whether a longer token is near the listed word inside it in meaning;
+    None when the word-meaning table does not know both."""
+    table = word_meaning()
+    if table is None:
+        return None
+    longer = next((f for f in (token.normalised, token.surface) if table.row(f) is not None), None)
+    if longer is None or table.row(word) is None:
+        return None
+    return table.cosine(longer, word) >= MEANING_THRESHOLD
+
+
+def _other_word(token: Token, start: int, end: int, forms: TextForms) -> bool:
+    """Whether a one-character hit inside a longer token is another word:
+    the head of a noun (赤 in 赤字; at the end it keeps its sense: 名曲), or
+    part of a verb or adjective read otherwise (曲 in 曲がる, not 赤 in 赤い)."""
+    if token.is_noun:
+        return token.end > end
+    if token.pos[:1] in (("動詞",), ("形容詞",)) and token.start == start:
+        alone = analyse(forms.nfkc[start:end]).tokens
+        own = to_hiragana(alone[0].reading) if len(alone) == 1 else ""
+        return bool(own) and not to_hiragana(token.reading).startswith(own)
+    return False
 
 
 def _set_aside_spans(text: str) -> list[tuple[int, int]]:
