@@ -29,6 +29,7 @@ from .ja.tokens import Token
 from .text import make_matcher, nfkc
 
 THRESHOLD = 0.4          # least cosine for a word to relate to an intent
+HEAD_COSINE = 0.5        # a word that ends two or more of an intent's listed phrases (まま): a weaker listed word
 MARGIN = 0.08            # ... and its lead over the next intent for that word
 SHARED_ANCHOR = 3        # an anchor found in this many intents says nothing
 
@@ -46,6 +47,19 @@ class Match:
         return {"intent": self.intent, "cosine": round(self.cosine, 3), "word": self.word, "anchor": self.anchor}
 
 
+def _phrase_heads(words: Iterable[str]) -> list[str]:
+    """Content words that end two or more of the listed phrases (今のまま,
+    このまま, そのまま → まま): the phrases' common core, which the player may
+    say with another modifier (昔のまま, あのまま).  One phrase's head alone
+    says too little (の先 of この先)."""
+    counts: dict[str, int] = {}
+    for word in words:
+        tokens = [t for t in analyse(nfkc(word)).tokens if t.pos[:1] != ("補助記号",)]
+        if len(tokens) >= 2 and tokens[-1].is_content:
+            counts[tokens[-1].normalised] = counts.get(tokens[-1].normalised, 0) + 1
+    return [w for w, n in counts.items() if n >= 2]
+
+
 def _anchor_words(texts: Iterable[str]) -> list[str]:
     """The normalised forms of listed words that are one whole word
     (食べ → 食べる, 入口 → 入り口); a phrase or a stem cut before a negation
@@ -60,8 +74,9 @@ def _anchor_words(texts: Iterable[str]) -> list[str]:
 
 class IntentMeaning:
     def __init__(self, index: MeaningIndex | None, names: Iterable[str] = (), *, threshold: float = THRESHOLD,
-                 margin: float = MARGIN, listed: Iterable[str] = ()) -> None:
+                 margin: float = MARGIN, listed: Iterable[str] = (), heads: dict[str, str] | None = None) -> None:
         self.index = index
+        self.heads = dict(heads or {})      # normalised head word → intent
         self.listed = tuple(w for w in listed if w.strip())
         self._matcher = make_matcher(True)
         self.names = {nfkc(n) for n in names if n}
@@ -72,11 +87,12 @@ class IntentMeaning:
     @classmethod
     def of(cls, scenario: Any, **settings: Any) -> IntentMeaning:
         table = word_meaning()
+        heads = cls.phrase_heads(scenario)
         names = [pid for pid in scenario.places] + [a for p in scenario.places.values() for a in p.aliases]
         for cid, character in scenario.characters.items():
             names += [cid, character.name, *character.aliases]
         if table is None:
-            return cls(None, names, **settings)
+            return cls(None, names, heads=heads, **settings)
         raw: dict[str, list[str]] = {}
         for intent in scenario.intents.values():
             if not intent.words:
@@ -94,11 +110,23 @@ class IntentMeaning:
         name_set = {nfkc(n) for n in names}
         anchors = {label: [w for w in words if counts[w] < SHARED_ANCHOR and w not in name_set]
                    for label, words in raw.items()}
-        return cls(MeaningIndex(table, anchors), names, listed=listed, **settings)
+        return cls(MeaningIndex(table, anchors), names, listed=listed, heads=heads, **settings)
+
+    @staticmethod
+    def phrase_heads(scenario: Any) -> dict[str, str]:
+        """Head word → "意図:X", for heads that one intent's phrases share and
+        no other intent lists or shares."""
+        found: dict[str, list[str]] = {}
+        listed: set[str] = set()
+        for intent in scenario.intents.values():
+            listed |= {nfkc(w) for w in intent.words}
+            for head in _phrase_heads(intent.words):
+                found.setdefault(head, []).append(f"意図:{intent.id}")
+        return {head: labels[0] for head, labels in found.items() if len(labels) == 1 and head not in listed}
 
     @property
     def available(self) -> bool:
-        return self.index is not None
+        return self.index is not None or bool(self.heads)
 
     def _units(self, tokens: tuple[Token, ...]) -> list[Token]:
         """Content tokens, with runs of nouns also tried as one word
@@ -119,7 +147,7 @@ class IntentMeaning:
 
     def matches(self, text: str) -> tuple[Match, ...]:
         """Per intent, the best word that relates to it (best first)."""
-        if self.index is None:
+        if self.index is None and not self.heads:
             return ()
         found = self._cache.get(text)
         if found is not None:
@@ -135,6 +163,14 @@ class IntentMeaning:
                 continue
             if any(a <= token.start and token.end <= b for a, b in covered):
                 continue            # part of a longer unit that already related
+            head = self.heads.get(token.normalised)
+            if head is not None:
+                covered.append((token.start, token.end))
+                if head not in best or HEAD_COSINE > best[head].cosine:
+                    best[head] = Match(head, HEAD_COSINE, token.surface, token.normalised, token.start, token.end)
+                continue
+            if self.index is None:
+                continue
             related = self.index.token_related(token)
             if not related:
                 continue

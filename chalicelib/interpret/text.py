@@ -279,7 +279,7 @@ MIN_READING = 3
 
 
 class _CompiledWord:
-    __slots__ = ("word", "pattern", "cross_script", "spelling", "reading_pattern", "has_kanji", "prefilter")
+    __slots__ = ("word", "pattern", "cross_script", "spelling", "reading_pattern", "has_kanji", "prefilter", "negated")
 
     def __init__(self, word: str, variant: bool, readings: bool) -> None:
         self.word = word
@@ -294,6 +294,11 @@ class _CompiledWord:
         self.has_kanji = any(is_kanji(c) for c in normalised)
         self.reading_pattern = None
         self.prefilter = None
+        # a verb's negation (変えな, 変えず): any negated form of that verb (変わらずに, 変わりません)
+        self.negated = None
+        if variant:
+            from .negated import negated_verb
+            self.negated = negated_verb(normalised)
         if variant and readings:
             reading = word_reading(normalised) if self.has_kanji else to_hiragana(normalised)
             if reading and len(reading) >= MIN_READING and (self.has_kanji or readings_available()):
@@ -301,6 +306,12 @@ class _CompiledWord:
                 if not self.has_kanji:
                     # a kana word written with a kanji: its second kana follows a kanji (掛け for かける)
                     self.prefilter = reading[1]
+
+    def negation_hits(self, forms: TextForms) -> list[tuple[int, int]]:
+        if self.negated is None:
+            return []
+        from .negated import negation_spans
+        return negation_spans(forms.nfkc, self.negated)
 
     def reading_hits(self, forms: TextForms) -> list[tuple[int, int]]:
         if self.reading_pattern is None:
@@ -365,6 +376,8 @@ class WordMatcher:
                 out.append(WordHit(compiled.word, m.start(), m.end(), m.group(0) == compiled.spelling))
             for start, end in compiled.reading_hits(forms):
                 out.append(WordHit(compiled.word, start, end, False))
+            for start, end in compiled.negation_hits(forms):
+                out.append(WordHit(compiled.word, start, end, False))
         seen: set[tuple[str, int, int]] = set()
         unique = []
         for hit in out:
@@ -384,7 +397,7 @@ class WordMatcher:
             source = forms.folded if compiled.cross_script else forms.nfkc
             if compiled.pattern.search(source):
                 return True
-        return any(compiled.reading_hits(forms) for compiled in compiled_words)
+        return any(compiled.reading_hits(forms) or compiled.negation_hits(forms) for compiled in compiled_words)
 
 
 class PlainMatcher(WordMatcher):

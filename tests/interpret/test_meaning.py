@@ -79,13 +79,14 @@ def test_cascade_asks_the_model_only_when_unsure_and_keeps_lexical_on_failure(ru
     interpreter = Interpreter(rules, backend)
     sure = interpreter.interpret_turn("ナポリタンを看板メニューにしようよ", states["none"])
     assert str(sure.input) == "意図:メニュー" and server.chats() == []
-    server.queue.append((200, completion("A"), 0.0))            # A = A1 = 意図:音楽 after なし
+    # lexical: 意図:音楽 (a one-character word; the menu's 酒 only in a clause about the song), unsure
+    server.queue.append((200, completion("B"), 0.0))            # B = A2 = 意図:メニュー after なし
     asked = interpreter.interpret_turn("お酒が進む曲だね", states["none"])
-    assert len(server.chats()) == 1 and str(asked.input) == "意図:音楽"
+    assert len(server.chats()) == 1 and str(asked.input) == "意図:メニュー"
     assert "model asked" in asked.interpretation.detail
     server.queue.append((503, {"error": "down"}, 0.0))
     kept = interpreter.interpret_turn("お酒が進む曲だね", states["none"])
-    assert str(kept.input) == "意図:メニュー" and "lexical kept" in kept.interpretation.detail
+    assert str(kept.input) == "意図:音楽" and "lexical kept" in kept.interpretation.detail
     moved = interpreter.interpret_turn("控え室に行こう", states["none"])
     assert str(moved.input) == "移動:控え室" and len(server.chats()) == 2
 
@@ -105,7 +106,7 @@ def test_suggest_lists_missed_inputs_per_intent_with_reasons_and_words(reference
     dataset = tmp_path / "played.json"
     dataset.write_text(json.dumps({"cases": [
         {"id": "p1", "setup": ["なし"], "text": "口コミで広めたら？", "expect": "意図:宣伝の写真"},
-        {"id": "p2", "setup": ["なし"], "text": "お酒が進む曲だね", "expect": "意図:音楽"},
+        {"id": "p2", "setup": ["なし"], "text": "ナポリタンを食べながら聴く歌謡曲はいいね", "expect": "意図:音楽"},
         {"id": "p3", "setup": [], "text": "おでんある？", "expect": "意図:メニュー"},
         {"id": "p4", "setup": ["なし"], "text": "看板を新しくしようよ", "expect": "意図:店名と看板"},
     ]}, ensure_ascii=False), encoding="utf-8")
@@ -117,7 +118,7 @@ def test_suggest_lists_missed_inputs_per_intent_with_reasons_and_words(reference
     assert ad["reason"] == "narrowed" and "口コミ" in ad["add_words"]
     (music,) = intents["意図:音楽"]
     assert music["reason"] == "classifier" and "意図:メニュー" in music["detail"]
-    assert music["add_example"] == "お酒が進む曲だね" and "酒" not in music["add_words"]
+    assert music["add_example"] == "ナポリタンを食べながら聴く歌謡曲はいいね" and "ナポリタン" not in music["add_words"]
     (menu,) = intents["意図:メニュー"]
     assert menu["reason"] == "not_offered"
     assert main(["suggest", str(reference_path), str(dataset)]) == 0

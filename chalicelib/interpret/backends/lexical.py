@@ -32,10 +32,14 @@ from ...scenario.inputs import NONE
 from ..choices import NONE_ANSWER, ErrorKind, Interpretation, InterpretChoices, InterpretContext, Option
 from ..confidence import is_unsure
 from ..cues import Place, SceneNames, clause_spans, explicit_moves, farewell
-from ..ja import analyse
+from ..ja import analyse, word_meaning
+from ..ja.tokens import Token
+from ..owners import place_owned_words, said_of_person
+from ..related import THRESHOLD as MEANING_THRESHOLD
 from ..related import IntentMeaning
 from ..text import (
     TextForms,
+    WordHit,
     WordMatcher,
     is_content_char,
     is_hiragana,
@@ -129,6 +133,7 @@ class LexicalBackend:
         self._background_documents = 0
         self.names: SceneNames | None = None
         self.meaning: IntentMeaning | None = None
+        self._owned: dict[str, frozenset[str]] = {}
         self._other_sense = False
 
     # ---- preparation
@@ -139,6 +144,7 @@ class LexicalBackend:
         from ...scenario import PlayerInput
         from ..choices import Option as _Option
         self.names = SceneNames.of(scenario)
+        self._owned = place_owned_words(scenario)
         if self.meaning is None:
             self.meaning = IntentMeaning.of(scenario)
         for intent in scenario.intents.values():
@@ -182,14 +188,14 @@ class LexicalBackend:
     # ---- scoring
 
     def _word_score(self, forms: TextForms, option: Option, profile: _Profile,
-                    set_aside: list[tuple[int, int]]) -> tuple[float, int]:
+                    set_aside: list[tuple[int, int]], found: list[WordHit]) -> tuple[float, int]:
         """(score, position after the last counted hit)."""
         s = self.settings
         best = 0.0
         last = 0
         distinct: set[str] = set()
         hits = other_sense = 0
-        for hit in self.matcher.hits(forms, option.words):
+        for hit in found:
             word = nfkc(hit.word)
             # what the player wrote decides: 扉 is one character, とびら three
             weight = s.word_weight if hit.end - hit.start >= 2 else s.short_word_weight
@@ -201,7 +207,7 @@ class LexicalBackend:
                     (forms.nfkc[hit.start:hit.end] == word and _token_modifier(forms, hit.start, hit.end, profile)):
                 weight *= s.compound_factor
                 other_sense += 1
-            elif self._about_person(forms.nfkc, hit.start):
+            elif self._about_person(forms.nfkc, hit.start, option, hit.word):
                 weight *= s.person_factor
                 other_sense += 1
             hits += 1
@@ -218,19 +224,11 @@ class LexicalBackend:
         self._other_sense = hits > 0 and other_sense == hits
         return best, last
 
-    def _about_person(self, text: str, start: int) -> bool:
-        """Whether the word at `start` is said of a person: a character's name
-        with の / って / は before it (葵の名前, ママの本当の名前)."""
-        if self.names is None:
-            return False
-        before = text[max(0, start - 12):start]
-        for names in self.names.characters.values():
-            for name in names:
-                n = nfkc(name)
-                for tail in ("の", "って", "は", "の本当の", "ちゃんの", "さんの"):
-                    if before.endswith(n + tail):
-                        return True
-        return False
+    def _about_person(self, text: str, start: int, option: Option, word: str) -> bool:
+        """Whether a word the intent ties to a place (店の名前) is said of a
+        person here (葵の名前, お名前, 君の名前): another topic."""
+        owned = self._owned.get(str(option.input))
+        return bool(owned) and word in owned and said_of_person(text, start, self.names)
 
     def _similarity(self, units: set[str], profile: _Profile, set_aside_units: set[str]) -> float:
         mass = 0.0
@@ -249,14 +247,18 @@ class LexicalBackend:
             self._profile(option)
         set_aside = _set_aside_spans(forms.nfkc)
         units = _ngrams(forms.folded, forms.nfkc)
-        set_aside_units = set()
-        for a, b in set_aside:
-            set_aside_units |= _ngrams(forms.folded[a:b], forms.nfkc[a:b])
-        set_aside_units -= _ngrams(_cut(forms.folded, set_aside), _cut(forms.nfkc, set_aside))
+        set_aside_units = _units_in(forms, set_aside)
         out: dict[str, float] = {}
         moves = self._moves(forms.nfkc, choices, context)
         leaving = farewell(forms.nfkc) or (self.names is not None and self.names.says_leaving(forms.nfkc))
-        related = {m.intent: m.cosine for m in self.meaning.matches(text)} if self.meaning is not None else {}
+        related: dict[str, float] = {}
+        for m in (self.meaning.matches(text) if self.meaning is not None else ()):
+            # a word near a place's word (本名 ~ 名前) said of a person (ママの本名) is about the person
+            owned = self._owned.get(m.intent, ())
+            person = m.anchor in owned and said_of_person(forms.nfkc, m.start, self.names)
+            related[m.intent] = m.cosine * (s.person_factor if person else 1.0)
+        found = {o.token: self.matcher.hits(forms, o.words) for o in choices if o.is_intent and o.words}
+        modifying = _modifying_clauses(forms.nfkc, found)
         for option in choices:
             if option.input.kind == "move":
                 out[option.token] = 2.0 if option.input.target in moves else 0.0
@@ -264,9 +266,14 @@ class LexicalBackend:
                 out[option.token] = 2.0 if leaving and not moves else 0.0
             else:
                 profile = self._profile(option)
-                similarity = self._similarity(units, profile, set_aside_units)
+                spans, aside_units = set_aside, set_aside_units
+                if option.token in modifying:
+                    # named only in a clause that modifies another topic's word (お酒が進む曲): set aside
+                    spans = set_aside + modifying[option.token]
+                    aside_units = _units_in(forms, spans)
+                similarity = self._similarity(units, profile, aside_units)
                 if option.words:
-                    word, last = self._word_score(forms, option, profile, set_aside)
+                    word, last = self._word_score(forms, option, profile, spans, found.get(option.token, []))
                     if self._other_sense:
                         similarity *= s.person_factor
                     # later mention wins a tie (the point of a sentence comes last)
@@ -378,7 +385,14 @@ def _token_modifier(forms: TextForms, start: int, end: int, profile: _Profile) -
     token = analysis.tokens[index]
     if token.start < start or token.end > end:
         inner = forms.folded[token.start:token.end]
-        return end - start >= 2 and token.is_noun and inner not in profile.text
+        if inner in profile.text:
+            return False
+        near = _near_in_meaning(token, forms.nfkc[start:end])
+        if near is not None and (token.is_noun or end - start < 2):
+            return not near          # 居酒屋 ~ 酒, 歌手 ~ 歌 keep their sense; 赤字 ~ 赤, 看板娘 ~ 看板 do not
+        if end - start >= 2:
+            return token.is_noun
+        return _other_word(token, start, end, forms)
     last = analysis.index_at(end - 1)
     if last is None or last + 1 >= len(analysis.tokens):
         return False
@@ -389,6 +403,69 @@ def _token_modifier(forms: TextForms, start: int, end: int, profile: _Profile) -
         return False
     compound = forms.folded[start:following.end]
     return compound not in profile.text
+
+
+def _near_in_meaning(token: Token, word: str) -> bool | None:
+    """Whether a longer token is near the listed word inside it in meaning;
+    None when the word-meaning table does not know both."""
+    table = word_meaning()
+    if table is None:
+        return None
+    longer = next((f for f in (token.normalised, token.surface) if table.row(f) is not None), None)
+    if longer is None or table.row(word) is None:
+        return None
+    return table.cosine(longer, word) >= MEANING_THRESHOLD
+
+
+def _other_word(token: Token, start: int, end: int, forms: TextForms) -> bool:
+    """Whether a one-character hit inside a longer token is another word:
+    the head of a noun (赤 in 赤字; at the end it keeps its sense: 名曲), or
+    part of a verb or adjective read otherwise (曲 in 曲がる, not 赤 in 赤い)."""
+    if token.is_noun:
+        return token.end > end
+    if token.pos[:1] in (("動詞",), ("形容詞",)) and token.start == start:
+        alone = analyse(forms.nfkc[start:end]).tokens
+        own = to_hiragana(alone[0].reading) if len(alone) == 1 else ""
+        return bool(own) and not to_hiragana(token.reading).startswith(own)
+    return False
+
+
+def _units_in(forms: TextForms, spans: list[tuple[int, int]]) -> set[str]:
+    """The n-grams found only inside `spans`."""
+    units: set[str] = set()
+    for a, b in spans:
+        units |= _ngrams(forms.folded[a:b], forms.nfkc[a:b])
+    return units - _ngrams(_cut(forms.folded, spans), _cut(forms.nfkc, spans)) if units else units
+
+
+def _modifying_clauses(text: str, found: dict[str, list[WordHit]]) -> dict[str, list[tuple[int, int]]]:
+    """Per option token, the spans where its words stand only in a clause
+    that modifies a noun named by another option's word (お酒が進む曲: 酒 is
+    in a clause about 曲; the sentence is about the song).  Japanese puts the
+    modifying clause before its noun and ends it with a verb or adjective in
+    the attributive form (連体形)."""
+    if len(found) < 2:
+        return {}
+    tokens = analyse(text).tokens
+    out: dict[str, list[tuple[int, int]]] = {}
+    clause_start = 0
+    for i, token in enumerate(tokens[:-1]):
+        if token.pos[:1] == ("補助記号",) or token.pos[:2] == ("助詞", "接続助詞"):
+            clause_start = token.end
+            continue
+        if token.pos[:1] not in (("動詞",), ("形容詞",)) or not token.conjugation.startswith("連体形"):
+            continue
+        head = tokens[i + 1]
+        if not head.is_noun or head.start != token.end:
+            continue
+        span = (clause_start, token.end)
+        clause_end = next((t.start for t in tokens[i + 1:] if t.pos[:1] == ("補助記号",)), len(text))
+        inside = {k for k, hits in found.items() if any(span[0] <= h.start and h.end <= span[1] for h in hits)}
+        after = {k for k, hits in found.items() if any(head.start <= h.start < clause_end for h in hits)}
+        for k in inside:
+            if after - {k}:
+                out.setdefault(k, []).append(span)
+    return out
 
 
 def _set_aside_spans(text: str) -> list[tuple[int, int]]:

@@ -1,0 +1,63 @@
+"""Whose thing a word names: the place's or a person's.
+
+Some listed words name a property that places and people both have: an
+intent about the shop's name lists 名前, and its own texts say whose —
+「店の名前、ちょっと怖くない？」, 店 being a name of a place.  Said of a
+person, the same word is another topic: 葵の名前, ママの本名, 君の名前, and
+お名前 (the honorific prefix puts the name on the listener).  Words the
+intent's texts do not tie to a place (料理: ママの料理 is still the menu) are
+left alone.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from .cues import SceneNames
+from .ja import analyse
+from .text import nfkc
+
+# Tails between a character's name and the word: 葵の名前, ママって名前, 葵は名前…
+_TAILS = ("の", "って", "は", "の本当の", "ちゃんの", "さんの")
+_PARTICLES = ("の", "って", "は")
+# Pronouns that point at a thing or place, not a person (これ, ここ, こちら …).
+_DEMONSTRATIVE_READINGS = {"コレ", "ソレ", "アレ", "ドレ", "ココ", "ソコ", "アソコ", "ドコ", "コチラ", "ソチラ", "アチラ",
+                           "ドチラ", "コッチ", "ソッチ", "アッチ", "ドッチ", "ナニ", "ナン", "イツ"}
+
+
+def place_owned_words(scenario: Any) -> dict[str, frozenset[str]]:
+    """Per intent ("意図:X"), its listed words that its own texts tie to a
+    place (店の名前)."""
+    names = SceneNames.of(scenario)
+    places = {nfkc(n) for place in names.places.values() for n in place.names}
+    out: dict[str, frozenset[str]] = {}
+    for intent in scenario.intents.values():
+        texts = [nfkc(t) for t in (*intent.examples, intent.description)]
+        owned = {w for w in intent.words
+                 if any(f"{p}の{nfkc(w)}" in t for p in places for t in texts)}
+        if owned:
+            out[f"意図:{intent.id}"] = frozenset(owned)
+    return out
+
+
+def said_of_person(text: str, start: int, names: SceneNames | None) -> bool:
+    """Whether the word at `start` of normalised `text` is said of a person:
+    a character's name before it (葵の名前, ママの本当の名前), a personal
+    pronoun (君の名前, あなたの), or the honorific prefix (お名前)."""
+    before = text[max(0, start - 12):start]
+    if names is not None:
+        for character in names.characters.values():
+            for name in character:
+                n = nfkc(name)
+                if any(before.endswith(n + tail) for tail in _TAILS):
+                    return True
+    tokens = analyse(text).tokens
+    previous = [t for t in tokens if t.end <= start]
+    if not previous or previous[-1].end != start:
+        return False
+    last = previous[-1]
+    if last.pos[:1] == ("接頭辞",) and last.normalised == "御":
+        return True
+    if last.surface in _PARTICLES and len(previous) >= 2:
+        owner = previous[-2]
+        return owner.pos[:1] == ("代名詞",) and owner.reading not in _DEMONSTRATIVE_READINGS
+    return False
