@@ -243,7 +243,9 @@ class LocalRuntime:
         context.use(self.services)
 
         app = load_app()
-        # chalice's local mode keeps the current request per thread.
+        # chalice's local mode keeps the current request per thread (the local server answers requests on
+        # many threads). This is the change `chalice local` itself makes to the app object
+        # (chalice.local.create_local_server); it happens here, in the local runtime only, never in Lambda.
         app.__class__ = LocalChalice
         rate = self.rate if self.rate is not None else float(os.environ.get("BUTAI_LOCAL_RATE", "20"))
         burst = self.burst if self.burst is not None else float(os.environ.get("BUTAI_LOCAL_BURST", "40"))

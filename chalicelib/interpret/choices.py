@@ -87,19 +87,20 @@ class InterpretChoices:
         sc = rules.scenario
         inputs, answered = rules.candidates_split(state)
         options = []
-        for index, (candidate, source) in enumerate(
-                [(c, "input") for c in inputs] + [(c, "answered") for c in answered]):
+        sourced: list[tuple[PlayerInput, Source]] = \
+            [(c, "input") for c in inputs] + [(c, "answered") for c in answered]
+        for index, (candidate, source) in enumerate(sourced):
             tok = make_token(index)
             if candidate.kind == "intent":
-                intent = sc.intents[candidate.target]
+                intent = sc.intents[candidate.target_id]
                 options.append(Option(tok, candidate, intent.description, tuple(intent.examples),
-                                      tuple(intent.words), source))  # type: ignore[arg-type]
+                                      tuple(intent.words), source))
             elif candidate.kind == "move":
-                place = sc.places.get(candidate.target)
-                names = tuple(dict.fromkeys([candidate.target, *(place.aliases if place else ())]))
-                options.append(Option(tok, candidate, move_label(candidate.target), (), (), source, names))  # type: ignore[arg-type]
+                place = sc.places.get(candidate.target_id)
+                names = tuple(dict.fromkeys([candidate.target_id, *(place.aliases if place else ())]))
+                options.append(Option(tok, candidate, move_label(candidate.target_id), (), (), source, names))
             else:
-                options.append(Option(tok, candidate, LEAVE_LABEL, (), (), source))  # type: ignore[arg-type]
+                options.append(Option(tok, candidate, LEAVE_LABEL, (), (), source))
         return cls(tuple(options), state.place, rules.exits(state.place))
 
     # ---- reading

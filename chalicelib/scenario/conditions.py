@@ -105,7 +105,7 @@ _BARE_TERMS: dict[str, Term] = {
     START_WORD: StartTerm(),
     ARRIVAL_WORD: ArrivalTerm(),
 }
-_ID_TERMS = {SHOWN_PREFIX: ShownTerm, UNSHOWN_PREFIX: UnshownTerm, AFTER_PREFIX: AfterTerm}
+_ID_TERMS: dict[str, type[ShownTerm | UnshownTerm | AfterTerm]] = {SHOWN_PREFIX: ShownTerm, UNSHOWN_PREFIX: UnshownTerm, AFTER_PREFIX: AfterTerm}
 _PREFIXES = (INTENT_PREFIX, MOVE_PREFIX, SHOWN_PREFIX, UNSHOWN_PREFIX, AFTER_PREFIX)
 
 

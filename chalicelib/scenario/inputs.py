@@ -42,6 +42,13 @@ class PlayerInput:
         else:
             raise InputSyntaxError(f"unknown input kind {self.kind!r}")
 
+    @property
+    def target_id(self) -> str:
+        """The target of an intent or a move input (which always has one)."""
+        if self.target is None:
+            raise ValueError(f"{self.kind} input has no target")
+        return self.target
+
     # Constructors read better at call sites than PlayerInput("intent", "音楽").
     @classmethod
     def intent(cls, intent_id: str) -> PlayerInput:
@@ -82,9 +89,9 @@ class PlayerInput:
 
     def __str__(self) -> str:
         if self.kind == "intent":
-            return INTENT_PREFIX + self.target  # type: ignore[operator]
+            return INTENT_PREFIX + self.target_id
         if self.kind == "move":
-            return MOVE_PREFIX + self.target  # type: ignore[operator]
+            return MOVE_PREFIX + self.target_id
         return _BARE[self.kind]
 
     def __repr__(self) -> str:

@@ -12,7 +12,7 @@ import gc
 import json
 import os
 import re
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,7 +35,7 @@ from .conditions import (
     parse_effect,
 )
 from .inputs import PlayerInput
-from .model import ID_PATTERN, Character, Intent, Knowledge, Line, Place, Reaction, Scenario
+from .model import ID_PATTERN, Character, Intent, Knowledge, Line, Place, PlaceLine, Reaction, Scenario
 
 _ID_RE = re.compile(ID_PATTERN)
 
@@ -111,7 +111,7 @@ class CompiledKnowledge:
 
     @property
     def intents(self) -> tuple[str, ...]:
-        return tuple(i.target for i in self.condition.inputs if i.kind == "intent")  # type: ignore[misc]
+        return tuple(i.target_id for i in self.condition.inputs if i.kind == "intent")
 
 
 EMPTY_SCENE_INDEX: Mapping[Any, Any] = MappingProxyType({})
@@ -461,20 +461,21 @@ def _check_spoken_lines(out: _Collector, scenario: Scenario,
             _check_expression(out, f"character {character.id} fallback {fallback.id}", character,
                               fallback.expression)
     for place in scenario.places:
-        sets = []
+        sets: list[tuple[str, Sequence[PlaceLine]]] = []
         if place.arrival is not None:
             sets.append(("arrival", place.arrival.lines))
         if place.ending is not None:
             sets.append(("ending", place.ending.lines))
-        for what, lines in sets:
-            for n, line in enumerate(lines):
+        for what, place_lines in sets:
+            for n, place_line in enumerate(place_lines):
                 where = f"place {place.id} {what} #{n + 1}"
-                speaker = characters.get(line.speaker)
+                speaker = characters.get(place_line.speaker)
                 if speaker is None:
-                    out.add(where, f'unknown character "{line.speaker}" as speaker; '
-                                   f'{expected_one_of("character", characters, line.speaker)}', line.speaker)
+                    out.add(where, f'unknown character "{place_line.speaker}" as speaker; '
+                                   f'{expected_one_of("character", characters, place_line.speaker)}',
+                            place_line.speaker)
                     continue
-                _check_expression(out, where, speaker, line.expression)
+                _check_expression(out, where, speaker, place_line.expression)
     return reactions
 
 
@@ -510,10 +511,10 @@ class _TermChecker:
                 target = term.input.target
                 if term.input.kind == "intent" and target not in self.intents:
                     self.out.add(where, f'unknown intent "{target}" in term "{term}"; '
-                                        f'{expected_one_of("intent", self.intents, target)}', str(term))
+                                        f'{expected_one_of("intent", self.intents, target or "")}', str(term))
                 elif term.input.kind == "move" and target not in self.places:
                     self.out.add(where, f'unknown place "{target}" in term "{term}"; '
-                                        f'{expected_one_of("place", self.places, target)}', str(term))
+                                        f'{expected_one_of("place", self.places, target or "")}', str(term))
             elif isinstance(term, (ShownTerm, UnshownTerm, AfterTerm)):
                 if term.line_id not in self.lines:
                     self.out.add(where, f'unknown line "{term.line_id}" in term "{term}"; '

@@ -22,8 +22,12 @@ def _id_field(description: str) -> Any:
     return Field(description=description, json_schema_extra={"pattern": ID_PATTERN})
 
 
+def _no_ids() -> list[str]:
+    return []
+
+
 def _id_list(description: str) -> Any:
-    return Field(default_factory=list, description=description,
+    return Field(default_factory=_no_ids, description=description,
                  json_schema_extra={"items": {"type": "string", "pattern": ID_PATTERN}})
 
 

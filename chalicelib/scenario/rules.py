@@ -194,7 +194,9 @@ class _Context:
 
     def fire(self, line: CompiledLine, trigger: Trigger, scene: CompiledScene) -> None:
         """Fire `line`, then its chain (first unfired holding 直後 follower, repeatedly)."""
-        while line is not None:
+        current: CompiledLine | None = line
+        while current is not None:
+            line = current
             self.shown.add(line.id)
             self.last = line.id
             for effect in line.effects:
@@ -202,7 +204,7 @@ class _Context:
                     self.expressions[effect.character] = effect.key
             self.fired.append(FiredLine(line.id, line.speaker, line.text, line.effects, trigger))
             trigger = "chain"
-            line = next((f for f in scene.chains.get(line.id, ()) if self.holds(f)), None)  # type: ignore[assignment]
+            current = next((f for f in scene.chains.get(line.id, ()) if self.holds(f)), None)
 
     def first(self, lines: Iterable[CompiledLine], speaker: str | None = None) -> CompiledLine | None:
         for line in lines:
@@ -238,7 +240,7 @@ class GameRules:
         sc = self.scenario
         scene = sc.scene(place_id)
         people = tuple(dict.fromkeys(sc.places[place_id].people))
-        relevant = {i.target for i in scene.responses if i.kind == "intent"}
+        relevant = {i.target_id for i in scene.responses if i.kind == "intent"}
         for person in people:
             relevant.update(self._intents_known.get(person, ()))
         topics = []
@@ -302,7 +304,7 @@ class GameRules:
                         state.advanced(place=place_id, fired=(), expressions=state.expressions, turn=turn))
 
         if input.kind == "move":
-            refusal = self._refuse_move(place_id, input.target)  # type: ignore[arg-type]
+            refusal = self._refuse_move(place_id, input.target_id)
             if refusal is not None:
                 # A refused move changes nothing, not even by a parting line.
                 return Step(input, (), None, (refusal,),
@@ -327,7 +329,7 @@ class GameRules:
             if progression is not None:
                 ctx.fire(progression, "progression", scene)
         elif input.kind == "move":
-            place_id = input.target  # type: ignore[assignment]
+            place_id = input.target_id
             ctx.arrived = True
             arrival_scene = sc.scene(place_id)
             line = ctx.first(arrival_scene.arrivals)
@@ -411,7 +413,7 @@ class GameRules:
         first; with no addressee, the first that could fire now whoever speaks it."""
         if isinstance(input, str):
             input = PlayerInput.parse(input)
-        if input.kind == "move" and self._refuse_move(state.place, input.target) is not None:  # type: ignore[arg-type]
+        if input.kind == "move" and self._refuse_move(state.place, input.target_id) is not None:
             return None
         addressee = self.effective_addressee(state, addressee)
         responder = self.responder(state.place)
@@ -439,7 +441,7 @@ class GameRules:
             return True
         if self.first_response_line(input, state, addressee) is not None:
             return True
-        return self.knows_about(addressee, input.target, state)  # type: ignore[arg-type]
+        return self.knows_about(addressee, input.target_id, state)
 
     def candidates_split(self, state: GameState) -> tuple[list[PlayerInput], list[PlayerInput]]:
         """(`input_candidates`, `answered_intents`) computed in one pass."""

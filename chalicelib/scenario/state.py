@@ -111,6 +111,8 @@ class GameState:
     expressions: Mapping[str, str]
     variation: Mapping[str, tuple[int, ...]]
     ended: bool
+    _journal: _Journal
+    _length: int
 
     def __init__(self, place: str, shown: Iterable[str] = (), last_line: str | None = None,
                  expressions: Mapping[str, str] | None = None, turn: int = 0, *,
