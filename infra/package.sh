@@ -23,6 +23,10 @@ mkdir -p "$(dirname "$out")"
 AWS_DEFAULT_REGION="${AWS_DEFAULT_REGION:-${AWS_REGION:-us-east-1}}" \
   "$bin/chalice" package --stage "$stage" --merge-template infra/resources.json "$out"
 
+# Chalice ships sources only and /var/task is read-only: without bytecode every new Lambda instance
+# compiles boto3, pydantic and the app before its first request (docs/performance.md, cold start).
+"$bin/python" -m butai_tools.bytecode "$out/deployment.zip" "$out/sam.json"
+
 if [ -x "$bin/cfn-lint" ]; then
   "$bin/cfn-lint" "$out/sam.json"
 else

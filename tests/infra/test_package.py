@@ -10,11 +10,12 @@ import os
 import subprocess
 import urllib.error
 import urllib.request
+import zipfile
 from pathlib import Path
 
 import pytest
 
-from butai_tools import infra
+from butai_tools import bytecode, infra
 from chalicelib import tables
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -59,6 +60,16 @@ def test_package_script_packages_and_lints(packaged):
     out, result = packaged
     assert result.returncode == 0, result.stdout + result.stderr
     assert (out / "deployment.zip").stat().st_size > 0
+
+
+def test_package_ships_bytecode_for_every_module(packaged):
+    # A new Lambda instance must not compile boto3, pydantic or the app from source (read-only /var/task).
+    out, _ = packaged
+    with zipfile.ZipFile(out / "deployment.zip") as archive:
+        names = set(archive.namelist())
+    sources = {n for n in names if n.endswith(".py")}
+    assert {"app.py", "chalicelib/context.py", "botocore/client.py", "pydantic/main.py"} <= sources
+    assert not {n for n in sources if bytecode.pyc_name(n) not in names}
 
 
 def test_packaged_template_passes_cfn_lint(packaged):
