@@ -1,6 +1,8 @@
 """boto3 sessions and clients that honour an endpoint override (moto locally)."""
 from __future__ import annotations
 
+import threading
+
 import boto3
 from botocore.config import Config
 
@@ -23,6 +25,20 @@ def session(settings: Settings, boto3_session: boto3.session.Session | None = No
     return boto3.session.Session(region_name=settings.region)
 
 
+# One session per endpoint and region for the clients made here: a new session reads botocore's
+# endpoint data again (a 1.2 MB JSON file, the largest part of making a client), and a process
+# makes several clients (the API's, the local runtime's, the tools'). Sessions are not safe to
+# make clients from concurrently, hence the lock.
+_shared: dict[tuple[str | None, str], boto3.session.Session] = {}
+_shared_lock = threading.Lock()
+
+
 def client(service: str, settings: Settings, boto3_session=None):
-    return session(settings, boto3_session).client(
-        service, endpoint_url=settings.aws_endpoint, config=_CLIENT_CONFIG)
+    if boto3_session is not None:
+        return boto3_session.client(service, endpoint_url=settings.aws_endpoint, config=_CLIENT_CONFIG)
+    key = (settings.aws_endpoint, settings.region)
+    with _shared_lock:
+        shared = _shared.get(key)
+        if shared is None:
+            shared = _shared[key] = session(settings)
+        return shared.client(service, endpoint_url=settings.aws_endpoint, config=_CLIENT_CONFIG)

@@ -34,10 +34,10 @@ _services: Services | None = None
 
 
 def build(settings: Settings, boto3_session=None) -> Services:
-    # One session for both clients: its loader reads the shared endpoint and retry data once.
-    session = aws.session(settings, boto3_session)
-    dynamodb = aws.client("dynamodb", settings, session)
-    s3 = aws.client("s3", settings, session)
+    # One session for both clients (aws.client shares one per endpoint): its loader reads the
+    # endpoint and retry data once.
+    dynamodb = aws.client("dynamodb", settings, boto3_session)
+    s3 = aws.client("s3", settings, boto3_session)
     catalog = CharacterCatalog.from_s3(s3, settings.bucket, ttl=settings.manifest_ttl)
     from .expression import judge_from_env
     env = dict(os.environ)
