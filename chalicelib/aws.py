@@ -6,6 +6,7 @@ import threading
 import boto3
 from botocore.config import Config
 
+from . import botocore_data
 from .config import Settings
 
 # Retries use botocore's standard mode (exponential backoff with jitter) so a
@@ -21,8 +22,8 @@ def session(settings: Settings, boto3_session: boto3.session.Session | None = No
         # The local emulator accepts any credentials; fixed ones keep a
         # developer's real credentials out of local runs entirely.
         return boto3.session.Session(aws_access_key_id="local", aws_secret_access_key="local",
-                                     region_name=settings.region)
-    return boto3.session.Session(region_name=settings.region)
+                                     region_name=settings.region, botocore_session=botocore_data.session())
+    return boto3.session.Session(region_name=settings.region, botocore_session=botocore_data.session())
 
 
 # One session per endpoint and region for the clients made here: a new session reads botocore's

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import os
 import threading
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from . import aws
@@ -26,10 +27,22 @@ class Services:
     settings: Settings
     stage: StageService
     director: Director
-    webhooks: WebhookService | None = None
+    # The webhook service is made on first use: a turn never needs it, so a new instance's first
+    # turn does not import it (cold start, docs/performance.md).
+    make_webhooks: Callable[[], WebhookService] | None = field(default=None, repr=False)
+    _webhooks: WebhookService | None = field(default=None, init=False, repr=False)
+
+    @property
+    def webhooks(self) -> WebhookService | None:
+        if self._webhooks is None and self.make_webhooks is not None:
+            with _webhooks_lock:
+                if self._webhooks is None:
+                    self._webhooks = self.make_webhooks()
+        return self._webhooks
 
 
 _lock = threading.Lock()
+_webhooks_lock = threading.Lock()
 _services: Services | None = None
 
 
@@ -51,10 +64,13 @@ def build(settings: Settings, boto3_session=None) -> Services:
     library = ScenarioLibrary(s3, settings.bucket, backend_factory=lambda: backend_from_env(env))
     director = Director(stage, library, Talker(generator_from_env(env)),
                         players_see_debug=settings.players_see_debug)
-    from .webhooks.service import WebhookService
-    from .webhooks.store import DynamoWebhookStore
-    webhooks = WebhookService(stage, DynamoWebhookStore(dynamodb, settings), settings)
-    return Services(settings=settings, stage=stage, director=director, webhooks=webhooks)
+
+    def make_webhooks() -> WebhookService:
+        from .webhooks.service import WebhookService
+        from .webhooks.store import DynamoWebhookStore
+        return WebhookService(stage, DynamoWebhookStore(dynamodb, settings), settings)
+
+    return Services(settings=settings, stage=stage, director=director, make_webhooks=make_webhooks)
 
 
 def use(services: Services | None) -> None:
