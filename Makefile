@@ -16,8 +16,9 @@ PARAMS ?=
 
 setup: $(STAMP)
 
-$(RUN_STAMP): requirements.txt requirements-run.txt pyproject.toml
+$(RUN_STAMP): requirements-pip.txt requirements.txt requirements-run.txt pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -r requirements-pip.txt
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-compile -r requirements-run.txt
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps --no-build-isolation -e .
 	touch $(RUN_STAMP)

@@ -5,16 +5,16 @@ from chalice import Chalice, Response
 from chalicelib import context, observability
 from chalicelib.errors import ApiError, Unauthorized
 from chalicelib.http import handles_errors, header, json_response, parse_body, query_int
-from chalicelib.openapi import document
 from chalicelib.stage.keys import bearer_token
 from chalicelib.stage.models import FetchRequest, ReplyRequest, SpeakRequest
 from chalicelib.stage.service import AGENT, PLAYER, NotModified, etag
-from chalicelib.webhooks.models import WebhookRequest
 
 app = Chalice(app_name="butai")
 # Chalice would answer other content types with its own error shape; taking
 # every type lets parse_body reject them with butai's JSON error.
 ANY_BODY = ["*/*"]
+# The webhook and OpenAPI modules are imported by their routes: a new Lambda instance whose first
+# request is a turn does not pay for them (cold start, docs/performance.md).
 
 
 @app.middleware("http")
@@ -74,6 +74,7 @@ def fetch_replies(stage_id):
 @app.route("/stages/{stage_id}/webhook", methods=["PUT"], content_types=ANY_BODY)
 @handles_errors
 def set_webhook(stage_id):
+    from chalicelib.webhooks.models import WebhookRequest
     key = _key()
     body = _body(stage_id, key, WebhookRequest, AGENT)
     return json_response(201, context.get().webhooks.set(stage_id, key, body))
@@ -124,4 +125,5 @@ def debug(stage_id):
 @handles_errors
 def openapi():
     # Needs no key: it describes the API, not a stage.
+    from chalicelib.openapi import document
     return json_response(200, document(app), {"Cache-Control": "public, max-age=300"})

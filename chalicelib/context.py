@@ -6,7 +6,8 @@ them lazily from the environment on the first request.
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from . import aws
@@ -26,48 +27,64 @@ class Services:
     settings: Settings
     stage: StageService
     director: Director
-    webhooks: WebhookService | None = None
+    # The webhook service is made on first use: a turn never needs it, so a new instance's first
+    # turn does not import it (cold start, docs/performance.md).
+    make_webhooks: Callable[[], WebhookService] | None = field(default=None, repr=False)
+    _webhooks: WebhookService | None = field(default=None, init=False, repr=False)
+
+    @property
+    def webhooks(self) -> WebhookService | None:
+        if self._webhooks is None and self.make_webhooks is not None:
+            with _webhooks_lock:
+                if self._webhooks is None:
+                    self._webhooks = self.make_webhooks()
+        return self._webhooks
 
 
 _lock = threading.Lock()
+_webhooks_lock = threading.Lock()
 _services: Services | None = None
 
 
 def build(settings: Settings, boto3_session=None) -> Services:
-    # One session for both clients: its loader reads the shared endpoint and retry data once.
-    session = aws.session(settings, boto3_session)
-    dynamodb = aws.client("dynamodb", settings, session)
-    s3 = aws.client("s3", settings, session)
+    # One session for both clients (aws.client shares one per endpoint): its loader reads the
+    # endpoint and retry data once.
+    dynamodb = aws.client("dynamodb", settings, boto3_session)
+    s3 = aws.client("s3", settings, boto3_session)
     catalog = CharacterCatalog.from_s3(s3, settings.bucket, ttl=settings.manifest_ttl)
     models = settings.models
     from .expression import build_judge
     stage = StageService(DynamoStageStore(dynamodb, settings), catalog,
                          assets_base_url=settings.assets_base_url,
                          default_character=settings.default_character,
-                         judge=build_judge(models.judge.name or "lexicon", **_aws_clients(models.judge, settings, session)),
+                         judge=build_judge(models.judge.name or "lexicon",
+                                           **_aws_clients(models.judge, settings, boto3_session)),
                          own_origins=settings.own_origins, audio_origins=settings.audio_origins)
     from .director import Director, ScenarioLibrary
     from .interpret.backends import build_backend
     from .talk import Talker, build_generator
     classifier = models.classifier
     library = ScenarioLibrary(s3, settings.bucket, backend_factory=lambda: build_backend(
-        classifier.name or "lexical", **_aws_clients(classifier, settings, session)))
+        classifier.name or "lexical", **_aws_clients(classifier, settings, boto3_session)))
     director = Director(stage, library,
                         Talker(build_generator(models.generator.name,
-                                               **_aws_clients(models.generator, settings, session))),
+                                               **_aws_clients(models.generator, settings, boto3_session))),
                         players_see_debug=settings.players_see_debug)
-    from .webhooks.service import WebhookService
-    from .webhooks.store import DynamoWebhookStore
-    webhooks = WebhookService(stage, DynamoWebhookStore(dynamodb, settings), settings)
-    return Services(settings=settings, stage=stage, director=director, webhooks=webhooks)
+
+    def make_webhooks() -> WebhookService:
+        from .webhooks.service import WebhookService
+        from .webhooks.store import DynamoWebhookStore
+        return WebhookService(stage, DynamoWebhookStore(dynamodb, settings), settings)
+
+    return Services(settings=settings, stage=stage, director=director, make_webhooks=make_webhooks)
 
 
-def _aws_clients(use: ModelUse, settings: Settings, session) -> dict:
-    """A model use's options, with the SageMaker runtime client made from this process's one session and
-    settings (endpoint override, region), created on the model's first call."""
+def _aws_clients(use: ModelUse, settings: Settings, boto3_session) -> dict:
+    """A model use's options, with the SageMaker runtime client made from this process's settings and
+    session (endpoint override, region), created on the model's first call."""
     options = use.kwargs()
     if use.name is not None and use.name.split("+")[-1] == "sagemaker":
-        options["client"] = aws.LazyClient("sagemaker-runtime", settings, session,
+        options["client"] = aws.LazyClient("sagemaker-runtime", settings, boto3_session,
                                            timeout=float(options.get("timeout") or 10.0))
     return options
 

@@ -23,6 +23,12 @@ mkdir -p "$(dirname "$out")"
 AWS_DEFAULT_REGION="${AWS_DEFAULT_REGION:-${AWS_REGION:-us-east-1}}" \
   "$bin/chalice" package --stage "$stage" --merge-template infra/resources.json "$out"
 
+# botocore's data for the services the functions call, not the other 440 (butai_tools/botocore_trim.py).
+"$bin/python" -m butai_tools.botocore_trim "$out/deployment.zip"
+# Chalice ships sources only and /var/task is read-only: without bytecode every new Lambda instance
+# compiles boto3, pydantic and the app before its first request (docs/performance.md, cold start).
+"$bin/python" -m butai_tools.bytecode "$out/deployment.zip" "$out/sam.json"
+
 if [ -x "$bin/cfn-lint" ]; then
   "$bin/cfn-lint" "$out/sam.json"
 else

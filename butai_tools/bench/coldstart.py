@@ -9,14 +9,26 @@ once by this command).  Side by side, alternating with it, the floor: a new
 interpreter that imports boto3 and pydantic and nothing else.  Times run from
 the parent's spawn of the process to each phase, on the system-wide monotonic
 clock, so interpreter start-up is counted on both sides.
+
+Bytecode: the children read it from a private cache (PYTHONPYCACHEPREFIX in a
+temporary folder), written by one unmeasured warm-up process of each kind, so
+the app's own modules are as compiled as the floor's boto3 and pydantic — as in
+the Lambda package, which ships bytecode (infra/package.sh).  ``--source``
+measures the app with only the standard library's bytecode instead (as the
+Lambda runtime has it): every packaged module compiled from source, as in a
+package without bytecode (the floor keeps its bytecode).
 """
 from __future__ import annotations
 
 import json
 import os
+import resource
+import shutil
 import statistics
 import subprocess
 import sys
+import sysconfig
+import tempfile
 import time
 from pathlib import Path
 
@@ -48,6 +60,8 @@ PHASES = ("python start", "import app", "services", "scenario load", "interprete
 def register_bench(sub) -> None:
     p = sub.add_parser("coldstart", help="a new process's import and first scenario turn, against the floor")
     p.add_argument("--samples", type=int, default=10, help="processes of each kind (default 10)")
+    p.add_argument("--source", action="store_true",
+                   help="the app without bytecode (a package without it): every module compiled from source")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=_run)
 
@@ -66,25 +80,38 @@ def _reply_event(stage_id: str, player_key: str, text: str) -> dict:
     }
 
 
-def _child_env(endpoint: str, region: str) -> dict:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("BUTAI_", "AWS_"))}
-    env.update(BUTAI_AWS_ENDPOINT=endpoint, AWS_REGION=region, PYTHONDONTWRITEBYTECODE="1")
+def _child_env(endpoint: str, region: str, bytecode: Path, write: bool = False) -> dict:
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("BUTAI_", "AWS_")) and k not in ("PYTHONDONTWRITEBYTECODE", "PYTHONPYCACHEPREFIX")}
+    # Bytecode is read from (and, for the warm-up, written to) this folder only, never the source tree.
+    env.update(BUTAI_AWS_ENDPOINT=endpoint, AWS_REGION=region, PYTHONPYCACHEPREFIX=str(bytecode))
+    if not write:
+        env["PYTHONDONTWRITEBYTECODE"] = "1"
     return env
 
 
-def _floor(env: dict, root: Path) -> float:
+def _children_cpu_ms() -> float:
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return (used.ru_utime + used.ru_stime) * 1000
+
+
+def _floor(env: dict, root: Path) -> tuple[float, float]:
+    """Wall-clock ms to the end of the imports, and the process's CPU ms (less moved by other load)."""
+    cpu = _children_cpu_ms()
     start = time.monotonic()
     out = subprocess.run([sys.executable, "-c", FLOOR_SCRIPT], cwd=root, env=env, capture_output=True,
                          text=True, check=True)
-    return (float(out.stdout.strip()) - start) * 1000
+    return (float(out.stdout.strip()) - start) * 1000, _children_cpu_ms() - cpu
 
 
 def _app(env: dict, root: Path, scenario_key: str, event: dict) -> dict:
+    cpu = _children_cpu_ms()
     start = time.monotonic()
     out = subprocess.run([sys.executable, "-c", APP_SCRIPT, scenario_key, json.dumps(event, ensure_ascii=False)],
                          cwd=root, env=env, capture_output=True, text=True)
     if out.returncode != 0:
         raise RuntimeError(f"cold-start sample failed: {out.stderr[-2000:]}")
+    cpu_ms = _children_cpu_ms() - cpu
     got = json.loads(out.stdout.strip().splitlines()[-1])
     marks = got["marks"]
     scenario_ms = (marks["scenario"] - marks["services"]) * 1000
@@ -97,17 +124,26 @@ def _app(env: dict, root: Path, scenario_key: str, event: dict) -> dict:
         "interpreter build": got["build_ms"],
         "first turn": (marks["turn"] - marks["scenario"]) * 1000,
     }
-    return {"phases": phases, "total_ms": (marks["turn"] - start) * 1000, "from_cache": got["from_cache"],
+    return {"phases": phases, "total_ms": (marks["turn"] - start) * 1000, "cpu_ms": cpu_ms,
+            "from_cache": got["from_cache"],
             "modules": got["modules"]}
 
 
-def run_bench(samples: int) -> dict:
+def _keep_stdlib_bytecode(compiled: Path, target: Path) -> None:
+    """Copies the standard library's part of a bytecode cache (the cache mirrors absolute source paths)."""
+    stdlib = Path(sysconfig.get_paths()["stdlib"]).resolve()
+    source = compiled / stdlib.relative_to(stdlib.anchor)
+    shutil.copytree(source, target / stdlib.relative_to(stdlib.anchor),
+                    ignore=shutil.ignore_patterns("site-packages"))
+
+
+def run_bench(samples: int, source: bool = False) -> dict:
     from butai_tools.local.aws import LocalAws, ensure_resources
     from butai_tools.local.runtime import ROOT, STATIC
     from butai_tools.stage import images
     from chalicelib import aws, context
     from chalicelib.config import Settings
-    if True:
+    with tempfile.TemporaryDirectory(prefix="butai-coldstart-") as tmp:
         local_aws = LocalAws().start()
         try:
             settings = Settings(aws_endpoint=local_aws.endpoint)
@@ -116,46 +152,63 @@ def run_bench(samples: int) -> dict:
             services = context.build(settings)
             director = services.director
             key = director.library.put(ROOT / "scenarios" / "chinoike.json")
-            env = _child_env(local_aws.endpoint, settings.region)
+            compiled, stdlib_only = Path(tmp) / "compiled", Path(tmp) / "stdlib-only"
             floors, apps = [], []
-            # One sample of each, unmeasured: the first process after an install pays for the disk cache.
-            _floor(env, ROOT)
+            # One sample of each, unmeasured: it writes the bytecode, and pays for the disk cache.
+            warm_env = _child_env(local_aws.endpoint, settings.region, compiled, write=True)
+            _floor(warm_env, ROOT)
             warm = director.create("coldstart-warm", key)
-            _app(env, ROOT, key, _reply_event(warm.stage_id, warm.player_key, "こんばんは"))
+            _app(warm_env, ROOT, key, _reply_event(warm.stage_id, warm.player_key, "こんばんは"))
+            env = _child_env(local_aws.endpoint, settings.region, compiled)
+            app_env = env
+            if source:
+                _keep_stdlib_bytecode(compiled, stdlib_only)
+                app_env = _child_env(local_aws.endpoint, settings.region, stdlib_only)
             for i in range(samples):
                 created = director.create(f"coldstart-{i}", key)
                 floors.append(_floor(env, ROOT))
-                apps.append(_app(env, ROOT, key, _reply_event(created.stage_id, created.player_key, "こんばんは")))
+                apps.append(_app(app_env, ROOT, key, _reply_event(created.stage_id, created.player_key, "こんばんは")))
         finally:
             context.use(None)
             local_aws.stop()
-    floor = statistics.median(floors)
+    floor = statistics.median(f[0] for f in floors)
+    floor_cpu = statistics.median(f[1] for f in floors)
     total = statistics.median(a["total_ms"] for a in apps)
+    total_cpu = statistics.median(a["cpu_ms"] for a in apps)
     return {
         "samples": samples,
+        "app_bytecode": "standard library only (the rest compiled from source)" if source else "compiled",
         "floor_ms": round(floor, 1),
         "first_turn_total_ms": round(total, 1),
         "overhead_ms": round(total - floor, 1),
         "ratio": round(total / floor, 2),
+        # CPU time of the whole process (the app's includes its exit): what other load on the
+        # machine moves least, so versions of the code compare best on it.
+        "floor_cpu_ms": round(floor_cpu, 1),
+        "first_turn_cpu_ms": round(total_cpu, 1),
+        "cpu_ratio": round(total_cpu / floor_cpu, 2),
         "phases_ms": {name: round(statistics.median(a["phases"][name] for a in apps), 1) for name in PHASES},
         "scenario_from_cache": all(a["from_cache"] for a in apps),
         "modules_loaded": statistics.median(a["modules"] for a in apps),
-        "floor_samples_ms": [round(f, 1) for f in floors],
+        "floor_samples_ms": [round(f[0], 1) for f in floors],
         "total_samples_ms": [round(a["total_ms"], 1) for a in apps],
     }
 
 
 def _run(args) -> int:
-    report = run_bench(args.samples)
+    report = run_bench(args.samples, source=args.source)
     if args.json:
         print(json.dumps(report, ensure_ascii=False, indent=2))
         return 0
     print(f"butai bench coldstart: {report['samples']} new processes of each kind, alternating; medians")
+    print(f"app bytecode: {report['app_bytecode']}")
     print(f"floor (python + import boto3, pydantic)  {report['floor_ms']:8.1f} ms")
     for name, ms in report["phases_ms"].items():
         print(f"  {name:<38} {ms:8.1f} ms")
     print(f"first scenario turn, from process start  {report['first_turn_total_ms']:8.1f} ms  "
           f"= {report['ratio']:.2f}x the floor ({report['overhead_ms']:+.0f} ms)")
+    print(f"CPU time of the processes: floor {report['floor_cpu_ms']:.0f} ms, first turn "
+          f"{report['first_turn_cpu_ms']:.0f} ms = {report['cpu_ratio']:.2f}x")
     print(f"scenario from the compiled cache: {'yes' if report['scenario_from_cache'] else 'no'}; "
           f"modules loaded: {report['modules_loaded']:g}")
     return 0

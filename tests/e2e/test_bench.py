@@ -37,3 +37,6 @@ def test_bench_coldstart_times_new_processes_against_the_floor():
     assert abs(report["ratio"] - report["first_turn_total_ms"] / report["floor_ms"]) < 0.02
     assert list(report["phases_ms"]) == ["python start", "import app", "services", "scenario load",
                                          "interpreter build", "first turn"]
+    # Both sides load bytecode (the package ships it); CPU time is reported beside the wall clock.
+    assert report["app_bytecode"] == "compiled"
+    assert report["floor_cpu_ms"] > 0 and abs(report["cpu_ratio"] - report["first_turn_cpu_ms"] / report["floor_cpu_ms"]) < 0.02

@@ -8,13 +8,15 @@ import copy
 import json
 import os
 import subprocess
+import sys
 import urllib.error
 import urllib.request
+import zipfile
 from pathlib import Path
 
 import pytest
 
-from butai_tools import infra
+from butai_tools import botocore_trim, bytecode, infra
 from chalicelib import tables
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -59,6 +61,32 @@ def test_package_script_packages_and_lints(packaged):
     out, result = packaged
     assert result.returncode == 0, result.stdout + result.stderr
     assert (out / "deployment.zip").stat().st_size > 0
+
+
+def test_package_ships_bytecode_for_every_module(packaged):
+    # A new Lambda instance must not compile boto3, pydantic or the app from source (read-only /var/task).
+    out, _ = packaged
+    with zipfile.ZipFile(out / "deployment.zip") as archive:
+        names = set(archive.namelist())
+    sources = {n for n in names if n.endswith(".py")}
+    assert {"app.py", "chalicelib/context.py", "botocore/client.py", "pydantic/main.py"} <= sources
+    assert not {n for n in sources if bytecode.pyc_name(n) not in names}
+
+
+def test_packaged_botocore_makes_clients_for_the_services_kept_and_no_others(packaged, tmp_path):
+    out, _ = packaged
+    with zipfile.ZipFile(out / "deployment.zip") as archive:
+        services = {n.split("/")[2] for n in archive.namelist()
+                    if n.startswith("botocore/data/") and n.count("/") > 3}
+        assert services == set(botocore_trim.SERVICES)
+        wanted = ("boto3/", "botocore/", "s3transfer/", "jmespath/", "dateutil/", "urllib3/", "six.py")
+        archive.extractall(tmp_path, [n for n in archive.namelist() if n.startswith(wanted)])
+    script = ("import sys; sys.path.insert(0, sys.argv[1]); import boto3; assert boto3.__file__.startswith(sys.argv[1]);"
+              "s = boto3.session.Session(aws_access_key_id='x', aws_secret_access_key='y', region_name='us-east-1');"
+              f"[s.client(name) for name in {botocore_trim.SERVICES!r}];"
+              "s.client('ec2')")
+    result = subprocess.run([sys.executable, "-s", "-c", script, str(tmp_path)], capture_output=True, text=True)
+    assert "UnknownServiceError" in result.stderr and "'ec2'" in result.stderr, result.stderr
 
 
 def test_packaged_template_passes_cfn_lint(packaged):
