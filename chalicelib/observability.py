@@ -37,16 +37,32 @@ def _local() -> bool:
     return os.environ.get(env.LOCAL) == "1"
 
 
+class _StderrHandler(logging.StreamHandler):
+    """Writes to ``sys.stderr`` as it is when a line is written, not as it was when the handler was
+    made (a process that swaps its stderr — a test's capture, a daemonised runtime — still sees them)."""
+
+    def __init__(self) -> None:
+        super().__init__(sys.stderr)
+
+    @property  # type: ignore[override]
+    def stream(self):
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, value) -> None:
+        pass
+
+
 @lru_cache(maxsize=1)
 def logger():
     """The one structured logger (Powertools in Lambda, a plain readable one locally)."""
     if _local():
         log = logging.getLogger(f"{SERVICE}.local")  # not the Powertools logger of the same service
-        if not log.handlers:
-            handler = logging.StreamHandler(sys.stderr)
+        if not any(isinstance(h, _StderrHandler) for h in log.handlers):
+            handler = _StderrHandler()
             handler.setFormatter(logging.Formatter("butai %(levelname)s %(message)s"))
             log.addHandler(handler)
-            log.propagate = False
+        log.propagate = False
         log.setLevel(logging.INFO)
         return log
     from aws_lambda_powertools import Logger
