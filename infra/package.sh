@@ -29,6 +29,18 @@ AWS_DEFAULT_REGION="${AWS_DEFAULT_REGION:-${AWS_REGION:-us-east-1}}" \
 # compiles boto3, pydantic and the app before its first request (docs/performance.md, cold start).
 "$bin/python" -m butai_tools.bytecode "$out/deployment.zip" "$out/sam.json"
 
+# SudachiPy publishes Linux wheels for glibc 2.28+ only: packaged under Python 3.11 (the python3.11
+# runtime, Amazon Linux 2) chalice leaves it out, and interpretation would fall back to surface matching.
+if ! "$bin/python" - "$out/deployment.zip" <<'PY'
+import sys, zipfile
+names = zipfile.ZipFile(sys.argv[1]).namelist()
+sys.exit(0 if any(n.startswith("sudachipy/") for n in names) else 1)
+PY
+then
+  echo "package.sh: WARNING: the package has no SudachiPy (no wheel for this Lambda runtime);" \
+       "interpretation will fall back to surface matching. Package with Python 3.12+ (docs/deploy.md)." >&2
+fi
+
 if [ -x "$bin/cfn-lint" ]; then
   "$bin/cfn-lint" "$out/sam.json"
 else

@@ -6,6 +6,7 @@ are cached because a turn asks for the same text several times.
 """
 from __future__ import annotations
 
+import logging
 import threading
 from functools import lru_cache
 
@@ -24,8 +25,12 @@ def _tokenizer():
                 try:
                     from sudachipy import Dictionary, SplitMode
                     _TOKENIZER = Dictionary(dict="small").tokenizer(mode=SplitMode.C)
-                except Exception:      # not installed, or no dictionary package: interpretation goes on without
+                except Exception as exc:  # not installed, or no dictionary: interpretation goes on without
                     _MISSING = True
+                    # Said once, loudly: without it interpretation is surface matching only (docs/deploy.md).
+                    logging.getLogger("butai.interpret").warning(
+                        "Japanese analyser unavailable (%s: %s); interpretation falls back to surface matching",
+                        type(exc).__name__, exc)
     return _TOKENIZER
 
 
