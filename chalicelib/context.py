@@ -57,15 +57,14 @@ def build(settings: Settings, boto3_session=None) -> Services:
     stage = StageService(DynamoStageStore(dynamodb, settings), catalog,
                          assets_base_url=settings.assets_base_url,
                          default_character=settings.default_character,
-                         judge=build_judge(models.judge.name or "lexicon",
-                                           **_aws_clients(models.judge, settings, boto3_session)),
+                         judge=build_judge(models.judge.name, **_aws_clients(models.judge, settings, boto3_session)),
                          own_origins=settings.own_origins, audio_origins=settings.audio_origins)
     from .director import Director, ScenarioLibrary
     from .interpret.backends import build_backend
     from .talk import Talker, build_generator
     classifier = models.classifier
     library = ScenarioLibrary(s3, settings.bucket, backend_factory=lambda: build_backend(
-        classifier.name or "lexical", **_aws_clients(classifier, settings, boto3_session)))
+        classifier.name, **_aws_clients(classifier, settings, boto3_session)))
     director = Director(stage, library,
                         Talker(build_generator(models.generator.name,
                                                **_aws_clients(models.generator, settings, boto3_session))),
@@ -83,9 +82,10 @@ def _aws_clients(use: ModelUse, settings: Settings, boto3_session) -> dict:
     """A model use's options, with the SageMaker runtime client made from this process's settings and
     session (endpoint override, region), created on the model's first call."""
     options = use.kwargs()
+    from .llm.transport import DEFAULT_TIMEOUT
     if use.name is not None and use.name.split("+")[-1] == "sagemaker":
         options["client"] = aws.LazyClient("sagemaker-runtime", settings, boto3_session,
-                                           timeout=float(options.get("timeout") or 10.0))
+                                           timeout=float(options.get("timeout") or DEFAULT_TIMEOUT))
     return options
 
 

@@ -36,7 +36,7 @@ def build_judge(name: str = DEFAULT_JUDGE, **settings: Any) -> ExpressionJudge:
 def judge_from_env(environ: Mapping[str, str] | None = None, name: str | None = None) -> ExpressionJudge:
     """The judge the environment asks for (``BUTAI_EXPRESSION_JUDGE``, read in ``llm.settings``)."""
     use = judge_use(environ, name)
-    return build_judge(use.name or DEFAULT_JUDGE, **use.kwargs())
+    return build_judge(use.name, **use.kwargs())
 
 
 def describe(judge: ExpressionJudge) -> str:

@@ -9,6 +9,7 @@ published ``SceneView`` (URLs instead of object keys, voices added), and the deb
 """
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -110,7 +111,7 @@ class TurnRecord(_Record):
     unplayable: bool = False
 
     def to_json(self) -> str:
-        return _json_dumps(self.to_dict())
+        return json.dumps(self.to_dict(), ensure_ascii=False)
 
     def to_dict(self) -> dict[str, Any]:
         out = self.model_dump(mode="json")
@@ -118,8 +119,3 @@ class TurnRecord(_Record):
             if not out[flag]:
                 del out[flag]
         return out
-
-
-def _json_dumps(value: Any) -> str:
-    import json
-    return json.dumps(value, ensure_ascii=False)
