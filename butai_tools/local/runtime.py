@@ -343,6 +343,9 @@ def write_json_atomic(path: Path, data: dict, mode: int = 0o600) -> None:
     os.replace(tmp, path)
 
 
+SIGNAL_POLL_S = 0.2
+
+
 def run_forever(runtime: LocalRuntime) -> int:
     """`butai run`: start, print how to use it, wait for Ctrl-C or SIGTERM, stop cleanly."""
     stop = threading.Event()
@@ -354,7 +357,10 @@ def run_forever(runtime: LocalRuntime) -> int:
     signal.signal(signal.SIGTERM, on_signal)
     info = runtime.start()
     print_banner(info)
-    stop.wait()
+    # A timed wait: the kernel may deliver the signal to any of the server's threads, and Python runs
+    # the handler only when the main thread next runs bytecode; an untimed wait would never return.
+    while not stop.wait(SIGNAL_POLL_S):
+        pass
     print("\nstopping: saving the local stage data …", flush=True)
     runtime.stop()
     print("stopped.", flush=True)
