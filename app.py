@@ -1,13 +1,17 @@
 """butai's HTTP API: routes only.  Each reads the request, calls one service
 method and lets ``handles_errors`` turn domain errors into JSON errors."""
-from chalice import Chalice, Response
+from chalicelib import coldstart
 
-from chalicelib import context, observability
-from chalicelib.errors import ApiError, Unauthorized
-from chalicelib.http import handles_errors, header, json_response, parse_body, query_int
-from chalicelib.stage.keys import bearer_token
-from chalicelib.stage.models import FetchRequest, ReplyRequest, SpeakRequest
-from chalicelib.stage.service import AGENT, PLAYER, NotModified, etag
+coldstart.begin()   # before every other import: a new instance's start-up runs without the cyclic collector
+
+from chalice import Chalice, Response  # noqa: E402
+
+from chalicelib import context, observability  # noqa: E402
+from chalicelib.errors import ApiError, Unauthorized  # noqa: E402
+from chalicelib.http import handles_errors, header, json_response, parse_body, query_int  # noqa: E402
+from chalicelib.stage.keys import bearer_token  # noqa: E402
+from chalicelib.stage.models import FetchRequest, ReplyRequest, SpeakRequest  # noqa: E402
+from chalicelib.stage.service import AGENT, PLAYER, NotModified, etag  # noqa: E402
 
 app = Chalice(app_name="butai")
 # Chalice would answer other content types with its own error shape; taking
@@ -21,7 +25,10 @@ ANY_BODY = ["*/*"]
 def correlate(event, get_response):
     # Every log line of a request carries its API Gateway request id.
     observability.set_correlation_id((event.context or {}).get("requestId"))
-    return get_response(event)
+    try:
+        return get_response(event)
+    finally:
+        coldstart.settle()   # after the first request only: see chalicelib/coldstart.py
 
 
 def _key():

@@ -36,11 +36,15 @@ def _templates():
                               autoescape=False, keep_trailing_newline=False, undefined=jinja2.StrictUndefined)
 
 
-_JAPANESE = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uff66-\uff9f]")
-_LETTER = re.compile(r"[^\W\d_]", re.UNICODE)
-# 「ママ：」「Assistant:」「葵「…」」: a speaker label or role prefix at the start.
-_LABEL = re.compile(r"^\s*(?:[\w\u3040-\u30ff\u3400-\u9fff・]{1,12}\s*[:：]|(?:assistant|user|system|ai|bot)\b|"
-                    r"[\w\u3040-\u30ff\u3400-\u9fff・]{1,8}「.*」\s*$)", re.IGNORECASE | re.DOTALL)
+@lru_cache(maxsize=1)
+def _checks() -> tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str]]:
+    # Compiled on the first generated line (only a model's output is checked): not at a cold import.
+    japanese = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uff66-\uff9f]")
+    letter = re.compile(r"[^\W\d_]", re.UNICODE)
+    # 「ママ：」「Assistant:」「葵「…」」: a speaker label or role prefix at the start.
+    label = re.compile(r"^\s*(?:[\w\u3040-\u30ff\u3400-\u9fff・]{1,12}\s*[:：]|(?:assistant|user|system|ai|bot)\b|"
+                       r"[\w\u3040-\u30ff\u3400-\u9fff・]{1,8}「.*」\s*$)", re.IGNORECASE | re.DOTALL)
+    return japanese, letter, label
 ECHO_WINDOW = 14
 
 
@@ -140,10 +144,11 @@ def check(text: str, request: TalkRequest, prompt: str) -> str | None:
         return "empty"
     if len(text) > MAX_CHARS:
         return "too_long"
-    if _LABEL.match(text):
+    japanese, letter, label = _checks()
+    if label.match(text):
         return "speaker_label"
-    letters = _LETTER.findall(text)
-    if not _JAPANESE.search(text) or (letters and len(_JAPANESE.findall(text)) / len(letters) < 0.5):
+    letters = letter.findall(text)
+    if not japanese.search(text) or (letters and len(japanese.findall(text)) / len(letters) < 0.5):
         return "not_japanese"
     if request.previous_line and text == request.previous_line.strip():
         return "repeat"

@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 OUTPUT = ROOT / "test-output"
 
-from chalicelib import context  # noqa: E402
+from chalicelib import coldstart, context  # noqa: E402
 from chalicelib.config import Settings  # noqa: E402
 from chalicelib.stage.catalog import CharacterCatalog  # noqa: E402
 from chalicelib.stage.memory import MemoryStageStore  # noqa: E402
@@ -66,6 +66,14 @@ def aws_settings(monkeypatch):
         ensure_resources(settings)
         images.upload_all_characters(aws.client("s3", settings), settings.bucket, ROOT / "static/characters")
         yield settings
+
+
+@pytest.fixture(autouse=True)
+def _collector_back_on():
+    # Importing app.py pauses the cyclic collector until its first request (chalicelib/coldstart.py);
+    # a test that imports it without a request must not leave a long test process without one.
+    yield
+    coldstart.settle()
 
 
 @pytest.fixture

@@ -26,6 +26,7 @@ import re
 import time
 import unicodedata
 from dataclasses import dataclass
+from functools import lru_cache
 
 from ..stage.face_images import FALLBACK
 from .choice import ExpressionChoice, Judgment, family
@@ -92,12 +93,12 @@ class Settings:
     late_bonus: float = 0.3           # the last sentence weighs this much more than the first
 
 
-def _compile() -> list[tuple[str, re.Pattern[str], float, bool]]:
+@lru_cache(maxsize=1)
+def _compiled() -> list[tuple[str, re.Pattern[str], float, bool]]:
+    # On the first judged line, not at import: a new instance whose first request is a scripted turn
+    # (every line with its authored face) does not compile them.
     return [(fam, re.compile(pattern), weight, negatable)
             for fam, entries in _CUES.items() for pattern, weight, negatable in entries]
-
-
-_COMPILED = _compile()
 
 
 class LexiconJudge:
@@ -125,7 +126,7 @@ class LexiconJudge:
             question = stripped.endswith(("？", "?")) and not stripped.endswith(("！？", "!?", "？！", "?!"))
             exclaimed = stripped.endswith(("！", "!"))
             position = 1.0 + s.late_bonus * (index / last if len(sentences) > 1 else 1.0)
-            for fam, pattern, weight, negatable in _COMPILED:
+            for fam, pattern, weight, negatable in _compiled():
                 for m in pattern.finditer(body):
                     target, w = fam, weight * position
                     tail = _KANA_RUN.match(body, m.end()).group()

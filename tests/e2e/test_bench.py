@@ -40,3 +40,5 @@ def test_bench_coldstart_times_new_processes_against_the_floor():
     # Both sides load bytecode (the package ships it); CPU time is reported beside the wall clock.
     assert report["app_bytecode"] == "compiled"
     assert report["floor_cpu_ms"] > 0 and abs(report["cpu_ratio"] - report["first_turn_cpu_ms"] / report["floor_cpu_ms"]) < 0.02
+    assert abs(report["overhead_ratio"] - (report["ratio"] - 1)) < 0.02
+    assert abs(report["cpu_overhead_ratio"] - (report["cpu_ratio"] - 1)) < 0.02

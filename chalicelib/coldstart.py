@@ -1,0 +1,38 @@
+"""The cyclic garbage collector, paused while a new instance starts.
+
+A new Lambda instance allocates hundreds of thousands of long-lived objects
+before its first answer: modules, classes, botocore's service models, pydantic's
+validators, the scenario's interpreter.  Each allocation burst triggers the
+collector, which walks every one of them again and frees nothing (they all stay
+alive).  ``begin()`` (the first line of ``app.py``) pauses it; ``settle()``,
+after the first request, moves everything alive into the permanent generation
+(``gc.freeze``: later collections no longer walk it) and turns the collector
+back on, so a long-lived instance collects its request garbage as usual.
+Measured in ``butai bench coldstart`` (docs/performance.md).
+"""
+from __future__ import annotations
+
+import gc
+
+_paused = False
+
+
+def begin() -> None:
+    """Pauses the collector, unless something else already turned it off."""
+    global _paused
+    if gc.isenabled():
+        gc.disable()
+        _paused = True
+
+
+def settle() -> None:
+    """Freezes what the start-up built and turns the collector back on; once per process."""
+    global _paused
+    if _paused:
+        _paused = False
+        gc.freeze()
+        gc.enable()
+
+
+def paused() -> bool:
+    return _paused
