@@ -131,7 +131,7 @@ class LocalProcess:
         # Tests hammer one key from many threads; the rate limit has tests of its own.
         env = {**os.environ, "PYTHONUNBUFFERED": "1", "BUTAI_LOCAL_RATE": "0", **self.env}
         self.log = open(self.state_dir.parent / f"{self.state_dir.name}.log", "ab")
-        atexit.register(self._kill_if_running)  # a failed test must not leave a runtime behind
+        atexit.register(self.kill_if_running)  # a failed test must not leave a runtime behind
         self.proc = subprocess.Popen([sys.executable, "-m", "butai_tools.cli", "run", "--port", "0",
                                       "--state-dir", str(self.state_dir)],
                                      cwd=ROOT, env=env, stdout=self.log, stderr=subprocess.STDOUT)
@@ -148,7 +148,7 @@ class LocalProcess:
             time.sleep(0.1)
         raise TimeoutError("butai run did not start")
 
-    def _kill_if_running(self) -> None:
+    def kill_if_running(self) -> None:
         if self.proc is not None and self.proc.poll() is None:
             self.proc.kill()
 

@@ -53,19 +53,23 @@ def test_sigterm_during_a_burst_loses_no_acknowledged_write(tmp_path):
                 return
             i += 1
 
-    threads = [threading.Thread(target=agent, args=(n,)) for n in range(3)] + \
-              [threading.Thread(target=player, args=(n,)) for n in range(3)]
+    # Daemon threads, stopped in `finally`: a failed assertion must not leave them hammering a runtime.
+    threads = [threading.Thread(target=agent, args=(n,), daemon=True) for n in range(3)] + \
+              [threading.Thread(target=player, args=(n,), daemon=True) for n in range(3)]
     for t in threads:
         t.start()
-    # SIGTERM once the burst is well under way (counted, not timed: a loaded machine acknowledges more slowly).
-    deadline = time.time() + 120
-    while time.time() < deadline:
-        with lock:
-            if len(acked_lines) > 10 and len(acked_replies) > 10:
-                break
-        time.sleep(0.05)
-    assert runtime.stop(signal.SIGTERM) == 0   # mid-burst
-    stop.set()
+    try:
+        # SIGTERM once the burst is well under way (counted, not timed: a loaded machine acknowledges more slowly).
+        deadline = time.time() + 120
+        while time.time() < deadline:
+            with lock:
+                if len(acked_lines) > 10 and len(acked_replies) > 10:
+                    break
+            time.sleep(0.05)
+        assert runtime.stop(signal.SIGTERM) == 0   # mid-burst
+    finally:
+        stop.set()
+        runtime.kill_if_running()
     for t in threads:
         t.join(timeout=30)
     assert len(acked_lines) > 10 and len(acked_replies) > 10
