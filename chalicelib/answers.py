@@ -25,6 +25,7 @@ from typing import Literal
 
 from .interpret.acts import NO_ACT, ActRecogniser
 from .interpret.cues import SceneNames
+from .interpret.owners import place_owned_words, said_of_person
 from .interpret.text import TextForms, WordMatcher, find_names, make_matcher, nfkc
 from .scenario import FreeTalk, GameRules, GameState, PlayerInput
 from .scenario.loader import NEUTRAL, CompiledKnowledge
@@ -62,6 +63,8 @@ class Answerer:
         # Only entries with authored lines can answer.
         self._with_lines = {c: tuple(k for k in entries if k.entry.lines)
                             for c, entries in self.scenario.knowledge.items()}
+        # Words an intent ties to a place (店の名前): said of a person (お名前) they name another topic.
+        self._owned = place_owned_words(self.scenario)
 
     def answer(self, free_talk: FreeTalk, state: GameState, text: str, *, turn: int | None = None) -> Answer:
         """The answer for a free-conversation request of a step from `state`."""
@@ -116,13 +119,20 @@ class Answerer:
         if not entries:
             return []
         shown = state.shown
-        named = [k for k in entries if k.entry.words and self.matcher.allows(forms, k.entry.words)]
+        named = [k for k in entries if k.entry.words and self._names(forms, k)]
         if intent is None:
             return [k for k in named if k.condition.holds_for_intent(shown) or not k.condition.inputs]
         wanted = PlayerInput.intent(intent)
         held = [k for k in entries if intent in k.intents and k.condition.holds(wanted, shown, None, False, False)]
         uses = {k.index: len(state.variation.get(knowledge_key(person, k.index), ())) for k in held}
         return sorted(held, key=lambda k: (k not in named, uses[k.index], k.index))
+
+    def _names(self, forms: TextForms, entry: CompiledKnowledge) -> bool:
+        """Whether the text names one of the entry's words in the sense the interpreter reads it: a word
+        its intent ties to a place, said of a person (お名前, 葵の名前), does not count."""
+        owned = frozenset().union(*(self._owned.get(f"意図:{i}", ()) for i in entry.intents))
+        return any(not (hit.word in owned and said_of_person(forms.nfkc, hit.start, self.names))
+                   for hit in self.matcher.hits(forms, entry.entry.words))
 
     # ---- reactions and fallbacks
 

@@ -100,3 +100,14 @@ def test_selection_takes_well_under_a_millisecond(rules, answerer):
     from butai_tools.bench.answers import run_bench
     result = run_bench(rounds=20)
     assert result["selections"] == 20 * len(result["inputs"]) and result["p50_ms"] >= 0
+
+
+def test_a_persons_name_does_not_call_up_the_shops_name(rules, answerer):
+    # 名前 is the shop-name topic's word, but お名前 / 葵の名前 put the name on a person: the interpreter
+    # answers なし for them (interpret/owners.py), and the knowledge lines must not bring the topic back.
+    state = play(rules, "なし").state
+    shop, _ = answer_to(rules, answerer, state, "なし", "この店の名前、ちょっと怖くない？")
+    assert shop.source == "knowledge" and "先代" in shop.text          # the control: the shop's name
+    for text in ("お名前は？", "葵の名前、きれいだね"):
+        said, _ = answer_to(rules, answerer, state, "なし", text)
+        assert "血の池" not in said.text and "名前は変えない" not in said.text, (text, said)
