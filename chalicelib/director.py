@@ -32,7 +32,6 @@ from . import ids, observability
 from .answers import Answer, Answerer
 from .errors import NotFound, ValidationFailed
 from .faces import NEUTRAL
-from .http import transient
 from .interpret.interpreter import Interpreter
 from .scenario import EndingNotice, ExitsNotice, GameRules, GameState, PlayerInput, load_scenario_text
 from .stage.models import LOG_LIMIT, ReplyAccepted, ReplyRequest
@@ -58,6 +57,7 @@ from .stage.store import (
     StaleGame,
     TurnWrite,
 )
+from .stage.transient import transient
 from .talk import Talker, TalkRequest, TalkResult
 
 SCENARIO_PREFIX = "scenarios/"
