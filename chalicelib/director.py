@@ -22,7 +22,6 @@ import logging
 import re
 import threading
 import time
-from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -30,11 +29,11 @@ from typing import Any
 
 from . import ids, observability
 from .answers import Answer, Answerer
-from .errors import NotFound, ValidationFailed
-from .faces import NEUTRAL
+from .errors import ApiError, NotFound, ValidationFailed
+from .faces import NEUTRAL, ExpressionSource
 from .interpret.interpreter import Interpreter
 from .scenario import EndingNotice, ExitsNotice, GameRules, GameState, PlayerInput, load_scenario_text
-from .stage.models import LOG_LIMIT, ReplyAccepted, ReplyRequest
+from .stage.models import ReplyAccepted, ReplyRequest
 from .stage.records import (
     DirectorMemory,
     StoredCharacter,
@@ -44,17 +43,18 @@ from .stage.records import (
     StoredScene,
     TurnRecord,
 )
-from .stage.service import PLAYER, CreatedStage, StageService
+from .stage.service import CreatedStage, StageService
 from .stage.store import (
     AlreadyClaimed,
     Guard,
-    GuardFailed,
     LogRecord,
     ReplyRecord,
     Role,
     StageKind,
     StageRecord,
+    StageUpdate,
     StaleGame,
+    StoredLine,
     TurnWrite,
 )
 from .stage.transient import transient
@@ -70,9 +70,6 @@ log_errors = logging.getLogger("butai.director")
 RESTART_TEXT = "もう一度"
 _RESTART = re.compile(r"^\s*(?:もう一度|もういちど|もう一回|もういっかい|最初から|はじめから|初めから|リスタート|restart)\s*[。！!]*\s*$",
                       re.IGNORECASE)
-# Stages whose log tail a process remembers (by the stage's log version), so a
-# turn after its own last turn or poll does not read the log again.
-_TAILS = 256
 
 
 @dataclass
@@ -133,15 +130,12 @@ class ScenarioLibrary:
 class Director:
     def __init__(self, stages: StageService, library: ScenarioLibrary, talker: Talker | None = None, *,
                  players_see_debug: bool = False, new_id: Callable[[], str] = ids.new_id):
+        # The one door to the stage: the director asks the service, never its store.
         self.stages = stages
-        self.store = stages.store
-        self.catalog = stages.catalog
         self.library = library
         self.talker = talker or Talker()
         self.players_see_debug = players_see_debug
         self._new_id = new_id
-        self._tails: OrderedDict[str, tuple[str, list[LogRecord]]] = OrderedDict()
-        self._tails_lock = threading.Lock()
 
     # -- stages -------------------------------------------------------------------
     def create(self, name: str, scenario_key: str) -> CreatedStage:
@@ -149,23 +143,21 @@ class Director:
         compiled = loaded.compiled
         host = compiled.responder(compiled.start_place) or next(iter(compiled.characters))
         created = self.stages.create_stage(name, host, kind=StageKind.SCENARIO, scenario=scenario_key, title=compiled.title)
-        self._begin(created.stage_id, loaded, expected_version=0, game_number=1)
+        self._begin(self.stages.scenario_stage(created.stage_id), loaded, game_number=1)
         return created
 
     def reset(self, stage_id: str) -> None:
-        record = self.store.get_stage(stage_id)
-        if record is None or record.kind != StageKind.SCENARIO:
-            raise NotFound("no such scenario stage", "stage_id")
+        record = self.stages.scenario_stage(stage_id)
         memory = DirectorMemory.read(record.director)
-        self._begin(stage_id, self.library.get(record.scenario), record.game_version, memory.game + 1)
+        self._begin(record, self.library.get(record.scenario), memory.game + 1)
 
-    def _begin(self, stage_id: str, loaded: LoadedScenario, expected_version: int, game_number: int) -> None:
+    def _begin(self, record: StageRecord, loaded: LoadedScenario, game_number: int) -> None:
+        """A new game on the stage: its start lines, written on top of the game ``record`` holds."""
         step = loaded.rules.start()
         memory = DirectorMemory(game=game_number)
-        record = self.store.get_stage(stage_id)
         write = self._write(record, loaded, step, state_before=loaded.rules.new_state(), talk=None,
                             memory=memory, turn=None, claim=None)
-        self.store.apply_turn(stage_id, write)
+        self.stages.apply_turn(record, write)
 
     # -- turns ----------------------------------------------------------------------
     def reply(self, stage_id: str, key: str | None, request: ReplyRequest) -> ReplyAccepted:
@@ -177,28 +169,16 @@ class Director:
         record, log, answered = self._play(record, key=key, guard=guard, request=request)
         return ReplyAccepted(id=answered.id, created_at=answered.created_at, view=self.stages.view(record, log))
 
-    def play(self, stage_id: str) -> tuple[StageRecord, list[LogRecord]]:
-        """Answers every unread reply, oldest first.
-
-        Returns the stage as it was left and its log as this handler saw it
-        (read once, before the turns, then extended with what they wrote; a
-        line written meanwhile by someone else shows on the next poll).
-        """
-        record = self.store.get_stage(stage_id)
-        if record is None or record.kind != StageKind.SCENARIO:
-            raise NotFound("no such scenario stage", "stage_id")
-        record, log, _ = self._play(record, look=True)
-        return record, log
-
     def _play(self, record: StageRecord, *, key: str | None = None, guard: Guard | None = None,
-              request: ReplyRequest | None = None, look: bool = False):
+              request: ReplyRequest | None = None) -> tuple[StageRecord, list[LogRecord], ReplyRecord | None]:
         """Answers the unread replies the stage announces, then ``request`` (a
         new reply, written with its turn).  Returns (stage, log, new reply)."""
         stage_id = record.stage_id
-        looked_at, pending = None, []
-        if look or record.unread_hint != record.unread_seen:
-            looked_at, pending = record.unread_hint, self.store.unread_replies(stage_id)
-        log = self._log(record)
+        looked_at: str | None = None
+        pending: list[ReplyRecord] = []
+        if record.unread_hint != record.unread_seen:
+            looked_at, pending = record.unread_hint, self.stages.unread_replies(stage_id)
+        log = self.stages.turn_log(record)
         answered: ReplyRecord | None = None
         attempts = 0
         while (pending or (request is not None and answered is None)) and \
@@ -208,6 +188,7 @@ class Director:
             if pending:
                 reply = pending[0]
             else:
+                assert request is not None
                 reply, incoming = self._new_reply(request)
             loaded = self.library.get(record.scenario)
             try:
@@ -216,57 +197,54 @@ class Director:
                 if transient(exc):
                     raise
                 write = self._unplayable(record, reply, exc)
-            self._complete(write, record, reply, incoming, guard, looked_at, pending)
+            write = self._complete(write, record, reply, incoming, guard, looked_at, pending)
             try:
                 try:
-                    self.store.apply_turn(stage_id, write)
-                except (AlreadyClaimed, StaleGame, GuardFailed):
+                    record, log = self.stages.apply_turn(record, write, log, key)
+                except (AlreadyClaimed, StaleGame, ApiError):
                     raise
                 except Exception as exc:  # noqa: BLE001 - e.g. an item over DynamoDB's size limit
                     if transient(exc) or write.turn is None or write.turn.unplayable:
                         raise
                     write = self._unplayable(record, reply, exc)
-                    self._complete(write, record, reply, incoming, guard, looked_at, pending)
-                    self.store.apply_turn(stage_id, write)
-            except GuardFailed:
-                raise self.stages.auth_error(stage_id, key, PLAYER) from None
+                    write = self._complete(write, record, reply, incoming, guard, looked_at, pending)
+                    record, log = self.stages.apply_turn(record, write, log, key)
             except (AlreadyClaimed, StaleGame) as exc:
                 observability.turn_conflict("claimed" if isinstance(exc, AlreadyClaimed) else "stale_game")
                 if isinstance(exc, AlreadyClaimed):
                     pending.pop(0)            # another handler answered it
                 # Another turn or line landed first: recompute on top of it.
-                record = self.store.get_stage(stage_id)
-                if record is None:
+                reread = self.stages.read_stage(stage_id)
+                if reread is None:
                     raise NotFound("no such stage", "stage_id", code="stage_not_found") from None
+                record = reread
                 if record.unread_hint != record.unread_seen and record.unread_hint != looked_at:
-                    looked_at, pending = record.unread_hint, self.store.unread_replies(stage_id)
-                log = self._log(record)
+                    looked_at, pending = record.unread_hint, self.stages.unread_replies(stage_id)
+                log = self.stages.turn_log(record)
                 continue
             if incoming is None:
                 pending.pop(0)
             else:
                 answered = reply
-            record = _applied(record, write)
-            log = (log + ([incoming] if incoming else []) + write.entries)[-LOG_LIMIT:]
-            self._remember(stage_id, record.version, log)
         if request is not None and answered is None:
             # The game stayed busy through every attempt: the reply is kept, unread, for the next turn.
             accepted = self.stages.reply(stage_id, key, request)
             answered = ReplyRecord(id=accepted.id, text=request.text, created_at=accepted.created_at,
                                    to=request.to, move=request.move)
-            record = self.store.get_stage(stage_id) or record
-            log = self._log(record)
+            record = self.stages.read_stage(stage_id) or record
+            log = self.stages.turn_log(record)
         return record, log, answered
 
     @staticmethod
     def _complete(write: TurnWrite, record: StageRecord, reply: ReplyRecord, incoming: LogRecord | None,
-                  guard: Guard | None, looked_at, pending: list) -> None:
+                  guard: Guard | None, looked_at: str | None, pending: list[ReplyRecord]) -> TurnWrite:
         # Conditioned on the log version it read, so the log it extends is exact.
         write.expected_version = record.version
         if incoming is not None:
             write.reply, write.reply_entry, write.guard = reply, incoming, guard
         if looked_at is not None and len(pending) <= 1:
-            write.stage["unread_seen"] = looked_at     # every reply announced so far is answered
+            write.stage = replace(write.stage, unread_seen=looked_at)  # every reply announced so far is answered
+        return write
 
     def _new_reply(self, request: ReplyRequest) -> tuple[ReplyRecord, LogRecord]:
         # A fresh id on every attempt: the reply is only written with its turn, so it sorts before the
@@ -275,30 +253,6 @@ class Director:
         created = ids.iso_from_ms(ids.id_time_ms(reply_id))
         return (ReplyRecord(id=reply_id, text=request.text, created_at=created, to=request.to, move=request.move),
                 LogRecord(id=reply_id, role=Role.PLAYER, text=request.text, created_at=created))
-
-    def _log(self, record: StageRecord) -> list[LogRecord]:
-        """The last LOG_LIMIT log entries at the stage's current version: remembered, else read."""
-        with self._tails_lock:
-            hit = self._tails.get(record.stage_id)
-        if hit is not None and hit[0] == record.version:
-            return list(hit[1])
-        log = self.store.recent_log(record.stage_id, LOG_LIMIT)
-        # A log read after the stage may hold a line newer than record.version; it is then stored under a
-        # version the stage has already left, and never matches again.
-        self._remember(record.stage_id, record.version, log)
-        return log
-
-    def _remember(self, stage_id: str, version: str, log: list[LogRecord]) -> None:
-        with self._tails_lock:
-            self._tails[stage_id] = (version, list(log))
-            self._tails.move_to_end(stage_id)
-            while len(self._tails) > _TAILS:
-                self._tails.popitem(last=False)
-
-    def forget_logs(self) -> None:
-        """Drops the remembered log tails (a new process; `butai bench turn` measures both)."""
-        with self._tails_lock:
-            self._tails.clear()
 
     def _unplayable(self, record: StageRecord, reply: ReplyRecord, exc: Exception) -> TurnWrite:
         """A reply that cannot be played, for whatever reason (a stored value the rules refuse, a bug, a
@@ -314,7 +268,7 @@ class Director:
                           notices=[{"kind": "unplayable", "text": UNPLAYABLE_NOTICE}],
                           errors=[f"unplayable: {type(exc).__name__}: {str(exc)[:300]}"], unplayable=True)
         return TurnWrite(expected_game_version=record.game_version,
-                         stage={"game_version": record.game_version + 1, "version": entry_id},
+                         stage=StageUpdate(game_version=record.game_version + 1, version=entry_id),
                          entries=[notice], claim=reply.id, claim_id=f"turn-{reply.id}", turn=turn)
 
     def turn(self, record: StageRecord, loaded: LoadedScenario, reply: ReplyRecord,
@@ -353,7 +307,7 @@ class Director:
         if step.free_talk is not None:
             if self.talker.generator is not None:
                 if log is None:
-                    log = self.store.recent_log(record.stage_id, RECENT_LINES + 1)
+                    log = self.stages.turn_log(record)
                 recent = (log + [incoming]) if incoming is not None else log
                 talk = self._free_talk(loaded, step, state, reply, addressee, memory, recent[-(RECENT_LINES + 1):])
                 if talk.source == "fallback" and talk.reason not in (None, "no_model"):
@@ -444,7 +398,8 @@ class Director:
                                      created_at=ids.iso_from_ms(ids.id_time_ms(entry_id)),
                                      speaker=compiled.characters[character].name, character=character,
                                      expression=judged or expressions.get(character, NEUTRAL),
-                                     expression_source="auto" if scores is not None else "agent",
+                                     expression_source=ExpressionSource.AUTO if scores is not None
+                                     else ExpressionSource.AGENT,
                                      expression_scores=scores))
 
         if talk is not None:
@@ -476,23 +431,22 @@ class Director:
         last_line = next((e for e in reversed(entries) if e.role == Role.CHARACTER), None)
         speaking = last_line.character if last_line else None
         scene = self._scene(loaded, step, speaking, faces)
-        fields: dict[str, Any] = {"game": step.state.to_json(), "game_version": record.game_version + 1,
-                                  "scene": scene.to_json(), "director": memory.to_json()}
-        if entries:
-            fields["version"] = entries[-1].id
-        if last_line is not None:
-            image = self.catalog.resolve(last_line.character, last_line.expression or NEUTRAL)
-            fields.update(text=last_line.text, expression=image.expression, asked_expression=image.asked,
-                          expression_source=last_line.expression_source or "agent",
-                          speaker=last_line.speaker, image_key=image.image_key, fallback_key=image.fallback_key,
-                          updated_at=last_line.created_at)
-        elif step.state.place != state_before.place and record.speaker and record.speaker not in {
-                compiled.characters[c].name for c in compiled.places[step.state.place].people}:
-            # A silent move away from the last speaker: the bubble must not show someone who is not here.
-            fields.update(text="", speaker="")
-        if not entries:
-            fields["version"] = self._new_id()  # the scene changed (e.g. a silent move): the ETag must too
-        return TurnWrite(expected_game_version=record.game_version, stage=fields, entries=entries, claim=claim,
+        line = None
+        if last_line is not None and last_line.character is not None:
+            image = self.stages.image(last_line.character, last_line.expression or NEUTRAL)
+            line = StoredLine(text=last_line.text, expression=image.expression, asked_expression=image.asked,
+                              expression_source=last_line.expression_source or ExpressionSource.AGENT,
+                              speaker=last_line.speaker or "", image_key=image.image_key,
+                              fallback_key=image.fallback_key, updated_at=last_line.created_at)
+        # A silent move away from the last speaker: the bubble must not show someone who is not here.
+        silence = line is None and step.state.place != state_before.place and bool(record.line.speaker) and \
+            record.line.speaker not in {compiled.characters[c].name for c in compiled.places[step.state.place].people}
+        update = StageUpdate(game_version=record.game_version + 1,
+                             # Without an entry the scene still changed (e.g. a silent move): the ETag must too.
+                             version=entries[-1].id if entries else self._new_id(),
+                             game=step.state.to_json(), scene=scene.to_json(), director=memory.to_json(),
+                             line=line, silence=silence)
+        return TurnWrite(expected_game_version=record.game_version, stage=update, entries=entries, claim=claim,
                          claim_id=f"turn-{claim}" if claim else None, turn=turn)
 
     def _scene(self, loaded: LoadedScenario, step, speaking: str | None,
@@ -503,7 +457,7 @@ class Director:
         responder = compiled.responder(place.id)
         characters = []
         for cid in place.people:
-            image = self.catalog.resolve(cid, (faces or {}).get(cid) or state.expressions.get(cid, NEUTRAL))
+            image = self.stages.image(cid, (faces or {}).get(cid) or state.expressions.get(cid, NEUTRAL))
             characters.append(StoredCharacter(id=cid, name=compiled.characters[cid].name,
                                               expression=image.expression, image_key=image.image_key,
                                               fallback_key=image.fallback_key, responder=cid == responder))
@@ -523,39 +477,11 @@ class Director:
 
     # -- debug view and evaluation export -------------------------------------------
     def debug(self, stage_id: str, key: str | None, limit: int = 1) -> list[dict]:
+        """The stage's newest turn records (the debug view): the agent's key, or either key when
+        players may see it."""
         stage = self.stages.check_key(stage_id, key, agent_only=not self.players_see_debug)
         if stage.kind != StageKind.SCENARIO:
             raise NotFound("the debug view belongs to scenario stages", "stage_id", code="not_a_scenario_stage")
         if not 1 <= limit <= 50:
             raise ValidationFailed("limit must be between 1 and 50", "limit")
-        return self.store.recent_turns(stage_id, limit)
-
-    def export_eval(self, stage_id: str) -> dict:
-        """Every turn of the current game as an evaluation case, to review and keep."""
-        record = self.store.get_stage(stage_id)
-        if record is None or record.kind != StageKind.SCENARIO:
-            raise NotFound("no such scenario stage", "stage_id")
-        turns = [TurnRecord.model_validate(t) for t in self.store.recent_turns(stage_id, None)]
-        cases, setup, game = [], [], None
-        for turn in turns:
-            if turn.unplayable:
-                continue              # nothing was understood or played: not a case
-            if turn.game != game:
-                game, setup = turn.game, []
-            case = {"id": f"play-{turn.id[-8:].lower()}", "setup": list(setup), "text": turn.text,
-                    "expect": turn.input}
-            if turn.to:
-                case["to"] = turn.to
-            if turn.restart:
-                continue
-            if not turn.move:
-                cases.append(case)
-            setup.append(turn.input)
-        return {"scenario": record.scenario.removeprefix(SCENARIO_PREFIX).rsplit("-", 1)[0] + ".json",
-                "cases": cases}
-
-
-def _applied(record: StageRecord, write: TurnWrite) -> StageRecord:
-    from dataclasses import replace
-    return replace(record, **write.stage)
-
+        return self.stages.turn_records(stage_id, limit)

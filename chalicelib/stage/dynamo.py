@@ -45,15 +45,7 @@ def _plain(item: dict) -> dict:
     return {k: _de.deserialize(v) for k, v in item.items()}
 
 
-_STAGE_FIELDS = {f.name for f in fields(StageRecord)}
 TURN_PREFIX = "t#"
-
-
-def _stage(plain: dict) -> StageRecord:
-    values = {k: v for k, v in plain.items() if k in _STAGE_FIELDS}
-    if "game_version" in values:
-        values["game_version"] = int(values["game_version"])  # DynamoDB numbers come back as Decimal
-    return StageRecord(**values)
 _LOG_FIELDS = {f.name for f in fields(LogRecord)}
 
 
@@ -69,7 +61,7 @@ class DynamoStageStore:
 
     # -- stages ---------------------------------------------------------
     def create_stage(self, record: StageRecord) -> None:
-        self._db.put_item(TableName=self._current, Item=_item(asdict(record)),
+        self._db.put_item(TableName=self._current, Item=_item(record.attributes()),
                           ConditionExpression="attribute_not_exists(stage_id)")
 
     def get_stage(self, stage_id: str) -> StageRecord | None:
@@ -77,12 +69,12 @@ class DynamoStageStore:
                                 ConsistentRead=True)
         if "Item" not in got:
             return None
-        return _stage(_plain(got["Item"]))
+        return StageRecord.from_attributes(_plain(got["Item"]))
 
     def list_stages(self) -> list[StageRecord]:
         out = []
         for page in self._db.get_paginator("scan").paginate(TableName=self._current):
-            out.extend(_stage(_plain(item)) for item in page["Items"])
+            out.extend(StageRecord.from_attributes(_plain(item)) for item in page["Items"])
         return sorted(out, key=lambda r: r.created_at)
 
     def set_key_hashes(self, stage_id: str, hashes: dict[str, str]) -> None:
@@ -131,13 +123,7 @@ class DynamoStageStore:
     def speak(self, stage_id: str, guard: Guard, write: SpeakWrite) -> None:
         token = secrets.token_hex(16)
         actions = [
-            self._guarded_update(stage_id, guard, {
-                "text": write.text, "expression": write.expression,
-                "asked_expression": write.asked_expression, "speaker": write.speaker,
-                "image_key": write.image_key, "fallback_key": write.fallback_key,
-                "expression_source": write.expression_source, "audio": write.audio,
-                "updated_at": write.entry.created_at, "version": write.entry.id,
-            }),
+            self._guarded_update(stage_id, guard, {**write.line.attributes(), "version": write.entry.id}),
             self._log_put(stage_id, write.entry, request_id=write.request_id, write_token=token),
         ]
         if write.request_id:
@@ -321,7 +307,7 @@ class DynamoStageStore:
         token = secrets.token_hex(16)
         names, values, parts = {"#gv": "game_version", "#k": "kind"}, {
             ":gv": {"N": str(write.expected_game_version)}, ":kind": {"S": StageKind.SCENARIO.value}}, []
-        for i, (k, v) in enumerate(write.stage.items()):
+        for i, (k, v) in enumerate(write.stage.attributes().items()):
             names[f"#a{i}"] = k
             values[f":v{i}"] = _ser.serialize(v)
             parts.append(f"#a{i} = :v{i}")

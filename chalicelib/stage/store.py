@@ -6,11 +6,11 @@ hash, which also keeps the hot paths at one request.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields, replace
 from enum import StrEnum
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-from ..faces import NEUTRAL
+from ..faces import NEUTRAL, ExpressionSource
 
 if TYPE_CHECKING:
     from .records import TurnRecord
@@ -34,6 +34,29 @@ class Guard:
     value: str
 
 
+@dataclass(frozen=True)
+class StoredLine:
+    """The stage's current line as the stage item keeps it (one attribute per field; the page gets it as
+    ``models.CurrentLine``, with URLs for the object keys).  Written whole by `speak` and by a scenario
+    turn whose last entry is a character's line."""
+    text: str = ""
+    expression: str = NEUTRAL
+    asked_expression: str = NEUTRAL
+    expression_source: str = ExpressionSource.AGENT
+    audio: str = ""
+    speaker: str = ""
+    image_key: str = ""
+    fallback_key: str = ""
+    updated_at: str = ""
+
+    def attributes(self) -> dict[str, Any]:
+        """The stage item's attributes this line sets."""
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+
+LINE_FIELDS = frozenset(f.name for f in fields(StoredLine))
+
+
 @dataclass
 class StageRecord:
     stage_id: str
@@ -44,15 +67,7 @@ class StageRecord:
     created_at: str
     version: str
     kind: str = StageKind.AGENT
-    text: str = ""
-    expression: str = NEUTRAL
-    asked_expression: str = NEUTRAL
-    expression_source: str = "agent"     # "agent" (sent or scripted) or "auto" (judged by the stage)
-    audio: str = ""
-    speaker: str = ""
-    image_key: str = ""
-    fallback_key: str = ""
-    updated_at: str = ""
+    line: StoredLine = field(default_factory=StoredLine)
     # Scenario stages only: the scenario object, its title, the game state
     # (JSON) with its version for conditional saves, the scene the page shows
     # (JSON), and the director's own memory (JSON).
@@ -67,6 +82,58 @@ class StageRecord:
     # are equal a turn knows, without a query, that no reply waits unanswered.
     unread_hint: str = ""
     unread_seen: str = ""
+
+    def attributes(self) -> dict[str, Any]:
+        """The stage item: one attribute per field, the current line's fields among them."""
+        values = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "line"}
+        return {**values, **self.line.attributes()}
+
+    @classmethod
+    def from_attributes(cls, item: dict[str, Any]) -> StageRecord:
+        """The record of a stage item (attributes it does not know are left out)."""
+        values = {k: v for k, v in item.items() if k in _STAGE_FIELDS}
+        if "game_version" in values:
+            values["game_version"] = int(values["game_version"])  # DynamoDB numbers come back as Decimal
+        return cls(**values, line=StoredLine(**{k: v for k, v in item.items() if k in LINE_FIELDS}))
+
+
+_STAGE_FIELDS = frozenset(f.name for f in fields(StageRecord)) - {"line"}
+
+
+@dataclass(frozen=True)
+class StageUpdate:
+    """What a scenario turn changes on the stage item: always the game's version and the log's version;
+    the game, the scene and the director's memory when the turn played; the current line when the turn's
+    last entry is a character's line.  ``silence`` empties the bubble (text and speaker) when the player
+    moved away from the last speaker without a word being said."""
+    game_version: int
+    version: str
+    game: str | None = None
+    scene: str | None = None
+    director: str | None = None
+    line: StoredLine | None = None
+    silence: bool = False
+    unread_seen: str | None = None
+
+    def attributes(self) -> dict[str, Any]:
+        """The stage item's attributes this update sets."""
+        values: dict[str, Any] = {"game_version": self.game_version, "version": self.version}
+        for name in ("game", "scene", "director", "unread_seen"):
+            if getattr(self, name) is not None:
+                values[name] = getattr(self, name)
+        if self.line is not None:
+            values.update(self.line.attributes())
+        elif self.silence:
+            values.update(text="", speaker="")
+        return values
+
+    def applied_to(self, record: StageRecord) -> StageRecord:
+        """The stage as this update leaves it."""
+        values = {k: v for k, v in self.attributes().items() if k in _STAGE_FIELDS}
+        line = self.line
+        if line is None and self.silence:
+            line = replace(record.line, text="", speaker="")
+        return replace(record, **values, line=line or record.line)
 
 
 @dataclass
@@ -95,15 +162,8 @@ class ReplyRecord:
 @dataclass
 class SpeakWrite:
     """What one `speak` changes: the current line and one log entry."""
-    text: str
-    expression: str
-    asked_expression: str
-    speaker: str
-    image_key: str
-    fallback_key: str
+    line: StoredLine
     entry: LogRecord
-    expression_source: str = "agent"
-    audio: str = ""
     request_id: str | None = None
     request_fingerprint: str | None = None
     response: dict = field(default_factory=dict)
@@ -124,7 +184,7 @@ class TurnWrite:
     then make the write refuse a rotated key and a log that moved on.
     """
     expected_game_version: int
-    stage: dict                 # StageRecord fields to set (game, game_version, scene, current line…)
+    stage: StageUpdate
     entries: list[LogRecord]
     claim: str | None = None
     claim_id: str | None = None

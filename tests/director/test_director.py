@@ -4,11 +4,13 @@ import json
 
 import pytest
 
+from butai_tools.interpret.export import export_eval
 from chalicelib.director import Director, ScenarioLibrary
 from chalicelib.scenario import PlayerInput
 from chalicelib.stage.models import ReplyRequest
 from chalicelib.stage.records import DirectorMemory
 from chalicelib.stage.store import AlreadyClaimed, StaleGame
+from chalicelib.stage.tails import LogTails
 from chalicelib.talk import GenerationError, Talker
 from tests.conftest import ROOT
 
@@ -31,6 +33,13 @@ def reply(client, stage, text, **extra):
                          headers={"Authorization": f"Bearer {stage.player_key}", "Content-Type": "application/json"})
     assert r.status_code == 202, r.body
     return r.json_body["view"]
+
+
+def answer_unread(director, stage_id):
+    """Answers the replies the stage announces as unread, oldest first, as the next reply's turn would
+    (a test's way in: in the service they are answered before a new reply).  Returns the stage after."""
+    record, _, _ = director._play(director.stages.scenario_stage(stage_id))
+    return record
 
 
 def lines(view, since=0):
@@ -104,7 +113,7 @@ def test_the_same_reply_handled_twice_gives_one_turn(director, played, services)
     assert [e.text for e in log].count("……あなたはどう思う？") == 1
     assert [e.text for e in log].count("こんばんは") == 1
     assert stages.store.get_stage(played.stage_id).game_version == record.game_version + 1
-    assert director.play(played.stage_id)[0].game_version == record.game_version + 1  # nothing left to answer
+    assert answer_unread(director, played.stage_id).game_version == record.game_version + 1  # nothing left
 
 
 class FailingBackend:
@@ -177,7 +186,7 @@ def test_reset_restarts_and_export_eval_reviews_real_play(services, played, clie
                            headers={"Authorization": f"Bearer {played.player_key}"}).json_body
     assert view["scene"]["turn"] == 0 and view["log"][-1]["text"].startswith("ママ、その話はあと")
     reply(client, played, "おつまみは何がおすすめ？")
-    data = services.director.export_eval(played.stage_id)
+    data = export_eval(services.stage, played.stage_id)
     assert data["scenario"] == "chinoike.json"
     assert [(c["setup"], c["text"], c["expect"]) for c in data["cases"]] == [
         ([], "こんばんは", "なし"),
@@ -221,7 +230,7 @@ def test_a_turn_computed_from_a_stale_game_is_refused_and_recomputed(director, p
     stages.store.apply_turn(played.stage_id, director.turn(record, loaded, first))
     with pytest.raises(StaleGame):
         stages.store.apply_turn(played.stage_id, late)
-    director.play(played.stage_id)                    # answers the second reply on top of the first turn
+    answer_unread(director, played.stage_id)          # answers the second reply on top of the first turn
     texts = [e.text for e in stages.store.recent_log(played.stage_id, 50)]
     # the replies were both stored first; the second turn's lines come after the first turn's
     assert texts.index("……あなたはどう思う？") < texts.index("失礼ね。夜に合うのよ、ああいうのが。")
@@ -239,7 +248,7 @@ def test_a_turn_is_one_read_and_one_write_when_the_process_holds_the_log(client,
     polled = client.http.get(f"/stages/{played.stage_id}",
                              headers={"Authorization": f"Bearer {played.player_key}"}).json_body
     assert view["log"] == polled["log"] and view["version"] == polled["version"]
-    services.director.forget_logs()                              # as a fresh Lambda instance
+    services.stage.log_tails = LogTails()                        # as a fresh Lambda instance
     calls.clear()
     reply(client, played, "控え室に行こう")
     assert calls == ["GetItem", "Query", "TransactWriteItems"]
@@ -287,8 +296,8 @@ def test_free_conversation_lines_get_a_judged_face(services, played, client):
 
 def test_a_judged_face_shows_in_the_scene_when_the_line_is_the_last(services, played, client):
     director = services.director
-    loaded = director.library.get(director.store.get_stage(played.stage_id).scenario)
-    record = director.store.get_stage(played.stage_id)
+    record = director.stages.read_stage(played.stage_id)
+    loaded = director.library.get(record.scenario)
     step = loaded.rules.handle(PlayerInput.none(), loaded.rules.restore(record.game))
     from chalicelib.talk import TalkResult
     if step.free_talk is None:
@@ -297,7 +306,7 @@ def test_a_judged_face_shows_in_the_scene_when_the_line_is_the_last(services, pl
     talk = TalkResult("えっ、まさか本当に？", "model")
     write = director._write(record, loaded, step, state_before=loaded.rules.restore(record.game), talk=talk,
                             memory=DirectorMemory(), turn=None, claim=None)
-    scene = json.loads(write.stage["scene"])
+    scene = json.loads(write.stage.scene)
     faces = {c["id"]: c["expression"] for c in scene["characters"]}
-    assert faces[step.free_talk.speaker] == "surprised" and write.stage["expression"] == "surprised"
-    assert write.stage["expression_source"] == "auto"
+    assert faces[step.free_talk.speaker] == "surprised" and write.stage.line.expression == "surprised"
+    assert write.stage.line.expression_source == "auto"
