@@ -21,7 +21,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Literal
 
 from .interpret.acts import NO_ACT, ActRecogniser
 from .interpret.cues import SceneNames
@@ -30,8 +29,8 @@ from .interpret.text import TextForms, WordMatcher, find_names, make_matcher, nf
 from .scenario import FreeTalk, GameRules, GameState, PlayerInput
 from .scenario.loader import NEUTRAL, CompiledKnowledge
 from .scenario.variation import fallback_key, knowledge_key, pick, reaction_key, remember
+from .turn_record import AnswerSource
 
-AnswerSource = Literal["knowledge", "reaction", "fallback"]
 # Acts aimed at a person: when the text names someone present, that person reacts.
 _ABOUT_SOMEONE = {"称賛", "暴言", "本人", "感謝", "謝罪"}
 SILENCE = "……"
@@ -42,7 +41,7 @@ class Answer:
     speaker: str
     text: str
     expression: str
-    source: AnswerSource
+    source: AnswerSource                # knowledge, reaction or fallback
     ref: str | None                     # which set and line: "reaction/赤尾妙子/挨拶#2"
     act: str                            # the dialogue act recognised (なし when none)
     variation: dict[str, tuple[int, ...]] = field(default_factory=dict)   # the sets' new histories
@@ -105,7 +104,7 @@ class Answerer:
                 if said is not None:
                     index, variation = said
                     line = entry.entry.lines[index]
-                    return (person, line.text, line.expression or NEUTRAL, "knowledge", f"{key}#{index + 1}",
+                    return (person, line.text, line.expression or NEUTRAL, AnswerSource.KNOWLEDGE, f"{key}#{index + 1}",
                             variation)
         return None
 
@@ -146,7 +145,7 @@ class Answerer:
             return None
         index, variation = said
         line = reaction.lines[index]
-        return speaker, line.text, line.expression or NEUTRAL, "reaction", f"{key}#{index + 1}", variation
+        return speaker, line.text, line.expression or NEUTRAL, AnswerSource.REACTION, f"{key}#{index + 1}", variation
 
     def _fallback(self, speaker: str, state: GameState, turn: int):
         fallbacks = self.scenario.characters[speaker].fallbacks
@@ -156,10 +155,10 @@ class Answerer:
             # one fallback, just said: it answers again rather than nobody
             said = (0, {key: remember(state.variation.get(key, ()), 0, 1)})
         if said is None:
-            return speaker, SILENCE, NEUTRAL, "fallback", None, {}
+            return speaker, SILENCE, NEUTRAL, AnswerSource.FALLBACK, None, {}
         index, variation = said
         chosen = fallbacks[index]
-        return speaker, chosen.text, chosen.expression or NEUTRAL, "fallback", chosen.id, variation
+        return speaker, chosen.text, chosen.expression or NEUTRAL, AnswerSource.FALLBACK, chosen.id, variation
 
     @staticmethod
     def _say(key: str, mode, lines: Sequence, state: GameState, turn: int):

@@ -41,7 +41,6 @@ from .stage.records import (
     StoredEnding,
     StoredNotice,
     StoredScene,
-    TurnRecord,
 )
 from .stage.service import CreatedStage, StageService
 from .stage.store import (
@@ -59,6 +58,7 @@ from .stage.store import (
 )
 from .stage.transient import transient
 from .talk import Talker, TalkRequest, TalkResult
+from .turn_record import AnswerSource, InterpretationRecord, JudgmentRecord, NoticeRecord, TurnRecord
 
 SCENARIO_PREFIX = "scenarios/"
 # Shown to the player when a reply cannot be played at all (the debug view says why).
@@ -265,7 +265,7 @@ class Director:
         notice = LogRecord(id=entry_id, role=Role.NOTICE, text=UNPLAYABLE_NOTICE,
                            created_at=ids.iso_from_ms(ids.id_time_ms(entry_id)))
         turn = TurnRecord(id=reply.id, game=memory.game, text=reply.text, to=reply.to, move=reply.move,
-                          notices=[{"kind": "unplayable", "text": UNPLAYABLE_NOTICE}],
+                          notices=[NoticeRecord(kind="unplayable", text=UNPLAYABLE_NOTICE)],
                           errors=[f"unplayable: {type(exc).__name__}: {str(exc)[:300]}"], unplayable=True)
         return TurnWrite(expected_game_version=record.game_version,
                          stage=StageUpdate(game_version=record.game_version + 1, version=entry_id),
@@ -292,8 +292,7 @@ class Director:
             else:
                 chosen = PlayerInput.none()
                 errors.append(f"unknown destination {reply.move!r}")
-            interpretation = {"text": reply.text, "rule": "destination_button", "input": str(chosen),
-                              "candidates": [], "ms": {}}
+            interpretation = InterpretationRecord.of_button(reply.text, str(chosen))
         else:
             result = loaded.interpreter.interpret_turn(reply.text, state, to)
             chosen, addressee, interpretation = result.input, result.addressee, result.debug
@@ -310,26 +309,26 @@ class Director:
                     log = self.stages.turn_log(record)
                 recent = (log + [incoming]) if incoming is not None else log
                 talk = self._free_talk(loaded, step, state, reply, addressee, memory, recent[-(RECENT_LINES + 1):])
-                if talk.source == "fallback" and talk.reason not in (None, "no_model"):
+                if talk.source == AnswerSource.FALLBACK and talk.reason not in (None, "no_model"):
                     errors.append(f"free conversation: {talk.reason}")
-            if talk is None or talk.source != "model":
+            if talk is None or talk.source != AnswerSource.MODEL:
                 # No model, or it failed: the most specific authored line answers.
                 observability.fell_back(talk.reason if talk is not None else None)
                 step, talk = self._authored_answer(loaded, step, state, reply, talk)
         free_talk = None
-        if talk is not None:
-            free_talk = {"speaker": step.free_talk.speaker, "intent": step.free_talk.intent, **talk.to_dict()}
-            if talk.source != "model":
-                free_talk["speaker"] = talk.speaker
+        if talk is not None and step.free_talk is not None:
+            authored = talk.source != AnswerSource.MODEL and talk.speaker is not None
+            free_talk = talk.record(talk.speaker if authored else step.free_talk.speaker, step.free_talk.intent)
         # The debug record is complete before the write is built (its timings stop here).
-        interpret_ms = interpretation.get("ms", {})
-        ms = {**{k: v for k, v in interpret_ms.items() if k != "total"},
+        ms = {**{k: v for k, v in interpretation.ms.items() if k != "total"},
               "rules": round(rules_ms, 3), "talk": round(talk.ms, 3) if talk else 0.0,
               "total": round((time.perf_counter() - started) * 1000, 3)}
-        turn = TurnRecord(id=reply.id, game=memory.game, text=reply.text, to=reply.to, move=reply.move,
-                          place_before=state.place, place_after=step.state.place, input=str(step.input),
-                          addressee=addressee, interpretation=interpretation, lines=[line.id for line in step.lines],
-                          free_talk=free_talk, notices=[n.to_dict() for n in step.notices], errors=errors, ms=ms)
+        turn = TurnRecord(id=reply.id, game=memory.game, turn=step.state.turn, text=reply.text, to=reply.to,
+                          move=reply.move, place_before=state.place, place_after=step.state.place,
+                          input=str(step.input), addressee=addressee, interpretation=interpretation,
+                          lines=[line.id for line in step.lines], free_talk=free_talk,
+                          notices=[NoticeRecord.model_validate(n.to_dict()) for n in step.notices], errors=errors,
+                          ms=ms)
         observability.turn_latency(ms["total"])
         write = self._write(record, loaded, step, state_before=state, talk=talk, memory=memory,
                             turn=turn, claim=reply.id)
@@ -348,7 +347,7 @@ class Director:
         new_state = step.state.with_said(variation=answer.variation, expressions=expressions)
         talk = TalkResult(answer.text, answer.source,
                           reason=model_talk.reason if model_talk is not None else "no_model",
-                          fallback_id=answer.ref if answer.source == "fallback" else None,
+                          fallback_id=answer.ref if answer.source == AnswerSource.FALLBACK else None,
                           attempts=model_talk.attempts if model_talk is not None else [],
                           ms=(model_talk.ms if model_talk is not None else 0.0) + (time.perf_counter() - t) * 1000,
                           speaker=answer.speaker, expression=answer.expression, act=answer.act, ref=answer.ref)
@@ -362,7 +361,7 @@ class Director:
         memory = memory.model_copy(update={"game": memory.game + 1})
         turn = TurnRecord(id=reply.id, game=memory.game, text=reply.text, to=reply.to, move=reply.move,
                           restart=True, input="開始", lines=[line.id for line in step.lines],
-                          place_after=step.state.place)
+                          place_after=step.state.place, turn=step.state.turn)
         return self._write(record, loaded, step, state_before=loaded.rules.new_state(), talk=None, memory=memory,
                            turn=turn, claim=reply.id)
 
@@ -414,7 +413,9 @@ class Director:
                 judgment = self.stages.judge_line(speaker, talk.text)
                 faces[speaker] = judgment.expression
                 if turn is not None and turn.free_talk is not None:
-                    turn.free_talk["expression"] = judgment.to_dict()   # still part of building the write
+                    # Still part of building the write: the record is complete before it is returned.
+                    turn.free_talk.expression = judgment.expression
+                    turn.free_talk.judgment = JudgmentRecord.model_validate(judgment.to_dict())
                 say(speaker, talk.text, judgment.expression, judgment.rounded_scores())
         for line in step.lines:
             for effect in line.effects:
@@ -476,7 +477,7 @@ class Director:
                                                                            restart=RESTART_TEXT))
 
     # -- debug view and evaluation export -------------------------------------------
-    def debug(self, stage_id: str, key: str | None, limit: int = 1) -> list[dict]:
+    def debug(self, stage_id: str, key: str | None, limit: int = 1) -> list[TurnRecord]:
         """The stage's newest turn records (the debug view): the agent's key, or either key when
         players may see it."""
         stage = self.stages.check_key(stage_id, key, agent_only=not self.players_see_debug)

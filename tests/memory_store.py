@@ -22,6 +22,7 @@ from chalicelib.stage.store import (
     StaleGame,
     TurnWrite,
 )
+from chalicelib.turn_record import TurnRecord
 
 
 class MemoryStageStore:
@@ -142,7 +143,7 @@ class MemoryStageStore:
             if write.turn is not None:
                 self.turns.setdefault(stage_id, []).append(write.turn.to_dict())
 
-    def recent_turns(self, stage_id: str, limit: int | None) -> list[dict]:
+    def recent_turns(self, stage_id: str, limit: int | None) -> list[TurnRecord]:
         with self._lock:
             turns = self.turns.get(stage_id, [])
-            return copy.deepcopy(turns if limit is None else turns[-limit:])
+            return [TurnRecord.model_validate(t) for t in (turns if limit is None else turns[-limit:])]

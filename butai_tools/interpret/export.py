@@ -10,16 +10,15 @@ from __future__ import annotations
 from typing import Any
 
 from chalicelib.director import SCENARIO_PREFIX
-from chalicelib.stage.records import TurnRecord
 from chalicelib.stage.service import StageService
+from chalicelib.turn_record import TurnRecord
 
 
 def export_eval(stages: StageService, stage_id: str) -> dict[str, Any]:
     """Every turn of the stage's games as an evaluation case; 404 unless it is a scenario stage."""
     record = stages.scenario_stage(stage_id)
-    turns = [TurnRecord.model_validate(t) for t in stages.turn_records(stage_id, None)]
     return {"scenario": record.scenario.removeprefix(SCENARIO_PREFIX).rsplit("-", 1)[0] + ".json",
-            "cases": cases_of(turns)}
+            "cases": cases_of(stages.turn_records(stage_id, None))}
 
 
 def cases_of(turns: list[TurnRecord]) -> list[dict[str, Any]]:

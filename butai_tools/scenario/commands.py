@@ -154,11 +154,12 @@ def trace_steps(rules: GameRules, inputs: list[PlayerInput | str]) -> list[Trace
             turn = interpreter.interpret_turn(item, step.state)  # type: ignore[union-attr]
             text, player_input, addressee = item, turn.input, turn.addressee
             debug = turn.debug
-            decision = {"input": str(turn.input), "rule": turn.rule, "backend": debug["backend"]["input"],
-                        "token": debug["token"], "addressee": addressee,
-                        "scores": {t: s for t, s in sorted(debug["backend"]["scores"].items(),
+            backend = debug.backend
+            decision = {"input": str(turn.input), "rule": turn.rule, "backend": backend.input if backend else None,
+                        "token": debug.token, "addressee": addressee,
+                        "scores": {t: s for t, s in sorted((backend.scores if backend else {}).items(),
                                                             key=lambda kv: -kv[1])[:3] if s > 0},
-                        "narrowed": [n["input"] for n in debug["narrowing"]["words"]]}
+                        "narrowed": [n.input for n in debug.narrowing.words]}
         else:
             player_input = item
         before = step.state

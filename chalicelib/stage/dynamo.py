@@ -12,6 +12,7 @@ from botocore.exceptions import ClientError
 
 from .. import tables
 from ..config import Settings
+from ..turn_record import TurnRecord
 from .store import (
     AlreadyClaimed,
     DuplicateRequest,
@@ -371,16 +372,16 @@ class DynamoStageStore:
             raise StaleGame()
         raise RuntimeError(f"turn transaction cancelled: {reasons}")
 
-    def recent_turns(self, stage_id: str, limit: int | None) -> list[dict]:
+    def recent_turns(self, stage_id: str, limit: int | None) -> list[TurnRecord]:
         kwargs = dict(TableName=self._log, KeyConditionExpression="stage_id = :s AND begins_with(sk, :p)",
                       ExpressionAttributeValues={":s": {"S": stage_id}, ":p": {"S": TURN_PREFIX}},
                       ScanIndexForward=False)
-        turns: list[dict] = []
+        turns: list[TurnRecord] = []
         while True:
             if limit is not None:
                 kwargs["Limit"] = limit - len(turns)
             got = self._db.query(**kwargs)
-            turns += [json.loads(_plain(i)["turn"]) for i in got["Items"]]
+            turns += [TurnRecord.from_json(_plain(i)["turn"]) for i in got["Items"]]
             if "LastEvaluatedKey" not in got or (limit is not None and len(turns) >= limit):
                 break
             kwargs["ExclusiveStartKey"] = got["LastEvaluatedKey"]

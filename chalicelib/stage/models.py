@@ -7,7 +7,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from .records import TurnRecord
+from ..turn_record import TurnRecord
 
 SPEAK_MAX = 2000
 REPLY_MAX = 1000

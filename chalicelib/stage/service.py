@@ -11,6 +11,7 @@ from .. import ids
 from ..errors import Conflict, Forbidden, NotFound, Unauthorized, ValidationFailed
 from ..expression import ExpressionChoice, ExpressionJudge, Judgment, LexiconJudge
 from ..faces import ExpressionSource
+from ..turn_record import TurnRecord
 from . import face_images as ex
 from . import keys
 from .audio import check_audio_url
@@ -405,7 +406,7 @@ class StageService:
         self.log_tails.keep(after.stage_id, after.version, log)
         return after, log
 
-    def turn_records(self, stage_id: str, limit: int | None) -> list[dict]:
+    def turn_records(self, stage_id: str, limit: int | None) -> list[TurnRecord]:
         """The stage's newest turn records (all of them with ``limit`` None), oldest first."""
         return self.store.recent_turns(stage_id, limit)
 

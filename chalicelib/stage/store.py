@@ -8,12 +8,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, fields, replace
 from enum import StrEnum
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 from ..faces import NEUTRAL, ExpressionSource
-
-if TYPE_CHECKING:
-    from .records import TurnRecord
+from ..turn_record import TurnRecord
 
 
 class StageKind(StrEnum):
@@ -230,4 +228,4 @@ class StageStore(Protocol):
     def claimed_by(self, stage_id: str, claim_id: str) -> list[ReplyRecord]: ...
     def set_key_hashes(self, stage_id: str, hashes: dict[str, str]) -> None: ...
     def apply_turn(self, stage_id: str, write: TurnWrite) -> None: ...
-    def recent_turns(self, stage_id: str, limit: int | None) -> list[dict]: ...
+    def recent_turns(self, stage_id: str, limit: int | None) -> list[TurnRecord]: ...

@@ -132,7 +132,7 @@ def test_a_classifier_failure_keeps_the_game_going(services, aws_settings, clien
     assert lines(view)[2] == ("player", None, "流す曲を変えてみたら？")  # the reply is kept
     assert view["log"][-1]["text"] == "……あなたはどう思う？"         # なし: free talk + progression
     turn = services.director.debug(stage.stage_id, stage.agent_key)[-1]
-    assert turn["input"] == "なし" and any("classifier" in e for e in turn["errors"])
+    assert turn.input == "なし" and any("classifier" in e for e in turn.errors)
     assert services.stage.fetch_replies(stage.stage_id, stage.agent_key) == []  # claimed by the turn, once
 
 
@@ -154,10 +154,9 @@ def test_a_generation_failure_answers_with_a_recorded_fallback(services, played,
     view = reply(client, played, "何か面白い話ある？")
     assert view["log"][3]["text"] == "さあ、私にはわからないわね。"    # the model failed: an authored reaction
     turn = services.director.debug(played.stage_id, played.agent_key)[-1]
-    assert turn["free_talk"]["source"] == "reaction" and turn["free_talk"]["reason"] == "not_japanese"
-    assert [a.get("error") or a.get("rejected") for a in turn["free_talk"]["attempts"]] == ["unavailable",
-                                                                                          "not_japanese"]
-    assert "free conversation: not_japanese" in turn["errors"]
+    assert turn.free_talk.source == "reaction" and turn.free_talk.reason == "not_japanese"
+    assert [a.error or a.rejected for a in turn.free_talk.attempts] == ["unavailable", "not_japanese"]
+    assert "free conversation: not_japanese" in turn.errors
 
 
 def test_fallbacks_rotate_across_turns(services, played, client):
@@ -174,7 +173,7 @@ def test_addressee_from_the_page(services, played, client):
     reply(client, played, "こんばんは")
     view = reply(client, played, "どう思う？", to="神楽坂葵")
     turn = services.director.debug(played.stage_id, played.agent_key)[-1]
-    assert turn["to"] == "神楽坂葵" and turn["addressee"] == "神楽坂葵"
+    assert turn.to == "神楽坂葵" and turn.addressee == "神楽坂葵"
     assert view["log"][-1]["character"] == "神楽坂葵"  # 葵 answers, not the place's responder
 
 
@@ -286,8 +285,8 @@ def test_free_conversation_lines_get_a_judged_face(services, played, client):
     assert set(said["expression_scores"]) == keys          # chosen among the speaker's own expressions
     assert all(e.get("expression_source") == "agent" for e in view["log"] if e["role"] == "character" and e is not said)
     turn = services.director.debug(played.stage_id, played.agent_key)[-1]
-    assert turn["free_talk"]["expression"]["expression"] == "smile"
-    assert turn["free_talk"]["expression"]["judge"] == "lexicon"
+    assert turn.free_talk.expression == turn.free_talk.judgment.expression == "smile"
+    assert turn.free_talk.judgment.judge == "lexicon"
 
     view = reply(client, played, "この店、いつからあるの？")
     said = next(e for e in view["log"] if e["text"] == "ごめんね、その話はあたしにはよく分からないんだ。")

@@ -4,9 +4,9 @@ import pytest
 from chalicelib import ids
 from chalicelib.stage.keys import hash_key
 from chalicelib.stage.models import ReplyRequest
-from chalicelib.stage.records import TurnRecord
 from chalicelib.stage.service import StageService
 from chalicelib.stage.store import GuardFailed, LogRecord, ReplyRecord, StageUpdate, StaleGame, TurnWrite
+from chalicelib.turn_record import TurnRecord
 
 
 @pytest.fixture(params=["memory", "dynamodb"])
@@ -53,7 +53,7 @@ def test_the_reply_is_written_with_its_turn_already_claimed(stages, made):
     assert [r.text for r in stages.store.claimed_by(made.stage_id, write.claim_id)] == ["やあ"]
     record = stages.store.get_stage(made.stage_id)
     assert record.game_version == 1 and record.version == write.entries[-1].id
-    assert stages.store.recent_turns(made.stage_id, None) == [write.turn.to_dict()]
+    assert stages.store.recent_turns(made.stage_id, None) == [write.turn]      # typed, as written
 
 
 def test_the_same_turn_written_twice_is_applied_once(stages, made):

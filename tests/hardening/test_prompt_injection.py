@@ -245,7 +245,7 @@ def _check(turn, rules, state, text, kinds_seen):
     assert turn.input == PlayerInput.none() or choices.contains(turn.input), (text, turn.input)
     assert turn.interpretation.token is None or turn.interpretation.token in choices.tokens
     kinds_seen[turn.input.kind] = kinds_seen.get(turn.input.kind, 0) + 1
-    assert turn.input.kind not in ("move", "leave"), (text, str(turn.input), turn.rule, turn.debug["backend"])
+    assert turn.input.kind not in ("move", "leave"), (text, str(turn.input), turn.rule, turn.debug.backend)
 
 
 def test_transformers_backend_answers_a_candidate_or_none(rules, states, tiny_backend):
