@@ -167,6 +167,7 @@ class Director:
         if record.kind != StageKind.SCENARIO:
             return self.stages.reply(stage_id, key, request)
         record, log, answered = self._play(record, key=key, guard=guard, request=request)
+        assert answered is not None         # a new reply is always answered, or stored for the next turn
         return ReplyAccepted(id=answered.id, created_at=answered.created_at, view=self.stages.view(record, log))
 
     def _play(self, record: StageRecord, *, key: str | None = None, guard: Guard | None = None,

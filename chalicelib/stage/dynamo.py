@@ -12,6 +12,7 @@ from botocore.exceptions import ClientError
 
 from .. import tables
 from ..config import Settings
+from ..faces import ExpressionSource
 from ..turn_record import TurnRecord
 from .store import (
     AlreadyClaimed,
@@ -20,6 +21,7 @@ from .store import (
     GuardFailed,
     LogRecord,
     ReplyRecord,
+    Role,
     SpeakWrite,
     StageKind,
     StageRecord,
@@ -73,7 +75,7 @@ class DynamoStageStore:
         return StageRecord.from_attributes(_plain(got["Item"]))
 
     def list_stages(self) -> list[StageRecord]:
-        out = []
+        out: list[StageRecord] = []
         for page in self._db.get_paginator("scan").paginate(TableName=self._current):
             out.extend(StageRecord.from_attributes(_plain(item)) for item in page["Items"])
         return sorted(out, key=lambda r: r.created_at)
@@ -228,6 +230,9 @@ class DynamoStageStore:
         for e in entries:
             if isinstance(e.get("expression_scores"), str):
                 e["expression_scores"] = json.loads(e["expression_scores"])
+            e["role"] = Role(e["role"])
+            if e.get("expression_source"):
+                e["expression_source"] = ExpressionSource(e["expression_source"])
         return [LogRecord(**{k: v for k, v in e.items() if k in _LOG_FIELDS}) for e in entries]
 
     def unread_replies(self, stage_id: str) -> list[ReplyRecord]:
@@ -337,6 +342,8 @@ class DynamoStageStore:
                                "claim_id": claim_id, "expires_at": self._expires()}),
                 "ConditionExpression": "attribute_not_exists(reply_id)",
                 "ReturnValuesOnConditionCheckFailure": "ALL_OLD"}})
+            if write.reply_entry is None:
+                raise ValueError("a turn that brings its reply brings the reply's log entry too")
             actions.append(self._log_put(stage_id, write.reply_entry, write_token=token))
         elif write.claim:
             actions.append({"Update": {

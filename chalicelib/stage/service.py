@@ -96,12 +96,12 @@ class StageService:
         self.audio_origins = audio_origins
         # A stage's character never changes, so it is remembered per process.
         self._stage_characters: dict[str, str] = {}
-        self._stage_kinds: dict[str, str] = {}
+        self._stage_kinds: dict[str, StageKind] = {}
         # The log tail each scenario stage's last turn in this process left (a turn then reads no log).
         self.log_tails = LogTails()
 
     # -- administration (CLI, local runtime) -------------------------------
-    def create_stage(self, name: str, character: str | None = None, *, kind: str = StageKind.AGENT, scenario: str = "",
+    def create_stage(self, name: str, character: str | None = None, *, kind: StageKind = StageKind.AGENT, scenario: str = "",
                      title: str = "") -> CreatedStage:
         character = character or self.default_character
         if not name or len(name) > 64:
@@ -308,7 +308,7 @@ class StageService:
             ending=None if scene.ending is None else Ending(title=scene.ending.title, text=scene.ending.text,
                                                            restart=scene.ending.restart))
 
-    def known_kind(self, stage_id: str) -> str | None:
+    def known_kind(self, stage_id: str) -> StageKind | None:
         """The stage's kind if this process has seen it, without asking the store."""
         return self._stage_kinds.get(stage_id)
 
@@ -327,7 +327,7 @@ class StageService:
         """The 401/403/404 for a write whose key guard failed (reads the stage to tell them apart)."""
         return self._auth_error(self.store.get_stage(stage_id), key, wanted)
 
-    def stage_kind(self, stage_id: str) -> str | None:
+    def stage_kind(self, stage_id: str) -> StageKind | None:
         """The stage's kind (agent or scenario), remembered per process: it never changes."""
         kind = self._stage_kinds.get(stage_id)
         if kind is None:
@@ -343,9 +343,8 @@ class StageService:
         _known_shape(stage_id)
         stage = self.store.get_stage(stage_id)
         hashed = keys.hash_key(token)
-        ok = stage is not None and (keys.same_hash(stage.agent_key_hash, hashed) or
-                                    (not agent_only and keys.same_hash(stage.player_key_hash, hashed)))
-        if not ok:
+        if stage is None or not (keys.same_hash(stage.agent_key_hash, hashed) or
+                                 (not agent_only and keys.same_hash(stage.player_key_hash, hashed))):
             raise self._auth_error(stage, key, AGENT if agent_only else None)
         return stage
 

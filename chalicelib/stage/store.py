@@ -40,7 +40,7 @@ class StoredLine:
     text: str = ""
     expression: str = NEUTRAL
     asked_expression: str = NEUTRAL
-    expression_source: str = ExpressionSource.AGENT
+    expression_source: ExpressionSource = ExpressionSource.AGENT
     audio: str = ""
     speaker: str = ""
     image_key: str = ""
@@ -50,6 +50,13 @@ class StoredLine:
     def attributes(self) -> dict[str, Any]:
         """The stage item's attributes this line sets."""
         return {f.name: getattr(self, f.name) for f in fields(self)}
+
+    @classmethod
+    def from_attributes(cls, item: dict[str, Any]) -> StoredLine:
+        values = {k: v for k, v in item.items() if k in LINE_FIELDS}
+        if "expression_source" in values:
+            values["expression_source"] = ExpressionSource(values["expression_source"])
+        return cls(**values)
 
 
 LINE_FIELDS = frozenset(f.name for f in fields(StoredLine))
@@ -64,7 +71,7 @@ class StageRecord:
     player_key_hash: str
     created_at: str
     version: str
-    kind: str = StageKind.AGENT
+    kind: StageKind = StageKind.AGENT
     line: StoredLine = field(default_factory=StoredLine)
     # Scenario stages only: the scenario object, its title, the game state
     # (JSON) with its version for conditional saves, the scene the page shows
@@ -92,7 +99,9 @@ class StageRecord:
         values = {k: v for k, v in item.items() if k in _STAGE_FIELDS}
         if "game_version" in values:
             values["game_version"] = int(values["game_version"])  # DynamoDB numbers come back as Decimal
-        return cls(**values, line=StoredLine(**{k: v for k, v in item.items() if k in LINE_FIELDS}))
+        if "kind" in values:
+            values["kind"] = StageKind(values["kind"])
+        return cls(**values, line=StoredLine.from_attributes(item))
 
 
 _STAGE_FIELDS = frozenset(f.name for f in fields(StageRecord)) - {"line"}
@@ -137,13 +146,13 @@ class StageUpdate:
 @dataclass
 class LogRecord:
     id: str
-    role: str
+    role: Role
     text: str
     created_at: str
     speaker: str | None = None
     expression: str | None = None
     character: str | None = None
-    expression_source: str | None = None
+    expression_source: ExpressionSource | None = None
     expression_scores: dict[str, float] | None = None   # judged lines: the judge's score per key
     audio: str | None = None
 
