@@ -129,7 +129,7 @@ class Answerer:
     def _names(self, forms: TextForms, entry: CompiledKnowledge) -> bool:
         """Whether the text names one of the entry's words in the sense the interpreter reads it: a word
         its intent ties to a place, said of a person (お名前, 葵の名前), does not count."""
-        owned = frozenset().union(*(self._owned.get(f"意図:{i}", ()) for i in entry.intents))
+        owned = frozenset().union(*(self._owned.get(str(PlayerInput.intent(i)), ()) for i in entry.intents))
         return any(not (hit.word in owned and said_of_person(forms.nfkc, hit.start, self.names))
                    for hit in self.matcher.hits(forms, entry.entry.words))
 

@@ -74,9 +74,9 @@ def parse_dataset(data: Any, rules: GameRules | None = None, source: str = "<dat
             problems.append(f"{source}:{where}: {exc}")
             return None
         if sc is not None:
-            if parsed.kind == "intent" and parsed.target not in sc.intents:
+            if parsed.is_intent and parsed.target not in sc.intents:
                 problems.append(f'{source}:{where}: unknown intent "{parsed.target}"')
-            if parsed.kind == "move" and parsed.target not in sc.places:
+            if parsed.is_move and parsed.target not in sc.places:
                 problems.append(f'{source}:{where}: unknown place "{parsed.target}"')
         return parsed
 
@@ -148,7 +148,7 @@ class CaseResult:
 
 
 def is_unsafe(got: PlayerInput, expect: Iterable[PlayerInput]) -> bool:
-    return got.kind in ("move", "leave") and got not in tuple(expect)
+    return got.moves_away and got not in tuple(expect)
 
 
 def model_input(turn: TurnResult) -> str | None:

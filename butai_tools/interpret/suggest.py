@@ -64,7 +64,7 @@ def _rank_by_meaning(candidates: list[str], anchors: list[str]) -> list[str]:
 def suggest_for(result: CaseResult, rules: GameRules) -> tuple[str, Suggestion] | None:
     if result.correct:
         return None
-    intents = [e for e in result.case.expect if e.kind == "intent"]
+    intents = [e for e in result.case.expect if e.is_intent]
     if not intents:
         return None
     target = intents[0]

@@ -115,10 +115,10 @@ def parse_inputs(texts: list[str], scenario: CompiledScenario) -> list[PlayerInp
             inputs.append(text)      # type: ignore[arg-type]  # interpreted when played
             continue
         parsed = PlayerInput.parse(text)
-        if parsed.kind == "intent" and parsed.target not in scenario.intents:
+        if parsed.is_intent and parsed.target not in scenario.intents:
             raise InputSyntaxError(f'unknown intent "{parsed.target}" in "{text}"; '
                                    + expected_one_of("intent", scenario.intents, parsed.target))
-        if parsed.kind == "move" and parsed.target not in scenario.places:
+        if parsed.is_move and parsed.target not in scenario.places:
             raise InputSyntaxError(f'unknown place "{parsed.target}" in "{text}"; '
                                    + expected_one_of("place", scenario.places, parsed.target))
         inputs.append(parsed)
@@ -214,7 +214,7 @@ def write_trace_text(steps: list[TracedStep], scenario: CompiledScenario, out: T
                   + (f", narrowed {' '.join(d['narrowed'])}" if d["narrowed"] else ""), file=out)
         if step.free_talk is not None:
             ft = step.free_talk
-            about = f"意図:{ft.intent}" if ft.intent is not None else "なし"
+            about = str(PlayerInput.intent(ft.intent) if ft.intent is not None else PlayerInput.none())
             print(f"  自由会話  {ft.speaker} ({about}; knowledge {len(ft.knowledge)})", file=out)
             for entry in ft.knowledge:
                 print(f"            - {entry.info}", file=out)

@@ -169,7 +169,7 @@ def normalise(text: str) -> str:
 
 
 def _check_intents(sc: CompiledScenario, warn, hint) -> None:
-    used_by_lines = {i.target for line in sc.lines.values() for i in line.condition.inputs if i.kind == "intent"}
+    used_by_lines = {i.target for line in sc.lines.values() for i in line.condition.inputs if i.is_intent}
     used_by_knowledge = {i for entries in sc.knowledge.values() for k in entries for i in k.intents}
     for intent in sc.scenario.intents:
         where = f"intent {intent.id}"
@@ -283,7 +283,7 @@ def _static_reason(sc: CompiledScenario, line: CompiledLine, reachable: set[str]
             return f"到着: no exit of another place leads to {place}"
         if wanted is not None and wanted != PlayerInput.move(place):
             return f"到着 only holds on a move to {place}, so {wanted} cannot hold with it"
-    elif wanted is not None and wanted.kind == "move":
+    elif wanted is not None and wanted.is_move:
         if wanted.target == place:
             return f"{wanted} from {place} itself is refused as already here"
         if wanted.target not in exits:
@@ -345,7 +345,7 @@ def _check_knowledge(sc: CompiledScenario, warn) -> None:
             c = entry.condition
             where = f"character {character} knowledge #{entry.index + 1}"
             bad = next((t for t in c.terms if str(t) in ("開始", "到着", "離脱") or isinstance(t, AfterTerm)
-                        or (getattr(t, "input", None) is not None and t.input.kind == "move")), None)  # type: ignore[union-attr]
+                        or (getattr(t, "input", None) is not None and t.input.is_move)), None)  # type: ignore[union-attr]
             if bad is not None:
                 warn(where, f'term "{bad}" never holds during free conversation (only 意図:/なし steps without a '
                             f'response line reach it), so this knowledge is never used', str(bad))

@@ -96,7 +96,7 @@ def addressee_narrowing(choices: InterpretChoices, rules: GameRules, state: Game
     removed: list[str] = []
 
     def allowed(option: Option) -> bool:
-        if option.input.kind != "intent":
+        if not option.input.is_intent:
             return True
         if rules.addressee_allows(option.input, state, addressee):
             return True

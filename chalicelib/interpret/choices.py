@@ -41,7 +41,7 @@ class Option:
 
     @property
     def is_intent(self) -> bool:
-        return self.input.kind == "intent"
+        return self.input.is_intent
 
     def to_dict(self) -> dict[str, Any]:
         return {"token": self.token, "input": str(self.input), "label": self.label, "source": self.source}
@@ -91,11 +91,11 @@ class InterpretChoices:
             [(c, "input") for c in inputs] + [(c, "answered") for c in answered]
         for index, (candidate, source) in enumerate(sourced):
             tok = make_token(index)
-            if candidate.kind == "intent":
+            if candidate.is_intent:
                 intent = sc.intents[candidate.target_id]
                 options.append(Option(tok, candidate, intent.description, tuple(intent.examples),
                                       tuple(intent.words), source))
-            elif candidate.kind == "move":
+            elif candidate.is_move:
                 place = sc.places.get(candidate.target_id)
                 names = tuple(dict.fromkeys([candidate.target_id, *(place.aliases if place else ())]))
                 options.append(Option(tok, candidate, move_label(candidate.target_id), (), (), source, names))

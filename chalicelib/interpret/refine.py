@@ -112,7 +112,7 @@ def refine(chosen: PlayerInput, text: str, choices: InterpretChoices, context: I
     """Apply the rules to the backend's choice.  `choices` are the call's
     candidates before word narrowing."""
     normalised = player_words(nfkc(text))
-    exits = [o.input.target for o in choices if o.input.kind == "move"]
+    exits = [o.input.target for o in choices if o.input.is_move]
     example = example_intent(text, choices)
     if example is not None:
         return Decision(example, EXAMPLE_MATCH if example != chosen else None)
@@ -130,9 +130,9 @@ def refine(chosen: PlayerInput, text: str, choices: InterpretChoices, context: I
             return Decision(move, AGREEMENT if move != chosen else None)
     # A model's move or leave needs the player's own words for it, not words they quote.
     own = without_quoted_phrases(normalised, names)
-    if chosen.kind == "move" and not movement_cue(own, names, context.place, exits, chosen.target):
+    if chosen.is_move and not movement_cue(own, names, context.place, exits, chosen.target):
         return Decision(NONE, UNFOUNDED_MOVE)
-    if chosen.kind == "leave" and not (leave_cue(own) or names.says_leaving(own)):
+    if chosen.is_leave and not (leave_cue(own) or names.says_leaving(own)):
         return Decision(NONE, UNFOUNDED_LEAVE)
     return Decision(chosen, None)
 

@@ -23,6 +23,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from ..scenario.inputs import PlayerInput
 from .ja import analyse, word_meaning
 from .ja.meaning import MeaningIndex
 from .ja.tokens import Token
@@ -101,7 +102,7 @@ class IntentMeaning:
             # (話す, 思う, 前), and a description's 映画音楽 would make 映画 mean music.
             listed = list(intent.words)
             words = [nfkc(w) for w in listed] + _anchor_words(listed)
-            raw[f"意図:{intent.id}"] = list(dict.fromkeys(words))
+            raw[str(PlayerInput.intent(intent.id))] = list(dict.fromkeys(words))
         counts: dict[str, int] = {}
         for words in raw.values():
             for w in set(words):
@@ -121,7 +122,7 @@ class IntentMeaning:
         for intent in scenario.intents.values():
             listed |= {nfkc(w) for w in intent.words}
             for head in _phrase_heads(intent.words):
-                found.setdefault(head, []).append(f"意図:{intent.id}")
+                found.setdefault(head, []).append(str(PlayerInput.intent(intent.id)))
         return {head: labels[0] for head, labels in found.items() if len(labels) == 1 and head not in listed}
 
     @property

@@ -41,10 +41,6 @@ def is_katakana(ch: str) -> bool:
     return "\u30a0" <= ch <= "\u30ff"
 
 
-def is_kana(ch: str) -> bool:
-    return is_hiragana(ch) or is_katakana(ch)
-
-
 def is_content_char(ch: str) -> bool:
     """Kanji, katakana, latin letters and digits: the characters that carry
     the topic of a Japanese sentence (hiragana mostly carries grammar)."""

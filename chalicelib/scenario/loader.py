@@ -111,7 +111,7 @@ class CompiledKnowledge:
 
     @property
     def intents(self) -> tuple[str, ...]:
-        return tuple(i.target_id for i in self.condition.inputs if i.kind == "intent")
+        return tuple(i.target_id for i in self.condition.inputs if i.is_intent)
 
 
 EMPTY_SCENE_INDEX: Mapping[Any, Any] = MappingProxyType({})
@@ -509,10 +509,10 @@ class _TermChecker:
             if isinstance(term, InputTerm):
                 input_terms.append(term)
                 target = term.input.target
-                if term.input.kind == "intent" and target not in self.intents:
+                if term.input.is_intent and target not in self.intents:
                     self.out.add(where, f'unknown intent "{target}" in term "{term}"; '
                                         f'{expected_one_of("intent", self.intents, target or "")}', str(term))
-                elif term.input.kind == "move" and target not in self.places:
+                elif term.input.is_move and target not in self.places:
                     self.out.add(where, f'unknown place "{target}" in term "{term}"; '
                                         f'{expected_one_of("place", self.places, target or "")}', str(term))
             elif isinstance(term, (ShownTerm, UnshownTerm, AfterTerm)):

@@ -14,7 +14,7 @@ from typing import Any, Literal
 from ..faces import NEUTRAL
 from .conditions import Effect, ExpressionEffect
 from .inputs import LEAVE, PlayerInput
-from .loader import CompiledKnowledge, CompiledLine, CompiledScenario, CompiledScene, load_scenario, paused_gc
+from .loader import CompiledKnowledge, CompiledLine, CompiledScenario, CompiledScene, paused_gc
 from .model import Ending, Knowledge, PlaceLine
 from .state import GameState, StepShown
 from .variation import arrival_key, pick, remember
@@ -232,15 +232,11 @@ class GameRules:
             self._intents_known[character] = tuple(grouped)
         self._topics = {place_id: self._build_topics(place_id) for place_id in scenario.places}
 
-    @classmethod
-    def from_path(cls, path: str) -> GameRules:
-        return cls(load_scenario(path))
-
     def _build_topics(self, place_id: str) -> tuple[_Topic, ...]:
         sc = self.scenario
         scene = sc.scene(place_id)
         people = tuple(dict.fromkeys(sc.places[place_id].people))
-        relevant = {i.target_id for i in scene.responses if i.kind == "intent"}
+        relevant = {i.target_id for i in scene.responses if i.is_intent}
         for person in people:
             relevant.update(self._intents_known.get(person, ()))
         topics = []
@@ -288,7 +284,7 @@ class GameRules:
         if isinstance(input, str):
             input = PlayerInput.parse(input)
         sc = self.scenario
-        if input.kind == "intent" and input.target not in sc.intents:
+        if input.is_intent and input.target not in sc.intents:
             raise ValueError(f'unknown intent "{input.target}" in input "{input}"')
         if state.place not in sc.places:
             raise ValueError(f'state is at unknown place "{state.place}"')
@@ -303,7 +299,7 @@ class GameRules:
             return Step(input, (), None, (notice,) if notice else (),
                         state.advanced(place=place_id, fired=(), expressions=state.expressions, turn=turn))
 
-        if input.kind == "move":
+        if input.is_move:
             refusal = self._refuse_move(place_id, input.target_id)
             if refusal is not None:
                 # A refused move changes nothing, not even by a parting line.
@@ -320,7 +316,7 @@ class GameRules:
 
         free_talk: FreeTalk | None = None
         notices: tuple[Notice, ...] = ()
-        if input.kind in ("intent", "none"):
+        if input.is_intent or input.is_none:
             if response is None:
                 speaker = addressee or responder
                 if speaker is not None:
@@ -328,7 +324,7 @@ class GameRules:
             progression = ctx.first(scene.progressions)
             if progression is not None:
                 ctx.fire(progression, "progression", scene)
-        elif input.kind == "move":
+        elif input.is_move:
             place_id = input.target_id
             ctx.arrived = True
             arrival_scene = sc.scene(place_id)
@@ -337,7 +333,7 @@ class GameRules:
                 ctx.fire(line, "arrival", arrival_scene)
             else:
                 self._arrival_reaction(ctx, place_id, state, turn)
-        elif input.kind == "leave":
+        elif input.is_leave:
             if place.ending is not None:
                 for n, closing in enumerate(place.ending.lines):
                     ctx.say(_place_line(closing, f"{place_id}/ending#{n + 1}", "ending"))
@@ -391,15 +387,6 @@ class GameRules:
 
     # ---------------------------------------------------------------- questions for the interpreter
 
-    def knowledge_for(self, character: str, input: PlayerInput | str, state: GameState) -> tuple[Knowledge, ...]:
-        """The knowledge entries of `character` whose condition holds for
-        `input` at the start of a step from `state` (what free conversation
-        would be given)."""
-        if isinstance(input, str):
-            input = PlayerInput.parse(input)
-        ctx = _Context(input, state, starting=False)
-        return self._knowledge(character, ctx)
-
     def knows_about(self, character: str, intent_id: str, state: GameState) -> bool:
         """Whether `character` has knowledge naming 意図:intent_id whose
         condition holds for that input now (used by addressee narrowing)."""
@@ -413,7 +400,7 @@ class GameRules:
         first; with no addressee, the first that could fire now whoever speaks it."""
         if isinstance(input, str):
             input = PlayerInput.parse(input)
-        if input.kind == "move" and self._refuse_move(state.place, input.target_id) is not None:
+        if input.is_move and self._refuse_move(state.place, input.target_id) is not None:
             return None
         addressee = self.effective_addressee(state, addressee)
         responder = self.responder(state.place)
@@ -431,7 +418,7 @@ class GameRules:
         something to say."""
         if isinstance(input, str):
             input = PlayerInput.parse(input)
-        if input.kind != "intent":
+        if not input.is_intent:
             return True
         addressee = self.effective_addressee(state, addressee)
         if addressee is None or addressee == self.responder(state.place):

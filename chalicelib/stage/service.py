@@ -327,16 +327,6 @@ class StageService:
         """The 401/403/404 for a write whose key guard failed (reads the stage to tell them apart)."""
         return self._auth_error(self.store.get_stage(stage_id), key, wanted)
 
-    def stage_kind(self, stage_id: str) -> StageKind | None:
-        """The stage's kind (agent or scenario), remembered per process: it never changes."""
-        kind = self._stage_kinds.get(stage_id)
-        if kind is None:
-            stage = self.store.get_stage(stage_id)
-            if stage is None:
-                return None
-            kind = self._stage_kinds[stage_id] = stage.kind
-        return kind
-
     def check_key(self, stage_id: str, key: str | None, *, agent_only: bool) -> StageRecord:
         """Reads the stage and checks the key (agent key, or either key)."""
         token = self._require_key(key)

@@ -141,7 +141,8 @@ def test_free_talk_knowledge_holds_for_this_input(make_rules):
     nothing = rules.handle(I("なし"), state, addressee="乙").free_talk
     assert nothing.speaker == "乙" and nothing.intent is None
     assert [k.info for k in nothing.knowledge] == ["乙は話題がないと黙る"]
-    assert [k.info for k in rules.knowledge_for("乙", I("意図:天気"), state)] == ["乙は雨が好き"]
+    asked = rules.handle(I("意図:天気"), state, addressee="乙").free_talk
+    assert asked.speaker == "乙" and [k.info for k in asked.knowledge] == ["乙は雨が好き"]
 
 
 def test_no_free_talk_where_nobody_is_present(make_rules):

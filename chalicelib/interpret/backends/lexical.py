@@ -260,9 +260,9 @@ class LexicalBackend:
         found = {o.token: self.matcher.hits(forms, o.words) for o in choices if o.is_intent and o.words}
         modifying = _modifying_clauses(forms.nfkc, found)
         for option in choices:
-            if option.input.kind == "move":
+            if option.input.is_move:
                 out[option.token] = 2.0 if option.input.target in moves else 0.0
-            elif option.input.kind == "leave":
+            elif option.input.is_leave:
                 out[option.token] = 2.0 if leaving and not moves else 0.0
             else:
                 profile = self._profile(option)
@@ -292,13 +292,13 @@ class LexicalBackend:
         return out
 
     def _moves(self, text: str, choices: InterpretChoices, context: InterpretContext | None) -> list[str]:
-        exits = [o.input.target for o in choices if o.input.kind == "move"]
+        exits = [o.input.target for o in choices if o.input.is_move]
         if not exits:
             return []
         names = self.names
         if names is None:
             names = SceneNames({o.input.target: Place(o.input.target, o.names or (o.input.target,))
-                                for o in choices if o.input.kind == "move"}, {}, {})
+                                for o in choices if o.input.is_move}, {}, {})
         place = context.place if context is not None else ""
         return [p for p in explicit_moves(text, names, place, exits) if p != place]  # type: ignore[misc]
 
