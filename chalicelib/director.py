@@ -327,7 +327,7 @@ class Director:
         turn = TurnRecord(id=reply.id, game=memory.game, turn=step.state.turn, text=reply.text, to=reply.to,
                           move=reply.move, place_before=state.place, place_after=step.state.place,
                           input=str(step.input), addressee=addressee, interpretation=interpretation,
-                          lines=[line.id for line in step.lines], free_talk=free_talk,
+                          lines=list(step.line_ids), free_talk=free_talk,
                           notices=[NoticeRecord.model_validate(n.to_dict()) for n in step.notices], errors=errors,
                           ms=ms)
         observability.turn_latency(ms["total"])
@@ -361,7 +361,7 @@ class Director:
         step = loaded.rules.start()
         memory = memory.model_copy(update={"game": memory.game + 1})
         turn = TurnRecord(id=reply.id, game=memory.game, text=reply.text, to=reply.to, move=reply.move,
-                          restart=True, input="開始", lines=[line.id for line in step.lines],
+                          restart=True, input="開始", lines=list(step.line_ids),
                           place_after=step.state.place, turn=step.state.turn)
         return self._write(record, loaded, step, state_before=loaded.rules.new_state(), talk=None, memory=memory,
                            turn=turn, claim=reply.id)

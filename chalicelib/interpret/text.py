@@ -421,11 +421,6 @@ def make_matcher(variant: bool = True, readings: bool = True) -> WordMatcher:
     return WordMatcher(readings) if variant else PlainMatcher(False)
 
 
-@lru_cache(maxsize=4096)
-def folded_cached(text: str) -> str:
-    return fold(text)
-
-
 def find_names(text: str, names: Iterable[str]) -> list[tuple[int, int, str]]:
     """Non-overlapping occurrences of any of `names` in normalised `text`,
     longest names first: (start, end, name)."""

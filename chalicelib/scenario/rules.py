@@ -154,8 +154,8 @@ class Step:
 
 @dataclass(frozen=True, eq=False)
 class _Topic:
-    """One intent as seen from one place, for candidate building."""
-    order: int
+    """One intent as seen from one place, for candidate building (topics are kept in the scenario's
+    intent order)."""
     input: PlayerInput
     responses: tuple[CompiledLine, ...]
     knowledge: tuple[CompiledKnowledge, ...]   # of people present, naming this intent
@@ -243,7 +243,7 @@ class GameRules:
         for intent_id in sorted(relevant, key=sc.intent_order.__getitem__):
             wanted = PlayerInput.intent(intent_id)
             knowledge = tuple(k for person in people for k in self._knowledge_by_intent.get((person, intent_id), ()))
-            topics.append(_Topic(sc.intent_order[intent_id], wanted, scene.responses.get(wanted, ()), knowledge))
+            topics.append(_Topic(wanted, scene.responses.get(wanted, ()), knowledge))
         return tuple(topics)
 
     # ---------------------------------------------------------------- places
