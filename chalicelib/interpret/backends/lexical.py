@@ -37,6 +37,7 @@ from ..ja.tokens import Token
 from ..owners import place_owned_words, said_of_person
 from ..related import THRESHOLD as MEANING_THRESHOLD
 from ..related import IntentMeaning
+from ..senses import verb_for_something_else
 from ..text import (
     TextForms,
     WordHit,
@@ -209,6 +210,10 @@ class LexicalBackend:
                 other_sense += 1
             elif self._about_person(forms.nfkc, hit.start, option, hit.word):
                 weight *= s.person_factor
+                other_sense += 1
+            elif verb_for_something_else(forms.nfkc, hit.start, option.words, profile.text):
+                # 「トイレ借りて」: the listed verb is done to something the topic never speaks of
+                weight *= s.compound_factor
                 other_sense += 1
             hits += 1
             if any(a <= hit.start < b for a, b in set_aside):
