@@ -66,10 +66,35 @@ _CANCEL = re.compile(
     r"|まだ(?:いる|いたい|ここ|帰らな|飲む|いよう)|もう少し(?:いる|いよう|ここ)|また今度|今はいい|今度にする")
 
 
+# Staying put, said after a hedge: 「…いや、もうちょっとここにいよ」「…でも、まだ残る」.
+_STAY = re.compile(r"もう(?:ちょっと|ちょい|少し|すこし)(?:だけ)?(?:いる|いよ|いたい|ここ|飲)|ここに(?:いる|いよ|いたい|います|残)"
+                   r"|残(?:る|ろう|ろ|ります|りたい)|まだ(?:早|いい|帰らな|行かな)")
+# A hedge (〜かな, 〜かも, …) followed by a turn (いや, でも, やっぱ): what came before is taken back unless
+# the turn commits to going after all (「行こうかな、いや、やっぱ行こう」).
+_RETRACTION = re.compile(r"(?:かな|かなあ|かなー|かも|…|\.\.\.|けど|けれど)\s*[、,…。!！?？\s]*"
+                         r"(?:いや|いいや|でも|やっぱ(?:り)?|待って|まって)(?![がだで])")
+
+
 def cancelled(text: str, start: int = 0) -> bool:
     """Whether the text takes back, at or after `start`, what it said before
     (a hedge or a cancellation of a move or a leave)."""
-    return bool(_CANCEL.search(text, start))
+    text = unstretched(text)
+    if _CANCEL.search(text, start) or _STAY.search(text, start):
+        return True
+    turn = _RETRACTION.search(text, start)
+    if turn is None:
+        return False
+    rest = text[turn.end():]
+    return not any(_committing(rest[m.end():]) for m in MOVE_VERB_RE.finditer(rest)) and not _FAREWELL_ANY.search(rest)
+
+
+_STRETCH = re.compile(r"(?<=[\u3041-\u309f])[ー〜~]+")
+
+
+def unstretched(text: str) -> str:
+    """The text without lengthening marks after hiragana (行ってきまーす → 行ってきます, またねー → またね);
+    a katakana word's ー stays (ビール)."""
+    return _STRETCH.sub("", text)
 
 
 _PURPOSE_BEFORE = re.compile(r"(?:見|観|食べ|飲み|遊び|買い|取り|撮り|聴き|聞き|歌い|踊り|探し|迎え|散歩|会い)に\s*$")
@@ -234,6 +259,7 @@ def explicit_moves(text: str, names: SceneNames, place: str, exits: Sequence[str
     """Places the player clearly says they are going to (the current place
     included, so that a caller can answer "already here"), in text order.
     A quoted or reported movement phrase (「控え室に行こう」って言ったら？) is not the player going."""
+    text = unstretched(text)
     found: list[str] = []
     candidates = [place, *exits]
     for start, end, pid in place_mentions(text, names, candidates):
@@ -262,6 +288,7 @@ def movement_cue(text: str, names: SceneNames, place: str, exits: Sequence[str],
     a destination named with no verb at all, or a committing movement
     phrasing.  A destination that only appears in a question or a negation
     (控え室には行ったことある？) is no support."""
+    text = unstretched(text)
     targets = [target] if target else list(exits)
     if cancelled(text):
         return False
@@ -293,13 +320,38 @@ _FAREWELL_END = re.compile(
     r"|出ますね|今日は(?:この(?:へん|辺|あたり)|これ)で)"
     r"(?:ね|よ|わ|か|かな|ー|~)*$")
 _QUESTION_END = re.compile(r"[？?]\s*$")
+_FAREWELL_ANY = re.compile(r"失礼(?:します|するね)|お邪魔しました|帰(?:ります|るね|るよ|ろう)|ごちそうさま|またね|じゃあね|さよ(?:う)?なら|おやすみ")
+# Saying one will come back (また来るよ) is a farewell, unless it answers a character's question about it.
+_RETURN_PROMISE = re.compile(r"また(?:来|く|き)")
+
+
+def answers_return_question(text: str, asked: str | None) -> bool:
+    """Whether a farewell-like line only promises to come back in answer to a character's question about
+    coming back (「また来てくれるんでしょ？」→「もちろん、また来るよ」): an answer, not a goodbye.  A line
+    that also says goodbye (ごちそうさま, またね, 帰ります) is still one."""
+    if not asked or not re.search(r"来|くる|きて|くれる", asked):
+        return False
+    text = unstretched(text)
+    return bool(_RETURN_PROMISE.search(text)) and not _FAREWELL_ANY.search(text)
+
+
+# 「やっぱ行く」「行きます」「そっち行こう」: going, with no place named (the invitation names it).
+_BARE_GO = re.compile(r"(?:^|[、,。！!\s])(?:やっぱ(?:り)?|じゃあ|じゃ|うん|よし|なら|それなら)?[、,\s]*"
+                      r"(?:そっち|あっち|向こう)?(?:に|へ)?\s*(?:行|い)(?:く|こう|こ|きます|きましょう|ってみる|ってみよう)"
+                      r"(?:よ|ね|わ|か|な|っ)*\s*[。！!~]*$")
+
+
+def goes_along(text: str) -> bool:
+    """The line ends by agreeing to go somewhere it does not name (after an invitation that names it)."""
+    stripped = _TRAILING.sub("", unstretched(text))
+    return bool(_BARE_GO.search(stripped)) and not cancelled(stripped)
 _VOLITIONAL_END = re.compile(r"(?:ろう|よう|おう|こう|ましょう)か?(?:な)?\s*[？?]?\s*$")
 
 
 def farewell(text: str) -> bool:
     """The sentence ends with a farewell (失礼します, お邪魔しました, 帰るね …),
     not asked about (失礼しますって言うの？) and not quoted (「失礼します」)."""
-    stripped = _TRAILING.sub("", text)
+    stripped = _TRAILING.sub("", unstretched(text))
     if _QUESTION_END.search(stripped):
         if not _VOLITIONAL_END.search(stripped):
             return False
@@ -316,6 +368,7 @@ _LEAVE_CUE = re.compile(r"失礼|お邪魔し|おじゃまし|お暇|おいと�
 def leave_cue(text: str) -> bool:
     """Anything that supports a 離脱 the classifier chose (nothing, when the
     text takes the leaving back: 帰ろうと思ったけど、まだいる)."""
+    text = unstretched(text)
     if cancelled(text):
         return False
     return farewell(text) or bool(_LEAVE_CUE.search(text))
