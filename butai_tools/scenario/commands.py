@@ -25,6 +25,14 @@ def register(subparsers: Any) -> None:
     trace.add_argument("inputs", metavar="INPUT", nargs="*",
                        help="player inputs or free text, e.g. なし 意図:音楽 移動:控え室 こんばんは")
     trace.add_argument("--json", action="store_true", help="print one JSON object instead of text")
+    trace.add_argument("--dialogue", metavar="FILE", default=None,
+                       help="replay every dialogue of a dialogue set (scenarios/eval/dialogues.json) through the whole "
+                            "turn logic and check each turn's expect; exit 1 when a case is wrong or unsafe")
+    trace.add_argument("--split", default=None, help="with --dialogue: only the dialogues of this split")
+    trace.add_argument("--id", action="append", default=[], metavar="ID",
+                       help="with --dialogue: only this dialogue (repeatable)")
+    trace.add_argument("--failures", action="store_true",
+                       help="with --dialogue: print only the turns that are not right (and the figures)")
     trace.set_defaults(func=run_trace)
 
     lint = subparsers.add_parser(
@@ -231,6 +239,36 @@ def write_trace_text(steps: list[TracedStep], scenario: CompiledScenario, out: T
         print("  candidates " + " ".join(f"{token(i)} {c}" for i, c in enumerate(candidates)), file=out)
 
 
+def _run_dialogues(args: argparse.Namespace, scenario: CompiledScenario) -> int:
+    from butai_tools.scenario.dialogues import (
+        DialogueError,
+        build_conversation,
+        format_outcomes,
+        load_dialogues,
+        run_dialogues,
+        summarise,
+    )
+    if args.inputs:
+        print("butai trace: error: give either inputs or --dialogue, not both", file=sys.stderr)
+        return 2
+    rules = GameRules(scenario)
+    try:
+        data = load_dialogues(args.dialogue, rules)
+    except DialogueError as exc:
+        print(f"butai trace: {exc}", file=sys.stderr)
+        return 1
+    outcomes = run_dialogues(build_conversation(rules), data, split=args.split, ids=args.id)
+    if not outcomes:
+        print("butai trace: no dialogue matches --split/--id", file=sys.stderr)
+        return 2
+    summary = summarise(outcomes)
+    if args.json:
+        print(json.dumps({**summary, "turns": [o.to_dict() for o in outcomes]}, ensure_ascii=False, indent=1))
+    else:
+        print(format_outcomes(outcomes, summary, verbose=not args.failures))
+    return 1 if summary["wrong"] or summary["unsafe"] else 0
+
+
 def run_trace(args: argparse.Namespace) -> int:
     try:
         scenario = load_scenario(args.scenario)
@@ -238,6 +276,8 @@ def run_trace(args: argparse.Namespace) -> int:
         for problem in exc.problems:
             print(problem.format(), file=sys.stderr)
         return 1
+    if getattr(args, "dialogue", None):
+        return _run_dialogues(args, scenario)
     try:
         inputs = parse_inputs(args.inputs, scenario)
     except InputSyntaxError as exc:

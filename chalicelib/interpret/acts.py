@@ -39,6 +39,7 @@ _GREETING = _re(r"^(?:[^、。!！？?]{0,6}[、,\s])?(?:こんばん[はわ]|�
                 r"^(?:ママ|[^、。]{0,6})[、,\s]*(?:こんばん[はわ]|こんにち[はわ]|おはよう)")
 _DRINK = (r"(?:ビール|水割り|ハイボール|焼酎|ウイスキー|ウィスキー|日本酒|お酒|酒|ワイン|サワー|レモンサワー|お水|水|お茶|コーヒー"
           r"|ジュース|ナポリタン|おでん|おつまみ|つまみ|お通し|同じの|同じもの|いつもの)")
+_PAYING = _re(r"会計|お?勘定|おあいそ|お代|支払|払(?:う|い|います|える)|いくら|チェック(?:で|お願い)|レシート|領収書")
 _ORDER = _re(r"会計|お?勘定|おあいそ|お代|支払|払(?:う|い|います|える)|いくら|チェック(?:で|お願い)|レシート|領収書",
              r"おかわり|お代わり|もう一杯|もういっぱい|一杯(?:ちょうだい|ください|もらえ|お願い)",
              _DRINK + r"\s*(?:を|も)?\s*(?:ください|下さい|ちょうだい|頂戴|もらえ|もらお|お願い|おねがい|ひとつ|一つ|1つ|ふたつ|二つ|2つ|一杯|いっぱい)",
@@ -66,9 +67,10 @@ Pattern = re.Pattern[str]
 class ActFound:
     act: str                 # one of ACTS, or なし
     cue: str | None = None   # the text that decided it (for the debug view)
+    paying: bool = False     # an 注文 that asks for the bill (answered by a 会計 reaction where there is one)
 
     def to_dict(self) -> dict:
-        return {"act": self.act, "cue": self.cue}
+        return {"act": self.act, "cue": self.cue, **({"paying": True} if self.paying else {})}
 
 
 class ActRecogniser:
@@ -95,7 +97,8 @@ class ActRecogniser:
         for act, pattern in self._order:
             found = pattern.search(stripped)
             if found:
-                return ActFound(act, found.group(0).strip() or act)
+                paying = act == "注文" and bool(_PAYING.search(stripped))
+                return ActFound(act, found.group(0).strip() or act, paying)
         return ActFound(NO_ACT)
 
     @property

@@ -117,6 +117,10 @@ def _clause_end(text: str, start: int) -> int:
     return len(text)
 
 
+# 「控え室、ちょっと覗いてきます」: a little adverb between the place and a looking verb.
+_LOOK_GAP = re.compile(r"[、,\s]*(?:に|を|へ|の中|のなか)?[、,\s]*(?:ちょっと|ちょっとだけ|ちょい|少し|すこし|一旦|いったん|軽く|こっそり)?[、,\s]*")
+
+
 def committing_verb_after(text: str, start: int, *, window: int = 12, look: bool = False,
                           talk: bool = False) -> bool:
     """A movement verb in a committing form within `window` characters after
@@ -132,7 +136,8 @@ def committing_verb_after(text: str, start: int, *, window: int = 12, look: bool
             return True
     if look:
         for match in LOOK_VERB_RE.finditer(segment):
-            if match.start() <= 3 and re.match(r"^.{0,2}?(?:てみたい|てみよう|てみ(?:ても)?いい|たい)",
+            near = match.start() <= 3 or bool(_LOOK_GAP.fullmatch(segment[:match.start()]))
+            if near and re.match(r"^.{0,2}?(?:てみたい|てみよう|てみ(?:ても)?いい|たい|て(?:くる|きます|こよう|こ)(?![なか]))",
                                                 segment[match.end():]):
                 return True
     if talk:

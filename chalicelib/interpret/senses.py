@@ -46,9 +46,18 @@ def verb_argument(text: str, start: int) -> Token | None:
         j -= 1
     if j < 0:
         return None
+    # a noun with a suffix (充電 + 器) is one thing: the compound, read from its first noun
+    end = j
+    while j >= 0 and tokens[j].pos[:2] == ("接尾辞", "名詞的"):
+        j -= 1
+    if j < 0:
+        return None
     noun = tokens[j]
     if not noun.is_noun or noun.pos[1:2] in (("数詞",), ("固有名詞",)) or noun.pos[:1] == ("代名詞",):
         return None
+    if end > j:
+        surface = "".join(t.surface for t in tokens[j:end + 1])
+        return Token(surface, surface, surface, "", noun.pos, "", noun.start, tokens[end].end)
     return noun
 
 

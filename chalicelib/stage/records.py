@@ -105,6 +105,7 @@ class ConversationMemory(_Record):
                                                                         "for a few turns after a refusal.")
     clarify: OpenClarification | None = None
     orders: list[str] = Field(default_factory=list, description="Menu items ordered, in order.")
+    last: SpokenText | None = Field(default=None, description="The last line a character said (any kind).")
 
 
 class DirectorMemory(_Record):
