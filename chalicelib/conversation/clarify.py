@@ -1,7 +1,7 @@
 """Clarify: when two topics fit a line alike, the character asks which one, naming both.
 
 As Rasa CALM's `Clarify` command: rather than guess, the character asks 「お店の音楽のこと？　それとも看板の
-こと？」 in the scenario's words (each intent's `name`, else its id) and the next turn settles it.  Asked when
+こと？」 in the scenario's words (each intent's `name`, else 「<id>のこと」) and the next turn settles it.  Asked when
 
 - the interpreter's two best intent options are close: both at least ``FLOOR`` and the lead under
   ``MARGIN`` (a line that names two topics as strongly, or neither clearly), or
@@ -27,7 +27,7 @@ from ..scenario import CompiledScenario, PlayerInput
 FLOOR = 0.75       # both options at least this: each named by a listed word (≈ 1.0; a variant 0.85), not
                    #     by a shared n-gram or a word only near in meaning
 MARGIN = 0.12      # ... and the lead of the best under this
-DEFAULT_LINE = "{1}のこと？　それとも{2}のこと？"
+DEFAULT_LINE = "{1}？　それとも{2}？"
 _FIRST = re.compile(r"前者|最初|はじめ|初め|一つ目|ひとつ目|1つ目|1個目|一個目|前の(?:ほう|方)|先の(?:ほう|方)")
 _SECOND = re.compile(r"後者|二つ目|ふたつ目|2つ目|2個目|二個目|後の(?:ほう|方)|あとの(?:ほう|方)|後ろの(?:ほう|方)|最後")
 _BOTH = re.compile(r"両方|どっちも|どちらも|両方とも")
@@ -49,9 +49,12 @@ class Clarifier:
 
     def name(self, intent_id: str) -> str:
         intent = self.scenario.intents[intent_id]
-        return intent.name or intent.id
+        return intent.name or f"{intent.id}のこと"
 
-    def should_ask(self, text: str, interpretation: Interpretation, offered: InterpretChoices) -> Options | None:
+    def should_ask(self, text: str, interpretation: Interpretation, offered: InterpretChoices,
+                   candidates: InterpretChoices | None = None) -> Options | None:
+        """`offered`: the options the classifier saw (after word narrowing); `candidates`: the call's
+        options before word narrowing (an ambiguous word the author declared need not be a listed one)."""
         if not self.settings.ask or interpretation.error:
             return None
         if interpretation.rule in _DECIDED or interpretation.input.kind in ("move", "leave"):
@@ -62,7 +65,7 @@ class Clarifier:
             (s1, t1), (s2, t2) = ranked[0], ranked[1]
             if s2 >= FLOOR and s1 - s2 < MARGIN:
                 return Options((intents[t1], intents[t2]), "close")
-        return self._ambiguous(text, offered, interpretation)
+        return self._ambiguous(text, candidates or offered, interpretation)
 
     def _ambiguous(self, text: str, offered: InterpretChoices, interpretation: Interpretation) -> Options | None:
         if not self.settings.ambiguous:

@@ -260,7 +260,9 @@ class Conversation:
     def _clarify(self, text: str, state: GameState, result: TurnResult) -> Options | None:
         choices = InterpretChoices.make(self.rules, state)
         offered = set(result.interpretation.offered)
-        return self.clarifier.should_ask(text, result.interpretation, choices.keep(lambda o: o.token in offered))
+        by_addressee = set(result.interpretation.narrowed.get("addressee", ()))
+        return self.clarifier.should_ask(text, result.interpretation, choices.keep(lambda o: o.token in offered),
+                                         choices.keep(lambda o: o.token not in by_addressee))
 
     def _ask_which(self, text: str, state: GameState, mem: ConversationMemory, addressee: str | None,
                    options: Options, result: TurnResult | None, interpretation: dict[str, Any], turn: int,

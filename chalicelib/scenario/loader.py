@@ -478,7 +478,7 @@ def _check_conversation(out: _Collector, scenario: Scenario, characters: Mapping
                                                         'again); expected e.g. 「言ったでしょ、{said}」', spoken.text)
                 if name == "clarify" and not ("{1}" in spoken.text and "{2}" in spoken.text):
                     out.add(f"{where} clarify #{n + 1}", 'a clarify line must hold "{1}" and "{2}" (the two '
-                                                         'topics); expected e.g. 「{1}のこと？　それとも{2}？」', spoken.text)
+                                                         'topics); expected e.g. 「{1}？　それとも{2}？」', spoken.text)
         for reaction in character.reactions:
             for n, spoken in enumerate(reaction.lines):
                 _check_replies(out, f"{where} reaction {reaction.act} #{n + 1}", character, spoken.replies)

@@ -185,7 +185,7 @@ class Character(_Strict):
                                                "(「言ったでしょ、{said}」). 前に言ったことを言い直す台詞")
     clarify: LineSet | None = Field(default=None,
                                     description="Questions asking which of two topics the player means: {1} and "
-                                                "{2} stand for the topics' names (「{1}のこと？　それとも{2}？」). "
+                                                "{2} stand for the topics' names (「{1}？　それとも{2}？」). "
                                                 "聞き返しの台詞")
     chatter: LineSet | None = Field(default=None,
                                     description="Things the character brings up on their own when the player's "
@@ -217,8 +217,8 @@ class Intent(_Strict):
                              description="Narrowing words: the intent is offered only when the input contains one "
                                          "of them; empty = no narrowing. 絞り込み語（空なら絞り込まない）")
     name: str | None = Field(default=None,
-                             description="How a character names this topic when asking which one the player means "
-                                         "(お店の音楽); default: the id. 聞き返しで使う話題の呼び名")
+                             description="How a character names this topic when asking which one the player means, "
+                                         "as a phrase (お店の音楽のこと); default: 「<id>のこと」. 聞き返しで使う話題の呼び名")
 
 
 class Line(_Strict):
