@@ -24,17 +24,18 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from . import ids, observability
-from .answers import Answer, Answerer
+from .answers import Answerer
+from .conversation import Conversation
 from .errors import NotFound, ValidationFailed
 from .faces import NEUTRAL
 from .http import transient
 from .interpret.interpreter import Interpreter
-from .scenario import EndingNotice, ExitsNotice, GameRules, GameState, PlayerInput, load_scenario_text
+from .scenario import EndingNotice, ExitsNotice, GameRules, GameState, Step, load_scenario_text
 from .stage.models import LOG_LIMIT, ReplyAccepted, ReplyRequest
 from .stage.records import (
     DirectorMemory,
@@ -81,6 +82,7 @@ class LoadedScenario:
     rules: GameRules
     interpreter: Interpreter
     answerer: Answerer = field(default=None)  # type: ignore[assignment]
+    conversation: Conversation = field(default=None)  # type: ignore[assignment]
     # What loading it cost this process (`butai bench coldstart` reports them).
     load_ms: float = 0.0
     build_ms: float = 0.0
@@ -89,6 +91,8 @@ class LoadedScenario:
     def __post_init__(self) -> None:
         if self.answerer is None:
             self.answerer = Answerer(self.rules, self.interpreter.names)
+        if self.conversation is None:
+            self.conversation = Conversation(self.rules, self.interpreter, self.answerer)
 
     @property
     def compiled(self):
@@ -247,7 +251,7 @@ class Director:
             else:
                 answered = reply
             record = _applied(record, write)
-            log = (log + ([incoming] if incoming else []) + write.entries)[-LOG_LIMIT:]
+            log = (log + ([write.reply_entry] if write.reply_entry else []) + write.entries)[-LOG_LIMIT:]
             self._remember(stage_id, record.version, log)
         if request is not None and answered is None:
             # The game stayed busy through every attempt: the reply is kept, unread, for the next turn.
@@ -264,7 +268,9 @@ class Director:
         # Conditioned on the log version it read, so the log it extends is exact.
         write.expected_version = record.version
         if incoming is not None:
-            write.reply, write.reply_entry, write.guard = reply, incoming, guard
+            # A restart is a control, not a line the player said: claimed with the turn, never logged.
+            control = reply.restart or (write.turn is not None and write.turn.restart)
+            write.reply, write.reply_entry, write.guard = reply, None if control else incoming, guard
         if looked_at is not None and len(pending) <= 1:
             write.stage["unread_seen"] = looked_at     # every reply announced so far is answered
 
@@ -273,7 +279,8 @@ class Director:
         # turn's lines and after anything that landed before it.
         reply_id = self._new_id()
         created = ids.iso_from_ms(ids.id_time_ms(reply_id))
-        return (ReplyRecord(id=reply_id, text=request.text, created_at=created, to=request.to, move=request.move),
+        return (ReplyRecord(id=reply_id, text=request.text, created_at=created, to=request.to, move=request.move,
+                            restart=request.restart),
                 LogRecord(id=reply_id, role=Role.PLAYER, text=request.text, created_at=created))
 
     def _log(self, record: StageRecord) -> list[LogRecord]:
@@ -320,92 +327,95 @@ class Director:
     def turn(self, record: StageRecord, loaded: LoadedScenario, reply: ReplyRecord,
              log: list[LogRecord] | None = None, *, incoming: LogRecord | None = None) -> TurnWrite:
         """Computes one turn (nothing is written).  ``incoming`` is the reply's
-        log entry when the reply is written with the turn (not yet in ``log``)."""
+        log entry when the reply is written with the turn (not yet in ``log``).
+        The turn logic is the conversation's (chalicelib/conversation); this
+        adds the model, when one is configured, and builds the write."""
         started = time.perf_counter()
         rules = loaded.rules
         state = rules.restore(record.game)
         memory = DirectorMemory.read(record.director)
-        if state.ended and not reply.move and _RESTART.match(reply.text):
+        if state.ended and not reply.move and (reply.restart or _RESTART.match(reply.text)):
             return self._restart(record, loaded, reply, memory)
+        if reply.restart:
+            # The restart control before the game has ended changes nothing (a page that sent it twice).
+            turn = TurnRecord(id=reply.id, game=memory.game, text=reply.text, input=None, place_before=state.place,
+                              place_after=state.place, context={"restart": "ignored: the game has not ended"})
+            return self._write(record, loaded, Step(None, (), None, (), state), state_before=state, talk=None,
+                               memory=memory, turn=turn, claim=reply.id)
         errors: list[str] = []
-        to = reply.to if reply.to in loaded.compiled.characters else None
-        if reply.to and to is None:
+        if reply.to and reply.to not in loaded.compiled.characters:
             errors.append(f"unknown addressee {reply.to!r} ignored")
-        if reply.move:
-            addressee = to
-            if reply.move in loaded.compiled.places:
-                chosen = PlayerInput.move(reply.move)
-            else:
-                chosen = PlayerInput.none()
-                errors.append(f"unknown destination {reply.move!r}")
-            interpretation = {"text": reply.text, "rule": "destination_button", "input": str(chosen),
-                              "candidates": [], "ms": {}}
-        else:
-            result = loaded.interpreter.interpret_turn(reply.text, state, to)
-            chosen, addressee, interpretation = result.input, result.addressee, result.debug
-            if result.error:
-                errors.append(f"classifier: {result.error}")
-            observability.classified(result.interpretation.backend, result.error, result.interpretation.detail)
-        t = time.perf_counter()
-        step = rules.handle(chosen, state, addressee)
-        rules_ms = (time.perf_counter() - t) * 1000
-        talk = None
-        if step.free_talk is not None:
-            if self.talker.generator is not None:
+        speak = None
+        if self.talker.generator is not None:
+            def speak(step, addressee):
+                nonlocal log
                 if log is None:
                     log = self.store.recent_log(record.stage_id, RECENT_LINES + 1)
                 recent = (log + [incoming]) if incoming is not None else log
                 talk = self._free_talk(loaded, step, state, reply, addressee, memory, recent[-(RECENT_LINES + 1):])
                 if talk.source == "fallback" and talk.reason not in (None, "no_model"):
                     errors.append(f"free conversation: {talk.reason}")
-            if talk is None or talk.source != "model":
-                # No model, or it failed: the most specific authored line answers.
-                observability.fell_back(talk.reason if talk is not None else None)
-                step, talk = self._authored_answer(loaded, step, state, reply, talk)
+                return talk
+        t = time.perf_counter()
+        played = loaded.conversation.play(reply.text, state, memory.conversation, to=reply.to, move=reply.move,
+                                          speak=speak)
+        play_ms = (time.perf_counter() - t) * 1000
+        step = played.step
+        errors += played.errors
+        if played.result is not None:
+            result = played.result
+            observability.classified(result.interpretation.backend, result.error, result.interpretation.detail)
+        talk = self._talk_of(played)
+        memory.conversation = played.memory
         free_talk = None
         if talk is not None:
-            free_talk = {"speaker": step.free_talk.speaker, "intent": step.free_talk.intent, **talk.to_dict()}
-            if talk.source != "model":
-                free_talk["speaker"] = talk.speaker
+            intent = step.free_talk.intent if step.free_talk is not None else None
+            free_talk = {"speaker": talk.speaker or (step.free_talk.speaker if step.free_talk else None),
+                         "intent": intent, **talk.to_dict()}
+            if played.answer is not None:
+                free_talk["speaker"] = played.answer.speaker
+                if played.answer.detail:
+                    free_talk["detail"] = played.answer.detail
         # The debug record is complete before the write is built (its timings stop here).
+        interpretation = played.interpretation
         interpret_ms = interpretation.get("ms", {})
-        ms = {**{k: v for k, v in interpret_ms.items() if k != "total"},
-              "rules": round(rules_ms, 3), "talk": round(talk.ms, 3) if talk else 0.0,
-              "total": round((time.perf_counter() - started) * 1000, 3)}
+        phases = {k: v for k, v in interpret_ms.items() if k != "total"}
+        talk_ms = talk.ms if talk else 0.0
+        ms = {**phases, "rules": round(max(0.0, play_ms - sum(phases.values()) - talk_ms), 3),
+              "talk": round(talk_ms, 3), "total": round((time.perf_counter() - started) * 1000, 3)}
         turn = TurnRecord(id=reply.id, game=memory.game, text=reply.text, to=reply.to, move=reply.move,
-                          place_before=state.place, place_after=step.state.place, input=str(step.input),
-                          addressee=addressee, interpretation=interpretation, lines=[line.id for line in step.lines],
-                          free_talk=free_talk, notices=[n.to_dict() for n in step.notices], errors=errors, ms=ms)
+                          place_before=state.place, place_after=step.state.place, input=str(played.input),
+                          addressee=played.addressee, interpretation=interpretation,
+                          lines=[line.id for line in step.lines], free_talk=free_talk,
+                          notices=[n.to_dict() for n in step.notices], errors=errors, ms=ms,
+                          context=played.context or None)
         observability.turn_latency(ms["total"])
         write = self._write(record, loaded, step, state_before=state, talk=talk, memory=memory,
                             turn=turn, claim=reply.id)
         return write
 
-    def _authored_answer(self, loaded: LoadedScenario, step, state: GameState, reply: ReplyRecord,
-                         model_talk: TalkResult | None):
-        """The step with an authored answer (knowledge line, reaction or
-        fallback) to its free-conversation request, and that answer."""
-        t = time.perf_counter()
-        answer: Answer = loaded.answerer.answer(step.free_talk, state, reply.text, turn=step.state.turn)
-        expressions = dict(step.state.expressions)
-        # The answer comes before the step's lines: a later line's effect on the same face wins.
-        if not any(e.character == answer.speaker for line in step.lines for e in line.effects):
-            expressions[answer.speaker] = answer.expression
-        new_state = step.state.with_said(variation=answer.variation, expressions=expressions)
-        talk = TalkResult(answer.text, answer.source,
-                          reason=model_talk.reason if model_talk is not None else "no_model",
-                          fallback_id=answer.ref if answer.source == "fallback" else None,
-                          attempts=model_talk.attempts if model_talk is not None else [],
-                          ms=(model_talk.ms if model_talk is not None else 0.0) + (time.perf_counter() - t) * 1000,
+    @staticmethod
+    def _talk_of(played) -> TalkResult | None:
+        """The turn's free-conversation line as the write takes it: the model's, or the authored answer."""
+        model = played.model
+        if played.kind == "model":
+            return model
+        answer = played.answer
+        if answer is None:
+            return None
+        observability.fell_back(model.reason if model is not None else None)
+        return TalkResult(answer.text, answer.source, reason=model.reason if model is not None else "no_model",
+                          fallback_id=answer.ref.removeprefix("fallback/") if answer.source == "fallback" and answer.ref
+                          else None,
+                          attempts=model.attempts if model is not None else [],
+                          ms=model.ms if model is not None else 0.0,
                           speaker=answer.speaker, expression=answer.expression, act=answer.act, ref=answer.ref)
-        step = replace(step, free_talk=replace(step.free_talk, speaker=answer.speaker), state=new_state)
-        return step, talk
 
     def _restart(self, record: StageRecord, loaded: LoadedScenario, reply: ReplyRecord,
                  memory: DirectorMemory) -> TurnWrite:
         """A new game after an ending, answered as the reply's turn (claimed once, like any turn)."""
         step = loaded.rules.start()
-        memory = memory.model_copy(update={"game": memory.game + 1})
+        memory = DirectorMemory(game=memory.game + 1, last_fallback=memory.last_fallback)
         turn = TurnRecord(id=reply.id, game=memory.game, text=reply.text, to=reply.to, move=reply.move,
                           restart=True, input="開始", lines=[line.id for line in step.lines],
                           place_after=step.state.place)

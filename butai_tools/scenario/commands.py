@@ -147,39 +147,39 @@ class TracedStep:
 
 
 def trace_steps(rules: GameRules, inputs: list[PlayerInput | str]) -> list[TracedStep]:
-    """Each step from start() on, with the candidates after it.  Free text is
-    interpreted with the lexical backend; free conversation gets the authored
-    answer of the embedded default (no model)."""
-    from chalicelib.answers import Answerer
+    """Each step from start() on, with the candidates after it, played through the director's turn logic
+    (chalicelib/conversation) with no model: free text is interpreted with the lexical backend and read
+    against what was said; written inputs are played as given; free conversation gets the authored answer
+    of the embedded default."""
+    from chalicelib.conversation import Conversation
     from chalicelib.interpret.interpreter import Interpreter
-    interpreter = Interpreter(rules) if any(isinstance(i, str) for i in inputs) else None
-    answerer = Answerer(rules)
+    from chalicelib.stage.records import ConversationMemory
+    conversation = Conversation(rules, Interpreter(rules))
     step = rules.start()
+    memory = ConversationMemory()
     out = [TracedStep(step, rules.candidates(step.state))]
     for item in inputs:
-        text, decision, addressee = None, None, None
+        text, decision = None, None
         if isinstance(item, str):
-            turn = interpreter.interpret_turn(item, step.state)  # type: ignore[union-attr]
-            text, player_input, addressee = item, turn.input, turn.addressee
-            debug = turn.debug
-            decision = {"input": str(turn.input), "rule": turn.rule, "backend": debug["backend"]["input"],
-                        "token": debug["token"], "addressee": addressee,
-                        "scores": {t: s for t, s in sorted(debug["backend"]["scores"].items(),
-                                                            key=lambda kv: -kv[1])[:3] if s > 0},
-                        "narrowed": [n["input"] for n in debug["narrowing"]["words"]]}
+            played = conversation.play(item, step.state, memory)
+            text = item
+            if played.result is not None:
+                turn = played.result
+                debug = turn.debug
+                decision = {"input": str(played.input), "rule": turn.rule, "backend": debug["backend"]["input"],
+                            "token": debug["token"], "addressee": played.addressee,
+                            "scores": {t: s for t, s in sorted(debug["backend"]["scores"].items(),
+                                                                key=lambda kv: -kv[1])[:3] if s > 0},
+                            "narrowed": [n["input"] for n in debug["narrowing"]["words"]]}
+            else:
+                decision = {"input": str(played.input), "rule": played.interpretation.get("rule"), "backend": None,
+                            "token": None, "addressee": played.addressee, "scores": {}, "narrowed": []}
+            if played.context:
+                decision["context"] = played.context
         else:
-            player_input = item
-        before = step.state
-        step = rules.handle(player_input, before, addressee)
-        answer = None
-        if step.free_talk is not None:
-            said = answerer.answer(step.free_talk, before, text or "", turn=step.state.turn)
-            answer = said.to_dict()
-            expressions = dict(step.state.expressions)
-            if not any(e.character == said.speaker for line in step.lines for e in line.effects):
-                expressions[said.speaker] = said.expression
-            from dataclasses import replace
-            step = replace(step, state=step.state.with_said(variation=said.variation, expressions=expressions))
+            played = conversation.play("", step.state, memory, given=item)
+        step, memory = played.step, played.memory
+        answer = played.answer.to_dict() if played.answer is not None else None
         out.append(TracedStep(step, rules.candidates(step.state), text, decision, answer))
     return out
 

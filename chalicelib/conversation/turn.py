@@ -49,7 +49,7 @@ RECALL_MIN = 3.0          # least evidence for a sentence to answer a question (
 INVITATION_TURNS = 3      # an invitation can still be taken up this many turns later
 SPOKEN_KEPT = 6           # model lines kept for recall
 
-Speak = Callable[[Step], Any]
+Speak = Callable[[Step, str | None], Any]      # (step, addressee) -> the model's TalkResult
 # Dialogue acts a reply to a question can have (the rest do something else: greet, thank, order, insult).
 _ANSWERING_ACTS = frozenset({"なし", "同意", "反対", "称賛", "質問"})
 
@@ -175,7 +175,7 @@ class Conversation:
             answer = self._serve(order, step, state, mem, turn, variety)
         if answer is None and step.free_talk is not None:
             if speak is not None:
-                model = speak(step)
+                model = speak(step, addressee)
             if model is None or getattr(model, "source", None) != "model":
                 answer = self._authored(step, state, text, answer_text, mem, question, variety, turn, context)
         if answer is not None:
@@ -515,7 +515,7 @@ class Conversation:
 
     def _item_named(self, text: str) -> str | None:
         forms = TextForms.of(text)
-        for (owner, item), words in self.orders._words.items():
+        for (_owner, item), words in self.orders._words.items():
             if self.matcher.hits(forms, words):
                 return item
         return None

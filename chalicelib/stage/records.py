@@ -150,13 +150,16 @@ class TurnRecord(_Record):
     ms: dict[str, float] = Field(default_factory=dict, description="Milliseconds per phase and in total.")
     restart: bool = False
     unplayable: bool = False
+    context: dict[str, Any] | None = Field(
+        default=None, description="What the conversation layer decided: an order served, a clarification asked "
+                                  "or settled, a reply to a character's question, a sentence recalled.")
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), ensure_ascii=False)
 
     def to_dict(self) -> dict[str, Any]:
         out = self.model_dump(mode="json")
-        for flag in ("restart", "unplayable"):      # written only where they hold, as before
+        for flag in ("restart", "unplayable", "context"):      # written only where they hold, as before
             if not out[flag]:
                 del out[flag]
         return out
