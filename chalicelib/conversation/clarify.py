@@ -63,9 +63,15 @@ class Clarifier:
         ranked = sorted(((interpretation.scores.get(t, 0.0), t) for t in intents), reverse=True)
         if len(ranked) >= 2:
             (s1, t1), (s2, t2) = ranked[0], ranked[1]
-            if s2 >= FLOOR and s1 - s2 < MARGIN:
+            if s2 >= FLOOR and s1 - s2 < MARGIN and self._named(text, intents[t1]) and self._named(text, intents[t2]):
                 return Options((intents[t1], intents[t2]), "close")
         return self._ambiguous(text, candidates or offered, interpretation)
+
+    def _named(self, text: str, option: PlayerInput) -> bool:
+        """Whether the line names the topic by one of its listed words (a topic scored on shared letters or
+        meaning alone is a guess, not a second meaning of the line)."""
+        words = self.scenario.intents[option.target_id].words
+        return bool(words) and bool(self.matcher.hits(TextForms.of(text), words))
 
     def _ambiguous(self, text: str, offered: InterpretChoices, interpretation: Interpretation) -> Options | None:
         if not self.settings.ambiguous:

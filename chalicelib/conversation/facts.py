@@ -35,9 +35,12 @@ _SENTENCE = re.compile(r"[^。！？!?]*[。！？!?]+|[^。！？!?]+$")
 _QUESTION_END = re.compile(r"[？?]\s*$")
 # What a question asks for: a number with a counter (何年, 何杯, いくら …).
 _ASKS_NUMBER = re.compile(r"何(年|杯|歳|才|人|時|回|階|文字|日|本|枚|品|円)|いくつ|いつから|どのくらい|どれくらい|どれぐらい"
-                          r"|どんだけ|何十年|いくら|何時")
+                          r"|どんだけ|何十年|いくら|何時|長い(?:の|ん|です)|長く(?:やって|続)")
 _TIME_COUNTERS = frozenset("年 月 日 時 時間 週 歳 才".split())
-_QUESTION_CUE = re.compile(r"[？?]|(?:の|か|かな|かしら|っけ|だっけ)\s*$|教えて|聞かせて|知りたい|って何|ってなに|とは")
+# A question: a question mark, a question particle at the end (not かな alone: 「好きかな」 muses), a wh-word
+# with a sentence-final particle, or asking to be told.
+_QUESTION_CUE = re.compile(r"[？?]|(?:の|か|かしら|っけ|だっけ|ですか|ますか)\s*$|教えて|聞かせて|知りたい|って何|ってなに"
+                           r"|(?:何|なに|なん|どこ|誰|だれ|いつ|どう|どんな|どれ|なぜ|なんで|いくら)[^。！!]*(?:かな|の|か)\s*$")
 
 
 def sentences(text: str) -> list[str]:
@@ -55,19 +58,35 @@ class Sentence:
     text: str            # the sentence itself
     keys: frozenset[str]
     counters: frozenset[str]     # counters after a number (年 of 三十年)
+    nouns: frozenset[str] = frozenset()   # the keys that are nouns (what a question is about)
+
+
+def is_fact(ref: str) -> bool:
+    """Lines that say something about the world or the speaker: scripted lines, knowledge lines, what a
+    character brings up, place lines, and 本人 reactions.  Fallbacks, other reactions, lead-ins, clarifying
+    questions and replies say nothing a question could be about."""
+    kind = ref.split("/", 1)[0]
+    if ">" in ref:
+        return False
+    if kind == "reaction":
+        return ref.split("/")[2].startswith("本人")
+    return kind in ("line", "knowledge", "chatter", "arrival", "ending", "model")
 
 
 @lru_cache(maxsize=4096)
-def _analysed(text: str) -> tuple[frozenset[str], frozenset[str]]:
+def _analysed(text: str) -> tuple[frozenset[str], frozenset[str], frozenset[str]]:
     tokens = analyse(nfkc(text)).tokens
     keys: set[str] = set()
+    nouns: set[str] = set()
     counters: set[str] = set()
     for i, token in enumerate(tokens):
         if token.pos[1:2] == ("数詞",) and i + 1 < len(tokens) and "助数詞可能" in tokens[i + 1].pos:
             counters.add(tokens[i + 1].normalised)
         if _is_key(token) and not (i > 0 and tokens[i - 1].pos[1:2] == ("数詞",) and "助数詞可能" in token.pos):
             keys.add(token.normalised or token.lemma)
-    return frozenset(keys), frozenset(counters)
+            if token.is_noun:
+                nouns.add(token.normalised or token.lemma)
+    return frozenset(keys), frozenset(counters), frozenset(nouns)
 
 
 def _is_key(token: Token) -> bool:
@@ -103,14 +122,16 @@ class Facts:
         self._df = df
 
     def _split(self, line: BookLine) -> list[Sentence]:
+        if not is_fact(line.ref):
+            return []
         out = []
         for text in sentences(line.text):
             if _QUESTION_END.search(text) or "{" in text:
                 continue
-            keys, counters = _analysed(text)
+            keys, counters, nouns = _analysed(text)
             keys = frozenset(k for k in keys if nfkc(k) not in self.names)
             if keys or counters:
-                out.append(Sentence(line.ref, line.speaker, text, keys, counters))
+                out.append(Sentence(line.ref, line.speaker, text, keys, counters, nouns & keys))
         return out
 
     def idf(self, key: str) -> float:
@@ -128,7 +149,7 @@ class Facts:
         return self._split(BookLine(ref, speaker, text, "neutral"))
 
     def question_keys(self, text: str) -> tuple[frozenset[str], str | None]:
-        keys, _ = _analysed(text)
+        keys, _, _ = _analysed(text)
         keys = frozenset(k for k in keys if nfkc(k) not in self.names)
         asked = _ASKS_NUMBER.search(nfkc(text))
         counter = None
@@ -138,24 +159,35 @@ class Facts:
                 counter = "円"
         return keys, counter
 
+    def score(self, text: str, sentence: Sentence) -> float:
+        """How well one sentence answers the question (0 when it does not)."""
+        keys, counter = self.question_keys(text)
+        return self._score(keys, counter, sentence)
+
+    def _score(self, keys: frozenset[str], counter: str | None, sentence: Sentence) -> float:
+        shared = keys & sentence.keys
+        counted = counter is not None and (counter in sentence.counters or
+                                           (counter == "time" and bool(sentence.counters & _TIME_COUNTERS)))
+        # what the question is about: a noun they share, or the number it asks for
+        if not (shared & sentence.nouns) and not counted:
+            return 0.0
+        return sum(self.idf(k) for k in shared) + (2.5 if counted else 0.0)
+
     def best(self, text: str, said: Iterable[Sentence], known: Iterable[Sentence], *,
-             prefer: str | None = None) -> Found | None:
-        """The sentence that answers the question best (said ones and known ones), or None."""
+             prefer: str | None = None, topic: frozenset[str] = frozenset()) -> Found | None:
+        """The sentence that answers the question best (said ones and known ones), or None.  `topic`: line
+        references of the topic the line was read as (their sentences count a little more)."""
         keys, counter = self.question_keys(text)
         if not keys and counter is None:
             return None
         best: Found | None = None
         for pool, was_said in ((said, True), (known, False)):
             for sentence in pool:
-                shared = keys & sentence.keys
-                score = sum(self.idf(k) for k in shared)
-                if counter is not None and (counter in sentence.counters or
-                                            (counter == "time" and sentence.counters & _TIME_COUNTERS)):
-                    score += 2.5
-                elif counter is not None and not shared:
+                score = self._score(keys, counter, sentence)
+                if score <= 0:
                     continue
-                if not shared and counter is None:
-                    continue
+                if sentence.ref in topic:
+                    score += 1.0
                 if prefer is not None and sentence.speaker == prefer:
                     score += 0.3
                 if not was_said:

@@ -111,7 +111,9 @@ class Conversation:
             return PlayedTurn(step, NONE, None, {"text": text, "rule": "ended", "input": "なし"}, None, None,
                               memory=mem, context={"ended": True})
 
-        question = mem.question if mem.question is not None and mem.question.turn >= state.turn else None
+        # the last question a character asked stays open a turn longer (a line in between may be about
+        # something else: 「ただいま」「内緒です」), unless a newer one replaced it
+        question = mem.question if mem.question is not None and mem.question.turn >= state.turn - 1 else None
         invitation = mem.invitation if mem.invitation is not None and \
             state.turn - mem.invitation.turn < INVITATION_TURNS and \
             mem.invitation.place in self.rules.exits(state.place) else None
@@ -147,8 +149,16 @@ class Conversation:
                                   "options": clarification.options, "candidates": [], "ms": {}}  # type: ignore[union-attr]
                 context["clarify"] = {"resolved": str(chosen)}
             else:
-                result = self.interpreter.interpret_turn(text, state, to, recent=recent)
+                partner = mem.partner if mem.partner is not None and mem.partner_turn >= state.turn and \
+                    mem.partner in self.rules.people(state.place) else None
+                result = self.interpreter.interpret_turn(text, state, to or partner, recent=recent)
                 chosen, addressee, interpretation = result.input, result.addressee, result.debug
+                how = (result.debug.get("addressee") or {}).get("how")
+                if addressee is not None and how in ("head", "question", "phrase", "given") and \
+                        addressee != self.rules.responder(state.place) and not (how == "given" and to is None):
+                    mem.partner, mem.partner_turn = addressee, turn      # named (or tapped) this turn
+                elif addressee is None or addressee == self.rules.responder(state.place):
+                    mem.partner = None
                 if result.error:
                     errors.append(f"classifier: {result.error}")
                 if chosen.kind in ("intent", "none"):
@@ -158,10 +168,26 @@ class Conversation:
                         chosen = NONE
                     else:
                         options = self._clarify(text, state, result)
+                    if options is not None:
+                        recent_topic = self._recent_topic(mem, state, options)
+                        if recent_topic is not None:
+                            # the conversation is already on one of them: no need to ask
+                            context["clarify"] = {"settled_by_topic": str(recent_topic)}
+                            chosen, options = recent_topic, None
+                    if options is None and order is None and self._echoes_question(text, chosen, question, recent):
+                        # 「いいよ、一緒に選ぼう」 to 「一緒に選んでくれる？」: the topic word is the question's own
+                        context["answer_not_topic"] = str(chosen)
+                        chosen = NONE
                     if options is None and order is None and self._weak_topic(text, state, chosen, result):
                         # a topic guessed from shared letters only, while the line names what a
                         # character's own entry covers (何年 → the shop's history): that entry answers
                         context["weak_topic"] = str(chosen)
+                        chosen = NONE
+                    if options is None and order is None and self._unsure_story(text, state, chosen, addressee,
+                                                                                   result):
+                        # a story line fires only on a topic the line names: a guess from a word near
+                        # in meaning (娘 ~ 二人) or shared letters is answered without the story moving on
+                        context["unsure_story"] = str(chosen)
                         chosen = NONE
 
         if options is not None:
@@ -180,6 +206,8 @@ class Conversation:
                 answer = self._authored(step, state, text, answer_text, mem, question, variety, turn, context)
         if answer is not None:
             step = self._apply(step, answer)
+        if chosen.kind == "intent":
+            mem.topics[str(chosen)] = turn
         self._remember(mem, step, answer, model, turn, state)
         return PlayedTurn(step, chosen, addressee, interpretation, result, answer, model, mem, context, errors)
 
@@ -195,6 +223,36 @@ class Conversation:
             asked = last.text
         return Recent(last_line=last.text if last else None, last_speaker=name, asked=asked,
                       invited=invitation.place if invitation else None)
+
+    def _echoes_question(self, text: str, chosen: PlayerInput, question: AskedQuestion | None,
+                         recent: Recent) -> bool:
+        if chosen.kind != "intent" or question is None or not recent.asked or question.kind == "invitation":
+            return False
+        if polarity(text, question.kind) not in ("yes", "no"):       # type: ignore[arg-type]
+            return False
+        words = self.scenario.intents[chosen.target_id].words
+        forms = TextForms.of(text)
+        hits = self.matcher.hits(forms, words) if words else []
+        if not hits:
+            return False
+        asked = TextForms.of(recent.asked)
+        return all(self.matcher.hits(asked, (hit.word,)) for hit in hits)
+
+    def _recent_topic(self, mem: ConversationMemory, state: GameState, options: Options) -> PlayerInput | None:
+        """The option the conversation was on within the last few turns (the most recent), if one."""
+        recent = [(turn, topic) for topic, turn in mem.topics.items()
+                  if state.turn - turn <= 3 and PlayerInput.parse(topic) in options.inputs]
+        return PlayerInput.parse(max(recent)[1]) if recent else None
+
+    def _unsure_story(self, text: str, state: GameState, chosen: PlayerInput, addressee: str | None,
+                      result: TurnResult) -> bool:
+        interp = result.interpretation
+        if chosen.kind != "intent" or not interp.unsure or interp.rule or interp.backend not in ("", "lexical"):
+            return False
+        words = self.scenario.intents[chosen.target_id].words
+        if words and self.matcher.hits(TextForms.of(text), words):
+            return False
+        return self.rules.first_response_line(chosen, state, addressee) is not None
 
     def _weak_topic(self, text: str, state: GameState, chosen: PlayerInput, result: TurnResult) -> bool:
         if chosen.kind != "intent" or result.interpretation.rule:
@@ -296,8 +354,9 @@ class Conversation:
         context["clarify"] = {"options": [str(o) for o in options.inputs], "why": options.why}
         free = FreeTalk(speaker, None, ()) if speaker is not None else None
         step = Step(NONE, (), free, (), new_state)
+        question = mem.question
         self._remember(mem, step, answer, None, turn, state)
-        mem.question = None       # the clarification is its own question, answered above
+        mem.question = question   # the clarification is its own question (mem.clarify); an older one stays
         return PlayedTurn(step, NONE, addressee, interpretation, result, answer, None, mem, context, [],
                           clarified=True)
 
@@ -320,15 +379,17 @@ class Conversation:
                 if found is not None:
                     context["reply"] = {"to": question.ref, "as": pol}
                     return self.answerer.make(found, act)
-        # 2. a knowledge line of the topic (or of words the line names)
+        # 2. a knowledge line of the topic (or of words the line names); for a question, unless a sentence
+        #    said before or known by someone here answers it clearly better (3)
         found = self.answerer.knowledge(free, state, answer_text, turn, variety)
-        if found is not None:
-            return self.answerer.make(found, act)
-        # 3. a question about something said, or known by someone here
-        if is_question(text) or act in ("質問", "本人"):
-            recalled = self._recall(text, state, free, mem, turn, variety, context)
+        asking = is_question(text) or act in ("質問", "本人")
+        if asking:
+            recalled = self._recall(text, state, free, mem, turn, variety, context,
+                                    against=found[1] if found is not None else None)
             if recalled is not None:
                 return recalled
+        if found is not None:
+            return self.answerer.make(found, act)
         # 4. a reaction to what the line does
         found = self.answerer.reaction(free, state, text, found_act, turn, variety)
         if found is not None:
@@ -363,7 +424,9 @@ class Conversation:
         return who, said_text, expression, "reply", ref, variation
 
     def _recall(self, text: str, state: GameState, free: FreeTalk, mem: ConversationMemory, turn: int,
-                variety: Variety, context: dict[str, Any]) -> Answer | None:
+                variety: Variety, context: dict[str, Any], against: str | None = None) -> Answer | None:
+        """A sentence said before, or a line someone present knows, that answers the question; None when
+        nothing does (or, with `against`, the knowledge line the topic would give, not clearly better)."""
         present = list(self.rules.people(state.place))
         said_refs = set(mem.said) | {f"line/{i}" for i in state.shown_lines}
         said: list[Sentence] = []
@@ -378,11 +441,17 @@ class Conversation:
                 if ref not in said_refs:
                     known.extend(self.facts.of(ref))
         prefer = free.speaker if free.speaker != self.rules.responder(state.place) else None
-        found = self.facts.best(text, said, known, prefer=prefer)
+        topic = frozenset(self._topic_refs(free.intent, present, state))
+        found = self.facts.best(text, said, known, prefer=prefer, topic=topic)
         if found is None or found.score < RECALL_MIN:
             if found is not None:
                 context["recall"] = {"below": round(found.score, 2), "ref": found.sentence.ref}
             return None
+        if against is not None:
+            own = max((self.facts.score(text, s) for s in self.facts.spoken("knowledge", None, against)),
+                      default=0.0) + 1.0
+            if found.score < own + 1.0:
+                return None          # the topic's own next line answers as well
         sentence = found.sentence
         speaker = sentence.speaker or free.speaker
         context["recall"] = {"ref": sentence.ref, "score": round(found.score, 2), "said": found.said,
@@ -411,6 +480,16 @@ class Conversation:
                 if self.book.get(sentence.ref) else NEUTRAL, {}, ()
         return Answer(speaker, line, expression, "recall", refs[0] if refs else sentence.ref, "質問", variation,
                       refs=refs, detail={"recalled": sentence.ref})
+
+    def _topic_refs(self, intent: str | None, present: list[str], state: GameState) -> list[str]:
+        if intent is None:
+            return []
+        refs = []
+        for person in present:
+            for entry in self.answerer.entries_of(person):
+                if intent in entry.intents:
+                    refs += [f"knowledge/{person}/{entry.index}#{n}" for n in range(1, len(entry.entry.lines) + 1)]
+        return refs
 
     def _known_refs(self, person: str, state: GameState) -> list[str]:
         refs = []

@@ -325,6 +325,8 @@ _FAREWELL_END = re.compile(
     r"|出ますね|今日は(?:この(?:へん|辺|あたり)|これ)で)"
     r"(?:ね|よ|わ|か|かな|ー|~)*$")
 _QUESTION_END = re.compile(r"[？?]\s*$")
+_APOLOGY_ONLY = re.compile(r"失礼(?:しました|いたしました)")
+_LEAVING_CONTEXT = re.compile(r"帰|そろそろ|お先|ごちそう|ご馳走|また|お邪魔|おじゃま|今日は|遅くまで|長居|では|じゃあ")
 _FAREWELL_ANY = re.compile(r"失礼(?:します|するね)|お邪魔しました|帰(?:ります|るね|るよ|ろう)|ごちそうさま|またね|じゃあね|さよ(?:う)?なら|おやすみ")
 # Saying one will come back (また来るよ) is a farewell, unless it answers a character's question about it.
 _RETURN_PROMISE = re.compile(r"また(?:来|く|き)")
@@ -363,7 +365,10 @@ def farewell(text: str) -> bool:
         stripped = re.sub(r"[？?\s]+$", "", stripped)
     if not stripped or stripped.endswith(("」", "』", "\"")):
         return False
-    return bool(_FAREWELL_END.search(stripped))
+    found = _FAREWELL_END.search(stripped)
+    if found and _APOLOGY_ONLY.match(found.group(0)) and not _LEAVING_CONTEXT.search(stripped[:found.start()]):
+        return False        # 「失礼しました」 alone, after a rude question, is an apology, not a goodbye
+    return bool(found)
 
 
 _LEAVE_CUE = re.compile(r"失礼|お邪魔し|おじゃまし|お暇|おいとま|帰|かえ(?:る|ろ|り)|ごちそうさま|ご馳走|出(?:よう|る|ます|たい)|離れ"

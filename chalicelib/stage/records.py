@@ -106,6 +106,12 @@ class ConversationMemory(_Record):
     clarify: OpenClarification | None = None
     orders: list[str] = Field(default_factory=list, description="Menu items ordered, in order.")
     last: SpokenText | None = Field(default=None, description="The last line a character said (any kind).")
+    topics: dict[str, int] = Field(default_factory=dict,
+                                   description="Per topic played (意図:X), the last turn it was played on "
+                                               "(the conversation's recent topics settle an ambiguous word).")
+    partner: str | None = Field(default=None, description="The character the player addressed by name last, "
+                                                          "who stays addressed for a follow-up question.")
+    partner_turn: int = 0
 
 
 class DirectorMemory(_Record):

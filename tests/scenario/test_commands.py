@@ -36,7 +36,7 @@ def test_trace_json(reference_path, capsys):
     assert steps[0]["effects"] == ["表情:赤尾妙子:smile"]
     free_talk = steps[1]["free_talk"]
     assert free_talk["speaker"] == "赤尾妙子" and free_talk["intent"] is None
-    assert all("三十年" in k or "先代" in k or "常連" in k for k in free_talk["knowledge"])  # entries of no topic
+    assert free_talk["knowledge"] and all("意図" not in k for k in free_talk["knowledge"])  # entries of no topic
     assert [line["id"] for line in steps[1]["lines"]] == ["A03", "A04"]
     assert [line["id"] for line in steps[2]["lines"]] == ["O1", "O2"]
     assert steps[2]["effects"] == ["表情:神楽坂葵:angry"]
@@ -90,9 +90,9 @@ def test_trace_text(reference_path, capsys):
     assert "#0 (開始)\n  A01    赤尾妙子「いらっしゃい。" in out
     assert "         effect 表情:赤尾妙子:smile\n" in out
     # a written なし has no words to react to: the responder brings something up herself
-    assert "#1 なし\n  自由会話  赤尾妙子 (なし; knowledge 3)\n" in out
+    assert "#1 なし\n  自由会話  赤尾妙子 (なし; knowledge 7)\n" in out
     assert "  答え    chatter chatter/赤尾妙子#1 (act なし) 赤尾妙子「そういえば、" in out
-    assert "#3 意図:音楽\n  自由会話  赤尾妙子 (意図:音楽; knowledge 4)\n            - 店では、" in out
+    assert "#3 意図:音楽\n  自由会話  赤尾妙子 (意図:音楽; knowledge 8)\n            - 店では、" in out
     assert "  notice ending: 血の池の夜　おしまい\n" in out
     assert ("  candidates A1 意図:メニュー A2 意図:二人の先の話 A3 移動:控え室 A4 離脱 A5 意図:音楽 A6 意図:赤いドア "
             "A7 意図:店名と看板 A8 意図:宣伝の写真 A9 意図:いい店とは A10 意図:今のままでいい\n") in out

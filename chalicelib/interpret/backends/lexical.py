@@ -389,6 +389,8 @@ def _token_modifier(forms: TextForms, start: int, end: int, profile: _Profile) -
         return False
     token = analysis.tokens[index]
     if token.start < start or token.end > end:
+        if token.start == start and token.pos[:1] == ("動詞",) and _TOPIC_TTE.match(forms.nfkc, end):
+            return False              # 「曲ってある？」: the noun with the topic marker って, not 曲る
         inner = forms.folded[token.start:token.end]
         if inner in profile.text:
             return False
@@ -422,6 +424,10 @@ def _near_in_meaning(token: Token, word: str) -> bool | None:
     return table.cosine(longer, word) >= MEANING_THRESHOLD
 
 
+# A one-kanji noun with the colloquial topic marker って, then what is asked or said about it.
+_TOPIC_TTE = re.compile(r"って\s*(?:[、,？?！!]|ある|あり|何|なに|なん|どん|どう|どれ|誰|いつ|いい|好き|$)")
+
+
 def _other_word(token: Token, start: int, end: int, forms: TextForms) -> bool:
     """Whether a one-character hit inside a longer token is another word:
     the head of a noun (赤 in 赤字; at the end it keeps its sense: 名曲), or
@@ -429,6 +435,8 @@ def _other_word(token: Token, start: int, end: int, forms: TextForms) -> bool:
     if token.is_noun:
         return token.end > end
     if token.pos[:1] in (("動詞",), ("形容詞",)) and token.start == start:
+        if _TOPIC_TTE.match(forms.nfkc, end):
+            return False              # 「曲ってある？」: the noun with the topic marker って, not 曲る
         alone = analyse(forms.nfkc[start:end]).tokens
         own = to_hiragana(alone[0].reading) if len(alone) == 1 else ""
         return bool(own) and not to_hiragana(token.reading).startswith(own)
