@@ -126,10 +126,12 @@ class Answerer:
     # ---- knowledge
 
     def knowledge(self, free_talk: FreeTalk, state: GameState, text: str, turn: int,
-                  variety: Freshness = ANYTHING) -> Found | None:
+                  variety: Freshness = ANYTHING, *, only_speaker: bool = False) -> Found | None:
+        """`only_speaker`: the player addressed the speaker by name; nobody else answers for them."""
         forms = TextForms.of(text)
         intent = free_talk.intent
-        people = [free_talk.speaker] + [p for p in self.rules.people(state.place) if p != free_talk.speaker]
+        people = [free_talk.speaker] + ([] if only_speaker else
+                                        [p for p in self.rules.people(state.place) if p != free_talk.speaker])
         for person in people:
             for entry in self.fitting_entries(person, intent, state, forms):
                 found = self.knowledge_line(person, entry, state, turn, variety)

@@ -40,6 +40,7 @@ _AGAIN = re.compile(r"おかわり|お代わり|もう一杯|もういっぱい|
 _ANYTHING = re.compile(r"何か(?:飲|食|つま)|なにか(?:飲|食|つま)|飲み物|食べ物|おつまみ|つまみ|何か(?:ちょうだい|ください|頼)"
                        r"|注文(?:いい|お願い|したい|させて|を)|オーダー")
 _FOOD_ANCHORS = ("飲み物", "食べ物", "料理", "酒", "ドリンク", "つまみ")
+_BARE = re.compile(r"^\s*(?:で|を|も)?\s*(?:[。！!…]|$)")
 # A question about the item (いつからある？ どんな味？ 何が入ってる？) is not an order of it.
 _WH = re.compile(r"いつ|何|なに|なん|どう|どんな|どれ|どこ|誰|だれ|なぜ|いくら")
 NEAR_FOOD = 0.45
@@ -136,8 +137,9 @@ class Orders:
             return OrderFound("ask", None, server, None) if server else None
         return None
 
-    def _ordered(self, text: str, end: int) -> bool:
-        """An ordering cue right after the item, with nothing else named in between."""
+    def _ordered(self, text: str, end: int, *, bare: bool = True) -> bool:
+        """An ordering cue right after the item, with nothing else named in between.  `bare`: the item
+        alone (「ビール！」「ナポリタンで」) counts; not for a word that is only near food (「乾杯！」)."""
         clause_end = len(text)
         for mark in "。！？!?\n":
             i = text.find(mark, end)
@@ -146,6 +148,8 @@ class Orders:
         rest = text[end:clause_end]
         match = _CUE.search(rest)
         if match is None or _WH.search(rest):
+            return False
+        if not bare and _BARE.match(rest):
             return False
         between = rest[:match.start()]
         tokens = analyse(between).tokens if between.strip() else ()
@@ -188,6 +192,6 @@ class Orders:
             if nfkc(token.surface) in self.names or form in _FOOD_ANCHORS:
                 continue
             near = max((table.cosine(form, a) for a in self._anchors), default=0.0)
-            if near >= NEAR_FOOD and self._ordered(text, token.end):
+            if near >= NEAR_FOOD and self._ordered(text, token.end, bare=False):
                 return token.surface
         return None

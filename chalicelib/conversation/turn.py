@@ -45,7 +45,9 @@ from .orders import OrderFound, Orders
 from .questions import asks, polarity, question_kind
 from .variety import Variety, remember_said
 
-RECALL_MIN = 3.0          # least evidence for a sentence to answer a question (facts.Facts.best)
+RECALL_MIN = 3.0          # least evidence for a sentence said before to answer a question (facts.Facts.best)
+NEWS_MIN = 4.0            # ... for a line not said yet (news needs more than a shared word)
+STATEMENT_MIN = 5.0       # ... for a line not said yet to follow a statement that nothing else answers
 INVITATION_TURNS = 3      # an invitation can still be taken up this many turns later
 SPOKEN_KEPT = 6           # model lines kept for recall
 
@@ -203,11 +205,14 @@ class Conversation:
             if speak is not None:
                 model = speak(step, addressee)
             if model is None or getattr(model, "source", None) != "model":
-                answer = self._authored(step, state, text, answer_text, mem, question, variety, turn, context)
+                answer = self._authored(step, state, text, answer_text, mem, question, variety, turn, context,
+                                        addressed=addressee in self.rules.people(state.place))
         if answer is not None:
             step = self._apply(step, answer)
         if chosen.kind == "intent":
             mem.topics[str(chosen)] = turn
+        if answer is not None and mem.partner is not None and answer.speaker == mem.partner:
+            mem.partner_turn = turn          # still talking with them
         self._remember(mem, step, answer, model, turn, state)
         return PlayedTurn(step, chosen, addressee, interpretation, result, answer, model, mem, context, errors)
 
@@ -222,7 +227,9 @@ class Conversation:
         if question is not None and last is not None:
             asked = last.text
         return Recent(last_line=last.text if last else None, last_speaker=name, asked=asked,
-                      invited=invitation.place if invitation else None)
+                      invited=invitation.place if invitation else None,
+                      # 「戻ろう」 goes back only to where the visit started: in the main room it means home
+                      came_from=mem.came_from if mem.came_from == self.scenario.start_place else None)
 
     def _echoes_question(self, text: str, chosen: PlayerInput, question: AskedQuestion | None,
                          recent: Recent) -> bool:
@@ -247,7 +254,7 @@ class Conversation:
     def _unsure_story(self, text: str, state: GameState, chosen: PlayerInput, addressee: str | None,
                       result: TurnResult) -> bool:
         interp = result.interpretation
-        if chosen.kind != "intent" or not interp.unsure or interp.rule or interp.backend not in ("", "lexical"):
+        if chosen.kind != "intent" or interp.rule or interp.backend not in ("", "lexical"):
             return False
         words = self.scenario.intents[chosen.target_id].words
         if words and self.matcher.hits(TextForms.of(text), words):
@@ -363,7 +370,10 @@ class Conversation:
     # ------------------------------------------------------------------ the authored answer
 
     def _authored(self, step: Step, state: GameState, text: str, answer_text: str, mem: ConversationMemory,
-                  question: AskedQuestion | None, variety: Variety, turn: int, context: dict[str, Any]) -> Answer:
+                  question: AskedQuestion | None, variety: Variety, turn: int, context: dict[str, Any],
+                  addressed: bool = False) -> Answer:
+        """`addressed`: the player spoke to this character by name (or tapped them): only they answer from
+        what they know."""
         free = step.free_talk
         assert free is not None
         found_act = self.answerer.act(text)
@@ -381,11 +391,11 @@ class Conversation:
                     return self.answerer.make(found, act)
         # 2. a knowledge line of the topic (or of words the line names); for a question, unless a sentence
         #    said before or known by someone here answers it clearly better (3)
-        found = self.answerer.knowledge(free, state, answer_text, turn, variety)
+        found = self.answerer.knowledge(free, state, answer_text, turn, variety, only_speaker=addressed)
         asking = is_question(text) or act in ("質問", "本人")
         if asking:
             recalled = self._recall(text, state, free, mem, turn, variety, context,
-                                    against=found[1] if found is not None else None)
+                                    against=found[1] if found is not None else None, only=addressed)
             if recalled is not None:
                 return recalled
         if found is not None:
@@ -394,7 +404,12 @@ class Conversation:
         found = self.answerer.reaction(free, state, text, found_act, turn, variety)
         if found is not None:
             return self.answerer.make(found, act)
-        # 5. small talk: the character brings something up
+        # 5. a statement about something a character here knows: they go on about it
+        if not asking:
+            news = self._recall(text, state, free, mem, turn, variety, context, only=addressed, statement=True)
+            if news is not None:
+                return news
+        # 6. small talk: the character brings something up
         if not is_question(text):
             found = self._chatter(free.speaker, state, turn, variety)
             if found is not None:
@@ -424,10 +439,13 @@ class Conversation:
         return who, said_text, expression, "reply", ref, variation
 
     def _recall(self, text: str, state: GameState, free: FreeTalk, mem: ConversationMemory, turn: int,
-                variety: Variety, context: dict[str, Any], against: str | None = None) -> Answer | None:
+                variety: Variety, context: dict[str, Any], against: str | None = None, only: bool = False,
+                statement: bool = False) -> Answer | None:
         """A sentence said before, or a line someone present knows, that answers the question; None when
-        nothing does (or, with `against`, the knowledge line the topic would give, not clearly better)."""
-        present = list(self.rules.people(state.place))
+        nothing does (or, with `against`, the knowledge line the topic would give, not clearly better).
+        `only`: the addressed character's sentences only; `statement`: the line says rather than asks, so
+        only a line not said yet that shares more with it follows."""
+        present = [free.speaker] if only else list(self.rules.people(state.place))
         said_refs = set(mem.said) | {f"line/{i}" for i in state.shown_lines}
         said: list[Sentence] = []
         for ref in said_refs:
@@ -442,9 +460,10 @@ class Conversation:
                     known.extend(self.facts.of(ref))
         prefer = free.speaker if free.speaker != self.rules.responder(state.place) else None
         topic = frozenset(self._topic_refs(free.intent, present, state))
-        found = self.facts.best(text, said, known, prefer=prefer, topic=topic)
-        if found is None or found.score < RECALL_MIN:
-            if found is not None:
+        found = self.facts.best(text, [] if statement else said, known, prefer=prefer, topic=topic)
+        least = STATEMENT_MIN if statement else RECALL_MIN if found is not None and found.said else NEWS_MIN
+        if found is None or found.score < least:
+            if found is not None and not statement:
                 context["recall"] = {"below": round(found.score, 2), "ref": found.sentence.ref}
             return None
         if against is not None:
@@ -453,6 +472,8 @@ class Conversation:
             if found.score < own + 1.0:
                 return None          # the topic's own next line answers as well
         sentence = found.sentence
+        if found.said and max(mem.said.get(sentence.ref, [-1])) >= turn - 1:
+            return None         # said on the last turn: the player is asking for more, not for the same again
         speaker = sentence.speaker or free.speaker
         context["recall"] = {"ref": sentence.ref, "score": round(found.score, 2), "said": found.said,
                              "sentence": sentence.text}
@@ -579,6 +600,7 @@ class Conversation:
         mem.question = self._question(last, last_ref, step.state, turn) if last is not None else None
         if step.state.place != before.place:
             mem.invitation = None
+            mem.came_from = before.place
         if mem.question is not None and mem.question.kind == "invitation":
             mem.invitation = mem.question
 

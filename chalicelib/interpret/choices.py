@@ -63,6 +63,7 @@ class InterpretContext:
     addressee: str | None = None         # character id, when the player addressed someone
     asked: str | None = None             # the open question a character just put to the player, if any
     invited: str | None = None           # a reachable place a character recently invited the player to
+    came_from: str | None = None         # the place the player came here from (「戻ろう」 goes back there)
 
     @classmethod
     def make(cls, rules: GameRules, state: GameState, addressee: str | None = None, *,
@@ -80,7 +81,7 @@ class InterpretContext:
             # what the conversation said last (a reaction, an answer), not only the last scripted line
             speaker, text = recent.last_speaker or speaker, recent.last_line
         return cls(state.place, people, speaker, text, addressee, recent.asked if recent else None,
-                   recent.invited if recent else None)
+                   recent.invited if recent else None, recent.came_from if recent else None)
 
 
 @dataclass(frozen=True)
@@ -91,6 +92,7 @@ class Recent:
     last_speaker: str | None = None     # display name
     asked: str | None = None
     invited: str | None = None
+    came_from: str | None = None
 
 
 @dataclass(frozen=True)

@@ -348,6 +348,24 @@ _BARE_GO = re.compile(r"(?:^|[、,。！!\s])(?:やっぱ(?:り)?|じゃあ|じ�
                       r"(?:よ|ね|わ|か|な|っ)*\s*[。！!~]*$")
 
 
+_RETURN_VERB = re.compile(r"戻(?=[らりるれろっ])|もど(?=[らりるれろっ])")
+
+
+def goes_back(text: str, names: SceneNames, place: str, exits: Sequence[str]) -> bool:
+    """「そろそろ戻ろうかな」 with no place named: going back (the caller knows where from).  Not a question
+    about it (戻るの？), not a hedge taken back, not another person going (ママが戻ったら)."""
+    text = unstretched(text)
+    if place_mentions(text, names, [place, *exits]) or cancelled(text):
+        return False
+    for match in _RETURN_VERB.finditer(text):
+        before = text[max(0, match.start() - 3):match.start()]
+        if re.search(r"[がは]$", before) and not re.search(r"(?:僕|俺|私|わたし|あたし)[がは]$", text[:match.start()]):
+            continue        # someone else going back
+        if _committing(text[match.end():]):
+            return True
+    return False
+
+
 def goes_along(text: str) -> bool:
     """The line ends by agreeing to go somewhere it does not name (after an invitation that names it)."""
     stripped = _TRAILING.sub("", unstretched(text))

@@ -39,6 +39,7 @@ from .cues import (
     explicit_moves,
     farewell,
     goes_along,
+    goes_back,
     invited_place,
     leave_cue,
     movement_cue,
@@ -55,13 +56,14 @@ SAME_PLACE = "same_place"
 FAREWELL = "farewell"
 AGREEMENT = "agreement"
 INVITATION = "invitation"
+GOING_BACK = "going_back"
 ANSWER_NOT_LEAVE = "answer_not_leave"
 UNFOUNDED_MOVE = "unfounded_move"
 UNFOUNDED_LEAVE = "unfounded_leave"
 NOT_A_CANDIDATE = "not_a_candidate"
 
-RULES = (EXAMPLE_MATCH, EXPLICIT_MOVE, SAME_PLACE, FAREWELL, AGREEMENT, INVITATION, ANSWER_NOT_LEAVE, UNFOUNDED_MOVE,
-         UNFOUNDED_LEAVE)
+RULES = (EXAMPLE_MATCH, EXPLICIT_MOVE, SAME_PLACE, FAREWELL, AGREEMENT, INVITATION, GOING_BACK, ANSWER_NOT_LEAVE,
+         UNFOUNDED_MOVE, UNFOUNDED_LEAVE)
 
 MIN_EXAMPLE_CHARS = 6
 EXAMPLE_RATIO = 0.9
@@ -138,6 +140,10 @@ def refine(chosen: PlayerInput, text: str, choices: InterpretChoices, context: I
         # 「ごめん、冗談。やっぱ行く」 a turn or two after turning an invitation down
         move = PlayerInput.move(context.invited)   # type: ignore[arg-type]
         return Decision(move, INVITATION if move != chosen else None)
+    if context.came_from in exits and goes_back(normalised, names, context.place, exits):
+        # 「そろそろ戻ろうかな」: back where the player came from
+        move = PlayerInput.move(context.came_from)   # type: ignore[arg-type]
+        return Decision(move, GOING_BACK if move != chosen else None)
     if chosen.kind == "leave" and answering:
         return Decision(NONE, ANSWER_NOT_LEAVE)
     # A model's move or leave needs the player's own words for it, not words they quote.

@@ -19,6 +19,7 @@ Safeguards:
 """
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -74,6 +75,15 @@ def _anchor_words(texts: Iterable[str]) -> list[str]:
         if len(tokens) == 1 and tokens[0].is_content:
             out.append(tokens[0].normalised)
     return out
+
+
+_NUMERALS = re.compile(r"[一二三四五六七八九十百千〇0-9０-９]")
+
+
+def _other_number(word: str, anchor: str) -> bool:
+    """一人 and 二人 are near in meaning but not the same thing: words that differ only in a numeral."""
+    a, b = _NUMERALS.sub("", nfkc(word)), _NUMERALS.sub("", nfkc(anchor))
+    return a == b and nfkc(word) != nfkc(anchor) and bool(_NUMERALS.search(word)) and bool(_NUMERALS.search(anchor))
 
 
 class IntentMeaning:
@@ -175,7 +185,8 @@ class IntentMeaning:
                 continue
             if self.index is None:
                 continue
-            related = self.index.token_related(token)
+            related = {label: found for label, found in self.index.token_related(token).items()
+                       if not _other_number(token.surface, found.anchor)}
             if not related:
                 continue
             ranked = sorted(related.items(), key=lambda kv: kv[1].cosine, reverse=True)

@@ -112,6 +112,7 @@ class ConversationMemory(_Record):
     partner: str | None = Field(default=None, description="The character the player addressed by name last, "
                                                           "who stays addressed for a follow-up question.")
     partner_turn: int = 0
+    came_from: str | None = Field(default=None, description="The place the player came from to where they are.")
 
 
 class DirectorMemory(_Record):

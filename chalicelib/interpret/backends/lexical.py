@@ -371,6 +371,8 @@ def _foreign_compound(forms: TextForms, start: int, end: int, word: str, profile
         return noun_like and forms.folded[start:end + 1] not in profile.text
     if is_hiragana(first) and start > 0:
         before = text[start - 1]
+        if before in "おご" and (start == 1 or not is_hiragana(text[start - 2]) or text[start - 2] in _PARTICLES):
+            return False          # the honorific prefix (おつまみ), not a verb stem
         return is_hiragana(before) and before not in _PARTICLES
     return False
 
@@ -406,6 +408,8 @@ def _token_modifier(forms: TextForms, start: int, end: int, profile: _Profile) -
     following = analysis.tokens[last + 1]
     if not following.is_noun or following.pos[1:2] in (("固有名詞",), ("助動詞語幹",)) or following.start != end:
         return False
+    if "形状詞可能" in following.pos:
+        return False          # 写真嫌い, 写真苦手: a liking said of the thing, which stays the topic
     if end - start < 2 or any(t.pos and t.pos[0] == "接尾辞" for t in (following,)):
         return False
     compound = forms.folded[start:following.end]
