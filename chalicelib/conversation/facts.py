@@ -101,6 +101,7 @@ class Found:
     sentence: Sentence
     score: float
     said: bool           # the line was said in this game (a recall) or is still unsaid (news)
+    counted: bool = False    # it holds the number the question asks for (何年 → 三十年)
 
 
 class Facts:
@@ -193,5 +194,7 @@ class Facts:
                 if not was_said:
                     score += 0.1          # news rather than a repeat, when they answer alike
                 if best is None or score > best.score:
-                    best = Found(sentence, score, was_said)
+                    counted = counter is not None and (counter in sentence.counters or (
+                        counter == "time" and bool(sentence.counters & _TIME_COUNTERS)))
+                    best = Found(sentence, score, was_said, counted)
         return best

@@ -39,6 +39,9 @@ _YES = re.compile(r"^(?:うん|はい|ええ|おう|そう|そうそう|うん�
                   r"|もらう|もらおう|好き|合う|合ってる|素敵|楽しみ|賛成")
 _OTHER = re.compile(r"わから|分から|わかんな|知らな|どっちでも|どちらでも|どうだろ|どうかな|微妙|迷う|迷って|うーん|さあ|なんとも"
                     r"|内緒|ないしょ|秘密|ひみつ|別に|べつに|色々|いろいろ|ちょっとね|まあね|場合による|半々|少しなら|ちょっとなら")
+_LEADING_ANSWER = re.compile(r"^(?:うん|はい|ええ|いや|いいえ|ううん|もちろん|ぜひ|そうだね|そうね|いいよ|いいね)(?:[、,。！!\s]|$)")
+# 「いいんじゃない？」「アリでしょ？」: an opinion said as a question.
+_TAG_QUESTION = re.compile(r"(?:じゃない|じゃん|よね|でしょ|だろ|だろう)\s*[？?]\s*$")
 _QUESTION_BACK = re.compile(r"[？?]\s*$|(?:の|か|かな|かしら)\s*[？?]")
 
 
@@ -69,8 +72,9 @@ def polarity(text: str, kind: Kind = "yes_no") -> Polarity | None:
     normalised = nfkc(text).strip()
     if not normalised:
         return None
-    if _QUESTION_BACK.search(normalised) and not _YES.search(normalised) and not _NO.search(normalised):
-        return None
+    if _QUESTION_BACK.search(normalised) and not _LEADING_ANSWER.match(normalised) \
+            and not _TAG_QUESTION.search(normalised):
+        return None          # a question back (マスターは好きなの？), unless it opens with a yes or a no
     if _NO.search(normalised):
         return "no"
     if _OTHER.search(normalised) and not re.match(r"^(?:うん|はい|もちろん)", normalised):

@@ -115,6 +115,11 @@ class Conversation:
 
         # the last question a character asked stays open a turn longer (a line in between may be about
         # something else: 「ただいま」「内緒です」), unless a newer one replaced it
+        if mem.last is None and state.last_line in self.scenario.lines:
+            # a memory that has not seen the game's start (or an older stage): its last scripted line
+            line = self.scenario.lines[state.last_line]
+            mem.last = SpokenText(turn=state.turn, speaker=line.speaker, text=line.text)
+            mem.question = self._question(mem.last, f"line/{line.id}", state, state.turn)
         question = mem.question if mem.question is not None and mem.question.turn >= state.turn - 1 else None
         invitation = mem.invitation if mem.invitation is not None and \
             state.turn - mem.invitation.turn < INVITATION_TURNS and \
@@ -472,7 +477,7 @@ class Conversation:
             if found.score < own + 1.0:
                 return None          # the topic's own next line answers as well
         sentence = found.sentence
-        if found.said and max(mem.said.get(sentence.ref, [-1])) >= turn - 1:
+        if found.said and not found.counted and max(mem.said.get(sentence.ref, [-1])) >= turn - 1:
             return None         # said on the last turn: the player is asking for more, not for the same again
         speaker = sentence.speaker or free.speaker
         context["recall"] = {"ref": sentence.ref, "score": round(found.score, 2), "said": found.said,
@@ -606,6 +611,9 @@ class Conversation:
 
     def _question(self, last: SpokenText, ref: str | None, state: GameState, turn: int) -> AskedQuestion | None:
         line = self.book.get(ref) if ref else None
+        if ref is not None and ref.startswith("menu/") and "/ask#" in ref:
+            # 「何にする？　コーヒーかカレーだよ。」: a menu's ask line always offers
+            return AskedQuestion(ref=ref, speaker=last.speaker, turn=turn, kind="offer")
         if not asks(last.text) and not (line is not None and line.replies is not None):
             return None
         invited = invited_place(last.text, self.names, list(self.rules.exits(state.place)))
