@@ -6,8 +6,6 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-import pytest
-
 from chalicelib.conversation import Conversation
 from chalicelib.conversation.variety import PER_GAME, WINDOW
 from chalicelib.interpret.interpreter import Interpreter

@@ -307,3 +307,27 @@ def test_a_judged_face_shows_in_the_scene_when_the_line_is_the_last(services, pl
     faces = {c["id"]: c["expression"] for c in scene["characters"]}
     assert faces[step.free_talk.speaker] == "surprised" and write.stage["expression"] == "surprised"
     assert write.stage["expression_source"] == "auto"
+
+
+def test_the_conversation_is_kept_in_the_directors_memory_with_the_turn(services, played, client):
+    reply(client, played, "こんばんは")
+    reply(client, played, "とりあえずビールください")
+    record = services.stage.store.get_stage(played.stage_id)
+    memory = DirectorMemory.read(record.director)
+    # written in the same conditional write as the game state: the order, the lines said, the open question
+    assert memory.conversation.orders == ["ビール"] and "menu/赤尾妙子/ビール#1" in memory.conversation.said
+    assert memory.conversation.last.text == "はい、ビール。よく冷えてるわよ。"
+    turn = services.director.debug(played.stage_id, played.agent_key)[-1]
+    assert turn["free_talk"]["source"] == "order" and turn["context"]["order"]["item"] == "ビール"
+
+
+def test_the_restart_control_is_not_a_line_and_does_nothing_before_the_end(services, played, client):
+    reply(client, played, "こんばんは")
+    before = reply(client, played, "もう一度", restart=True)            # the game has not ended: nothing happens
+    assert "もう一度" not in [e["text"] for e in before["log"]] and before["scene"]["turn"] == 1
+    view = reply(client, played, "ごちそうさま、また来ます")
+    assert view["scene"]["ending"] is not None
+    view = reply(client, played, "もう一度", restart=True)
+    assert view["scene"].get("ending") is None and view["log"][-1]["text"].startswith("ママ、その話はあと")
+    assert [e["text"] for e in view["log"]].count("もう一度") == 0
+    assert DirectorMemory.read(services.stage.store.get_stage(played.stage_id).director).conversation.said == {}
