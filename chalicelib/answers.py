@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from .interpret.acts import NO_ACT, ActFound, ActRecogniser
-from .interpret.cues import SceneNames
+from .interpret.cues import SceneNames, unstretched
 from .interpret.owners import place_owned_words, said_of_person
 from .interpret.text import TextForms, WordMatcher, find_names, make_matcher, nfkc
 from .scenario import FreeTalk, GameRules, GameState, PlayerInput
@@ -128,7 +128,7 @@ class Answerer:
     def knowledge(self, free_talk: FreeTalk, state: GameState, text: str, turn: int,
                   variety: Freshness = ANYTHING, *, only_speaker: bool = False) -> Found | None:
         """`only_speaker`: the player addressed the speaker by name; nobody else answers for them."""
-        forms = TextForms.of(text)
+        forms = TextForms.of(unstretched(nfkc(text)))        # かんぱーい names 乾杯's かんぱい
         intent = free_talk.intent
         people = [free_talk.speaker] + ([] if only_speaker else
                                         [p for p in self.rules.people(state.place) if p != free_talk.speaker])

@@ -43,7 +43,7 @@ _FOOD_ANCHORS = ("飲み物", "食べ物", "料理", "酒", "ドリンク", "つ
 _BARE = re.compile(r"^\s*(?:で|を|も)?\s*(?:[。！!…]|$)")
 # A question about the item (いつからある？ どんな味？ 何が入ってる？) is not an order of it.
 _WH = re.compile(r"いつ|何|なに|なん|どう|どんな|どれ|どこ|誰|だれ|なぜ|いくら")
-NEAR_FOOD = 0.45
+NEAR_FOOD = 0.4
 
 
 @dataclass(frozen=True)

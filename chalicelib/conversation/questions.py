@@ -42,6 +42,7 @@ _OTHER = re.compile(r"わから|分から|わかんな|知らな|どっちでも
 _LEADING_ANSWER = re.compile(r"^(?:うん|はい|ええ|いや|いいえ|ううん|もちろん|ぜひ|そうだね|そうね|いいよ|いいね)(?:[、,。！!\s]|$)")
 # 「いいんじゃない？」「アリでしょ？」: an opinion said as a question.
 _TAG_QUESTION = re.compile(r"(?:じゃない|じゃん|よね|でしょ|だろ|だろう)\s*[？?]\s*$")
+_STRONG_YES = re.compile(r"賛成|いいと思|良いと思|いいんじゃない|そう思う|やろう|手伝う|手伝います")
 _QUESTION_BACK = re.compile(r"[？?]\s*$|(?:の|か|かな|かしら)\s*[？?]")
 
 
@@ -77,6 +78,8 @@ def polarity(text: str, kind: Kind = "yes_no") -> Polarity | None:
         return None          # a question back (マスターは好きなの？), unless it opens with a yes or a no
     if _NO.search(normalised):
         return "no"
+    if _STRONG_YES.search(normalised):
+        return "yes"                 # 「うーん、私はちょっと賛成かも」: the hesitation is not the answer
     if _OTHER.search(normalised) and not re.match(r"^(?:うん|はい|もちろん)", normalised):
         return "other"
     if _YES.search(normalised):

@@ -30,9 +30,9 @@ from typing import Any
 
 from ..answers import Answer, Answerer, Found
 from ..interpret.choices import InterpretChoices, Recent
-from ..interpret.cues import invited_place
+from ..interpret.cues import invited_place, unstretched
 from ..interpret.interpreter import Interpreter, TurnResult
-from ..interpret.text import TextForms, make_matcher
+from ..interpret.text import TextForms, make_matcher, nfkc
 from ..scenario import FreeTalk, GameRules, GameState, PlayerInput, Step
 from ..scenario.inputs import NONE
 from ..scenario.loader import NEUTRAL
@@ -49,6 +49,7 @@ RECALL_MIN = 3.0          # least evidence for a sentence said before to answer 
 NEWS_MIN = 4.0            # ... for a line not said yet (news needs more than a shared word)
 STATEMENT_MIN = 5.0       # ... for a line not said yet to follow a statement that nothing else answers
 INVITATION_TURNS = 3      # an invitation can still be taken up this many turns later
+QUESTION_TURNS = 3        # a question can still be answered (by a clear yes or no) this many turns later
 SPOKEN_KEPT = 6           # model lines kept for recall
 
 Speak = Callable[[Step, str | None], Any]      # (step, addressee) -> the model's TalkResult
@@ -120,7 +121,11 @@ class Conversation:
             line = self.scenario.lines[state.last_line]
             mem.last = SpokenText(turn=state.turn, speaker=line.speaker, text=line.text)
             mem.question = self._question(mem.last, f"line/{line.id}", state, state.turn)
-        question = mem.question if mem.question is not None and mem.question.turn >= state.turn - 1 else None
+        # the last question a character asked stays open a few turns (lines in between may be about
+        # something else: 「ただいま」「内緒です」), unless a newer one replaced it; after the next turn only a
+        # clear yes or no still answers it (see _authored)
+        question = mem.question if mem.question is not None and \
+            mem.question.turn >= state.turn - (QUESTION_TURNS - 1) else None
         invitation = mem.invitation if mem.invitation is not None and \
             state.turn - mem.invitation.turn < INVITATION_TURNS and \
             mem.invitation.place in self.rules.exits(state.place) else None
@@ -131,6 +136,7 @@ class Conversation:
         options: Options | None = None
 
         clarification, mem.clarify = mem.clarify, None
+        named_now = to is not None
         if given is not None:
             chosen, addressee = given, to
             interpretation = {"text": text, "rule": "given", "input": str(given), "candidates": [], "ms": {}}
@@ -156,15 +162,18 @@ class Conversation:
                                   "options": clarification.options, "candidates": [], "ms": {}}  # type: ignore[union-attr]
                 context["clarify"] = {"resolved": str(chosen)}
             else:
+                # the character named last turn stays addressed for a follow-up, unless this line names
+                # someone else here (「ママさんの好きな歌手は？」 after talking with 葵)
                 partner = mem.partner if mem.partner is not None and mem.partner_turn >= state.turn and \
-                    mem.partner in self.rules.people(state.place) else None
+                    mem.partner in self.rules.people(state.place) and \
+                    self.answerer.named_present(text, state.place) in (None, mem.partner) else None
                 result = self.interpreter.interpret_turn(text, state, to or partner, recent=recent)
                 chosen, addressee, interpretation = result.input, result.addressee, result.debug
                 how = (result.debug.get("addressee") or {}).get("how")
-                if addressee is not None and how in ("head", "question", "phrase", "given") and \
-                        addressee != self.rules.responder(state.place) and not (how == "given" and to is None):
+                named_now = addressee is not None and (how in ("head", "question", "phrase") or to is not None)
+                if named_now and addressee != self.rules.responder(state.place):
                     mem.partner, mem.partner_turn = addressee, turn      # named (or tapped) this turn
-                elif addressee is None or addressee == self.rules.responder(state.place):
+                else:
                     mem.partner = None
                 if result.error:
                     errors.append(f"classifier: {result.error}")
@@ -211,13 +220,11 @@ class Conversation:
                 model = speak(step, addressee)
             if model is None or getattr(model, "source", None) != "model":
                 answer = self._authored(step, state, text, answer_text, mem, question, variety, turn, context,
-                                        addressed=addressee in self.rules.people(state.place))
+                                        addressed=named_now and addressee in self.rules.people(state.place))
         if answer is not None:
             step = self._apply(step, answer)
         if chosen.kind == "intent":
             mem.topics[str(chosen)] = turn
-        if answer is not None and mem.partner is not None and answer.speaker == mem.partner:
-            mem.partner_turn = turn          # still talking with them
         self._remember(mem, step, answer, model, turn, state)
         return PlayedTurn(step, chosen, addressee, interpretation, result, answer, model, mem, context, errors)
 
@@ -269,7 +276,7 @@ class Conversation:
     def _weak_topic(self, text: str, state: GameState, chosen: PlayerInput, result: TurnResult) -> bool:
         if chosen.kind != "intent" or result.interpretation.rule:
             return False
-        forms = TextForms.of(text)
+        forms = TextForms.of(unstretched(nfkc(text)))
         intent = self.scenario.intents[chosen.target_id]
         if intent.words and self.matcher.hits(forms, intent.words):
             return False
@@ -389,6 +396,8 @@ class Conversation:
         if question is not None and free.intent is None and question.speaker in present \
                 and act in _ANSWERING_ACTS:
             pol = polarity(text, question.kind)   # type: ignore[arg-type]
+            if pol == "other" and question.turn < state.turn:
+                pol = None       # only the very next line answers a question with neither yes nor no
             if pol is not None:
                 found = self._reply(question, pol, state, turn, variety)
                 if found is not None:
@@ -602,7 +611,14 @@ class Conversation:
         remember_said(mem.said, said_refs, turn)
         if last is not None:
             mem.last = last
-        mem.question = self._question(last, last_ref, step.state, turn) if last is not None else None
+        asked = self._question(last, last_ref, step.state, turn) if last is not None else None
+        if answer is not None and answer.source in ("reply", "order"):
+            mem.question = None           # answered (an offer is answered by the order)
+        if asked is not None:
+            mem.question = asked          # a new question replaces the open one
+        elif mem.question is not None and (turn - mem.question.turn >= QUESTION_TURNS or
+                                           mem.question.speaker not in self.rules.people(step.state.place)):
+            mem.question = None           # it ran out, or the one who asked is not here
         if step.state.place != before.place:
             mem.invitation = None
             mem.came_from = before.place

@@ -121,10 +121,15 @@ def _clause_end(text: str, start: int) -> int:
 _LOOK_GAP = re.compile(r"[、,\s]*(?:に|を|へ|の中|のなか)?[、,\s]*(?:ちょっと|ちょっとだけ|ちょい|少し|すこし|一旦|いったん|軽く|こっそり)?[、,\s]*")
 
 
+# the verb's own te-form (行って, 入って, 見て) then leave: not 行かなくてもいい (no need to go)
+_PERMISSION = re.compile(r"^[っいん]?[てで]も?(?:いい|良い|よい|大丈夫|かまわない|構わない)(?:です)?(?:か|かな|の)?\s*[？?]?")
+
+
 def committing_verb_after(text: str, start: int, *, window: int = 12, look: bool = False,
-                          talk: bool = False) -> bool:
+                          talk: bool = False, permission: bool = False) -> bool:
     """A movement verb in a committing form within `window` characters after
-    `start`, in the same clause."""
+    `start`, in the same clause.  `permission`: asking leave to go there (行ってもいい？) counts too — the
+    place is named, so the request is the move."""
     end = min(_clause_end(text, start), start + window + 8)
     segment = text[start:end]
     for match in MOVE_VERB_RE.finditer(segment):
@@ -133,6 +138,8 @@ def committing_verb_after(text: str, start: int, *, window: int = 12, look: bool
         if "を" in segment[:match.start()]:
             continue
         if _committing(segment[match.end():]):
+            return True
+        if permission and _PERMISSION.match(segment[match.end():]):
             return True
     if look:
         for match in LOOK_VERB_RE.finditer(segment):
@@ -271,7 +278,7 @@ def explicit_moves(text: str, names: SceneNames, place: str, exits: Sequence[str
         if _quoted_phrase(text, start, end) or _REPORTED.match(text[end:]):
             continue
         talk = bool(_TALK_PLACE.match(text[end:]))
-        if committing_verb_after(text, end, look=True, talk=talk) and not cancelled(text, end):
+        if committing_verb_after(text, end, look=True, talk=talk, permission=True) and not cancelled(text, end):
             found.append(pid)
     # "ママに会いに行こう": a person who is not here, found in one reachable place
     for cid, person_names in names.characters.items():
@@ -344,8 +351,9 @@ def answers_return_question(text: str, asked: str | None) -> bool:
 
 # 「やっぱ行く」「行きます」「そっち行こう」: going, with no place named (the invitation names it).
 _BARE_GO = re.compile(r"(?:^|[、,。！!\s])(?:やっぱ(?:り)?|じゃあ|じゃ|うん|よし|なら|それなら)?[、,\s]*"
-                      r"(?:そっち|あっち|向こう)?(?:に|へ)?\s*(?:行|い)(?:く|こう|こ|きます|きましょう|ってみる|ってみよう)"
-                      r"(?:よ|ね|わ|か|な|っ)*\s*[。！!~]*$")
+                      r"(?:そっち|あっち|向こう)?(?:に|へ)?\s*(?:行|い)(?:く|こう|こ|きます|きましょう|ってみる|ってみよう"
+                      r"|っても?(?:いい|良い)(?:です)?(?:か|の)?)"
+                      r"(?:よ|ね|わ|か|な|っ)*\s*[。！!~？?]*$")
 
 
 _RETURN_VERB = re.compile(r"戻(?=[らりるれろっ])|もど(?=[らりるれろっ])")

@@ -117,9 +117,15 @@ def test_without_authored_replies_the_askers_agreement_reaction_answers():
     assert yes.kind == "reply" and yes.answer.text == "だろう？"
 
 
-def test_a_question_expires_after_two_turns():
-    first, second, third = play(cafe(), "こんばんは", "今夜は静かですね", "うん")
-    assert third.kind != "reply"
+def test_a_question_stays_open_a_few_turns_for_a_clear_answer():
+    *_, late_yes = play(cafe(), "こんばんは", "今夜は静かですね", "うん、好き")
+    assert late_yes.kind == "reply" and late_yes.answer.text == "そりゃよかった。"
+    *_, unclear = play(cafe(), "こんばんは", "今夜は静かですね", "どうかな")
+    assert unclear.kind != "reply"                  # only the very next line answers with neither yes nor no
+    *_, too_late = play(cafe(), "こんばんは", "今夜は静かですね", "ふむ", "うん、好き")
+    assert too_late.kind != "reply"
+    _, answered_twice = play(cafe(), "うん、好き", "うん")
+    assert answered_twice.kind != "reply"            # answered once: closed
 
 
 # ---------------------------------------------------------------- facts said before
