@@ -126,10 +126,16 @@ class Facts:
         if not is_fact(line.ref):
             return []
         out = []
+        carried: frozenset[str] = frozenset()
         for text in sentences(line.text):
-            if _QUESTION_END.search(text) or "{" in text:
+            if "{" in text:
+                continue
+            if _QUESTION_END.search(text):
+                # 「カラオケ？　置かないわよ。」: a short echo of the topic belongs to the answer after it
+                carried = _analysed(text)[2] if len(text) <= 10 else frozenset()
                 continue
             keys, counters, nouns = _analysed(text)
+            keys, nouns, carried = keys | carried, nouns | carried, frozenset()
             keys = frozenset(k for k in keys if nfkc(k) not in self.names)
             if keys or counters:
                 out.append(Sentence(line.ref, line.speaker, text, keys, counters, nouns & keys))

@@ -23,7 +23,8 @@ from ..interpret.text import nfkc
 Kind = Literal["invitation", "offer", "wh", "yes_no"]
 Polarity = Literal["yes", "no", "other"]
 
-_ASKING_END = re.compile(r"(?:[？?]|でしょ(?:う)?|かしら|よね)\s*[。…]*\s*$")
+# 「…でしょ。」「…かしら。」 ask; 「…んだよね。」 only says (a question mark asks in any case)
+_ASKING_END = re.compile(r"(?:[？?]|でしょ(?:う)?|かしら)\s*[。…]*\s*$")
 _WH = re.compile(r"何|なに|なん|どこ|誰|だれ|いつ|どんな|どれ|どっち|どちら|なんで|なぜ|どうして|どう(?!思|かな)")
 _OFFER = re.compile(r"飲む|飲んで|飲み物|食べ(?:る|て|ていく|てく)|何にする|いかが|どうぞ|作ろうか|出そうか|もう一杯")
 _SENTENCE = re.compile(r"[^。！？!?]*[。！？!?]+|[^。！？!?]+$")

@@ -24,6 +24,7 @@ turn's one conditional write; nothing here does I/O.
 """
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -53,6 +54,10 @@ QUESTION_TURNS = 3        # a question can still be answered (by a clear yes or 
 SPOKEN_KEPT = 6           # model lines kept for recall
 
 Speak = Callable[[Step, str | None], Any]      # (step, addressee) -> the model's TalkResult
+# A follow-up that carries the last topic on: an opinion asked for, a why, a "tell me more", a short question
+# about what was just said (「直さないの？」「変えないの？」).
+_FOLLOW_UP = re.compile(r"どう思う|どう？|どうなの|どうなん|なんで|なぜ|どうして|本当|ほんと|教えて|もっと|詳しく|例えば|たとえば"
+                        r"|他には|ほかには|ほかに|他に|それで|それって|(?:ない|ないん|たい)(?:の|ですか)\s*[？?]")
 # Dialogue acts a reply to a question can have (the rest do something else: greet, thank, order, insult).
 _ANSWERING_ACTS = frozenset({"なし", "同意", "反対", "称賛", "質問"})
 
@@ -190,6 +195,14 @@ class Conversation:
                             # the conversation is already on one of them: no need to ask
                             context["clarify"] = {"settled_by_topic": str(recent_topic)}
                             chosen, options = recent_topic, None
+                    if options is None and order is None and chosen == NONE and result.rule is None:
+                        carried = self._carried_topic(text, state, mem)
+                        if carried is not None:
+                            # 「葵さんはどう思う？」「直さないの？」 right after a topic: still that topic, read
+                            # with the line before it (看板… → the entry about the sign, not the name)
+                            context["topic_carried"] = str(carried)
+                            chosen = carried
+                            answer_text = f"{mem.player_last or ''}\n{text}"
                     if options is None and order is None and self._echoes_question(text, chosen, question, recent):
                         # 「いいよ、一緒に選ぼう」 to 「一緒に選んでくれる？」: the topic word is the question's own
                         context["answer_not_topic"] = str(chosen)
@@ -225,6 +238,8 @@ class Conversation:
             step = self._apply(step, answer)
         if chosen.kind == "intent":
             mem.topics[str(chosen)] = turn
+        if not move and given is None:
+            mem.player_last = text[:200]
         self._remember(mem, step, answer, model, turn, state)
         return PlayedTurn(step, chosen, addressee, interpretation, result, answer, model, mem, context, errors)
 
@@ -242,6 +257,19 @@ class Conversation:
                       invited=invitation.place if invitation else None,
                       # 「戻ろう」 goes back only to where the visit started: in the main room it means home
                       came_from=mem.came_from if mem.came_from == self.scenario.start_place else None)
+
+    def _carried_topic(self, text: str, state: GameState, mem: ConversationMemory) -> PlayerInput | None:
+        """The topic of the last turn, for a short follow-up that names no topic of its own."""
+        if not mem.topics:
+            return None
+        topic, last = max(mem.topics.items(), key=lambda kv: kv[1])
+        normalised = nfkc(text).strip()
+        if last < state.turn or len(normalised) > 24 or not _FOLLOW_UP.search(normalised):
+            return None
+        if self.answerer.act(text).act not in ("なし", "質問", "同意", "反対"):
+            return None
+        carried = PlayerInput.parse(topic)
+        return carried if carried in self.rules.candidates(state) else None
 
     def _echoes_question(self, text: str, chosen: PlayerInput, question: AskedQuestion | None,
                          recent: Recent) -> bool:
@@ -396,8 +424,8 @@ class Conversation:
         if question is not None and free.intent is None and question.speaker in present \
                 and act in _ANSWERING_ACTS:
             pol = polarity(text, question.kind)   # type: ignore[arg-type]
-            if pol == "other" and question.turn < state.turn:
-                pol = None       # only the very next line answers a question with neither yes nor no
+            if pol == "other" and question.turn < state.turn and question.kind != "wh":
+                pol = None       # only the very next line answers a yes/no question with neither yes nor no
             if pol is not None:
                 found = self._reply(question, pol, state, turn, variety)
                 if found is not None:

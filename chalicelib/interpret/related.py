@@ -192,7 +192,9 @@ class IntentMeaning:
             ranked = sorted(related.items(), key=lambda kv: kv[1].cosine, reverse=True)
             label, top = ranked[0]
             second = ranked[1][1].cosine if len(ranked) > 1 else 0.0
-            threshold = self.threshold if token.pos[:1] not in (("動詞",), ("形容詞",)) else \
+            # a verb, an adjective or a one-character word has many senses: it needs to be clearly near
+            short = len(token.surface) == 1
+            threshold = self.threshold if token.pos[:1] not in (("動詞",), ("形容詞",)) and not short else \
                 max(self.threshold, PREDICATE_THRESHOLD)
             if top.cosine < threshold or top.cosine - second < self.margin:
                 continue

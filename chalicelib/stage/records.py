@@ -113,6 +113,7 @@ class ConversationMemory(_Record):
                                                           "who stays addressed for a follow-up question.")
     partner_turn: int = 0
     came_from: str | None = Field(default=None, description="The place the player came from to where they are.")
+    player_last: str | None = Field(default=None, description="The player's last line (a follow-up reads it too).")
 
 
 class DirectorMemory(_Record):
