@@ -35,7 +35,11 @@ _CUE = re.compile(
     r"|^\s*(?:で|を)?\s*(?:[。！!…]|$)|^\s*(?:で|を|も)\s*(?:お願い|頼む|よろしく|いい|[！!。]|$)"
     r"|^\s*(?:に|で)(?:する|します|しよう|しよっかな|しようかな)|^\s*(?:が|を)?\s*(?:いい|良い)(?:な|です)?\s*[。!！]*$"
     r"|飲みたい|食べたい|飲もう|食べよう|飲もっかな|食べよっかな|飲む(?:よ|わ)?\s*[。！!]*$|食べる(?:よ|わ)?\s*[。！!]*$"
-    r"|(?:ある|あります|あり|ない|ありますか)(?:\s*[？?]|か|かな|の)|持ってきて|出して|作って|入れて|つけて|くれる|くれない")
+    r"|(?:ある|あります|あり|ない|ありますか)(?:\s*[？?]|か|かな|の)|持ってきて|出して|作って|入れて|つけて|くれる|くれない"
+    r"|(?:まだ)?(?:できる|できます|作れる|頼める|食べられる|飲める)(?:\s*[？?]|か|の)")
+# 「じゃあそれで」「それください」: the item just named.
+_THAT_ONE = re.compile(r"^(?:じゃあ|じゃ|では|なら|それなら|うん)?[、,\s]*(?:それ|そっち|これ)(?:で|を|に|も)?\s*"
+                       r"(?:お願い|ください|下さい|ちょうだい|頂戴|する|します|しよう|いい|[。！!]|$)")
 _AGAIN = re.compile(r"おかわり|お代わり|もう一杯|もういっぱい|もう一本|もう1杯|同じ(?:の|もの|やつ)|もう一つ|もうひとつ|もう1つ|もう一皿")
 _ANYTHING = re.compile(r"何か(?:飲|食|つま)|なにか(?:飲|食|つま)|飲み物|食べ物|おつまみ|つまみ|何か(?:ちょうだい|ください|頼)"
                        r"|注文(?:いい|お願い|したい|させて|を)|オーダー")
@@ -103,7 +107,7 @@ class Orders:
 
     def read(self, text: str, people: list[str], addressee: str | None, responder: str | None, *,
              last_order: str | None = None, offered: str | None = None, offer_yes: bool = False,
-             offer_open: bool = False) -> OrderFound | None:
+             offer_open: bool = False, mentioned: str | None = None) -> OrderFound | None:
         """The order in `text`, said where `people` are (addressee and responder among them), or None.
         `offer_open`: a character just offered something (何か飲む？ 何にする？), so an item named at all is
         an order; `offered`: the item they offered; `offer_yes`: the line says yes to the offer."""
@@ -122,6 +126,9 @@ class Orders:
             return self._served(chosen.item, people, addressee, responder, normalised[chosen.start:chosen.end])
         if hits:
             return None                            # an item talked about, not ordered
+        if _THAT_ONE.search(normalised) and mentioned:
+            # 「じゃあそれで」: the item just named (by the player or by the one serving)
+            return self._served(mentioned, people, addressee, responder, None)
         if _AGAIN.search(normalised) and last_order:
             served = self._served(last_order, people, addressee, responder, None)
             return OrderFound("again", served.item, served.server, None) if served.kind == "item" else served

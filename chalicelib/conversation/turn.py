@@ -57,7 +57,7 @@ Speak = Callable[[Step, str | None], Any]      # (step, addressee) -> the model'
 # A follow-up that carries the last topic on: an opinion asked for, a why, a "tell me more", a short question
 # about what was just said (「直さないの？」「変えないの？」).
 _FOLLOW_UP = re.compile(r"どう思う|どう？|どうなの|どうなん|なんで|なぜ|どうして|本当|ほんと|教えて|もっと|詳しく|例えば|たとえば"
-                        r"|他には|ほかには|ほかに|他に|それで|それって|(?:ない|ないん|たい)(?:の|ですか)\s*[？?]")
+                        r"|他には|ほかには|ほかに|他に|それで|それって|(?:ない|ないん|たい)(?:の|ですか)?\s*[？?]")
 # Dialogue acts a reply to a question can have (the rest do something else: greet, thank, order, insult).
 _ANSWERING_ACTS = frozenset({"なし", "同意", "反対", "称賛", "質問"})
 
@@ -130,7 +130,7 @@ class Conversation:
         # something else: 「ただいま」「内緒です」), unless a newer one replaced it; after the next turn only a
         # clear yes or no still answers it (see _authored)
         question = mem.question if mem.question is not None and \
-            mem.question.turn >= state.turn - (QUESTION_TURNS - 1) else None
+            mem.question.turn >= state.turn - (self._lifetime(mem.question) - 1) else None
         invitation = mem.invitation if mem.invitation is not None and \
             state.turn - mem.invitation.turn < INVITATION_TURNS and \
             mem.invitation.place in self.rules.exits(state.place) else None
@@ -258,6 +258,12 @@ class Conversation:
                       # 「戻ろう」 goes back only to where the visit started: in the main room it means home
                       came_from=mem.came_from if mem.came_from == self.scenario.start_place else None)
 
+    @staticmethod
+    def _lifetime(question: AskedQuestion) -> int:
+        """Turns a question stays open: the story's own questions (scripted, arrival lines) a few, a question
+        said in passing (chatter, a reaction) only the next turn."""
+        return QUESTION_TURNS if question.ref.startswith(("line/", "arrival/", "ending/")) else 1
+
     def _carried_topic(self, text: str, state: GameState, mem: ConversationMemory) -> PlayerInput | None:
         """The topic of the last turn, for a short follow-up that names no topic of its own."""
         if not mem.topics:
@@ -323,9 +329,12 @@ class Conversation:
         offered = question.item if question is not None and question.kind == "offer" else None
         offer_yes = question is not None and question.kind == "offer" and polarity(text, "offer") == "yes"
         people = list(self.rules.people(state.place))
+        mentioned = self._item_named(mem.player_last or "") or \
+            (self._item_named(mem.last.text) if mem.last is not None and mem.last.turn >= state.turn else None)
         return self.orders.read(text, people, addressee, self.rules.responder(state.place),
                                 last_order=mem.orders[-1] if mem.orders else None, offered=offered,
-                                offer_yes=offer_yes, offer_open=question is not None and question.kind == "offer")
+                                offer_yes=offer_yes, offer_open=question is not None and question.kind == "offer",
+                                mentioned=mentioned)
 
     def _serve(self, order: OrderFound, step: Step, state: GameState, mem: ConversationMemory, turn: int,
                variety: Variety) -> Answer | None:
@@ -644,7 +653,7 @@ class Conversation:
             mem.question = None           # answered (an offer is answered by the order)
         if asked is not None:
             mem.question = asked          # a new question replaces the open one
-        elif mem.question is not None and (turn - mem.question.turn >= QUESTION_TURNS or
+        elif mem.question is not None and (turn - mem.question.turn >= self._lifetime(mem.question) or
                                            mem.question.speaker not in self.rules.people(step.state.place)):
             mem.question = None           # it ran out, or the one who asked is not here
         if step.state.place != before.place:
