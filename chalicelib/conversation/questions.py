@@ -27,6 +27,7 @@ Polarity = Literal["yes", "no", "other"]
 _ASKING_END = re.compile(r"(?:[？?]|でしょ(?:う)?|かしら)\s*[。…]*\s*$")
 _WH = re.compile(r"何|なに|なん|どこ|誰|だれ|いつ|どんな|どれ|どっち|どちら|なんで|なぜ|どうして|どう(?!思|かな)")
 _OFFER = re.compile(r"飲む|飲んで|飲み物|食べ(?:る|て|ていく|てく)|何にする|いかが|どうぞ|作ろうか|出そうか|もう一杯")
+_REQUEST_END = re.compile(r"(?:てくれる|てくれない|でくれる|でくれない|てもらえる|ませんか|ない)\s*[？?]\s*$")
 _SENTENCE = re.compile(r"[^。！？!?]*[。！？!?]+|[^。！？!?]+$")
 
 _NO = re.compile(r"^(?:いや|いいや|いえ|いいえ|ううん|うーん、?いや|まさか|全然)(?:[、,。！!\s]|$)|反対|だめ|ダメ|駄目|嫌だ|いやだ|やだ|無理"
@@ -63,8 +64,8 @@ def question_kind(text: str, *, invited: bool = False, offered: bool = False) ->
         return "invitation"
     if offered or _OFFER.search(sentence):
         return "offer"
-    if _WH.search(sentence):
-        return "wh"
+    if _WH.search(sentence) and not _REQUEST_END.search(sentence):
+        return "wh"         # not 「どれを載せるか一緒に選んでくれる？」: a request, answered yes or no
     return "yes_no"
 
 

@@ -520,8 +520,10 @@ class Conversation:
         if against is not None:
             own = max((self.facts.score(text, s) for s in self.facts.spoken("knowledge", None, against)),
                       default=0.0) + 1.0
-            if found.score < own + 1.0:
-                return None          # the topic's own next line answers as well
+            # the topic's own next line answers as well, unless this sentence fits clearly better (and a
+            # sentence said before must fit better still: news before a repeat)
+            if found.score < own + (2.0 if found.said else 1.0):
+                return None
         sentence = found.sentence
         if found.said and not found.counted and max(mem.said.get(sentence.ref, [-1])) >= turn - 1:
             return None         # said on the last turn: the player is asking for more, not for the same again
@@ -586,6 +588,7 @@ class Conversation:
         base, _, n = ref.rpartition("#")
         index = int(n) - 1
         kind = ref.split("/", 1)[0]
+        said_act = "質問"
         if kind == "knowledge":
             _, person, entry = base.split("/")
             key = knowledge_key(person, int(entry))
@@ -595,6 +598,7 @@ class Conversation:
             _, person, act = base.split("/")
             key, source = reaction_key(person, act), "reaction"
             count = len(self.scenario.reactions[person][act].lines)
+            said_act = act
         elif kind == "chatter":
             key, source = base, "chatter"
             chatter = self.scenario.characters[line.speaker].chatter
@@ -602,7 +606,7 @@ class Conversation:
         else:
             return None
         variation = {key: remember(state.variation.get(key, ()), index, count)}
-        return Answer(line.speaker, line.text, line.expression, source, ref, "質問", variation,  # type: ignore[arg-type]
+        return Answer(line.speaker, line.text, line.expression, source, ref, said_act, variation,  # type: ignore[arg-type]
                       refs=(ref,), detail={"recalled": ref})
 
     def _chatter(self, speaker: str, state: GameState, turn: int, variety: Variety) -> Found | None:
