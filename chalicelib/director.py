@@ -28,11 +28,12 @@ from pathlib import Path
 from typing import Any
 
 from . import ids, observability
-from .answers import Answer, Answerer
+from .answers import Answerer
+from .conversation import Conversation, PlayedTurn
 from .errors import ApiError, NotFound, ValidationFailed
 from .faces import NEUTRAL, ExpressionSource
 from .interpret.interpreter import Interpreter
-from .scenario import EndingNotice, ExitsNotice, GameRules, GameState, PlayerInput, load_scenario_text
+from .scenario import EndingNotice, ExitsNotice, GameRules, GameState, Step, load_scenario_text
 from .stage.models import ReplyAccepted, ReplyRequest
 from .stage.records import (
     DirectorMemory,
@@ -58,7 +59,7 @@ from .stage.store import (
 )
 from .stage.transient import transient
 from .talk import Talker, TalkRequest, TalkResult
-from .turn_record import AnswerSource, InterpretationRecord, JudgmentRecord, NoticeRecord, TurnRecord
+from .turn_record import AnswerSource, JudgmentRecord, NoticeRecord, TurnRecord
 
 SCENARIO_PREFIX = "scenarios/"
 # Shown to the player when a reply cannot be played at all (the debug view says why).
@@ -78,6 +79,7 @@ class LoadedScenario:
     rules: GameRules
     interpreter: Interpreter
     answerer: Answerer = field(default=None)  # type: ignore[assignment]
+    conversation: Conversation = field(default=None)  # type: ignore[assignment]
     # What loading it cost this process (`butai bench coldstart` reports them).
     load_ms: float = 0.0
     build_ms: float = 0.0
@@ -86,6 +88,8 @@ class LoadedScenario:
     def __post_init__(self) -> None:
         if self.answerer is None:
             self.answerer = Answerer(self.rules, self.interpreter.names)
+        if self.conversation is None:
+            self.conversation = Conversation(self.rules, self.interpreter, self.answerer)
 
     @property
     def compiled(self):
@@ -242,7 +246,9 @@ class Director:
         # Conditioned on the log version it read, so the log it extends is exact.
         write.expected_version = record.version
         if incoming is not None:
-            write.reply, write.reply_entry, write.guard = reply, incoming, guard
+            # A restart is a control, not a line the player said: claimed with the turn, never logged.
+            control = reply.restart or (write.turn is not None and write.turn.restart)
+            write.reply, write.reply_entry, write.guard = reply, None if control else incoming, guard
         if looked_at is not None and len(pending) <= 1:
             write.stage = replace(write.stage, unread_seen=looked_at)  # every reply announced so far is answered
         return write
@@ -252,7 +258,8 @@ class Director:
         # turn's lines and after anything that landed before it.
         reply_id = self._new_id()
         created = ids.iso_from_ms(ids.id_time_ms(reply_id))
-        return (ReplyRecord(id=reply_id, text=request.text, created_at=created, to=request.to, move=request.move),
+        return (ReplyRecord(id=reply_id, text=request.text, created_at=created, to=request.to, move=request.move,
+                            restart=request.restart),
                 LogRecord(id=reply_id, role=Role.PLAYER, text=request.text, created_at=created))
 
     def _unplayable(self, record: StageRecord, reply: ReplyRecord, exc: Exception) -> TurnWrite:
@@ -275,91 +282,93 @@ class Director:
     def turn(self, record: StageRecord, loaded: LoadedScenario, reply: ReplyRecord,
              log: list[LogRecord] | None = None, *, incoming: LogRecord | None = None) -> TurnWrite:
         """Computes one turn (nothing is written).  ``incoming`` is the reply's
-        log entry when the reply is written with the turn (not yet in ``log``)."""
+        log entry when the reply is written with the turn (not yet in ``log``).
+        The turn logic is the conversation's (chalicelib/conversation); this
+        adds the model, when one is configured, and builds the write."""
         started = time.perf_counter()
         rules = loaded.rules
         state = rules.restore(record.game)
         memory = DirectorMemory.read(record.director)
-        if state.ended and not reply.move and _RESTART.match(reply.text):
+        if state.ended and not reply.move and (reply.restart or _RESTART.match(reply.text)):
             return self._restart(record, loaded, reply, memory)
+        if reply.restart:
+            # The restart control before the game has ended changes nothing (a page that sent it twice).
+            turn = TurnRecord(id=reply.id, game=memory.game, text=reply.text, input=None, place_before=state.place,
+                              place_after=state.place, context={"restart": "ignored: the game has not ended"})
+            return self._write(record, loaded, Step(None, (), None, (), state), state_before=state, talk=None,
+                               memory=memory, turn=turn, claim=reply.id)
         errors: list[str] = []
-        to = reply.to if reply.to in loaded.compiled.characters else None
-        if reply.to and to is None:
+        if reply.to and reply.to not in loaded.compiled.characters:
             errors.append(f"unknown addressee {reply.to!r} ignored")
-        if reply.move:
-            addressee = to
-            if reply.move in loaded.compiled.places:
-                chosen = PlayerInput.move(reply.move)
-            else:
-                chosen = PlayerInput.none()
-                errors.append(f"unknown destination {reply.move!r}")
-            interpretation = InterpretationRecord.of_button(reply.text, str(chosen))
-        else:
-            result = loaded.interpreter.interpret_turn(reply.text, state, to)
-            chosen, addressee, interpretation = result.input, result.addressee, result.debug
-            if result.error:
-                errors.append(f"classifier: {result.error}")
-            observability.classified(result.interpretation.backend, result.error, result.interpretation.detail)
-        t = time.perf_counter()
-        step = rules.handle(chosen, state, addressee)
-        rules_ms = (time.perf_counter() - t) * 1000
-        talk = None
-        if step.free_talk is not None:
-            if self.talker.generator is not None:
+        speak = None
+        if self.talker.generator is not None:
+            def speak(step, addressee):
+                nonlocal log
                 if log is None:
                     log = self.stages.turn_log(record)
                 recent = (log + [incoming]) if incoming is not None else log
                 talk = self._free_talk(loaded, step, state, reply, addressee, memory, recent[-(RECENT_LINES + 1):])
                 if talk.source == AnswerSource.FALLBACK and talk.reason not in (None, "no_model"):
                     errors.append(f"free conversation: {talk.reason}")
-            if talk is None or talk.source != AnswerSource.MODEL:
-                # No model, or it failed: the most specific authored line answers.
-                observability.fell_back(talk.reason if talk is not None else None)
-                step, talk = self._authored_answer(loaded, step, state, reply, talk)
+                return talk
+        t = time.perf_counter()
+        played = loaded.conversation.play(reply.text, state, memory.conversation, to=reply.to, move=reply.move,
+                                          speak=speak)
+        play_ms = (time.perf_counter() - t) * 1000
+        step = played.step
+        errors += played.errors
+        if played.result is not None:
+            result = played.result
+            observability.classified(result.interpretation.backend, result.error, result.interpretation.detail)
+        talk = self._talk_of(played)
+        memory.conversation = played.memory
         free_talk = None
-        if talk is not None and step.free_talk is not None:
-            authored = talk.source != AnswerSource.MODEL and talk.speaker is not None
-            free_talk = talk.record(talk.speaker if authored else step.free_talk.speaker, step.free_talk.intent)
+        if talk is not None:
+            # the authored answer's own speaker, else the model's (the character the rules asked to talk)
+            speaker = played.answer.speaker if played.answer is not None else \
+                talk.speaker or (step.free_talk.speaker if step.free_talk is not None else "")
+            free_talk = talk.record(speaker, step.free_talk.intent if step.free_talk is not None else None)
+            if played.answer is not None and played.answer.detail:
+                free_talk.detail = played.answer.detail
         # The debug record is complete before the write is built (its timings stop here).
-        ms = {**{k: v for k, v in interpretation.ms.items() if k != "total"},
-              "rules": round(rules_ms, 3), "talk": round(talk.ms, 3) if talk else 0.0,
-              "total": round((time.perf_counter() - started) * 1000, 3)}
+        interpretation = played.interpretation
+        phases = {k: v for k, v in interpretation.ms.items() if k != "total"}
+        talk_ms = talk.ms if talk else 0.0
+        ms = {**phases, "rules": round(max(0.0, play_ms - sum(phases.values()) - talk_ms), 3),
+              "talk": round(talk_ms, 3), "total": round((time.perf_counter() - started) * 1000, 3)}
         turn = TurnRecord(id=reply.id, game=memory.game, turn=step.state.turn, text=reply.text, to=reply.to,
                           move=reply.move, place_before=state.place, place_after=step.state.place,
-                          input=str(step.input), addressee=addressee, interpretation=interpretation,
+                          input=str(played.input), addressee=played.addressee, interpretation=interpretation,
                           lines=list(step.line_ids), free_talk=free_talk,
                           notices=[NoticeRecord.model_validate(n.to_dict()) for n in step.notices], errors=errors,
-                          ms=ms)
+                          ms=ms, context=played.context or None)
         observability.turn_latency(ms["total"])
         write = self._write(record, loaded, step, state_before=state, talk=talk, memory=memory,
                             turn=turn, claim=reply.id)
         return write
 
-    def _authored_answer(self, loaded: LoadedScenario, step, state: GameState, reply: ReplyRecord,
-                         model_talk: TalkResult | None):
-        """The step with an authored answer (knowledge line, reaction or
-        fallback) to its free-conversation request, and that answer."""
-        t = time.perf_counter()
-        answer: Answer = loaded.answerer.answer(step.free_talk, state, reply.text, turn=step.state.turn)
-        expressions = dict(step.state.expressions)
-        # The answer comes before the step's lines: a later line's effect on the same face wins.
-        if not any(e.character == answer.speaker for line in step.lines for e in line.effects):
-            expressions[answer.speaker] = answer.expression
-        new_state = step.state.with_said(variation=answer.variation, expressions=expressions)
-        talk = TalkResult(answer.text, answer.source,
-                          reason=model_talk.reason if model_talk is not None else "no_model",
-                          fallback_id=answer.ref if answer.source == AnswerSource.FALLBACK else None,
-                          attempts=model_talk.attempts if model_talk is not None else [],
-                          ms=(model_talk.ms if model_talk is not None else 0.0) + (time.perf_counter() - t) * 1000,
+    @staticmethod
+    def _talk_of(played: PlayedTurn) -> TalkResult | None:
+        """The turn's free-conversation line as the write takes it: the model's, or the authored answer."""
+        model = played.model
+        if played.kind == AnswerSource.MODEL:
+            return model
+        answer = played.answer
+        if answer is None:
+            return None
+        observability.fell_back(model.reason if model is not None else None)
+        return TalkResult(answer.text, answer.source, reason=model.reason if model is not None else "no_model",
+                          fallback_id=answer.ref.removeprefix("fallback/") if answer.source == AnswerSource.FALLBACK and answer.ref
+                          else None,
+                          attempts=model.attempts if model is not None else [],
+                          ms=model.ms if model is not None else 0.0,
                           speaker=answer.speaker, expression=answer.expression, act=answer.act, ref=answer.ref)
-        step = replace(step, free_talk=replace(step.free_talk, speaker=answer.speaker), state=new_state)
-        return step, talk
 
     def _restart(self, record: StageRecord, loaded: LoadedScenario, reply: ReplyRecord,
                  memory: DirectorMemory) -> TurnWrite:
         """A new game after an ending, answered as the reply's turn (claimed once, like any turn)."""
         step = loaded.rules.start()
-        memory = memory.model_copy(update={"game": memory.game + 1})
+        memory = DirectorMemory(game=memory.game + 1, last_fallback=memory.last_fallback)
         turn = TurnRecord(id=reply.id, game=memory.game, text=reply.text, to=reply.to, move=reply.move,
                           restart=True, input="開始", lines=list(step.line_ids),
                           place_after=step.state.place, turn=step.state.turn)

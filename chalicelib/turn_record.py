@@ -36,6 +36,13 @@ class AnswerSource(StrEnum):
     KNOWLEDGE = "knowledge"    # an authored knowledge line (answers.py)
     REACTION = "reaction"      # the speaker's authored reaction to the dialogue act
     FALLBACK = "fallback"      # the speaker's fallback line, last
+    # The conversation layer's answers (chalicelib/conversation):
+    RECALL = "recall"          # a sentence said before (or known) brought back for a question about it
+    REPLY = "reply"            # the answer to a character's own open question
+    ORDER = "order"            # a menu item ordered and served
+    MENU = "menu"              # what the menu holds, asked for
+    CLARIFY = "clarify"        # a question back: which of two topics the player meant
+    CHATTER = "chatter"        # something the character brings up when nothing else answers
 
 
 # The interpretation of a tapped destination button: no text was read.
@@ -96,6 +103,8 @@ class InterpretationRecord(StoredRecord):
     token: str | None = None
     error: str | None = None
     examples_dropped: bool = False
+    options: list[str] = Field(default_factory=list, description="A line that settled a clarifying question: "
+                                                                 "the options the question named (意図:X).")
     ms: dict[str, float] = Field(default_factory=dict, description="Milliseconds per phase and in total.")
 
     @classmethod
@@ -141,6 +150,8 @@ class FreeTalkRecord(StoredRecord):
     judgment: JudgmentRecord | None = Field(default=None, description="A model's line: how its face was judged.")
     act: str | None = Field(default=None, description="An authored answer: the dialogue act recognised.")
     ref: str | None = Field(default=None, description="An authored answer: which set and line.")
+    detail: dict[str, Any] | None = Field(default=None, description="What the conversation layer decided for this "
+                                                                    "answer (the order's item, the options asked).")
 
     @model_validator(mode="before")
     @classmethod
@@ -183,13 +194,16 @@ class TurnRecord(StoredRecord):
     ms: dict[str, float] = Field(default_factory=dict, description="Milliseconds per phase and in total.")
     restart: bool = False
     unplayable: bool = False
+    context: dict[str, Any] | None = Field(
+        default=None, description="What the conversation layer decided: an order served, a clarification asked "
+                                  "or settled, a reply to a character's question, a sentence recalled.")
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), ensure_ascii=False)
 
     def to_dict(self) -> dict[str, Any]:
         out = self.model_dump(mode="json")
-        for flag in ("restart", "unplayable"):      # written only where they hold, as before
+        for flag in ("restart", "unplayable", "context"):      # written only where they hold, as before
             if not out[flag]:
                 del out[flag]
         return out

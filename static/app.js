@@ -40,6 +40,8 @@
     endingTitle: $("ending-title"),
     endingText: $("ending-text"),
     restart: $("restart"),
+    endingLeave: $("ending-leave"),
+    endingClosed: $("ending-closed"),
     addressee: $("addressee"),
     debug: $("debug"),
     debugBody: $("debug-body"),
@@ -473,8 +475,13 @@
 
   function renderEnding(ending) {
     var wasHidden = els.ending.hidden;
+    // after an ending the composer offers only 「もう一度」 and a way out: no more lines to type
+    els.form.hidden = !!ending;
+    els.form.parentNode.hidden = !!ending;   // the (sticky) reply card with it
     if (!ending) {
       els.ending.hidden = true;
+      els.endingClosed.hidden = true;
+      els.endingLeave.hidden = false;
       return;
     }
     els.endingTitle.textContent = str(ending.title) || "おしまい";
@@ -1075,7 +1082,14 @@
   els.restart.addEventListener("click", function () {
     if (sending || stopped) return;
     els.note.hidden = true;
-    postReply({ text: restartText }, false);
+    // a control, not a line the player said: the stage does not log it
+    postReply({ text: restartText, restart: true }, false);
+  });
+
+  els.endingLeave.addEventListener("click", function () {
+    els.endingLeave.hidden = true;
+    els.endingClosed.hidden = false;
+    els.restart.focus();
   });
 
   function send() {

@@ -135,7 +135,8 @@ class MemoryStageStore:
                 raise StaleGame()
             if write.reply is not None:
                 rows.append((copy.deepcopy(write.reply), write.claim_id or "turn"))
-                self.logs.setdefault(stage_id, []).append(copy.deepcopy(write.reply_entry))
+                if write.reply_entry is not None:
+                    self.logs.setdefault(stage_id, []).append(copy.deepcopy(write.reply_entry))
             elif write.claim:
                 rows[index] = (rows[index][0], write.claim_id or "turn")
             self.stages[stage_id] = write.stage.applied_to(stage)

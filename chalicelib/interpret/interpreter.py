@@ -31,7 +31,7 @@ from ..turn_record import (
 from .addressee import AddresseeFound, addressee_narrowing, detect_addressee
 from .backends import Backend, LexicalBackend
 from .backends.base import elapsed_ms
-from .choices import ErrorKind, Interpretation, InterpretChoices, InterpretContext
+from .choices import ErrorKind, Interpretation, InterpretChoices, InterpretContext, Recent
 from .cues import SceneNames
 from .refine import NOT_A_CANDIDATE, SAME_PLACE, RefinedInterpreter
 from .related import IntentMeaning
@@ -94,7 +94,10 @@ class Interpreter:
     def choices(self, state: GameState) -> InterpretChoices:
         return InterpretChoices.make(self.rules, state)
 
-    def interpret_turn(self, text: str, state: GameState, addressee: str | None = None) -> TurnResult:
+    def interpret_turn(self, text: str, state: GameState, addressee: str | None = None, *,
+                       recent: Recent | None = None) -> TurnResult:
+        """`recent`: what the conversation said last (its open question, a recent invitation), when the
+        caller keeps a conversation (chalicelib/conversation); without it the last scripted line is used."""
         start = time.perf_counter()
         t = time.perf_counter()
         choices = InterpretChoices.make(self.rules, state)
@@ -108,7 +111,7 @@ class Interpreter:
         offered, removed_by_addressee = addressee_narrowing(choices, self.rules, state, found.character)
         addressee_ms = elapsed_ms(t)
 
-        context = InterpretContext.make(self.rules, state, found.character)
+        context = InterpretContext.make(self.rules, state, found.character, recent=recent)
         try:
             result = self.refined.interpret(text, offered, context)
         except Exception as exc:      # a bug in refinement must not stop the game either

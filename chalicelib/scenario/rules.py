@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from ..faces import NEUTRAL
-from .conditions import Effect, ExpressionEffect
+from .conditions import Effect, ExpressionEffect, FlagEffect
 from .inputs import LEAVE, PlayerInput
 from .loader import CompiledKnowledge, CompiledLine, CompiledScenario, CompiledScene, paused_gc
 from .model import Ending, Knowledge, PlaceLine
@@ -169,7 +169,7 @@ def _place_line(line: PlaceLine, line_id: str, trigger: Trigger) -> FiredLine:
 
 
 class _Context:
-    __slots__ = ("input", "shown", "last", "starting", "arrived", "fired", "expressions", "variation")
+    __slots__ = ("input", "shown", "last", "starting", "arrived", "fired", "expressions", "variation", "flags")
 
     def __init__(self, input: PlayerInput | None, state: GameState, starting: bool) -> None:
         self.input = input
@@ -180,6 +180,7 @@ class _Context:
         self.fired: list[FiredLine] = []
         self.expressions = dict(state.expressions)
         self.variation: dict[str, tuple[int, ...]] = {}
+        self.flags: list[str] = []          # flags set by lines fired in this step
 
     def say(self, line: FiredLine) -> None:
         """An unscripted line (arrival reaction, closing line): shown, not recorded as shown."""
@@ -189,8 +190,10 @@ class _Context:
         self.fired.append(line)
 
     def holds(self, line: CompiledLine) -> bool:
-        return line.id not in self.shown and line.condition.holds(
-            self.input, self.shown, self.last, self.starting, self.arrived)
+        # A line fires once per game, unless its author marked it repeatable (then once per step).
+        if line.id in self.shown and not (line.repeatable and line.id not in self.shown.fired):
+            return False
+        return line.condition.holds(self.input, self.shown, self.last, self.starting, self.arrived)
 
     def fire(self, line: CompiledLine, trigger: Trigger, scene: CompiledScene) -> None:
         """Fire `line`, then its chain (first unfired holding 直後 follower, repeatedly)."""
@@ -202,6 +205,9 @@ class _Context:
             for effect in line.effects:
                 if isinstance(effect, ExpressionEffect):
                     self.expressions[effect.character] = effect.key
+                elif isinstance(effect, FlagEffect) and effect.name not in self.shown.flags:
+                    self.shown.flags.add(effect.name)
+                    self.flags.append(effect.name)
             self.fired.append(FiredLine(line.id, line.speaker, line.text, line.effects, trigger))
             trigger = "chain"
             current = next((f for f in scene.chains.get(line.id, ()) if self.holds(f)), None)
@@ -378,7 +384,8 @@ class GameRules:
     def _finish(self, ctx: _Context, state: GameState, input: PlayerInput | None, free_talk: FreeTalk | None,
                 notices: tuple[Notice, ...], *, place: str, turn: int, ended: bool | None = None) -> Step:
         new_state = state.advanced(place=place, fired=(f.id for f in ctx.fired if f.scripted),
-                                   expressions=ctx.expressions, turn=turn, variation=ctx.variation, ended=ended)
+                                   expressions=ctx.expressions, turn=turn, variation=ctx.variation, ended=ended,
+                                   flags=ctx.flags)
         return Step(input, tuple(ctx.fired), free_talk, notices, new_state)
 
     def _knowledge(self, character: str, ctx: _Context) -> tuple[Knowledge, ...]:
@@ -442,7 +449,8 @@ class GameRules:
             for line in topic.responses:
                 if line.id in shown:
                     any_shown = True
-                    continue
+                    if not line.repeatable:
+                        continue
                 cond = line.condition
                 if cond.holds_for_intent(shown):
                     could_fire = True
@@ -504,4 +512,4 @@ class GameRules:
             raise ValueError("stored state does not fit the scenario: " + "; ".join(problems))
         expressions = {c: state.expressions.get(c, NEUTRAL) for c in self.scenario.characters}
         return GameState(state.place, state.iter_shown(), state.last_line, expressions, state.turn,
-                         variation=state.variation, ended=state.ended)
+                         variation=state.variation, ended=state.ended, flags=state.flags)

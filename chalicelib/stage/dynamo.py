@@ -342,9 +342,8 @@ class DynamoStageStore:
                                "claim_id": claim_id, "expires_at": self._expires()}),
                 "ConditionExpression": "attribute_not_exists(reply_id)",
                 "ReturnValuesOnConditionCheckFailure": "ALL_OLD"}})
-            if write.reply_entry is None:
-                raise ValueError("a turn that brings its reply brings the reply's log entry too")
-            actions.append(self._log_put(stage_id, write.reply_entry, write_token=token))
+            if write.reply_entry is not None:     # a control (restart) is claimed with its turn but not logged
+                actions.append(self._log_put(stage_id, write.reply_entry, write_token=token))
         elif write.claim:
             actions.append({"Update": {
                 "TableName": self._pending,

@@ -66,6 +66,10 @@ class ReplyRequest(_Strict):
                              description="Scenario stages: a destination button was tapped; move to this place. "
                                          "A place id as the stage gave it: no control, format or private-use "
                                          "characters, no surrounding spaces.")
+    restart: bool = Field(default=False,
+                          description="Scenario stages: start a new game after an ending (the page's 「もう一度」). A "
+                                      "control, not a line the player said: it is not logged, and it changes nothing "
+                                      "before the game has ended.")
 
     @field_validator("text")
     @classmethod

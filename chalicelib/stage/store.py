@@ -164,6 +164,7 @@ class ReplyRecord:
     created_at: str
     to: str | None = None
     move: str | None = None
+    restart: bool = False      # the restart control after an ending (scenario stages): claimed, never logged
 
 
 @dataclass

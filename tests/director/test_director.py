@@ -89,10 +89,12 @@ def test_the_reference_scenario_in_free_japanese(client, played):
     assert view["log"][-1] == {**view["log"][-1], "role": "notice", "text": "血の池の夜　おしまい"}
     assert view["scene"]["destinations"] == [] and view["scene"]["ending"]["restart"] == "もう一度"
     view = reply(client, played, "まだいるよ")
-    assert view["scene"]["ending"] and [e["role"] for e in view["log"][-2:]] == ["player", "notice"]  # still over
+    # still over, and the ending is not announced again for every line
+    assert view["scene"]["ending"] and [e["role"] for e in view["log"][-2:]] == ["notice", "player"]
     view = reply(client, played, "もう一度")
     assert view["scene"].get("ending") is None and view["scene"]["place"] == "店内"
     assert view["log"][-1]["text"].startswith("ママ、その話はあと")
+    assert "もう一度" not in [e["text"] for e in view["log"]]       # typed or tapped, a restart is no line said
 
 
 def test_the_same_reply_handled_twice_gives_one_turn(director, played, services):
@@ -159,14 +161,18 @@ def test_a_generation_failure_answers_with_a_recorded_fallback(services, played,
     assert "free conversation: not_japanese" in turn.errors
 
 
-def test_fallbacks_rotate_across_turns(services, played, client):
-    for text in ("まあね", "いい夜だね", "雨やんだみたい", "ふーん"):   # nothing the scenario answers
+def test_small_talk_is_answered_without_repeats(services, played, client):
+    texts = ("まあね", "いい夜だね", "ふーん", "ふむ", "へえ", "ほう", "そうなんだ", "まあいいや")
+    for text in texts:   # nothing the scenario answers
         view = reply(client, played, text)
-    fallbacks = [(e["text"], e["expression"]) for e in view["log"] if e["text"] in
-                 ("さあ、どうだったかしらね。", "その話は、また今度ゆっくりね。", "ふうん、そういうこともあるのね。")]
-    # in turn, each with its own face (no grin carried over from a scripted line)
-    assert fallbacks == [("さあ、どうだったかしらね。", "neutral"), ("その話は、また今度ゆっくりね。", "smile"),
-                         ("ふうん、そういうこともあるのね。", "neutral"), ("さあ、どうだったかしらね。", "neutral")]
+    turns = services.director.debug(played.stage_id, played.agent_key, limit=len(texts))
+    sources = [t.free_talk.source for t in turns]
+    # the responder first brings things up herself (chatter), then the fallbacks rotate
+    assert sources == ["chatter"] * 5 + ["fallback"] * 3
+    said = [(e["text"], e["expression"]) for e in view["log"] if e["role"] == "character"]
+    assert len({t for t, _ in said}) == len(said)          # no line twice
+    # each with its own face (no grin carried over from a scripted line)
+    assert ("さあ、どうだったかしらね。", "neutral") in said and ("その話は、また今度ゆっくりね。", "smile") in said
 
 
 def test_addressee_from_the_page(services, played, client):
@@ -309,3 +315,27 @@ def test_a_judged_face_shows_in_the_scene_when_the_line_is_the_last(services, pl
     faces = {c["id"]: c["expression"] for c in scene["characters"]}
     assert faces[step.free_talk.speaker] == "surprised" and write.stage.line.expression == "surprised"
     assert write.stage.line.expression_source == "auto"
+
+
+def test_the_conversation_is_kept_in_the_directors_memory_with_the_turn(services, played, client):
+    reply(client, played, "こんばんは")
+    reply(client, played, "とりあえずビールください")
+    record = services.stage.read_stage(played.stage_id)
+    memory = DirectorMemory.read(record.director)
+    # written in the same conditional write as the game state: the order, the lines said, the open question
+    assert memory.conversation.orders == ["ビール"] and "menu/赤尾妙子/ビール#1" in memory.conversation.said
+    assert memory.conversation.last.text == "はい、ビール。よく冷えてるわよ。"
+    turn = services.director.debug(played.stage_id, played.agent_key)[-1]
+    assert turn.free_talk.source == "order" and turn.context["order"]["item"] == "ビール"
+
+
+def test_the_restart_control_is_not_a_line_and_does_nothing_before_the_end(services, played, client):
+    reply(client, played, "こんばんは")
+    before = reply(client, played, "もう一度", restart=True)            # the game has not ended: nothing happens
+    assert "もう一度" not in [e["text"] for e in before["log"]] and before["scene"]["turn"] == 1
+    view = reply(client, played, "ごちそうさま、また来ます")
+    assert view["scene"]["ending"] is not None
+    view = reply(client, played, "もう一度", restart=True)
+    assert view["scene"].get("ending") is None and view["log"][-1]["text"].startswith("ママ、その話はあと")
+    assert [e["text"] for e in view["log"]].count("もう一度") == 0
+    assert DirectorMemory.read(services.stage.read_stage(played.stage_id).director).conversation.said == {}

@@ -352,3 +352,30 @@ def test_no_library_module_edits_sys_path():
         for path in (ROOT / package).rglob("*.py"):
             assert "sys.path.insert" not in path.read_text(encoding="utf-8"), path
             assert "sys.path.append" not in path.read_text(encoding="utf-8"), path
+
+
+def resolved_imports(package: str) -> dict[str, set[str]]:
+    """Like `imports`, with relative imports resolved against the importing module."""
+    found: dict[str, set[str]] = {}
+    for path in (ROOT / package).rglob("*.py"):
+        module = list(path.relative_to(ROOT).with_suffix("").parts)
+        here = module[:-1] if path.name != "__init__.py" else module[:-1]
+        names = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                names.update(alias.name for alias in node.names)
+            elif isinstance(node, ast.ImportFrom):
+                base = here[:len(here) - node.level + 1] if node.level else []
+                name = ".".join([*base, node.module] if node.module else base)
+                names.add(name)
+                names.update(f"{name}.{alias.name}" for alias in node.names)
+        found[str(path.relative_to(ROOT))] = names
+    return found
+
+
+def test_the_conversation_layer_reads_stored_shapes_but_plays_no_stage_and_calls_no_model():
+    forbidden = ("chalicelib.director", "chalicelib.talk", "chalicelib.llm", "chalicelib.stage.")
+    bad = sorted(f"{path}: {name}" for path, names in resolved_imports("chalicelib/conversation").items()
+                 for name in names if name.startswith(forbidden) and not name.startswith("chalicelib.stage.records"))
+    assert bad == []
+    assert any("chalicelib.stage.records" in names for names in resolved_imports("chalicelib/conversation").values())

@@ -86,7 +86,7 @@ def test_no_model_answers_with_fallbacks_rotating_never_twice_in_a_row(scenario)
         assert result.reason == "no_model"
         seen.append(result.fallback_id)
         last = result.fallback_id
-    assert seen == ["赤尾妙子-拒1", "赤尾妙子-拒2", "赤尾妙子-拒3", "赤尾妙子-拒1", "赤尾妙子-拒2"]
+    assert seen == ["赤尾妙子-拒1", "赤尾妙子-拒2", "赤尾妙子-拒3", "赤尾妙子-拒4", "赤尾妙子-拒5"]
     assert all(a != b for a, b in zip(seen, seen[1:]))
 
 

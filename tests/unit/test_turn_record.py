@@ -40,10 +40,10 @@ def test_an_older_record_loads_typed_with_the_judged_face_in_its_own_field():
 
 
 def test_a_record_round_trips_and_keeps_fields_it_does_not_know():
-    newer = {**OLDER, "turn": 3, "context": {"topic": "音楽"}}       # a field a later version adds
+    newer = {**OLDER, "turn": 3, "mood": {"topic": "音楽"}}       # a field a later version adds
     turn = TurnRecord.model_validate(newer)
     again = TurnRecord.from_json(turn.to_json())
-    assert again == turn and again.model_extra == {"context": {"topic": "音楽"}}
+    assert again == turn and again.model_extra == {"mood": {"topic": "音楽"}}
     assert "restart" not in turn.to_dict() and "unplayable" not in turn.to_dict()
 
 
