@@ -176,6 +176,10 @@ class Answerer:
     def entries_of(self, person: str) -> tuple[CompiledKnowledge, ...]:
         return self._with_lines.get(person, ())
 
+    def owned_words(self, intent: str) -> frozenset[str]:
+        """The intent's words its own texts tie to a place (店の名前)."""
+        return self._owned.get(str(PlayerInput.intent(intent)), frozenset())
+
     def _names(self, forms: TextForms, entry: CompiledKnowledge) -> bool:
         """Whether the text names one of the entry's words in the sense the interpreter reads it: a word
         its intent ties to a place, said of a person (お名前, 葵の名前), does not count."""

@@ -344,7 +344,8 @@ class Director:
                           ms=ms, context=played.context or None)
         observability.turn_latency(ms["total"])
         write = self._write(record, loaded, step, state_before=state, talk=talk, memory=memory,
-                            turn=turn, claim=reply.id)
+                            turn=turn, claim=reply.id,
+                            first=[(a.speaker, a.text, a.expression) for a in played.before])
         return write
 
     @staticmethod
@@ -393,7 +394,10 @@ class Director:
         return talk
 
     def _write(self, record: StageRecord, loaded: LoadedScenario, step, *, state_before: GameState, talk,
-               memory: DirectorMemory, turn: TurnRecord | None, claim: str | None) -> TurnWrite:
+               memory: DirectorMemory, turn: TurnRecord | None, claim: str | None,
+               first: list[tuple[str, str, str]] | None = None) -> TurnWrite:
+        """`first`: authored lines said before the turn's answer (the answer to a first part of the line,
+        by another character), each (speaker, text, expression)."""
         compiled = loaded.compiled
         expressions = dict(state_before.expressions)
         entries: list[LogRecord] = []
@@ -411,6 +415,10 @@ class Director:
                                      else ExpressionSource.AGENT,
                                      expression_scores=scores))
 
+        for speaker_id, text, expression in first or ():
+            expressions[speaker_id] = expression
+            faces.pop(speaker_id, None)
+            say(speaker_id, text)
         if talk is not None:
             speaker = step.free_talk.speaker
             if talk.expression:

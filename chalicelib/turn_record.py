@@ -43,6 +43,7 @@ class AnswerSource(StrEnum):
     MENU = "menu"              # what the menu holds, asked for
     CLARIFY = "clarify"        # a question back: which of two topics the player meant
     CHATTER = "chatter"        # something the character brings up when nothing else answers
+    ECHO = "echo"              # what the player talked about, taken up in the character's voice
 
 
 # The interpretation of a tapped destination button: no text was read.

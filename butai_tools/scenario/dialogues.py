@@ -238,7 +238,8 @@ def play_dialogue(conversation: Conversation, dialogue: dict[str, Any]) -> list[
             played = conversation.play(turn.get("say", ""), step.state, memory, to=turn.get("to"),
                                        move=turn.get("move"), given=given)
             step, memory = played.step, played.memory
-        said = ([played.answer.text] if played is not None and played.answer is not None else []) + \
+        said = ([a.text for a in played.before] if played is not None else []) + \
+            ([played.answer.text] if played is not None and played.answer is not None else []) + \
             [line.text for line in step.lines]
         outcome = TurnOutcome(dialogue.get("id", "?"), dialogue.get("split"), number, turn, played, step,
                               answer_kind(played, step), said)

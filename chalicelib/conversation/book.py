@@ -9,14 +9,14 @@ always the scenario's own:
 | ``knowledge/赤尾妙子/3#2`` | the second line of the character's fourth knowledge entry |
 | ``reaction/赤尾妙子/挨拶#1`` | a reaction line |
 | ``fallback/赤尾妙子-拒1`` | a fallback line |
-| ``menu/赤尾妙子/ビール#1``, ``menu/赤尾妙子/ask#1``, ``menu/赤尾妙子/missing#1`` | menu lines |
-| ``recall/赤尾妙子#1``, ``clarify/赤尾妙子#1``, ``chatter/赤尾妙子#1`` | a character's line sets |
+| ``menu/赤尾妙子/ビール#1``, ``menu/赤尾妙子/ask#1``, ``…/missing#1``, ``…/prices#1``, ``…/bill#1`` | menu lines |
+| ``recall/赤尾妙子#1``, ``clarify/赤尾妙子#1``, ``chatter/赤尾妙子#1``, ``echo/赤尾妙子#1`` | a character's line sets |
 | ``arrival/店内#2``, ``ending/店内#1`` | a place's lines |
 | ``line/A04>yes#1`` | a reply (yes / no / other) to the question the line before ``>`` asked |
 """
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from ..faces import NEUTRAL
@@ -31,6 +31,7 @@ class BookLine:
     text: str
     expression: str
     replies: Replies | None = None
+    secret_from: tuple[str, ...] = ()    # not said while one of these characters is present
 
 
 def place_line_ref(fired_id: str) -> str:
@@ -54,22 +55,24 @@ class LineBook:
             c = character.id
             for i, entry in enumerate(character.knowledge):
                 for n, spoken in enumerate(entry.lines, 1):
-                    self._put(f"knowledge/{c}/{i}#{n}", c, spoken.text, spoken.expression, spoken.replies)
+                    self._put(f"knowledge/{c}/{i}#{n}", c, spoken.text, spoken.expression, spoken.replies,
+                              spoken.secret_from)
             for reaction in character.reactions:
                 for n, spoken in enumerate(reaction.lines, 1):
                     self._put(f"reaction/{c}/{reaction.act}#{n}", c, spoken.text, spoken.expression,
-                              spoken.replies)
+                              spoken.replies, spoken.secret_from)
             for fallback in character.fallbacks:
                 self._put(f"fallback/{fallback.id}", c, fallback.text, fallback.expression, None)
-            for name in ("recall", "clarify", "chatter"):
+            for name in ("recall", "clarify", "chatter", "echo"):
                 line_set = getattr(character, name)
                 for n, spoken in enumerate(line_set.lines if line_set else (), 1):
-                    self._put(f"{name}/{c}#{n}", c, spoken.text, spoken.expression, spoken.replies)
+                    self._put(f"{name}/{c}#{n}", c, spoken.text, spoken.expression, spoken.replies,
+                              spoken.secret_from)
             if character.menu is not None:
                 for item in character.menu.items:
                     for n, spoken in enumerate(item.lines, 1):
                         self._put(f"menu/{c}/{item.id}#{n}", c, spoken.text, spoken.expression, spoken.replies)
-                for kind in ("ask", "missing"):
+                for kind in ("ask", "missing", "prices", "bill"):
                     for n, spoken in enumerate(getattr(character.menu, kind), 1):
                         self._put(f"menu/{c}/{kind}#{n}", c, spoken.text, spoken.expression, spoken.replies)
         for place in scenario.scenario.places:
@@ -80,8 +83,8 @@ class LineBook:
                               place_line.replies)
 
     def _put(self, ref: str, speaker: str | None, text: str, expression: str | None,
-             replies: Replies | None) -> None:
-        self._lines[ref] = BookLine(ref, speaker, text, expression or NEUTRAL, replies)
+             replies: Replies | None, secret_from: Sequence[str] = ()) -> None:
+        self._lines[ref] = BookLine(ref, speaker, text, expression or NEUTRAL, replies, tuple(secret_from))
 
     def get(self, ref: str) -> BookLine | None:
         line = self._lines.get(ref)

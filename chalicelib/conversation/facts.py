@@ -29,7 +29,7 @@ _STOP = frozenset("""
 する いる ある なる 思う 言う こと もの の ん よう そう これ それ あれ ここ そこ あそこ どこ 何 なに 誰 いつ どう
 どれ いい 良い よい 私 僕 俺 あなた 君 お前 あんた 自分 人 事 時 今 方 感じ 話 ちゃん さん くん 様 みんな 皆 本当 ほんと
 ちょっと 少し もう まだ また すごい とても くれる もらう あげる みる おく しまう いく くる 行く 来る 出来る できる
-分かる わかる 知る 聞く 教える 気 的 風 等 など 一 二 たち 達 前 後 うち
+分かる わかる 知る 聞く 教える 気 的 風 等 など 一 二 たち 達 前 後 うち やる 実
 """.split())
 _SENTENCE = re.compile(r"[^。！？!?]*[。！？!?]+|[^。！？!?]+$")
 _QUESTION_END = re.compile(r"[？?]\s*$")
@@ -37,6 +37,11 @@ _QUESTION_END = re.compile(r"[？?]\s*$")
 _ASKS_NUMBER = re.compile(r"何(年|杯|歳|才|人|時|回|階|文字|日|本|枚|品|円)|いくつ|いつから|どのくらい|どれくらい|どれぐらい"
                           r"|どんだけ|何十年|いくら|何時|長い(?:の|ん|です)|長く(?:やって|続)")
 _TIME_COUNTERS = frozenset("年 月 日 時 時間 週 歳 才".split())
+TOLD_KEYS = 3        # a line told before shares at least this many words with one said line
+TOLD_SHARE = 0.6     # ... and this share of its weight
+TOLD_OTHER = 0.4     # ... and this share of the other line's weight; or
+TOLD_SENTENCE = 0.8  # one of its sentences, with that share of its weight, has this share of it in the other
+TOLD_RARE = 3.0      # and two of the shared words at least are this rare (idf) among the scenario's sentences
 # A question: a question mark, a question particle at the end (not かな alone: 「好きかな」 muses), a wh-word
 # with a sentence-final particle, or asking to be told.
 _QUESTION_CUE = re.compile(r"[？?]|(?:の|か|かしら|っけ|だっけ|ですか|ますか)\s*$|教えて|聞かせて|知りたい|って何|ってなに"
@@ -82,6 +87,13 @@ def _analysed(text: str) -> tuple[frozenset[str], frozenset[str], frozenset[str]
     for i, token in enumerate(tokens):
         if token.pos[1:2] == ("数詞",) and i + 1 < len(tokens) and "助数詞可能" in tokens[i + 1].pos:
             counters.add(tokens[i + 1].normalised)
+            # the quantity itself says something (三十年): a word of its own, a noun
+            j = i
+            while j > 0 and tokens[j - 1].pos[1:2] == ("数詞",):
+                j -= 1
+            quantity = "".join(t.surface for t in tokens[j:i + 2])
+            keys.add(quantity)
+            nouns.add(quantity)
         if _is_key(token) and not (i > 0 and tokens[i - 1].pos[1:2] == ("数詞",) and "助数詞可能" in token.pos):
             keys.add(token.normalised or token.lemma)
             if token.is_noun:
@@ -140,6 +152,38 @@ class Facts:
             if keys or counters:
                 out.append(Sentence(line.ref, line.speaker, text, keys, counters, nouns & keys))
         return out
+
+    def told(self, ref: str, said: Iterable[str]) -> bool:
+        # (only lines of the same speaker are compared: two characters may well say alike)
+        """Whether the line `ref` tells what one of the lines `said` told already, in other words: they share
+        `TOLD_KEYS` words or more (a noun among them), most of its weight (`TOLD_SHARE`) and a good part of
+        the other's (`TOLD_OTHER`, so that a long line that happens to hold its words does not count)."""
+        own = self._keys(ref)
+        mass = sum(self.idf(k) for k in own[0])
+        if mass <= 0:
+            return False
+        for other in said:
+            keys, nouns = self._keys(other)
+            shared = own[0] & keys
+            if not shared & own[1] or sum(1 for k in shared if self.idf(k) >= TOLD_RARE) < 2:
+                continue
+            weight = sum(self.idf(k) for k in shared)
+            if len(shared) >= TOLD_KEYS and weight >= TOLD_SHARE * mass and \
+                    weight >= TOLD_OTHER * sum(self.idf(k) for k in keys):
+                return True
+            # one sentence of it, carrying most of its weight, said again in other words inside a longer line
+            for sentence in self.of(ref):
+                part = sum(self.idf(k) for k in sentence.keys)
+                inside = sentence.keys & keys
+                if len(inside) >= min(TOLD_KEYS, max(2, len(sentence.keys))) and part >= TOLD_SHARE * mass and \
+                        sum(self.idf(k) for k in inside) >= TOLD_SENTENCE * part:
+                    return True
+        return False
+
+    def _keys(self, ref: str) -> tuple[frozenset[str], frozenset[str]]:
+        sentences = self.of(ref)
+        return (frozenset().union(*(s.keys for s in sentences)) if sentences else frozenset(),
+                frozenset().union(*(s.nouns for s in sentences)) if sentences else frozenset())
 
     def idf(self, key: str) -> float:
         return math.log(1.0 + self._docs / (1 + self._df.get(key, 0)))

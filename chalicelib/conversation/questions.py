@@ -7,11 +7,15 @@ next turn.  Its kind decides how an answer is read:
   move (refinement's `agreement` and `invitation` rules);
 - ``offer``: it offers a drink or a dish (何か飲む？, ナポリタン、食べていく？): a yes is an order;
 - ``wh``: it asks what, where, who (何を話してたの？): any answer that is not a question back answers it;
+- ``request``: it asks the player to do something (手伝ってくれない？): 「いいよ」「大丈夫」 say yes;
 - ``yes_no``: anything else (あなたはどう思う？ included): yes, no or neither.
 
 The player's answer is read without a model, on cue words: yes (うん, いいと思う, 賛成, もちろん …), no
-(いや, 反対, やめたほうが, 思わない …) or other (わからない, どっちでも, 内緒 …).  A question back, or a
-line that is about something else at length, is not an answer.
+(いや, 反対, やめたほうが, 思わない …) or other (わからない, どっちでも, 内緒 …), in the sense the question
+gives them: 「いいです」「大丈夫」「結構」 decline an offer but grant a request; 「いや、やるって」 (いや correcting,
+then the thing asked for) and 「手伝うのはいいよ」 say yes.  A line of several sentences is answered by the
+first that answers (「手伝うのはいいよ。何すればいいの？」: yes, and a question of its own).  A question back,
+or a line that is about something else at length, is not an answer.
 """
 from __future__ import annotations
 
@@ -20,7 +24,7 @@ from typing import Literal
 
 from ..interpret.text import nfkc
 
-Kind = Literal["invitation", "offer", "wh", "yes_no"]
+Kind = Literal["invitation", "offer", "wh", "request", "yes_no"]
 Polarity = Literal["yes", "no", "other"]
 
 # 「…でしょ。」「…かしら。」 ask; 「…んだよね。」 only says (a question mark asks in any case)
@@ -44,8 +48,20 @@ _OTHER = re.compile(r"わから|分から|わかんな|知らな|どっちでも
 _LEADING_ANSWER = re.compile(r"^(?:うん|はい|ええ|いや|いいえ|ううん|もちろん|ぜひ|そうだね|そうね|いいよ|いいね)(?:[、,。！!\s]|$)")
 # 「いいんじゃない？」「アリでしょ？」: an opinion said as a question.
 _TAG_QUESTION = re.compile(r"(?:じゃない|じゃん|よね|でしょ|だろ|だろう)\s*[？?]\s*$")
-_STRONG_YES = re.compile(r"賛成|いいと思|良いと思|いいんじゃない|そう思う|やろう|手伝う|手伝います")
+_STRONG_YES = re.compile(r"賛成|いいと思|良いと思|いいんじゃない|そう思う|やろう|手伝う|手伝います|手伝わせ|手伝って(?:あげ|や)")
+# Saying one will do it (after a correcting いや): やるって, やるよ, 行くって, 選ぶって.
+_DOING = re.compile(r"(?:やる|する|行く|選ぶ|付き合う|乗る|協力する)(?:って|よ|から|ってば|ね|わ)")
 _QUESTION_BACK = re.compile(r"[？?]\s*$|(?:の|か|かな|かしら)\s*[？?]")
+# 「いや、やるって」「いやいや、手伝うよ」: いや taking back a misreading, then the answer itself.
+_CORRECTING = re.compile(r"^(?:いや|いやいや|いやいやいや|いえいえ)(?:[、,!！\s]+|(?=[^、,!！\sいえ]))(?P<rest>.+)$")
+# 「いいよ」「大丈夫」「全然OK」「それくらいなら別にいいよ」: fine — a yes to a request, a no to an offer.
+_FINE = re.compile(r"^(?:全然|ぜんぜん|別に|べつに|まあ|うん|はい|ええ)?[、,\s]*(?:いい|良い|大丈夫|だいじょうぶ|ok|オッケー|おっけー|平気"
+                   r"|かまわない|構わない)(?:よ|です|だよ|っす|ですよ|だ|じゃん)?(?:[!！。~ー\s]|$)"
+                   r"|(?:のは|のも|なら|くらいなら|ぐらいなら|ならば)[、,\s]*(?:全然|別に|べつに)?(?:いい|良い|大丈夫|ok|オッケー|平気"
+                   r"|かまわない|構わない)(?:よ|です|けど|だよ)?")
+_NOT_FINE = re.compile(r"よくない|良くない|いいや|いいの[？?]|いいかな[？?]|大丈夫[？?]|いいけど[、,]?(?:でも|ちょっと)|いや(?:だ|です)")
+# What makes 「いい」 to an offer a yes after all (いいね, いただく, お願い).
+_KEEN = re.compile(r"いいね|いいですね|いただ|頂|お願い|ください|ちょうだい|飲む|食べる|飲みたい|食べたい|もらう|もらおう")
 
 
 def last_sentence(text: str) -> str:
@@ -64,20 +80,46 @@ def question_kind(text: str, *, invited: bool = False, offered: bool = False) ->
         return "invitation"
     if offered or _OFFER.search(sentence):
         return "offer"
-    if _WH.search(sentence) and not _REQUEST_END.search(sentence):
-        return "wh"         # not 「どれを載せるか一緒に選んでくれる？」: a request, answered yes or no
+    if _REQUEST_END.search(sentence) and not re.search(r"思わない\s*[？?]\s*$", sentence):
+        return "request"    # 「どれを載せるか一緒に選んでくれる？」: a request, answered yes or no
+    if _WH.search(sentence):
+        return "wh"
     return "yes_no"
 
 
 def polarity(text: str, kind: Kind = "yes_no") -> Polarity | None:
     """How the player's line answers a question of `kind`; None when it is not an answer (a question back).
-    Negation wins over a yes cue in the same line (いいと思わない)."""
+    Negation wins over a yes cue in the same sentence (いいと思わない); of several sentences, the first that
+    answers does."""
     normalised = nfkc(text).strip()
     if not normalised:
         return None
+    pieces = [p.strip() for p in _SENTENCE.findall(normalised) if p.strip(" 　…")] or [normalised]
+    if len(pieces) > 1:
+        for piece in pieces:
+            if _QUESTION_BACK.search(piece) and not _LEADING_ANSWER.match(piece) and not _TAG_QUESTION.search(piece):
+                continue
+            found = _polarity(piece, kind)
+            if found is not None and found != "other":
+                return found
+    return _polarity(normalised, kind)
+
+
+def _polarity(normalised: str, kind: Kind) -> Polarity | None:
     if _QUESTION_BACK.search(normalised) and not _LEADING_ANSWER.match(normalised) \
             and not _TAG_QUESTION.search(normalised):
         return None          # a question back (マスターは好きなの？), unless it opens with a yes or a no
+    correcting = _CORRECTING.match(normalised)
+    if correcting:
+        rest = correcting.group("rest")
+        if not _NO.search(rest) and (_STRONG_YES.search(rest) or _DOING.search(rest) or _polarity(rest, kind) == "yes"):
+            return "yes"     # 「いや、やるって」: いや takes back a misreading, not the request
+    fine = _FINE.search(normalised)
+    if fine and not _NOT_FINE.search(normalised):
+        if kind == "offer" and not _KEEN.search(normalised):
+            return "no"      # 「大丈夫です」「いいです」「結構」 to 何か飲む？: no, thank you
+        if kind != "offer" or _KEEN.search(normalised):
+            return "yes"     # 「いいよ」「全然大丈夫」 to a request or a question: yes
     if _NO.search(normalised):
         return "no"
     if _STRONG_YES.search(normalised):

@@ -33,7 +33,7 @@ from ..answers import Answer, Answerer, Found
 from ..interpret.choices import InterpretChoices, Recent
 from ..interpret.cues import invited_place, unstretched
 from ..interpret.interpreter import Interpreter, TurnResult
-from ..interpret.text import TextForms, make_matcher, nfkc
+from ..interpret.text import TextForms, is_kanji, make_matcher, nfkc
 from ..scenario import FreeTalk, GameRules, GameState, PlayerInput, Step
 from ..scenario.inputs import NONE
 from ..scenario.loader import NEUTRAL
@@ -42,7 +42,9 @@ from ..stage.records import AskedQuestion, ConversationMemory, OpenClarification
 from ..turn_record import AnswerSource, InterpretationRecord
 from .book import LineBook, fired_ref
 from .clarify import DEFAULT_LINE, Clarifier, Options
+from .entries import Entries, Fitting
 from .facts import Facts, Sentence, is_question
+from .focus import Focus, FocusReader, parts
 from .orders import OrderFound, Orders
 from .questions import asks, polarity, question_kind
 from .variety import Variety, remember_said
@@ -53,14 +55,28 @@ STATEMENT_MIN = 5.0       # ... for a line not said yet to follow a statement th
 INVITATION_TURNS = 3      # an invitation can still be taken up this many turns later
 QUESTION_TURNS = 3        # a question can still be answered (by a clear yes or no) this many turns later
 SPOKEN_KEPT = 6           # model lines kept for recall
+VAGUE_TURNS = 8           # 「あれ、どうなった？」 points at a topic of this many turns back at most
 
 Speak = Callable[[Step, str | None], Any]      # (step, addressee) -> the model's TalkResult
 # A follow-up that carries the last topic on: an opinion asked for, a why, a "tell me more", a short question
 # about what was just said (「直さないの？」「変えないの？」).
 _FOLLOW_UP = re.compile(r"どう思う|どう？|どうなの|どうなん|なんで|なぜ|どうして|本当|ほんと|教えて|もっと|詳しく|例えば|たとえば"
                         r"|他には|ほかには|ほかに|他に|それで|それって|(?:ない|ないん|たい)(?:の|ですか)?\s*[？?]")
+# What the price of a thing is asked with; the bill (without a thing named).
+_PRICE = re.compile(r"いくら|おいくら|値段|何円|なんえん|料金|価格")
+_BILL = re.compile(r"会計|勘定|おあいそ|お代|合計|全部で|トータル")
+# Words too general to take up (「感じ」「人」 say nothing to answer about).
+_NOT_ECHOED = frozenset("感じ 人 人たち 気 話 場合 意味 理由 全部 普通 本当 最近 今日 今夜 今回 一番 自分 相手 時間 ここ そこ".split())
 # Dialogue acts a reply to a question can have (the rest do something else: greet, thank, order, insult).
 _ANSWERING_ACTS = frozenset({"なし", "同意", "反対", "称賛", "質問"})
+
+
+@dataclass(frozen=True)
+class Reading:
+    text: str                 # what is read as the turn's line
+    side: str | None          # a first part answered apart (an order, a toast, a yes), if any
+    taken_back: str           # what the line took back (「店の名前じゃなくて」), "" when nothing
+    called: str | None        # a character called at the head of the line
 
 
 @dataclass
@@ -76,6 +92,7 @@ class PlayedTurn:
     context: dict[str, Any] = field(default_factory=dict)   # what this layer decided (for the debug record)
     errors: list[str] = field(default_factory=list)
     clarified: bool = False             # the character asked which topic (the rules did not play)
+    before: list[Answer] = field(default_factory=list)   # answers to a first part, by someone else, said first
 
     @property
     def kind(self) -> AnswerSource | None:
@@ -100,6 +117,8 @@ class Conversation:
         self.orders = Orders(self.scenario, all_names)
         self.clarifier = Clarifier(self.scenario)
         self.matcher = make_matcher()
+        self.focus_reader = FocusReader(self.names)
+        self.entries = Entries(self.answerer)
 
     # ------------------------------------------------------------------ the turn
 
@@ -140,6 +159,7 @@ class Conversation:
         result: TurnResult | None = None
         order: OrderFound | None = None
         options: Options | None = None
+        reading: Reading | None = None
 
         clarification, mem.clarify = mem.clarify, None
         named_now = to is not None
@@ -172,7 +192,13 @@ class Conversation:
                 partner = mem.partner if mem.partner is not None and mem.partner_turn >= state.turn and \
                     mem.partner in self.rules.people(state.place) and \
                     self.answerer.named_present(text, state.place) in (None, mem.partner) else None
-                result = self.interpreter.interpret_turn(text, state, to or partner, recent=recent)
+                reading = self._reading(text, state, mem, question)
+                if reading.side is not None:
+                    context["parts"] = {"side": reading.side, "main": reading.text}
+                if reading.taken_back:
+                    context["taken_back"] = reading.taken_back
+                text = answer_text = reading.text
+                result = self.interpreter.interpret_turn(text, state, to or reading.called or partner, recent=recent)
                 chosen, addressee, interpretation = result.input, result.addressee, result.debug
                 how = result.debug.addressee.how if result.debug.addressee is not None else None
                 named_now = addressee is not None and (how in ("head", "question", "phrase") or to is not None)
@@ -218,14 +244,36 @@ class Conversation:
                         # in meaning (娘 ~ 二人) or shared letters is answered without the story moving on
                         context["unsure_story"] = str(chosen)
                         chosen = NONE
+                    if options is None and order is None and result.rule is None:
+                        fact = self._fact_first(text, state, addressee, chosen)
+                        if fact is not None:
+                            # 「ママのお名前は？」: a fact about the one asked about, not the shop's name;
+                            # 「今かかってるの誰の曲？」: what the question's head asks, not the topic's line
+                            context["fact"] = fact.ref
+                            chosen = NONE
+                    if options is None and order is None and chosen == NONE and result.rule is None:
+                        vague = self._vague(text, state, mem)
+                        if isinstance(vague, Options):
+                            options = vague
+                        elif vague is not None:
+                            # 「あれってどうなったの？」 right after a topic: that topic
+                            context["vague"] = str(vague)
+                            chosen = vague
 
         if options is not None:
             return self._ask_which(text, state, mem, addressee, options, result, interpretation, turn, context)
 
         step = self.rules.handle(chosen, state, addressee)
-        variety = Variety(mem.said, turn, self.book)
+        variety = Variety(mem.said, turn, self.book, facts=self.facts, present=self.rules.people(step.state.place))
         answer: Answer | None = None
         model = None
+        side: Answer | None = None
+        if reading is not None and reading.side is not None:
+            side = self._side_answer(reading.side, step, state, mem, question, addressee, turn, variety, context)
+            if side is not None:
+                variety.note(side.refs)
+                if side.source in (AnswerSource.REPLY, AnswerSource.ORDER):
+                    question = None        # answered by the side part
         if order is not None:
             answer = self._serve(order, step, state, mem, turn, variety)
         if answer is None and step.free_talk is not None:
@@ -234,16 +282,131 @@ class Conversation:
             if model is None or getattr(model, "source", None) != AnswerSource.MODEL:
                 answer = self._authored(step, state, text, answer_text, mem, question, variety, turn, context,
                                         addressed=named_now and addressee in self.rules.people(state.place))
+        before: list[Answer] = []
+        if side is not None:
+            if answer is None or answer.speaker == side.speaker:
+                answer = self._joined(side, answer)
+            else:
+                before.append(side)          # said first, by its own speaker
+                step = self._apply(step, side)
         if answer is not None:
             step = self._apply(step, answer)
         if chosen.is_intent:
             mem.topics[str(chosen)] = turn
         if not move and given is None:
             mem.player_last = text[:200]
-        self._remember(mem, step, answer, model, turn, state)
-        return PlayedTurn(step, chosen, addressee, interpretation, result, answer, model, mem, context, errors)
+        self._remember(mem, step, answer, model, turn, state, before)
+        return PlayedTurn(step, chosen, addressee, interpretation, result, answer, model, mem, context, errors,
+                          before=before)
 
     # ------------------------------------------------------------------ context for reading a line
+
+    def _reading(self, text: str, state: GameState, mem: ConversationMemory,
+                 question: AskedQuestion | None) -> Reading:
+        """What of the line is read as the turn: without what it takes back (「店の名前じゃなくて、…」), and,
+        when a first part does something of its own (an order, a toast, a yes) before a question, the
+        question — the first part is answered apart."""
+        present = tuple(self.rules.people(state.place))
+        whole = self.focus_reader.read(text, present)
+        meant, back = whole.text, whole.taken_back
+        if back and not self._topic_nouns(meant) and mem.player_last:
+            # 「店の名前じゃないって！」: nothing new besides the correction — the line before, without it
+            earlier = nfkc(mem.player_last)
+            for word in self._topic_nouns(back):
+                earlier = earlier.replace(word, "")
+            meant = f"{earlier}　{meant}".strip()
+        side = None
+        pieces = parts(meant)
+        asking = [i for i, piece in enumerate(pieces) if is_question(piece)]
+        if len(pieces) >= 2 and asking:
+            main = asking[-1]
+            rest = "".join(p if p.endswith(("。", "!", "?", "！", "？")) else p + "。"
+                           for i, p in enumerate(pieces) if i != main)
+            if self._side_act(rest, state, mem, question) and not self._side_act(pieces[main], state, mem, question):
+                side, meant = rest, re.sub(r"^(?:あと|それと|それから|ところで|ていうか|てか)[、,\s]*", "", pieces[main])
+        return Reading(meant, side, back, whole.called)
+
+    def _topic_nouns(self, text: str) -> list[str]:
+        focus = self.focus_reader.read(text)
+        return [n for n in focus.nouns if n not in self.facts.names]
+
+    def _side_act(self, text: str, state: GameState, mem: ConversationMemory,
+                  question: AskedQuestion | None) -> bool:
+        """A part that does something of its own: an order, a greeting or thanks, a toast (a repeatable
+        entry's word), or a yes or no to the open question."""
+        if self._order(text, state, None, mem, question) is not None:
+            return True
+        if self.answerer.act(text).act in ("挨拶", "感謝") and len(nfkc(text)) <= 20:
+            return True
+        forms = TextForms.of(unstretched(nfkc(text)))
+        for person in self.rules.people(state.place):
+            for entry in self.answerer.entries_of(person):
+                if entry.entry.repeatable and entry.entry.words and self.matcher.hits(forms, entry.entry.words):
+                    return True
+        return question is not None and polarity(text, question.kind) in ("yes", "no")   # type: ignore[arg-type]
+
+    def _side_answer(self, text: str, step: Step, state: GameState, mem: ConversationMemory,
+                     question: AskedQuestion | None, addressee: str | None, turn: int, variety: Variety,
+                     context: dict[str, Any]) -> Answer | None:
+        """The answer to a line's first part (see _reading)."""
+        order = self._order(text, state, addressee, mem, question)
+        if order is not None:
+            context["order"] = order.to_dict()
+            return self._serve(order, step, state, mem, turn, variety)
+        act = self.answerer.act(text)
+        present = self.rules.people(state.place)
+        if question is not None and question.speaker in present:
+            pol = polarity(text, question.kind)    # type: ignore[arg-type]
+            if pol in ("yes", "no"):
+                found = self._reply(question, pol, state, turn, variety)
+                if found is not None:
+                    context["reply"] = {"to": question.ref, "as": pol}
+                    return self.answerer.make(found, act.act)
+        speaker = addressee if addressee in present else self.rules.responder(state.place)
+        if speaker is None:
+            return None
+        free = FreeTalk(speaker, None, ())
+        found = self.answerer.knowledge(free, state, text, turn, variety)
+        if found is None:
+            found = self.answerer.reaction(free, state, text, act, turn, variety)
+        return self.answerer.make(found, act.act) if found is not None else None
+
+    @staticmethod
+    def _joined(first: Answer, answer: Answer | None) -> Answer:
+        """One character's answers to two parts of a line, said as one line."""
+        if answer is None:
+            return first
+        glue = "" if first.text.endswith(("。", "！", "!", "…")) else "　"
+        return Answer(answer.speaker, first.text + glue + answer.text, answer.expression, answer.source, answer.ref,
+                      answer.act, {**first.variation, **answer.variation}, refs=first.refs + answer.refs,
+                      flags=first.flags + answer.flags, detail={**first.detail, **answer.detail,
+                                                                "first": first.to_dict()})
+
+    def _fact_first(self, text: str, state: GameState, addressee: str | None,
+                    chosen: PlayerInput) -> Fitting | None:
+        asked = addressee if addressee in self.rules.people(state.place) else self.rules.responder(state.place)
+        focus = self.focus_reader.read(text, tuple(self.rules.people(state.place)))
+        forms = TextForms.of(unstretched(focus.text))
+        return self.entries.best_fact(focus, forms, self.rules.people(state.place), state, asked,
+                                      chosen if chosen.is_intent else None)
+
+    def _vague(self, text: str, state: GameState, mem: ConversationMemory) -> PlayerInput | Options | None:
+        """「あれってどうなったの？」「例の件は？」: the topic of the last turns when there is one, the two
+        latest to ask between when there are more, else the story's two open topics."""
+        focus = self.focus_reader.read(text, tuple(self.rules.people(state.place)))
+        if not focus.vague:
+            return None
+        candidates = self.rules.candidates(state)
+        recent = sorted(((t, topic) for topic, t in mem.topics.items()
+                         if state.turn - t <= VAGUE_TURNS and PlayerInput.parse(topic) in candidates), reverse=True)
+        topics = [PlayerInput.parse(topic) for _, topic in recent]
+        if len(topics) == 1 or (len(topics) >= 2 and recent[0][0] - recent[1][0] >= 3):
+            return topics[0]
+        if len(topics) < 2:
+            topics += [c for c in self.rules.input_candidates(state) if c.is_intent and c not in topics]
+        if len(topics) >= 2 and self.clarifier.settings.ask:
+            return Options((topics[0], topics[1]), "vague")
+        return topics[0] if topics else None
 
     def _recent(self, state: GameState, mem: ConversationMemory, question: AskedQuestion | None,
                 invitation: AskedQuestion | None) -> Recent:
@@ -428,21 +591,34 @@ class Conversation:
         found_act = self.answerer.act(text)
         act = found_act.act
         present = set(self.rules.people(state.place))
+        focus = self.focus_reader.read(answer_text, tuple(self.rules.people(state.place)))
+        # 0. money: what an item costs, or the bill for what was ordered
+        money = self._money(text, state, free.speaker, mem, turn, variety, found_act.paying)
+        if money is not None:
+            context["money"] = money.ref
+            return money
         # 1. an answer to the character's question (only when the line is about nothing else and does
         #    nothing else: a greeting, thanks or the bill is not an answer)
+        answering = False
         if question is not None and free.intent is None and question.speaker in present \
                 and act in _ANSWERING_ACTS:
             pol = polarity(text, question.kind)   # type: ignore[arg-type]
             if pol == "other" and question.turn < state.turn and question.kind != "wh":
                 pol = None       # only the very next line answers a yes/no question with neither yes nor no
             if pol is not None:
+                answering = not context.get("fact")
                 found = self._reply(question, pol, state, turn, variety)
-                if found is not None:
+                if found is not None and not context.get("fact"):
                     context["reply"] = {"to": question.ref, "as": pol}
                     return self.answerer.make(found, act)
-        # 2. a knowledge line of the topic (or of words the line names); for a question, unless a sentence
-        #    said before or known by someone here answers it clearly better (3)
-        found = self.answerer.knowledge(free, state, answer_text, turn, variety, only_speaker=addressed)
+        if answering and question is not None and question.speaker != free.speaker:
+            # an answer the asker has no reply line for is still theirs to take (「うーん、どうかな」 to 葵's
+            # question: 葵 reacts, not the one who answers by default)
+            free = replace(free, speaker=question.speaker)
+        # 2. a knowledge line of the topic (or of words the line names), the entry that fits the question
+        #    best; for a question, unless a sentence said before or known by someone here answers it
+        #    clearly better (3)
+        found = self._knowledge(free, state, answer_text, focus, turn, variety, only=addressed)
         asking = is_question(text) or act in ("質問", "本人")
         if asking:
             recalled = self._recall(text, state, free, mem, turn, variety, context,
@@ -451,21 +627,139 @@ class Conversation:
                 return recalled
         if found is not None:
             return self.answerer.make(found, act)
-        # 4. a reaction to what the line does
-        found = self.answerer.reaction(free, state, text, found_act, turn, variety)
-        if found is not None:
-            return self.answerer.make(found, act)
+        word = self._echo_word(focus, state)
+        # 4. a reaction to what the line does (not the stock "I don't know" while there is a thing to take up)
+        if act != "質問" or word is None:
+            found = self.answerer.reaction(free, state, text, found_act, turn, variety)
+            if found is not None:
+                return self.answerer.make(found, act)
         # 5. a statement about something a character here knows: they go on about it
         if not asking:
             news = self._recall(text, state, free, mem, turn, variety, context, only=addressed, statement=True)
             if news is not None:
                 return news
-        # 6. small talk: the character brings something up
+        # 6. what the player talked about, taken up in the character's voice (「ゴルフ？　私は詳しくないけど」)
+        if word is not None:
+            echoed = self._echo(free.speaker, word, state, turn, variety)
+            if echoed is not None:
+                context["echo"] = word
+                return echoed
+        # 7. small talk: the character brings something up
         if not is_question(text):
             found = self._chatter(free.speaker, state, turn, variety)
             if found is not None:
                 return self.answerer.make(found, act)
+        if act == "質問":
+            found = self.answerer.reaction(free, state, text, found_act, turn, variety)
+            if found is not None:
+                return self.answerer.make(found, act)
         return self.answerer.make(self.answerer.fallback(free.speaker, state, turn, variety), act)
+
+    def _knowledge(self, free: FreeTalk, state: GameState, text: str, focus: Focus, turn: int, variety: Variety,
+                   only: bool = False) -> Found | None:
+        """The line of the entry that fits the line best (entries.py): for a topic, its entries; else the
+        entries whose words the line names.  Within an entry, the line that shares the most with the
+        question answers first."""
+        people = [free.speaker] + ([] if only else [p for p in self.rules.people(state.place) if p != free.speaker])
+        forms = TextForms.of(unstretched(nfkc(text)))
+        ranked = self.entries.rank(focus, forms, people, state, intent=free.intent, asked=free.speaker)
+        if free.intent is not None:
+            ranked = [f for f in ranked if free.intent in f.entry.intents]
+        for fitting in ranked:
+            found = self._entry_line(fitting, state, text, turn, variety)
+            if found is not None:
+                return found
+        return None
+
+    def _entry_line(self, fitting: Fitting, state: GameState, text: str, turn: int, variety: Variety) -> Found | None:
+        entry, person = fitting.entry, fitting.person
+        key = knowledge_key(person, entry.index)
+        used = set(state.variation.get(key, ()))
+        best, best_score = None, 0.0
+        for i in range(len(entry.entry.lines)):
+            ref = f"{key}#{i + 1}"
+            if (not entry.entry.repeatable and i in used) or not variety.fresh(ref):
+                continue
+            score = max((self.facts.score(text, sentence) for sentence in self.facts.of(ref)), default=0.0)
+            if score > best_score:
+                best, best_score = i, score
+        if best is not None:
+            found = self.answerer.knowledge_line(person, entry, state, turn, variety, only=best)
+            if found is not None:
+                return found
+        return self.answerer.knowledge_line(person, entry, state, turn, variety)
+
+    def _echo_word(self, focus: Focus, state: GameState) -> str | None:
+        """The thing the line talks about, to take up when nothing authored covers it: the question's head,
+        else its last noun — not a name, a place, a pointer or a word of one character."""
+        candidates = ([focus.head_word] if focus.head_word else []) + list(reversed(focus.nouns))
+        for word in candidates:
+            if not word or nfkc(word) in self.facts.names or len(word) < 2 and not is_kanji(word[0]):
+                continue
+            if len(word) == 1 or word in _NOT_ECHOED:
+                continue
+            return word
+        return None
+
+    def _echo(self, speaker: str, word: str, state: GameState, turn: int, variety: Variety) -> Answer | None:
+        echo = self.scenario.characters[speaker].echo
+        if echo is None or not echo.lines:
+            return None
+        prefix = f"echo/{speaker}"
+        said = self.answerer.line_set(prefix, echo.mode, echo.lines, state, turn, prefix, variety)
+        if said is None:
+            return None
+        index, variation = said
+        line = echo.lines[index]
+        return Answer(speaker, line.text.replace("{word}", word), line.expression or NEUTRAL, AnswerSource.ECHO,
+                      f"{prefix}#{index + 1}", "なし", variation, refs=(f"{prefix}#{index + 1}",),
+                      detail={"word": word})
+
+    def _money(self, text: str, state: GameState, speaker: str, mem: ConversationMemory, turn: int,
+               variety: Variety, paying: bool) -> Answer | None:
+        """「ハイボールっていくら？」: the item's price; paying (お会計, いくら？) after ordering: the bill."""
+        normalised = nfkc(text)
+        asked_price = bool(_PRICE.search(normalised))
+        if not (asked_price or paying):
+            return None
+        people = list(self.rules.people(state.place))
+        servers = [p for p in ([speaker] + people) if p in self.scenario.menus]
+        if not servers:
+            return None
+        item = self._item_named(normalised)
+        if asked_price and item is not None:
+            for server in servers:
+                menu = self.scenario.menus[server]
+                found = next((i for i in menu.items if i.id == item and i.price is not None), None)
+                if found is not None and menu.prices:
+                    return self._menu_line(server, "prices", menu.prices, state, turn, variety,
+                                           {"{item}": found.id, "{price}": f"{found.price:,}"})
+            return None
+        if not (paying or _BILL.search(normalised)):
+            return None
+        for server in servers:
+            menu = self.scenario.menus[server]
+            prices = {i.id: i.price for i in menu.items if i.price is not None}
+            total = sum(prices.get(ordered, 0) for ordered in mem.orders)
+            if total > 0 and menu.bill:
+                return self._menu_line(server, "bill", menu.bill, state, turn, variety, {"{total}": f"{total:,}"})
+        return None
+
+    def _menu_line(self, server: str, kind: str, lines: list, state: GameState, turn: int, variety: Variety,
+                   filled: dict[str, str]) -> Answer:
+        prefix = f"menu/{server}/{kind}"
+        said = self.answerer.line_set(prefix, "cycle", lines, state, turn, prefix, variety)
+        if said is None:
+            refs = [f"{prefix}#{i + 1}" for i in range(len(lines))]
+            index = refs.index(variety.least_said(refs) or refs[0])
+            said = (index, {prefix: remember(state.variation.get(prefix, ()), index, len(lines))})
+        index, variation = said
+        line = lines[index]
+        spoken = line.text
+        for key, value in filled.items():
+            spoken = spoken.replace(key, value)
+        return Answer(server, spoken, line.expression or NEUTRAL, AnswerSource.MENU, f"{prefix}#{index + 1}", "注文",
+                      variation, refs=(f"{prefix}#{index + 1}",), detail=dict(filled))
 
     def _reply(self, question: AskedQuestion, pol: str, state: GameState, turn: int, variety: Variety) -> Found | None:
         asked = self.book.get(question.ref)
@@ -635,8 +929,9 @@ class Conversation:
         return replace(step, free_talk=replace(free, speaker=answer.speaker), state=state)
 
     def _remember(self, mem: ConversationMemory, step: Step, answer: Answer | None, model: Any, turn: int,
-                  before: GameState) -> None:
-        said_refs = list(answer.refs) if answer is not None else []
+                  before: GameState, first: list[Answer] | None = None) -> None:
+        said_refs = [ref for extra in (first or []) for ref in extra.refs]
+        said_refs += list(answer.refs) if answer is not None else []
         last: SpokenText | None = None
         last_ref: str | None = None
         if answer is not None:

@@ -37,7 +37,8 @@ from .conditions import (
     parse_effect,
 )
 from .inputs import PlayerInput
-from .model import ID_PATTERN, Character, Intent, Knowledge, Line, Menu, Place, PlaceLine, Reaction, Replies, Scenario
+from .model import (ID_PATTERN, Character, Intent, Knowledge, Line, Menu, Place, PlaceLine, Reaction, Replies, Scenario,
+                    SpokenLine)
 
 _ID_RE = re.compile(ID_PATTERN)
 
@@ -467,7 +468,7 @@ def _check_conversation(out: _Collector, scenario: Scenario, characters: Mapping
     for character in scenario.characters:
         where = f"character {character.id}"
         for line_set, name in ((character.recall, "recall"), (character.clarify, "clarify"),
-                               (character.chatter, "chatter")):
+                               (character.chatter, "chatter"), (character.echo, "echo")):
             if line_set is None:
                 continue
             for n, spoken in enumerate(line_set.lines):
@@ -479,12 +480,25 @@ def _check_conversation(out: _Collector, scenario: Scenario, characters: Mapping
                 if name == "clarify" and not ("{1}" in spoken.text and "{2}" in spoken.text):
                     out.add(f"{where} clarify #{n + 1}", 'a clarify line must hold "{1}" and "{2}" (the two '
                                                          'topics); expected e.g. 「{1}？　それとも{2}？」', spoken.text)
+                if name == "echo" and "{word}" not in spoken.text:
+                    out.add(f"{where} echo #{n + 1}", 'an echo line must hold "{word}" (what the player talked '
+                                                      'about); expected e.g. 「{word}？　好きなの？」', spoken.text)
         for reaction in character.reactions:
             for n, spoken in enumerate(reaction.lines):
                 _check_replies(out, f"{where} reaction {reaction.act} #{n + 1}", character, spoken.replies)
         for index, entry in enumerate(character.knowledge):
             for n, spoken in enumerate(entry.lines):
                 _check_replies(out, f"{where} knowledge #{index + 1} line #{n + 1}", character, spoken.replies)
+            for person in entry.about:
+                if person not in characters:
+                    out.add(f"{where} knowledge #{index + 1}", f'unknown character "{person}" in about; '
+                                                               f'{expected_one_of("character", characters, person)}',
+                            person)
+        for spoken_where, spoken in _spoken_lines(character):
+            for person in spoken.secret_from:
+                if person not in characters:
+                    out.add(f"{where} {spoken_where}", f'unknown character "{person}" in secret_from; '
+                                                       f'{expected_one_of("character", characters, person)}', person)
         if character.menu is None:
             continue
         menus[character.id] = character.menu
@@ -504,10 +518,15 @@ def _check_conversation(out: _Collector, scenario: Scenario, characters: Mapping
             for n, spoken in enumerate(item.lines):
                 _check_expression(out, f"{item_where} #{n + 1}", character, spoken.expression)
                 _check_replies(out, f"{item_where} #{n + 1}", character, spoken.replies)
-        for kind in ("ask", "missing"):
+        for kind in ("ask", "missing", "prices", "bill"):
             for n, spoken in enumerate(getattr(character.menu, kind)):
                 _check_expression(out, f"{where} menu {kind} #{n + 1}", character, spoken.expression)
                 _check_replies(out, f"{where} menu {kind} #{n + 1}", character, spoken.replies)
+                needed = {"prices": ("{item}", "{price}"), "bill": ("{total}",)}.get(kind, ())
+                missing = [k for k in needed if k not in spoken.text]
+                if missing:
+                    out.add(f"{where} menu {kind} #{n + 1}", f'a {kind} line must hold {" and ".join(needed)}; '
+                                                             f'it lacks {", ".join(missing)}', spoken.text)
     for place in scenario.places:
         lines = list(place.arrival.lines if place.arrival else ()) + list(place.ending.lines if place.ending else ())
         for n, place_line in enumerate(lines):
@@ -525,6 +544,27 @@ def _check_conversation(out: _Collector, scenario: Scenario, characters: Mapping
             out.add("clarify", f'the ambiguous word "{word}" names {len(set(named))} intent(s); expected two or more',
                     word)
     return menus
+
+
+def _spoken_lines(character: Character) -> Iterator[tuple[str, SpokenLine]]:
+    """Every line of the character's own sets, with where it is (for messages)."""
+    for index, entry in enumerate(character.knowledge):
+        for n, spoken in enumerate(entry.lines):
+            yield f"knowledge #{index + 1} line #{n + 1}", spoken
+    for reaction in character.reactions:
+        for n, spoken in enumerate(reaction.lines):
+            yield f"reaction {reaction.act} #{n + 1}", spoken
+    for name in ("recall", "clarify", "chatter", "echo"):
+        line_set = getattr(character, name)
+        for n, spoken in enumerate(line_set.lines if line_set else ()):
+            yield f"{name} #{n + 1}", spoken
+    if character.menu is not None:
+        for item in character.menu.items:
+            for n, spoken in enumerate(item.lines):
+                yield f"menu {item.id} #{n + 1}", spoken
+        for kind in ("ask", "missing", "prices", "bill"):
+            for n, spoken in enumerate(getattr(character.menu, kind)):
+                yield f"menu {kind} #{n + 1}", spoken
 
 
 def _expression_keys(character: Character) -> list[str]:

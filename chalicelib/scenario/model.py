@@ -75,6 +75,11 @@ class SpokenLine(_Strict):
     text: str = Field(description="Shown verbatim. そのまま表示する本文")
     expression: str | None = Field(default=None, description=_EXPRESSION_DESCRIPTION)
     replies: Replies | None = Field(default=None, description=_REPLIES_DESCRIPTION)
+    secret_from: list[str] = Field(default_factory=list,
+                                   description="Character ids this line is kept from: it is not said while one of "
+                                               "them is present (「ママには内緒」 in front of ママ). "
+                                               "この人物がいる前では言わない",
+                                   json_schema_extra={"items": {"type": "string", "pattern": ID_PATTERN}})
 
 
 class PlaceLine(_Strict):
@@ -102,6 +107,9 @@ class MenuItem(_Strict):
     mode: VariationMode = Field(default="cycle", description="How the acknowledgements vary. 台詞の出し方")
     lines: list[SpokenLine] = Field(description="Acknowledgements of an order, in the character's voice. "
                                                 "注文を受ける台詞")
+    price: int | None = Field(default=None, ge=0,
+                              description="What one order costs (in the scenario's currency, e.g. yen); counted in "
+                                          "the bill and said when the player asks. 値段")
 
 
 class Menu(_Strict):
@@ -113,6 +121,14 @@ class Menu(_Strict):
     missing: list[SpokenLine] = Field(default_factory=list,
                                       description="An order of something this character does not serve here. "
                                                   "ない品目への台詞")
+    prices: list[SpokenLine] = Field(default_factory=list,
+                                     description="The answer to 「いくら？」 about an item with a price: {item} and "
+                                                 "{price} stand for the item and its price (「{item}は{price}円よ。」). "
+                                                 "値段を聞かれたときの台詞")
+    bill: list[SpokenLine] = Field(default_factory=list,
+                                   description="The answer to paying once something with a price was ordered: {total} "
+                                               "is the sum of the prices ordered (「はい、{total}円ね。」); the 会計 "
+                                               "reaction answers when nothing was. お会計の台詞")
 
 
 class Reaction(_Strict):
@@ -153,6 +169,13 @@ class Knowledge(_Strict):
     repeatable: bool = Field(default=False,
                              description="Whether its lines may be said again once each has been said (default: "
                                          "each line once per game). 繰り返してよいか")
+    about: list[str] = Field(default_factory=list,
+                             description="Character ids this entry is a fact about (their name, age, work, tastes, "
+                                         "how they know each other): it answers a question about one of them — "
+                                         "named (ママの名前, 葵ちゃんって…), or the one asked when nobody else is "
+                                         "(お名前は？) — before a topic word elsewhere in the line. "
+                                         "誰についての事実か",
+                             json_schema_extra={"items": {"type": "string", "pattern": ID_PATTERN}})
 
 
 class Fallback(_Strict):
@@ -191,6 +214,10 @@ class Character(_Strict):
                                     description="Things the character brings up on their own when the player's "
                                                 "line is small talk nothing else answers (mode once by default). "
                                                 "自分から振る話")
+    echo: LineSet | None = Field(default=None,
+                                 description="Lines that take up what the player talked about when nothing authored "
+                                             "covers it: {word} stands for the thing the line is about "
+                                             "(「{word}？　私は詳しくないけど、好きなの？」). 話題を受ける台詞")
 
 
 class Place(_Strict):

@@ -1,0 +1,129 @@
+"""Which knowledge entry answers a line best, read with its focus (focus.py).
+
+An entry fits a line by its `words` found in it — more when a word is the noun the question is about (its
+head), or longer (誰の曲 says more than 曲) — and, for an entry of facts `about` a character, only when the
+line is about that character (named, or the one asked when the line names nobody).  A general entry (no
+`about`) fits less when the line is about a person.  Entries of the topic the line was read as fit a little
+without any word (the topic's own lines).
+
+`best_fact` is what the turn logic asks before letting a topic word move the story: a fact about a character
+the line asks about (「ママのお名前は？」 → ママ's name, not the shop's), or an entry whose word is the question's
+head where the topic's word is not (「今かかってるの誰の曲？」 → the record playing, not the music topic's line).
+"""
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from ..answers import Answerer
+from ..interpret.owners import said_of_person
+from ..interpret.text import TextForms, WordHit, make_matcher
+from ..scenario import GameState, PlayerInput
+from ..scenario.loader import CompiledKnowledge
+from ..scenario.variation import knowledge_key
+from .focus import Focus
+
+WORD = 1.0          # a word of the entry found in the line
+LONGER = 0.15       # ... per character beyond the first (up to LONGEST)
+LONGEST = 5
+AT_HEAD = 1.5       # ... times this when it is the noun the question is about
+MORE = 0.15         # each further word of the entry found
+ABOUT = 1.0         # the line is about the character the entry's facts are about
+NOT_ABOUT = 0.6     # a general entry, for a line about a person
+TOPIC = 0.5         # an entry of the topic the line was read as (its words found or not)
+FACT_MIN = 2.0      # a fact about a character answers before a topic when it fits at least this
+
+
+@dataclass(frozen=True)
+class Fitting:
+    person: str
+    entry: CompiledKnowledge
+    score: float
+    hit: WordHit | None            # its best word found in the line
+    about: bool                    # a fact about the character the line is about
+    at_head: bool                  # its best word is the question's head
+
+    @property
+    def ref(self) -> str:
+        return f"knowledge/{self.person}/{self.entry.index}"
+
+
+class Entries:
+    def __init__(self, answerer: Answerer) -> None:
+        self.answerer = answerer
+        self.rules = answerer.rules
+        self.names = answerer.names
+        self.matcher = make_matcher()
+
+    def rank(self, focus: Focus, forms: TextForms, people: Iterable[str], state: GameState, *,
+             intent: str | None = None, asked: str | None = None) -> list[Fitting]:
+        """Entries of `people` that fit the line, best first (`asked`: the one spoken to, who answers a
+        close call; `intent`: the topic the line was read as)."""
+        subjects = focus.subjects(asked)
+        shown = state.shown
+        wanted = PlayerInput.intent(intent) if intent is not None else None
+        out: list[Fitting] = []
+        for person in people:
+            for entry in self.answerer.entries_of(person):
+                of_topic = intent is not None and intent in entry.intents and \
+                    entry.condition.holds(wanted, shown, None, False, False)
+                hits = self._hits(forms, entry)
+                if not hits and not of_topic:
+                    continue
+                if not of_topic and not entry.condition.holds_for_intent(shown):
+                    continue
+                fitting = self._fit(person, entry, hits, focus, subjects, of_topic)
+                if fitting is not None:
+                    out.append(fitting)
+        uses = {f.ref: len(state.variation.get(knowledge_key(f.person, f.entry.index), ())) for f in out}
+        out.sort(key=lambda f: (-(f.score + (0.3 if f.person == asked else 0.0)), uses[f.ref], f.entry.index))
+        return out
+
+    def _hits(self, forms: TextForms, entry: CompiledKnowledge) -> list[WordHit]:
+        if not entry.entry.words:
+            return []
+        owned = frozenset().union(*(self.answerer.owned_words(i) for i in entry.intents))
+        return [h for h in self.matcher.hits(forms, entry.entry.words)
+                if not (h.word in owned and said_of_person(forms.nfkc, h.start, self.names))]
+
+    def _fit(self, person: str, entry: CompiledKnowledge, hits: list[WordHit], focus: Focus,
+             subjects: tuple[str, ...], of_topic: bool) -> Fitting | None:
+        best, best_hit, at_head = 0.0, None, False
+        for hit in hits:
+            weight = WORD + LONGER * (min(len(hit.word), LONGEST) - 1)
+            head = focus.at_head(hit.start, hit.end)
+            if head:
+                weight *= AT_HEAD
+            if weight > best:
+                best, best_hit, at_head = weight, hit, head
+        score = best + MORE * max(0, len({h.word for h in hits}) - 1)
+        about = False
+        if entry.entry.about:
+            if not hits or not set(entry.entry.about) & set(subjects):
+                return None
+            about = True
+            score += ABOUT
+        elif subjects and focus.about and not focus.thing:
+            score *= NOT_ABOUT
+        if of_topic:
+            score += TOPIC
+        return Fitting(person, entry, score, best_hit, about, at_head)
+
+    def best_fact(self, focus: Focus, forms: TextForms, people: Iterable[str], state: GameState,
+                  asked: str | None, topic: PlayerInput | None) -> Fitting | None:
+        """The entry that answers the line instead of the topic it was read as (see the module's doc), or
+        None when the topic stands."""
+        ranked = self.rank(focus, forms, people, state, asked=asked)
+        if not ranked:
+            return None
+        best = ranked[0]
+        if best.about and best.score >= FACT_MIN:
+            return best
+        if topic is None or not topic.is_intent or best.hit is None or not best.at_head:
+            return None
+        if best.entry.intents:
+            return None      # an entry of a topic: which topic the line is about is the interpreter's (and clarify's)
+        words = self.rules.scenario.intents[topic.target_id].words
+        topic_head = max((len(h.word) for h in self.matcher.hits(forms, words) if focus.at_head(h.start, h.end)),
+                         default=0)
+        return best if len(best.hit.word) > topic_head else None

@@ -1,0 +1,227 @@
+"""What a player's line asks about: whom, what, and what it takes back.
+
+A topic word anywhere in a line is weak evidence of what the line is about.  「ママのお名前は？」 names 名前,
+a word of the shop's name, but asks for ママ's name; 「今かかってるの誰の曲？」 names 曲, a music word, and asks
+whose song is playing.  This module reads the line's grammar (SudachiPy tokens, no model) for:
+
+- **who** it is about: characters named as the topic or owner (ママの, 葵ちゃんって, ママと葵ちゃんは, お二人は),
+  not a name called at the head (「ママ、…」 calls ママ, the one who answers); or the one asked, when a question
+  names nobody and no thing owns what it asks for (「お名前は？」);
+- **a thing** that owns what it asks for (店の名前, この曲の…): then it is not about a person;
+- **the head**: the noun the question ends on (名前, 曲, 酒 of 「ママが好きなお酒は？」) — the word a fitting answer
+  must be about;
+- **what it takes back**: 「店の名前じゃなくて、ママ自身の名前！」, 「カラオケの話してないって」: the part before
+  じゃなくて / の話してない is not what the player means, and is set aside;
+- **a vague reference**: 「あれってどうなったの？」「例の件は？」 name nothing but a pointer to something said;
+- **parts**: a line that does two things (「ビールください。あとトイレどこ？」) is read part by part.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+from ..interpret.cues import SceneNames
+from ..interpret.ja import analyse
+from ..interpret.ja.tokens import Token
+from ..interpret.text import find_names, nfkc
+
+# 「AじゃなくてB」「Aの話してない」: A is taken back.
+_TAKEN_BACK = re.compile(r"(?:じゃなくて|じゃなく|ではなくて|ではなく|じゃないよ|じゃないって|じゃないから"
+                         r"|の話(?:じゃない|してない|はしてない|をしてるんじゃない)(?:って|よ|から|んだけど)?)"
+                         r"[、,。!！\s~wｗ笑]*")
+# A call at the head: 「ママ、」「ねえ葵ちゃん！」 (the name then answers, it is not what the line is about).
+_CALL_AFTER = re.compile(r"^(?:さん|ちゃん|くん)?\s*(?:[、,!！。\s]|ねえ|ね[、,])")
+_CALL_BEFORE = re.compile(r"^(?:ねえ|ねぇ|なあ|あの|あのさ|ちょっと|で|じゃあ|ところで)?[、,\s]*$")
+# Second person: the one spoken to.
+_YOU = re.compile(r"あなた|あんた|君|きみ|お前|おまえ|そっち|(?:ご|御)自身")
+# Both characters present.
+_BOTH = re.compile(r"お二人|おふたり|二人とも|ふたりとも|お二方")
+# Pointers to something said, and words that say nothing besides.
+_VAGUE = re.compile(r"あれ|それ|あの(?:件|話|こと|やつ)|例の|さっきの(?:件|話|こと|やつ)?|その(?:件|話|後)|この前の(?:件|話)"
+                    r"|前の(?:件|話)")
+_VAGUE_EMPTY = frozenset("件 話 やつ こと 結局 今 最近 例 さっき 前 この前 後 その後 感じ 方 ほう".split())
+_WH = re.compile(r"誰|だれ|何|なに|なん|どこ|いつ|いくら|なぜ|なんで|どうして|どう|どんな|どれ|どっち|どちら")
+_QUESTION = re.compile(r"[？?]|(?:の|か|かな|かしら|っけ|ですか|ますか|なの|の\?)\s*$|教えて|聞かせて|知りたい")
+# Where a line turns to a second thing (「ビールください。あと、トイレどこ？」「乾杯！ところで…」).
+_PART_BREAK = re.compile(r"(?<=[。！!？?\n])\s*|\s*(?:[、,]\s*)?(?=(?:あと|それと|それから|ところで|ていうか|てか)[、,\s])")
+# Nouns that never are what a question is about.
+_NOT_HEAD = frozenset("こと もの の ん ところ とき 時 方 ほう 感じ 今 ここ そこ あそこ これ それ あれ どこ 何 なに なん "
+                      "誰 だれ いつ どれ 自身 本人 自分 みんな 皆 さん ちゃん くん 件 話 やつ あと 後 例".split())
+
+
+@dataclass(frozen=True)
+class Focus:
+    text: str                               # the line read (what was taken back removed), normalised
+    taken_back: str = ""                    # the part the player took back, normalised ("" when none)
+    about: tuple[str, ...] = ()             # characters the line is about, named in it (not called)
+    called: str | None = None               # a character called at the head (「ママ、…」)
+    you: bool = False                       # it speaks of the one spoken to (あなた, or a question that names nobody)
+    thing: bool = False                     # what it asks for belongs to a thing or place (店の名前)
+    head: tuple[int, int] | None = None     # span in `text` of the noun the question is about
+    head_word: str | None = None
+    wh: str | None = None
+    question: bool = False
+    vague: bool = False                     # only a pointer to something said (あれ, 例の件)
+    nouns: tuple[str, ...] = field(default=())   # content nouns (normalised forms), in order
+
+    def subjects(self, asked: str | None) -> tuple[str, ...]:
+        """The characters the line is about; the one asked (`asked`) when it names nobody and speaks of
+        them (you) or asks about no thing."""
+        if self.about:
+            return self.about
+        if asked is not None and (self.you or (self.question and not self.thing)):
+            return (asked,)
+        return ()
+
+    def at_head(self, start: int, end: int) -> bool:
+        return self.head is not None and start < self.head[1] and end > self.head[0]
+
+
+def taken_back(text: str) -> tuple[str, str]:
+    """(what the line means, what it takes back): 「店の名前じゃなくて、ママ自身の名前！」 →
+    ("ママ自身の名前！", "店の名前"); a line that takes nothing back → (text, "")."""
+    normalised = nfkc(text)
+    found = _TAKEN_BACK.search(normalised)
+    if found is None or found.start() == 0:
+        return normalised, ""
+    before = normalised[:found.start()]
+    # only the last clause before the marker is taken back (「いやいや、店の名前じゃなくて」)
+    clause = re.split(r"[、,。!！？?\s]", before)
+    negated = clause[-1] if clause else before
+    rest = (before[:len(before) - len(negated)] + normalised[found.end():]).strip(" 、,")
+    return rest, negated.strip()
+
+
+def parts(text: str) -> list[str]:
+    """The line cut where it turns to a second thing (sentences, あと / ところで); empty pieces dropped."""
+    pieces = [p.strip(" 　、,") for p in _PART_BREAK.split(nfkc(text))]
+    return [p for p in pieces if p and not re.fullmatch(r"[。！!？?…w笑ｗ~ー\s]+", p)]
+
+
+def is_question(text: str) -> bool:
+    return bool(_QUESTION.search(nfkc(text).strip()))
+
+
+class FocusReader:
+    """Reads lines of one scenario (its characters' names)."""
+
+    def __init__(self, names: SceneNames) -> None:
+        self.names = names
+        self._people = {cid: tuple(nfkc(n) for n in ns if n) for cid, ns in names.characters.items()}
+        self._places = tuple(nfkc(n) for place in names.places.values() for n in place.names)
+
+    def read(self, text: str, present: tuple[str, ...] = ()) -> Focus:
+        meant, back = taken_back(text)
+        return _read(self, meant, back, present)
+
+    def place_spans(self, text: str) -> list[tuple[int, int]]:
+        return [(s, e) for s, e, _ in find_names(text, self._places)]
+
+    def named(self, text: str) -> list[tuple[int, int, str]]:
+        """Characters named in normalised `text`: (start, end, character id)."""
+        owner = {n: cid for cid, ns in self._people.items() for n in ns}
+        return [(s, e, owner[n]) for s, e, n in find_names(text, list(owner))]
+
+
+def _read(reader: FocusReader, text: str, back: str, present: tuple[str, ...]) -> Focus:
+    return _cached(reader, text, back, present)
+
+
+@lru_cache(maxsize=2048)
+def _cached(reader: FocusReader, text: str, back: str, present: tuple[str, ...]) -> Focus:
+    tokens = analyse(text).tokens
+    question = is_question(text)
+    about: list[str] = []
+    called = None
+    for start, end, person in reader.named(text):
+        after = text[end:]
+        if _CALL_BEFORE.match(text[:start]) and _CALL_AFTER.match(after) and called is None:
+            called = person
+            continue
+        if person not in about:
+            about.append(person)
+    if _BOTH.search(text):
+        about.extend(p for p in present if p not in about)
+    you = bool(_YOU.search(text))
+    names = [(s, e) for s, e, _ in reader.named(text)] + reader.place_spans(text)
+    head_index = _head(tokens, text, names)
+    head = (tokens[head_index].start, tokens[head_index].end) if head_index is not None else None
+    # a compound ending on the head (お店の写真 → 写真; 喫茶店 → 店) counts whole
+    if head_index is not None:
+        first = head_index
+        while first > 0 and _headable(tokens[first - 1], names) and tokens[first - 1].end == tokens[first].start:
+            first -= 1
+        head = (tokens[first].start, tokens[head_index].end)
+    thing = _owned_by_thing(tokens, head_index, text, reader) or _place_topic(text, reader)
+    nouns = tuple((t.normalised or t.surface) for t in tokens if t.is_noun and t.pos[:1] != ("代名詞",)
+                  and (t.normalised or t.surface) not in _NOT_HEAD)
+    wh_found = _WH.search(text)
+    vague = bool(_VAGUE.search(text)) and not [n for n in nouns if n not in _VAGUE_EMPTY] and not about
+    return Focus(text=text, taken_back=back, about=tuple(about), called=called, you=you, thing=thing,
+                 head=head, head_word=text[head[0]:head[1]] if head else None,
+                 wh=wh_found.group(0) if wh_found else None, question=question, vague=vague, nouns=nouns)
+
+
+def _headable(token: Token, names: list[tuple[int, int]]) -> bool:
+    """A noun a question can be about: not a pronoun, a name, a time adverb (最近, 今日) or a formal noun."""
+    form = token.normalised or token.surface
+    return token.is_noun and token.pos[:1] != ("代名詞",) and form not in _NOT_HEAD and \
+        token.surface not in _NOT_HEAD and "副詞可能" not in token.pos and \
+        not any(s <= token.start < e for s, e in names)
+
+
+def _head(tokens: tuple[Token, ...], text: str, names: list[tuple[int, int]]) -> int | None:
+    """The last content noun of the last question sentence (of the line, when it asks nothing)."""
+    if not tokens:
+        return None
+    # the last sentence that asks, else the whole line
+    ends = [m.end() for m in re.finditer(r"[。！!？?]", text)]
+    bounds = [0] + ends
+    sentences = [(bounds[i], bounds[i + 1] if i + 1 < len(bounds) else len(text)) for i in range(len(bounds))]
+    sentences = [(a, b) for a, b in sentences if text[a:b].strip(" 。！!？?")]
+    chosen = next((s for s in reversed(sentences) if is_question(text[s[0]:s[1]])), sentences[-1] if sentences else None)
+    if chosen is None:
+        return None
+    a, b = chosen
+    best = None
+    for i, token in enumerate(tokens):
+        if token.start < a or token.end > b:
+            continue
+        if not _headable(token, names):
+            continue
+        if "助数詞可能" in token.pos and i > 0 and tokens[i - 1].pos[1:2] == ("数詞",):
+            continue
+        best = i
+    return best
+
+
+def _owned_by_thing(tokens: tuple[Token, ...], head: int | None, text: str, reader: FocusReader) -> bool:
+    """The head noun is owned by a thing (店の名前, この曲の名前), not by a person."""
+    if head is None:
+        return False
+    i = head - 1
+    if i >= 0 and tokens[i].pos[:1] == ("接頭辞",):
+        i -= 1
+    if i < 1 or tokens[i].surface != "の":
+        return False
+    owner = tokens[i - 1]
+    if owner.pos[:1] == ("代名詞",):
+        return owner.surface in ("これ", "それ", "あれ", "ここ", "そこ")
+    if not owner.is_noun or "副詞可能" in owner.pos:
+        return False
+    if any(s <= owner.start < e for s, e, _ in reader.named(text)):
+        return False
+    return owner.surface not in ("自身", "本人", "自分") and not _YOU.fullmatch(owner.surface)
+
+
+def _place_topic(text: str, reader: FocusReader) -> bool:
+    """A place (この店, お店, ここ) is the line's topic: 「この店って何年？」「お店は何時まで？」."""
+    for name in (*reader._places, "ここ"):
+        i = text.find(name)
+        while i >= 0:
+            after = text[i + len(name):]
+            if re.match(r"(?:って|は|の|も|で|、)", after):
+                return True
+            i = text.find(name, i + 1)
+    return False
