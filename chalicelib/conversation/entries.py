@@ -27,6 +27,7 @@ WORD = 1.0          # a word of the entry found in the line
 LONGER = 0.15       # ... per character beyond the first (up to LONGEST)
 LONGEST = 5
 AT_HEAD = 1.5       # ... times this when it is the noun the question is about
+IN_PHRASE = 1.2     # ... or this when it modifies that noun (今かかってるの誰の曲)
 MORE = 0.15         # each further word of the entry found
 ABOUT = 1.0         # the line is about the character the entry's facts are about
 NOT_ABOUT = 0.6     # a general entry, for a line about a person
@@ -94,6 +95,8 @@ class Entries:
             head = focus.at_head(hit.start, hit.end)
             if head:
                 weight *= AT_HEAD
+            elif focus.in_phrase(hit.start, hit.end):
+                weight *= IN_PHRASE
             if weight > best:
                 best, best_hit, at_head = weight, hit, head
         score = best + MORE * max(0, len({h.word for h in hits}) - 1)
@@ -119,11 +122,21 @@ class Entries:
         best = ranked[0]
         if best.about and best.score >= FACT_MIN:
             return best
-        if topic is None or not topic.is_intent or best.hit is None or not best.at_head:
+        if topic is None or not topic.is_intent or best.hit is None or \
+                not focus.in_phrase(best.hit.start, best.hit.end):
             return None
         if best.entry.intents:
             return None      # an entry of a topic: which topic the line is about is the interpreter's (and clarify's)
+        # the entry's words in the question's phrase say more of what it asks than the topic's words there
         words = self.rules.scenario.intents[topic.target_id].words
-        topic_head = max((len(h.word) for h in self.matcher.hits(forms, words) if focus.at_head(h.start, h.end)),
-                         default=0)
-        return best if len(best.hit.word) > topic_head else None
+        topic_strength = self._strength([h for h in self.matcher.hits(forms, words)], focus)
+        return best if self._strength(self._hits(forms, best.entry), focus) > topic_strength else None
+
+    @staticmethod
+    def _strength(hits: list[WordHit], focus: Focus) -> float:
+        """The characters of the words found in the question's phrase (overlaps counted once)."""
+        covered: set[int] = set()
+        for hit in hits:
+            if focus.in_phrase(hit.start, hit.end):
+                covered.update(range(hit.start, hit.end))
+        return float(len(covered))

@@ -33,6 +33,8 @@ _TAKEN_BACK = re.compile(r"(?:じゃなくて|じゃなく|ではなくて|で�
 # A call at the head: 「ママ、」「ねえ葵ちゃん！」 (the name then answers, it is not what the line is about).
 _CALL_AFTER = re.compile(r"^(?:さん|ちゃん|くん)?\s*(?:[、,!！。\s]|ねえ|ね[、,])")
 _CALL_BEFORE = re.compile(r"^(?:ねえ|ねぇ|なあ|あの|あのさ|ちょっと|で|じゃあ|ところで)?[、,\s]*$")
+# Whose view is asked: 「葵から見て」「葵的には」「葵はどう思う」.
+_ASKED_AFTER = re.compile(r"^(?:さん|ちゃん|くん)?(?:から見て|からみて|的には|はどう思|ってどう思|の意見|の目から)")
 # Second person: the one spoken to.
 _YOU = re.compile(r"あなた|あんた|君|きみ|お前|おまえ|そっち|(?:ご|御)自身")
 # Both characters present.
@@ -59,6 +61,7 @@ class Focus:
     you: bool = False                       # it speaks of the one spoken to (あなた, or a question that names nobody)
     thing: bool = False                     # what it asks for belongs to a thing or place (店の名前)
     head: tuple[int, int] | None = None     # span in `text` of the noun the question is about
+    phrase: tuple[int, int] | None = None   # the head with what modifies it (今かかってるの誰の曲, 壁に飾ってある写真)
     head_word: str | None = None
     wh: str | None = None
     question: bool = False
@@ -75,7 +78,13 @@ class Focus:
         return ()
 
     def at_head(self, start: int, end: int) -> bool:
+        """Whether a word found at start..end is the noun the question is about."""
         return self.head is not None and start < self.head[1] and end > self.head[0]
+
+    def in_phrase(self, start: int, end: int) -> bool:
+        """Whether a word found at start..end is the head or modifies it (in its phrase)."""
+        span = self.phrase or self.head
+        return span is not None and start < span[1] and end > span[0]
 
 
 def taken_back(text: str) -> tuple[str, str]:
@@ -139,6 +148,9 @@ def _cached(reader: FocusReader, text: str, back: str, present: tuple[str, ...])
         if _CALL_BEFORE.match(text[:start]) and _CALL_AFTER.match(after) and called is None:
             called = person
             continue
+        if _ASKED_AFTER.match(after) and called is None:
+            called = person          # 「葵ちゃんから見て、ママってどんな人？」: 葵 is asked, ママ is the subject
+            continue
         if person not in about:
             about.append(person)
     if _BOTH.search(text):
@@ -153,13 +165,18 @@ def _cached(reader: FocusReader, text: str, back: str, present: tuple[str, ...])
         while first > 0 and _headable(tokens[first - 1], names) and tokens[first - 1].end == tokens[first].start:
             first -= 1
         head = (tokens[first].start, tokens[head_index].end)
+    phrase = None
+    if head is not None:
+        # the head's phrase starts after the last break before it (a comma, a sentence end, a call)
+        breaks = [m.end() for m in re.finditer(r"[、,。!！？?\s]", text[:head[0]])]
+        phrase = (breaks[-1] if breaks else 0, head[1])
     thing = _owned_by_thing(tokens, head_index, text, reader) or _place_topic(text, reader)
     nouns = tuple((t.normalised or t.surface) for t in tokens if t.is_noun and t.pos[:1] != ("代名詞",)
                   and (t.normalised or t.surface) not in _NOT_HEAD)
     wh_found = _WH.search(text)
     vague = bool(_VAGUE.search(text)) and not [n for n in nouns if n not in _VAGUE_EMPTY] and not about
     return Focus(text=text, taken_back=back, about=tuple(about), called=called, you=you, thing=thing,
-                 head=head, head_word=text[head[0]:head[1]] if head else None,
+                 head=head, phrase=phrase, head_word=text[head[0]:head[1]] if head else None,
                  wh=wh_found.group(0) if wh_found else None, question=question, vague=vague, nouns=nouns)
 
 

@@ -322,7 +322,8 @@ class Conversation:
             main = asking[-1]
             rest = "".join(p if p.endswith(("。", "!", "?", "！", "？")) else p + "。"
                            for i, p in enumerate(pieces) if i != main)
-            if self._side_act(rest, state, mem, question) and not self._side_act(pieces[main], state, mem, question):
+            if self._side_act(rest, state, mem, question) and \
+                    self._order(pieces[main], state, None, mem, question) is None:
                 side, meant = rest, re.sub(r"^(?:あと|それと|それから|ところで|ていうか|てか)[、,\s]*", "", pieces[main])
         return Reading(meant, side, back, whole.called)
 
@@ -618,9 +619,11 @@ class Conversation:
         # 2. a knowledge line of the topic (or of words the line names), the entry that fits the question
         #    best; for a question, unless a sentence said before or known by someone here answers it
         #    clearly better (3)
-        found = self._knowledge(free, state, answer_text, focus, turn, variety, only=addressed)
+        found, fitting = self._knowledge(free, state, answer_text, focus, turn, variety, only=addressed)
         asking = is_question(text) or act in ("質問", "本人")
-        if asking:
+        if asking and not (fitting is not None and (fitting.about or fitting.at_head)):
+            # (an entry about the one asked about, or whose word is what the question asks for, answers as
+            # it is: a sentence sharing some other word of the line is no better answer)
             recalled = self._recall(text, state, free, mem, turn, variety, context,
                                     against=found[1] if found is not None else None, only=addressed)
             if recalled is not None:
@@ -656,7 +659,7 @@ class Conversation:
         return self.answerer.make(self.answerer.fallback(free.speaker, state, turn, variety), act)
 
     def _knowledge(self, free: FreeTalk, state: GameState, text: str, focus: Focus, turn: int, variety: Variety,
-                   only: bool = False) -> Found | None:
+                   only: bool = False) -> tuple[Found | None, Fitting | None]:
         """The line of the entry that fits the line best (entries.py): for a topic, its entries; else the
         entries whose words the line names.  Within an entry, the line that shares the most with the
         question answers first."""
@@ -668,8 +671,8 @@ class Conversation:
         for fitting in ranked:
             found = self._entry_line(fitting, state, text, turn, variety)
             if found is not None:
-                return found
-        return None
+                return found, fitting
+        return None, None
 
     def _entry_line(self, fitting: Fitting, state: GameState, text: str, turn: int, variety: Variety) -> Found | None:
         entry, person = fitting.entry, fitting.person
