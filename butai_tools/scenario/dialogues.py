@@ -195,7 +195,13 @@ def check(expect: dict[str, Any], outcome: TurnOutcome, earlier: list[str], plac
     if "ended" in expect and step.state.ended != expect["ended"]:
         failures.append("ended" if step.state.ended else "not ended")
     if "order" in expect:
-        served = answer.detail.get("order", {}).get("item") if answer is not None and answer.source == "order" else None
+        # an order answered alone, or as the first part of a line (its answer then holds it, or said first)
+        served = None
+        for said in ([answer] if answer is not None else []) + (list(played.before) if played else []):
+            found = said.detail.get("order") or said.detail.get("first", {}).get("detail", {}).get("order")
+            if said.source == "order" or found:
+                served = (found or {}).get("item")
+                break
         if served != expect["order"]:
             failures.append(f"served {served}")
     if expect.get("fresh"):

@@ -28,6 +28,7 @@ LONGER = 0.15       # ... per character beyond the first (up to LONGEST)
 LONGEST = 5
 AT_HEAD = 1.5       # ... times this when it is the noun the question is about
 IN_PHRASE = 1.2     # ... or this when it modifies that noun (今かかってるの誰の曲)
+ASIDE = 0.6         # ... or this when it is in another sentence than the one that asks
 MORE = 0.15         # each further word of the entry found
 ABOUT = 1.0         # the line is about the character the entry's facts are about
 NOT_ABOUT = 0.6     # a general entry, for a line about a person
@@ -97,6 +98,8 @@ class Entries:
                 weight *= AT_HEAD
             elif focus.in_phrase(hit.start, hit.end):
                 weight *= IN_PHRASE
+            elif not focus.in_sentence(hit.start, hit.end):
+                weight *= ASIDE
             if weight > best:
                 best, best_hit, at_head = weight, hit, head
         score = best + MORE * max(0, len({h.word for h in hits}) - 1)
@@ -105,7 +108,8 @@ class Entries:
             if not hits or not set(entry.entry.about) & set(subjects):
                 return None
             about = True
-            score += ABOUT
+            # what the line asks about the character is in the sentence that asks, not in one said before
+            score += ABOUT if best_hit is not None and focus.in_sentence(best_hit.start, best_hit.end) else ABOUT / 2
         elif subjects and focus.about and not focus.thing:
             score *= NOT_ABOUT
         if of_topic:
@@ -127,10 +131,19 @@ class Entries:
             return None
         if best.entry.intents:
             return None      # an entry of a topic: which topic the line is about is the interpreter's (and clarify's)
-        # the entry's words in the question's phrase say more of what it asks than the topic's words there
+        # the entry names the question's head and the topic does not (このナポリタンの隠し味: 隠し味, not
+        # ナポリタン); else the entry's words in the question's phrase say more of it than the topic's
         words = self.rules.scenario.intents[topic.target_id].words
-        topic_strength = self._strength([h for h in self.matcher.hits(forms, words)], focus)
-        return best if self._strength(self._hits(forms, best.entry), focus) > topic_strength else None
+        entry_hits = self._hits(forms, best.entry)
+        # a topic word inside one of the entry's (味 in 隠し味) is not the topic named
+        topic_hits = [h for h in self.matcher.hits(forms, words)
+                      if not any(e.start <= h.start and h.end <= e.end and (e.end - e.start) > (h.end - h.start)
+                                 for e in entry_hits)]
+        entry_head = any(focus.at_head(h.start, h.end) for h in entry_hits)
+        topic_head = any(focus.at_head(h.start, h.end) for h in topic_hits)
+        if entry_head and not topic_head:
+            return best
+        return best if self._strength(entry_hits, focus) > self._strength(topic_hits, focus) else None
 
     @staticmethod
     def _strength(hits: list[WordHit], focus: Focus) -> float:

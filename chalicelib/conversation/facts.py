@@ -21,7 +21,7 @@ from functools import lru_cache
 
 from ..interpret.ja import analyse
 from ..interpret.ja.tokens import Token
-from ..interpret.text import nfkc
+from ..interpret.text import is_kanji, nfkc
 from .book import BookLine, LineBook
 
 # Words every line uses, and words that only carry the question's grammar.
@@ -46,6 +46,12 @@ TOLD_RARE = 3.0      # and two of the shared words at least are this rare (idf) 
 # with a sentence-final particle, or asking to be told.
 _QUESTION_CUE = re.compile(r"[？?]|(?:の|か|かしら|っけ|だっけ|ですか|ますか)\s*$|教えて|聞かせて|知りたい|って何|ってなに"
                            r"|(?:何|なに|なん|どこ|誰|だれ|いつ|どう|どんな|どれ|なぜ|なんで|いくら)[^。！!]*(?:かな|の|か)\s*$")
+
+
+def _within(key: str, keys: frozenset[str]) -> bool:
+    """A kanji word ending a kanji compound of the other line (夏 in 真夏; compounds are right-headed, so
+    not 看板 in 看板猫): the same thing said."""
+    return all(is_kanji(c) for c in key) and any(k.endswith(key) and all(is_kanji(c) for c in k) for k in keys)
 
 
 def sentences(text: str) -> list[str]:
@@ -164,7 +170,7 @@ class Facts:
             return False
         for other in said:
             keys, nouns = self._keys(other)
-            shared = own[0] & keys
+            shared = frozenset(k for k in own[0] if k in keys or _within(k, keys))
             if not shared & own[1] or sum(1 for k in shared if self.idf(k) >= TOLD_RARE) < 2:
                 continue
             weight = sum(self.idf(k) for k in shared)
@@ -174,7 +180,7 @@ class Facts:
             # one sentence of it, carrying most of its weight, said again in other words inside a longer line
             for sentence in self.of(ref):
                 part = sum(self.idf(k) for k in sentence.keys)
-                inside = sentence.keys & keys
+                inside = frozenset(k for k in sentence.keys if k in keys or _within(k, keys))
                 if len(inside) >= min(TOLD_KEYS, max(2, len(sentence.keys))) and part >= TOLD_SHARE * mass and \
                         sum(self.idf(k) for k in inside) >= TOLD_SENTENCE * part:
                     return True

@@ -61,7 +61,8 @@ class Focus:
     you: bool = False                       # it speaks of the one spoken to (あなた, or a question that names nobody)
     thing: bool = False                     # what it asks for belongs to a thing or place (店の名前)
     head: tuple[int, int] | None = None     # span in `text` of the noun the question is about
-    phrase: tuple[int, int] | None = None   # the head with what modifies it (今かかってるの誰の曲, 壁に飾ってある写真)
+    phrase: tuple[int, int] | None = None   # the head with what modifies it (今かかってるの誰の曲, 飾ってある写真)
+    sentence: tuple[int, int] | None = None # the sentence that asks (the last one, when none does)
     head_word: str | None = None
     wh: str | None = None
     question: bool = False
@@ -80,6 +81,9 @@ class Focus:
     def at_head(self, start: int, end: int) -> bool:
         """Whether a word found at start..end is the noun the question is about."""
         return self.head is not None and start < self.head[1] and end > self.head[0]
+
+    def in_sentence(self, start: int, end: int) -> bool:
+        return self.sentence is None or (start < self.sentence[1] and end > self.sentence[0])
 
     def in_phrase(self, start: int, end: int) -> bool:
         """Whether a word found at start..end is the head or modifies it (in its phrase)."""
@@ -157,7 +161,8 @@ def _cached(reader: FocusReader, text: str, back: str, present: tuple[str, ...])
         about.extend(p for p in present if p not in about)
     you = bool(_YOU.search(text))
     names = [(s, e) for s, e, _ in reader.named(text)] + reader.place_spans(text)
-    head_index = _head(tokens, text, names)
+    sentence = _sentence(text)
+    head_index = _head(tokens, text, names, sentence)
     head = (tokens[head_index].start, tokens[head_index].end) if head_index is not None else None
     # a compound ending on the head (お店の写真 → 写真; 喫茶店 → 店) counts whole
     if head_index is not None:
@@ -166,17 +171,15 @@ def _cached(reader: FocusReader, text: str, back: str, present: tuple[str, ...])
             first -= 1
         head = (tokens[first].start, tokens[head_index].end)
     phrase = None
-    if head is not None:
-        # the head's phrase starts after the last break before it (a comma, a sentence end, a call)
-        breaks = [m.end() for m in re.finditer(r"[、,。!！？?\s]", text[:head[0]])]
-        phrase = (breaks[-1] if breaks else 0, head[1])
+    if head_index is not None and head is not None:
+        phrase = (tokens[_phrase(tokens, first)].start, head[1])
     thing = _owned_by_thing(tokens, head_index, text, reader) or _place_topic(text, reader)
     nouns = tuple((t.normalised or t.surface) for t in tokens if t.is_noun and t.pos[:1] != ("代名詞",)
                   and (t.normalised or t.surface) not in _NOT_HEAD)
     wh_found = _WH.search(text)
     vague = bool(_VAGUE.search(text)) and not [n for n in nouns if n not in _VAGUE_EMPTY] and not about
     return Focus(text=text, taken_back=back, about=tuple(about), called=called, you=you, thing=thing,
-                 head=head, phrase=phrase, head_word=text[head[0]:head[1]] if head else None,
+                 head=head, phrase=phrase, sentence=sentence, head_word=text[head[0]:head[1]] if head else None,
                  wh=wh_found.group(0) if wh_found else None, question=question, vague=vague, nouns=nouns)
 
 
@@ -188,29 +191,56 @@ def _headable(token: Token, names: list[tuple[int, int]]) -> bool:
         not any(s <= token.start < e for s, e in names)
 
 
-def _head(tokens: tuple[Token, ...], text: str, names: list[tuple[int, int]]) -> int | None:
-    """The last content noun of the last question sentence (of the line, when it asks nothing)."""
-    if not tokens:
-        return None
-    # the last sentence that asks, else the whole line
+def _sentence(text: str) -> tuple[int, int] | None:
+    """The span of the last sentence that asks (of the whole line, when none does)."""
     ends = [m.end() for m in re.finditer(r"[。！!？?]", text)]
     bounds = [0] + ends
-    sentences = [(bounds[i], bounds[i + 1] if i + 1 < len(bounds) else len(text)) for i in range(len(bounds))]
-    sentences = [(a, b) for a, b in sentences if text[a:b].strip(" 。！!？?")]
-    chosen = next((s for s in reversed(sentences) if is_question(text[s[0]:s[1]])), sentences[-1] if sentences else None)
-    if chosen is None:
+    spans = [(bounds[i], bounds[i + 1] if i + 1 < len(bounds) else len(text)) for i in range(len(bounds))]
+    spans = [(a, b) for a, b in spans if text[a:b].strip(" 。！!？?")]
+    return next((s for s in reversed(spans) if is_question(text[s[0]:s[1]])), spans[-1] if spans else None)
+
+
+def _head(tokens: tuple[Token, ...], text: str, names: list[tuple[int, int]],
+          sentence: tuple[int, int] | None) -> int | None:
+    """The last content noun of the last question sentence; of the line before it when that sentence has
+    none (「今流れてる歌、いい声ですね。誰ですか？」 → 歌)."""
+    if not tokens or sentence is None:
         return None
-    a, b = chosen
-    best = None
-    for i, token in enumerate(tokens):
-        if token.start < a or token.end > b:
-            continue
-        if not _headable(token, names):
-            continue
-        if "助数詞可能" in token.pos and i > 0 and tokens[i - 1].pos[1:2] == ("数詞",):
-            continue
-        best = i
-    return best
+    for a, b in (sentence, (0, sentence[0])):
+        best = topic = None
+        for i, token in enumerate(tokens):
+            if token.start < a or token.end > b or not _headable(token, names):
+                continue
+            if "助数詞可能" in token.pos and i > 0 and tokens[i - 1].pos[1:2] == ("数詞",):
+                continue
+            best = i
+            after = text[token.end:token.end + 2]
+            if after[:1] in ("、", ",", "は") or after == "って":
+                topic = i
+        if best is not None:
+            # in the sentence before, the noun it set up as its topic (今流れてる歌、…) rather than its last
+            return best if (a, b) == sentence or topic is None else topic
+    return None
+
+
+# Particles that end the phrase of a noun, looking back from it: what comes before them is another part of
+# the clause (壁に | 飾ってある写真; 休みの日は | だいたい釣り).
+_PHRASE_END = frozenset("は が を に で と も って へ から まで より や".split())
+
+
+def _phrase(tokens: tuple[Token, ...], first: int) -> int:
+    """The first token of the phrase that ends on the head starting at `first`: the nouns, の and the
+    modifying clause before it, up to a case or topic particle, a comma or an adverb."""
+    i = first
+    while i > 0:
+        token = tokens[i - 1]
+        if token.pos[:1] == ("補助記号",) or token.pos[:1] == ("副詞",) or token.pos[:1] == ("接続詞",) \
+                or token.pos[:1] == ("感動詞",):
+            break
+        if token.pos[:1] == ("助詞",) and token.surface in _PHRASE_END:
+            break
+        i -= 1
+    return i
 
 
 def _owned_by_thing(tokens: tuple[Token, ...], head: int | None, text: str, reader: FocusReader) -> bool:

@@ -44,6 +44,7 @@ from .book import LineBook, fired_ref
 from .clarify import DEFAULT_LINE, Clarifier, Options
 from .entries import Entries, Fitting
 from .facts import Facts, Sentence, is_question
+from .facts import _analysed as _analysed_keys
 from .focus import Focus, FocusReader, parts
 from .orders import OrderFound, Orders
 from .questions import asks, polarity, question_kind
@@ -212,6 +213,10 @@ class Conversation:
                     order = self._order(text, state, addressee, mem, question)
                     if order is not None:
                         context["order"] = order.to_dict()
+                        chosen = NONE
+                    elif chosen.is_intent and _PRICE.search(nfkc(text)) and self._item_named(nfkc(text)):
+                        # 「ナポリタンっていくら？」: the price is the answer, not the menu's story line
+                        context["price"] = str(chosen)
                         chosen = NONE
                     else:
                         options = self._clarify(text, state, result)
@@ -602,8 +607,10 @@ class Conversation:
         #    nothing else: a greeting, thanks or the bill is not an answer)
         answering = False
         if question is not None and free.intent is None and question.speaker in present \
-                and act in _ANSWERING_ACTS:
+                and (act in _ANSWERING_ACTS or act in ("謝罪", "感謝")):
             pol = polarity(text, question.kind)   # type: ignore[arg-type]
+            if act not in _ANSWERING_ACTS and pol not in ("yes", "no"):
+                pol = None       # 「ごめん、無理かな」 answers; 「ごめんね」 alone apologises
             if pol == "other" and question.turn < state.turn and question.kind != "wh":
                 pol = None       # only the very next line answers a yes/no question with neither yes nor no
             if pol is not None:
@@ -621,6 +628,13 @@ class Conversation:
         #    clearly better (3)
         found, fitting = self._knowledge(free, state, answer_text, focus, turn, variety, only=addressed)
         asking = is_question(text) or act in ("質問", "本人")
+        if found is not None and fitting is not None and not asking and free.intent is None and \
+                fitting.hit is not None and not focus.in_phrase(fitting.hit.start, fitting.hit.end) and \
+                not fitting.about and self._echo_word(focus, state) is not None and \
+                self.scenario.characters[free.speaker].echo is not None:
+            # 「休みの日はだいたい釣りしてます」: the line is about 釣り, not the shop's days off
+            context["aside"] = fitting.ref
+            found, fitting = None, None
         if asking and not (fitting is not None and (fitting.about or fitting.at_head)):
             # (an entry about the one asked about, or whose word is what the question asks for, answers as
             # it is: a sentence sharing some other word of the line is no better answer)
@@ -638,7 +652,8 @@ class Conversation:
                 return self.answerer.make(found, act)
         # 5. a statement about something a character here knows: they go on about it
         if not asking:
-            news = self._recall(text, state, free, mem, turn, variety, context, only=addressed, statement=True)
+            news = self._recall(text, state, free, mem, turn, variety, context, only=addressed, statement=True,
+                                head=focus.head_word)
             if news is not None:
                 return news
         # 6. what the player talked about, taken up in the character's voice (「ゴルフ？　私は詳しくないけど」)
@@ -788,7 +803,7 @@ class Conversation:
 
     def _recall(self, text: str, state: GameState, free: FreeTalk, mem: ConversationMemory, turn: int,
                 variety: Variety, context: dict[str, Any], against: str | None = None, only: bool = False,
-                statement: bool = False) -> Answer | None:
+                statement: bool = False, head: str | None = None) -> Answer | None:
         """A sentence said before, or a line someone present knows, that answers the question; None when
         nothing does (or, with `against`, the knowledge line the topic would give, not clearly better).
         `only`: the addressed character's sentences only; `statement`: the line says rather than asks, so
@@ -797,19 +812,22 @@ class Conversation:
         said_refs = set(mem.said) | {f"line/{i}" for i in state.shown_lines}
         said: list[Sentence] = []
         for ref in said_refs:
-            said.extend(s for s in self.facts.of(ref) if s.speaker in present)
+            if not variety.kept_from_present(ref):
+                said.extend(s for s in self.facts.of(ref) if s.speaker in present)
         for spoken in mem.spoken:
             if spoken.speaker in present:
                 said.extend(self.facts.spoken("model", spoken.speaker, spoken.text))
         known: list[Sentence] = []
         for person in present:
             for ref in self._known_refs(person, state):
-                if ref not in said_refs:
+                if ref not in said_refs and variety.fresh(ref):     # not told already, not kept from someone here
                     known.extend(self.facts.of(ref))
         prefer = free.speaker if free.speaker != self.rules.responder(state.place) else None
         topic = frozenset(self._topic_refs(free.intent, present, state))
         found = self.facts.best(text, [] if statement else said, known, prefer=prefer, topic=topic)
         least = STATEMENT_MIN if statement else RECALL_MIN if found is not None and found.said else NEWS_MIN
+        if found is not None and statement and head and not self._names_head(found.sentence, head):
+            found = None        # a statement goes on about its head (釣り), not about a word said aside (休み)
         if found is None or found.score < least:
             if found is not None and not statement:
                 context["recall"] = {"below": round(found.score, 2), "ref": found.sentence.ref}
@@ -851,6 +869,10 @@ class Conversation:
                 if self.book.get(sentence.ref) else NEUTRAL, {}, ()
         return Answer(speaker, line, expression, AnswerSource.RECALL, refs[0] if refs else sentence.ref, "質問", variation,
                       refs=refs, detail={"recalled": sentence.ref})
+
+    def _names_head(self, sentence: Sentence, head: str) -> bool:
+        keys, _, _ = _analysed_keys(head)
+        return bool(keys & sentence.keys) or head in sentence.text
 
     def _topic_refs(self, intent: str | None, present: list[str], state: GameState) -> list[str]:
         if intent is None:
