@@ -43,7 +43,8 @@ class Fitting:
     score: float
     hit: WordHit | None            # its best word found in the line
     about: bool                    # a fact about the character the line is about
-    at_head: bool                  # its best word is the question's head
+    at_head: bool                  # its best word is the question's head (or its wh-word)
+    at_wh: bool = False            # one of its words holds the question's wh-word (いつから, 何歳)
 
     @property
     def ref(self) -> str:
@@ -58,10 +59,11 @@ class Entries:
         self.matcher = make_matcher()
 
     def rank(self, focus: Focus, forms: TextForms, people: Iterable[str], state: GameState, *,
-             intent: str | None = None, asked: str | None = None) -> list[Fitting]:
+             intent: str | None = None, asked: str | None = None, last: str | None = None) -> list[Fitting]:
         """Entries of `people` that fit the line, best first (`asked`: the one spoken to, who answers a
-        close call; `intent`: the topic the line was read as)."""
-        subjects = focus.subjects(asked)
+        close call; `last`: who spoke last, whom a question naming nobody may be about too; `intent`: the
+        topic the line was read as)."""
+        subjects = focus.subjects(asked, (last,) if last else ())
         shown = state.shown
         wanted = PlayerInput.intent(intent) if intent is not None else None
         out: list[Fitting] = []
@@ -78,7 +80,9 @@ class Entries:
                 if fitting is not None:
                     out.append(fitting)
         uses = {f.ref: len(state.variation.get(knowledge_key(f.person, f.entry.index), ())) for f in out}
-        out.sort(key=lambda f: (-(f.score + (0.3 if f.person == asked else 0.0)), uses[f.ref], f.entry.index))
+        # an entry that holds what the question asks with (いつから, 何時) before one that only names its topic
+        out.sort(key=lambda f: (not f.at_wh, -(f.score + (0.3 if f.person == asked else 0.0)), uses[f.ref],
+                                f.entry.index))
         return out
 
     def _hits(self, forms: TextForms, entry: CompiledKnowledge) -> list[WordHit]:
@@ -93,7 +97,7 @@ class Entries:
         best, best_hit, at_head = 0.0, None, False
         for hit in hits:
             weight = WORD + LONGER * (min(len(hit.word), LONGEST) - 1)
-            head = focus.at_head(hit.start, hit.end)
+            head = focus.at_head(hit.start, hit.end) or (focus.at_wh(hit.start, hit.end) and not focus.wh_modifies_head)
             if head:
                 weight *= AT_HEAD
             elif focus.in_phrase(hit.start, hit.end):
@@ -107,6 +111,8 @@ class Entries:
         if entry.entry.about:
             if not hits or not set(entry.entry.about) & set(subjects):
                 return None
+            if focus.head is not None and focus.question and not at_head and not focus.light_head:
+                return None      # 「なんていう歌手？」 asks about a singer, not about the name of the one asked
             about = True
             # what the line asks about the character is in the sentence that asks, not in one said before
             score += ABOUT if best_hit is not None and focus.in_sentence(best_hit.start, best_hit.end) else ABOUT / 2
@@ -114,13 +120,14 @@ class Entries:
             score *= NOT_ABOUT
         if of_topic:
             score += TOPIC
-        return Fitting(person, entry, score, best_hit, about, at_head)
+        at_wh = any(focus.at_wh(h.start, h.end) for h in hits) and not focus.wh_modifies_head
+        return Fitting(person, entry, score, best_hit, about, at_head, at_wh)
 
     def best_fact(self, focus: Focus, forms: TextForms, people: Iterable[str], state: GameState,
-                  asked: str | None, topic: PlayerInput | None) -> Fitting | None:
+                  asked: str | None, topic: PlayerInput | None, last: str | None = None) -> Fitting | None:
         """The entry that answers the line instead of the topic it was read as (see the module's doc), or
         None when the topic stands."""
-        ranked = self.rank(focus, forms, people, state, asked=asked)
+        ranked = self.rank(focus, forms, people, state, asked=asked, last=last)
         if not ranked:
             return None
         best = ranked[0]

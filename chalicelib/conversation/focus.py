@@ -46,7 +46,15 @@ _VAGUE_EMPTY = frozenset("件 話 やつ こと 結局 今 最近 例 さっき 
 _WH = re.compile(r"誰|だれ|何|なに|なん|どこ|いつ|いくら|なぜ|なんで|どうして|どう|どんな|どれ|どっち|どちら")
 _QUESTION = re.compile(r"[？?]|(?:の|か|かな|かしら|っけ|ですか|ますか|なの|の\?)\s*$|教えて|聞かせて|知りたい")
 # Where a line turns to a second thing (「ビールください。あと、トイレどこ？」「乾杯！ところで…」).
-_PART_BREAK = re.compile(r"(?<=[。！!？?\n])\s*|\s*(?:[、,]\s*)?(?=(?:あと|それと|それから|ところで|ていうか|てか)[、,\s])")
+_PART_BREAK = re.compile(r"(?<=[。！!？?\n])\s*|\s*(?:[、,]\s*)?(?=(?:あと|それと|それから|ところで|ていうか|てか)[、,\s])"
+                         r"|(?<=けど)[、,]\s*|(?<=けれど)[、,]\s*")
+# Nouns of time: a frame set up as the topic (休みの日は, 夜は), not a thing the question is about.
+_TIMES = frozenset("日 夜 朝 昼 週末 休日 休み 時 頃 ころ 毎日 毎晩 今夜 昨日 明日 夕方 平日".split())
+# People named by a common noun (not a thing the line is about).
+_PERSONS = frozenset("姉 兄 妹 弟 姉さん 兄さん お姉さん お兄さん 彼 彼女 あの子 その子 店員 マスター 女将 大将 先輩 後輩 友達 "
+                     "お客さん 客 常連 姪 叔母 おば 娘 息子 母 父 親".split())
+# Heads that say little by themselves: what modifies them is what is asked (何してる人, どんな子).
+_LIGHT_HEADS = frozenset("人 子 方 タイプ もの 物 やつ 奴 感じ 系".split())
 # Nouns that never are what a question is about.
 _NOT_HEAD = frozenset("こと もの の ん ところ とき 時 方 ほう 感じ 今 ここ そこ あそこ これ それ あれ どこ 何 なに なん "
                       "誰 だれ いつ どれ 自身 本人 自分 みんな 皆 さん ちゃん くん 件 話 やつ あと 後 例".split())
@@ -65,29 +73,46 @@ class Focus:
     sentence: tuple[int, int] | None = None # the sentence that asks (the last one, when none does)
     head_word: str | None = None
     wh: str | None = None
+    wh_span: tuple[int, int] | None = None  # where the wh-word is (いつ of いつから)
     question: bool = False
     vague: bool = False                     # only a pointer to something said (あれ, 例の件)
     nouns: tuple[str, ...] = field(default=())   # content nouns (normalised forms), in order
 
-    def subjects(self, asked: str | None) -> tuple[str, ...]:
-        """The characters the line is about; the one asked (`asked`) when it names nobody and speaks of
-        them (you) or asks about no thing."""
+    def subjects(self, asked: str | None, also: tuple[str, ...] = ()) -> tuple[str, ...]:
+        """The characters the line is about; the one asked (`asked`, and `also` the one who spoke last) when
+        it names nobody and speaks of them (you) or asks about no thing."""
         if self.about:
             return self.about
         if asked is not None and (self.you or (self.question and not self.thing)):
-            return (asked,)
+            return (asked, *(a for a in also if a != asked))
         return ()
 
     def at_head(self, start: int, end: int) -> bool:
         """Whether a word found at start..end is the noun the question is about."""
         return self.head is not None and start < self.head[1] and end > self.head[0]
 
+    def at_wh(self, start: int, end: int) -> bool:
+        """Whether a word found at start..end holds the wh-word (いつから, 何歳, どこの)."""
+        return self.wh_span is not None and start <= self.wh_span[0] and end >= self.wh_span[1]
+
+    @property
+    def light_head(self) -> bool:
+        """A head that says little by itself (何してる人, どんな子): what modifies it is what is asked."""
+        return self.head_word in _LIGHT_HEADS
+
+    @property
+    def wh_modifies_head(self) -> bool:
+        """The wh-word asks which of the head (なんていう歌手, 誰の曲, どんな映画): the head says what is asked."""
+        return self.wh_span is not None and self.phrase is not None and self.head is not None and \
+            self.phrase[0] <= self.wh_span[0] < self.head[0]
+
     def in_sentence(self, start: int, end: int) -> bool:
         return self.sentence is None or (start < self.sentence[1] and end > self.sentence[0])
 
     def in_phrase(self, start: int, end: int) -> bool:
-        """Whether a word found at start..end is the head or modifies it (in its phrase)."""
-        span = self.phrase or self.head
+        """Whether a word found at start..end is the head or modifies it (in its phrase); with no head, in
+        the sentence that asks."""
+        span = self.phrase or self.head or self.sentence
         return span is not None and start < span[1] and end > span[0]
 
 
@@ -173,14 +198,17 @@ def _cached(reader: FocusReader, text: str, back: str, present: tuple[str, ...])
     phrase = None
     if head_index is not None and head is not None:
         phrase = (tokens[_phrase(tokens, first)].start, head[1])
-    thing = _owned_by_thing(tokens, head_index, text, reader) or _place_topic(text, reader)
-    nouns = tuple((t.normalised or t.surface) for t in tokens if t.is_noun and t.pos[:1] != ("代名詞",)
-                  and (t.normalised or t.surface) not in _NOT_HEAD)
-    wh_found = _WH.search(text)
+    thing = _owned_by_thing(tokens, head_index, text, reader) or _place_topic(text, reader) or \
+        (not about and _thing_topic(tokens, text, names, head_index))
+    nouns = tuple((t.normalised or t.surface) for t in tokens if _headable(t, names))
+    whs = [m for m in _WH.finditer(text) if (sentence is None or sentence[0] <= m.start() < sentence[1])
+           and not (m.group(0) == "なん" and re.match(r"(?:だ|です|じゃ)", text[m.end():]))]
+    wh_found = whs[-1] if whs else None
     vague = bool(_VAGUE.search(text)) and not [n for n in nouns if n not in _VAGUE_EMPTY] and not about
     return Focus(text=text, taken_back=back, about=tuple(about), called=called, you=you, thing=thing,
                  head=head, phrase=phrase, sentence=sentence, head_word=text[head[0]:head[1]] if head else None,
-                 wh=wh_found.group(0) if wh_found else None, question=question, vague=vague, nouns=nouns)
+                 wh=wh_found.group(0) if wh_found else None, wh_span=wh_found.span() if wh_found else None,
+                 question=question, vague=vague, nouns=nouns)
 
 
 def _headable(token: Token, names: list[tuple[int, int]]) -> bool:
@@ -206,7 +234,10 @@ def _head(tokens: tuple[Token, ...], text: str, names: list[tuple[int, int]],
     none (「今流れてる歌、いい声ですね。誰ですか？」 → 歌)."""
     if not tokens or sentence is None:
         return None
-    for a, b in (sentence, (0, sentence[0])):
+    # the sentence before only when the one that asks has no content word of its own (「誰ですか？」)
+    asks_alone = not any(t.is_content and sentence[0] <= t.start < sentence[1] and not _headable(t, names) and
+                         t.pos[:1] != ("名詞",) and (t.lemma not in ("だ", "です", "ある", "いる", "する")) for t in tokens)
+    for a, b in ((sentence, (0, sentence[0])) if asks_alone else (sentence,)):
         best = topic = None
         for i, token in enumerate(tokens):
             if token.start < a or token.end > b or not _headable(token, names):
@@ -260,6 +291,21 @@ def _owned_by_thing(tokens: tuple[Token, ...], head: int | None, text: str, read
     if any(s <= owner.start < e for s, e, _ in reader.named(text)):
         return False
     return owner.surface not in ("自身", "本人", "自分") and not _YOU.fullmatch(owner.surface)
+
+
+def _thing_topic(tokens: tuple[Token, ...], text: str, names: list[tuple[int, int]], head: int | None) -> bool:
+    """The line sets up a thing as its topic (「ナポリタン、いつからあるの？」「この曲って…」): a noun, not a
+    person or a time (休みの日は, 今日は), followed by は, って or a comma."""
+    for i, token in enumerate(tokens):
+        if not _headable(token, names) or token.normalised in _TIMES or token.surface in _TIMES or \
+                token.surface in _PERSONS or token.normalised in _PERSONS or i == head:
+            continue
+        if i + 1 < len(tokens) and (tokens[i + 1].is_noun or tokens[i + 1].surface in ("さん", "ちゃん", "くん")):
+            continue          # inside a compound (its last noun decides), or a person (お姉さん)
+        after = text[token.end:token.end + 2]
+        if after[:1] in ("、", ",", "は") or after == "って":
+            return True
+    return False
 
 
 def _place_topic(text: str, reader: FocusReader) -> bool:

@@ -63,6 +63,9 @@ Speak = Callable[[Step, str | None], Any]      # (step, addressee) -> the model'
 # about what was just said (「直さないの？」「変えないの？」).
 _FOLLOW_UP = re.compile(r"どう思う|どう？|どうなの|どうなん|なんで|なぜ|どうして|本当|ほんと|教えて|もっと|詳しく|例えば|たとえば"
                         r"|他には|ほかには|ほかに|他に|それで|それって|(?:ない|ないん|たい)(?:の|ですか)?\s*[？?]")
+# Asking for more of what was just said: 「教えてくれないの？」「本当に？」「それで？」「えー、なんで？」.
+_FOLLOW_ON = re.compile(r"教えて(?:くれ|よ|ください)|本当に?[？?]|ほんとに?[？?]|マジ|まじ|それで[？?]|で、?[？?]|なんで[？?]|どうして[？?]"
+                        r"|ケチ|いいじゃん|そこをなんとか|知りたい")
 # What the price of a thing is asked with; the bill (without a thing named).
 _PRICE = re.compile(r"いくら|おいくら|値段|何円|なんえん|料金|価格")
 _BILL = re.compile(r"会計|勘定|おあいそ|お代|合計|全部で|トータル")
@@ -211,6 +214,9 @@ class Conversation:
                     errors.append(f"classifier: {result.error}")
                 if chosen.is_intent or chosen.is_none:
                     order = self._order(text, state, addressee, mem, question)
+                    if order is not None and order.kind in ("ask", "missing") and \
+                            (fact := self._fact_first(text, state, addressee, chosen, mem)) is not None and fact.about:
+                        order = None        # 「ママの好きな食べ物って何？」 asks about ママ, it orders nothing
                     if order is not None:
                         context["order"] = order.to_dict()
                         chosen = NONE
@@ -250,13 +256,14 @@ class Conversation:
                         context["unsure_story"] = str(chosen)
                         chosen = NONE
                     if options is None and order is None and result.rule is None:
-                        fact = self._fact_first(text, state, addressee, chosen)
+                        fact = self._fact_first(text, state, addressee, chosen, mem)
                         if fact is not None:
                             # 「ママのお名前は？」: a fact about the one asked about, not the shop's name;
                             # 「今かかってるの誰の曲？」: what the question's head asks, not the topic's line
                             context["fact"] = fact.ref
                             chosen = NONE
-                    if options is None and order is None and chosen == NONE and result.rule is None:
+                    if options is None and order is None and result.rule is None and \
+                            (chosen == NONE or not self._names_topic(text, chosen)):
                         vague = self._vague(text, state, mem)
                         if isinstance(vague, Options):
                             options = vague
@@ -323,12 +330,15 @@ class Conversation:
         side = None
         pieces = parts(meant)
         asking = [i for i, piece in enumerate(pieces) if is_question(piece)]
+        if len(pieces) >= 2 and not asking and question is not None:
+            # 「ただいまです。ちょっと奥で世間話してました」: a greeting, then the answer to the open question
+            asking = [i for i, piece in enumerate(pieces) if i > 0 and self.answerer.act(piece).act not in ("挨拶", "感謝")
+                      and polarity(piece, question.kind) is not None]     # type: ignore[arg-type]
         if len(pieces) >= 2 and asking:
             main = asking[-1]
             rest = "".join(p if p.endswith(("。", "!", "?", "！", "？")) else p + "。"
                            for i, p in enumerate(pieces) if i != main)
-            if self._side_act(rest, state, mem, question) and \
-                    self._order(pieces[main], state, None, mem, question) is None:
+            if self._side_act(rest, state, mem, question):
                 side, meant = rest, re.sub(r"^(?:あと|それと|それから|ところで|ていうか|てか)[、,\s]*", "", pieces[main])
         return Reading(meant, side, back, whole.called)
 
@@ -388,13 +398,27 @@ class Conversation:
                       flags=first.flags + answer.flags, detail={**first.detail, **answer.detail,
                                                                 "first": first.to_dict()})
 
-    def _fact_first(self, text: str, state: GameState, addressee: str | None,
-                    chosen: PlayerInput) -> Fitting | None:
+    def _fact_first(self, text: str, state: GameState, addressee: str | None, chosen: PlayerInput,
+                    mem: ConversationMemory) -> Fitting | None:
         asked = addressee if addressee in self.rules.people(state.place) else self.rules.responder(state.place)
         focus = self.focus_reader.read(text, tuple(self.rules.people(state.place)))
         forms = TextForms.of(unstretched(focus.text))
         return self.entries.best_fact(focus, forms, self.rules.people(state.place), state, asked,
-                                      chosen if chosen.is_intent else None)
+                                      chosen if chosen.is_intent else None, last=self._last_speaker(mem, state))
+
+    def _last_speaker(self, mem: ConversationMemory, state: GameState) -> str | None:
+        """Who spoke last, when that was on the last turn and they are here (a question naming nobody may be
+        about them: 「最近観た映画でよかったのある？」 after 葵 talked about films)."""
+        last = mem.last
+        if last is None or last.turn < state.turn or last.speaker not in self.rules.people(state.place):
+            return None
+        return last.speaker
+
+    def _names_topic(self, text: str, chosen: PlayerInput) -> bool:
+        if not chosen.is_intent:
+            return False
+        words = self.scenario.intents[chosen.target_id].words
+        return bool(words) and bool(self.matcher.hits(TextForms.of(text), words))
 
     def _vague(self, text: str, state: GameState, mem: ConversationMemory) -> PlayerInput | Options | None:
         """「あれってどうなったの？」「例の件は？」: the topic of the last turns when there is one, the two
@@ -626,16 +650,20 @@ class Conversation:
         # 2. a knowledge line of the topic (or of words the line names), the entry that fits the question
         #    best; for a question, unless a sentence said before or known by someone here answers it
         #    clearly better (3)
-        found, fitting = self._knowledge(free, state, answer_text, focus, turn, variety, only=addressed)
+        found, fitting = self._knowledge(free, state, answer_text, focus, turn, variety, only=addressed, mem=mem)
         asking = is_question(text) or act in ("質問", "本人")
         if found is not None and fitting is not None and not asking and free.intent is None and \
                 fitting.hit is not None and not focus.in_phrase(fitting.hit.start, fitting.hit.end) and \
+                re.match(r"(?:は|って)", focus.text[fitting.hit.end:]) and not fitting.entry.entry.condition and \
                 not fitting.about and self._echo_word(focus, state) is not None and \
                 self.scenario.characters[free.speaker].echo is not None:
             # 「休みの日はだいたい釣りしてます」: the line is about 釣り, not the shop's days off
             context["aside"] = fitting.ref
             found, fitting = None, None
-        if asking and not (fitting is not None and (fitting.about or fitting.at_head)):
+        trusted = fitting is not None and (fitting.about or fitting.at_head or fitting.at_wh or (
+            fitting.hit is not None and (focus.in_phrase(fitting.hit.start, fitting.hit.end) or
+                                         (free.intent is not None and free.intent in fitting.entry.intents))))
+        if asking and not trusted:
             # (an entry about the one asked about, or whose word is what the question asks for, answers as
             # it is: a sentence sharing some other word of the line is no better answer)
             recalled = self._recall(text, state, free, mem, turn, variety, context,
@@ -644,6 +672,11 @@ class Conversation:
                 return recalled
         if found is not None:
             return self.answerer.make(found, act)
+        # 3b. a short follow-up on what was just answered (「えー、教えてくれないんですか」「本当に？」)
+        followed = self._follow_up_entry(text, state, mem, turn, variety, free.speaker)
+        if followed is not None:
+            context["followed"] = followed.ref
+            return followed
         word = self._echo_word(focus, state)
         # 4. a reaction to what the line does (not the stock "I don't know" while there is a thing to take up)
         if act != "質問" or word is None:
@@ -674,31 +707,63 @@ class Conversation:
         return self.answerer.make(self.answerer.fallback(free.speaker, state, turn, variety), act)
 
     def _knowledge(self, free: FreeTalk, state: GameState, text: str, focus: Focus, turn: int, variety: Variety,
-                   only: bool = False) -> tuple[Found | None, Fitting | None]:
+                   only: bool = False, mem: ConversationMemory | None = None) -> tuple[Found | None, Fitting | None]:
         """The line of the entry that fits the line best (entries.py): for a topic, its entries; else the
         entries whose words the line names.  Within an entry, the line that shares the most with the
         question answers first."""
         people = [free.speaker] + ([] if only else [p for p in self.rules.people(state.place) if p != free.speaker])
         forms = TextForms.of(unstretched(nfkc(text)))
-        ranked = self.entries.rank(focus, forms, people, state, intent=free.intent, asked=free.speaker)
+        ranked = self.entries.rank(focus, forms, people, state, intent=free.intent, asked=free.speaker,
+                                   last=self._last_speaker(mem, state) if mem is not None else None)
         if free.intent is not None:
             ranked = [f for f in ranked if free.intent in f.entry.intents]
         for fitting in ranked:
             found = self._entry_line(fitting, state, text, turn, variety)
             if found is not None:
                 return found, fitting
+            if fitting is ranked[0] and (fitting.about or fitting.at_head) and free.intent is None:
+                # what the line asks was answered before: that answer again, as said before
+                recalled = self._recall_entry(fitting, state, turn, variety)
+                if recalled is not None:
+                    return recalled, fitting
         return None, None
 
+    def _recall_entry(self, fitting: Fitting, state: GameState, turn: int, variety: Variety) -> Found | None:
+        """An entry's line said before, brought back with its speaker's recall lead-in."""
+        key = knowledge_key(fitting.person, fitting.entry.index)
+        said = state.variation.get(key, ())
+        if not said:
+            return None
+        index = said[-1]
+        line = fitting.entry.entry.lines[index]
+        character = self.scenario.characters[fitting.person]
+        lines = character.recall.lines if character.recall else []
+        if not lines:
+            return None
+        prefix = f"recall/{fitting.person}"
+        lead = self.answerer.line_set(prefix, character.recall.mode, lines, state, turn, prefix, variety)
+        if lead is None:
+            refs = [f"{prefix}#{i + 1}" for i in range(len(lines))]
+            chosen = refs.index(variety.least_said(refs) or refs[0])
+            lead = (chosen, {prefix: remember(state.variation.get(prefix, ()), chosen, len(lines))})
+        lead_index, variation = lead
+        text = lines[lead_index].text.replace("{said}", line.text)
+        return (fitting.person, text, lines[lead_index].expression or NEUTRAL, AnswerSource.RECALL,
+                f"{prefix}#{lead_index + 1}", variation)
     def _entry_line(self, fitting: Fitting, state: GameState, text: str, turn: int, variety: Variety) -> Found | None:
         entry, person = fitting.entry, fitting.person
         key = knowledge_key(person, entry.index)
         used = set(state.variation.get(key, ()))
         best, best_score = None, 0.0
+        own = self._entry_keys(entry)
         for i in range(len(entry.entry.lines)):
             ref = f"{key}#{i + 1}"
             if (not entry.entry.repeatable and i in used) or not variety.fresh(ref):
                 continue
-            score = max((self.facts.score(text, sentence) for sentence in self.facts.of(ref)), default=0.0)
+            # what the question shares with the line beyond the entry's own words (every line of the entry is
+            # about those: 名前 says nothing of which line answers 「由来ってある？」)
+            score = max((self.facts.score(text, replace(sentence, keys=sentence.keys - own, nouns=sentence.nouns - own))
+                         for sentence in self.facts.of(ref)), default=0.0)
             if score > best_score:
                 best, best_score = i, score
         if best is not None:
@@ -706,6 +771,34 @@ class Conversation:
             if found is not None:
                 return found
         return self.answerer.knowledge_line(person, entry, state, turn, variety)
+
+    def _follow_up_entry(self, text: str, state: GameState, mem: ConversationMemory, turn: int, variety: Variety,
+                         speaker: str) -> Answer | None:
+        """The knowledge entry answered on the last turn, for a short follow-up that names nothing else: its
+        next line, else that line again with a recall lead-in."""
+        normalised = nfkc(text).strip()
+        if len(normalised) > 24 or not (_FOLLOW_UP.search(normalised) or _FOLLOW_ON.search(normalised)):
+            return None
+        if self.answerer.act(text).act in ("挨拶", "感謝", "暴言", "注文"):
+            return None
+        last = [ref for ref, turns in mem.said.items() if turns and turns[-1] == state.turn and ref.startswith("knowledge/")]
+        if len(last) != 1:
+            return None
+        person, index = last[0].removeprefix("knowledge/").split("#")[0].split("/")
+        entry = next((e for e in self.answerer.entries_of(person) if e.index == int(index)), None)
+        if entry is None or person not in self.rules.people(state.place):
+            return None
+        fitting = Fitting(person, entry, 0.0, None, False, False)
+        found = self.answerer.knowledge_line(person, entry, state, turn, variety)
+        if found is None:
+            found = self._recall_entry(fitting, state, turn, variety)
+        return self.answerer.make(found, "質問") if found is not None else None
+
+    def _entry_keys(self, entry) -> frozenset[str]:
+        keys: set[str] = set()
+        for word in entry.entry.words:
+            keys |= _analysed_keys(word)[0]
+        return frozenset(keys)
 
     def _echo_word(self, focus: Focus, state: GameState) -> str | None:
         """The thing the line talks about, to take up when nothing authored covers it: the question's head,
