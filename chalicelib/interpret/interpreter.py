@@ -127,8 +127,11 @@ class Interpreter:
     def _debug(self, text: str, state: GameState, choices: InterpretChoices, found: AddresseeFound,
                removed_by_addressee: list[str], result: Interpretation, ms: dict[str, float]) -> dict[str, Any]:
         by_token = {o.token: str(o.input) for o in choices}
+        from .ja import sudachi
         return {
             "text": text,
+            # Which analyser read the input (None: surface matching only), so a deployed turn shows it.
+            "analyser": sudachi.record(text),
             "place": state.place,
             "addressee": found.to_dict(),
             "candidates": choices.to_list(),

@@ -54,6 +54,15 @@ def analyse(text: str) -> Analysis:
     return Analysis(text, tuple(out))
 
 
+def record(text: str) -> dict | None:
+    """The turn record's account of the analyser: its name and the words it read in ``text`` (normalised
+    forms); None when it is unavailable and interpretation matched surfaces only (docs/deploy.md)."""
+    if not available():
+        return None
+    return {"name": SudachiAnalyser.name, "dictionary": "small",
+            "words": [token.normalised for token in analyse(text).tokens]}
+
+
 class SudachiAnalyser:
     name = "sudachi"
 
