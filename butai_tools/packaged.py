@@ -1,12 +1,12 @@
 """The deployment zip run as Lambda runs it, on this machine.
 
 The zip is unpacked into an empty folder (Lambda's /var/task) and its handler is imported by an
-interpreter of the runtime's Python version (lambda_runtime.find_python) with ``-I -S -B``: no
-site-packages, no PYTHON* variables, no bytecode written (/var/task is read-only), and nothing on the
-path but the package, the interpreter's standard library and a folder standing for the runtime's own
-modules (``snapshot_restore_py``).  The environment is the function's, not this machine's.  The driver
-reports every module it loaded from anywhere else, so a package that only works because of something
-installed here fails.
+interpreter of the runtime's Python version (lambda_runtime.find_python) with ``-s -S -B`` (no
+site-packages, no bytecode written: /var/task is read-only), run in that folder with the function's
+environment only, not this machine's: so nothing is on the path but the package (the working folder, the
+path's first entry), a folder standing for the runtime's own modules (``snapshot_restore_py``, through
+PYTHONPATH as Lambda's runtime sets it) and the interpreter's standard library.  The driver reports every
+module it loaded from anywhere else, so a package that only works because of something installed here fails.
 
 With ``snapstart=True`` the driver goes through SnapStart's order before the first event: the
 import (start-up), the before-snapshot hooks in the reverse order of their registration, then the
@@ -25,13 +25,16 @@ from pathlib import Path
 
 from butai_tools import lambda_runtime
 
-# Runs in the runtime's interpreter: argv = task root, runtime folder, handler, mode; stdin = the events.
+# No site-packages (-s -S), no bytecode written (-B); the path is the working folder, PYTHONPATH, the stdlib.
+FLAGS = ("-s", "-S", "-B")
+
+# Runs in the runtime's interpreter, in the task root: argv = handler, mode; stdin = the events.
 DRIVER = r"""
 import time
 started = time.monotonic()
-import importlib, json, sys, sysconfig
-task_root, runtime_dir, handler, mode = sys.argv[1:5]
-sys.path[:0] = [task_root, runtime_dir]
+import importlib, json, os, sys, sysconfig
+handler, mode = sys.argv[1:3]
+task_root, runtime_dir = os.getcwd(), os.environ["PYTHONPATH"]
 
 
 class Context:
@@ -71,8 +74,9 @@ for event in events:
 cpu_s = time.process_time()
 allowed = (task_root, runtime_dir, sysconfig.get_paths()["stdlib"], sysconfig.get_paths()["platstdlib"])
 elsewhere = sorted(name for name, module in list(sys.modules.items())
-                   if getattr(module, "__file__", None) and not module.__file__.startswith(allowed))
-print(json.dumps({"python": "%d.%d.%d" % sys.version_info[:3], "path": sys.path, "marks": marks,
+                   if getattr(module, "__file__", None) and not os.path.abspath(module.__file__).startswith(allowed))
+path = [os.path.abspath(p) for p in sys.path]
+print(json.dumps({"python": "%d.%d.%d" % sys.version_info[:3], "path": path, "marks": marks,
                   "cpu_s": cpu_s, "hooks": hooks, "responses": responses, "elsewhere": elsewhere,
                   "modules": len(sys.modules)}))
 """
@@ -119,17 +123,12 @@ def function_environment(extra: dict[str, str]) -> dict[str, str]:
             "LAMBDA_TASK_ROOT": lambda_runtime.TASK_ROOT, "LANG": "C.UTF-8", "TZ": ":UTC", **extra}
 
 
-def command(python: str, task_root: Path, runtime_dir: Path, handler: str, snapstart: bool) -> list[str]:
-    return [python, "-I", "-S", "-B", "-c", DRIVER, str(task_root), str(runtime_dir), handler,
-            "snapstart" if snapstart else "on-demand"]
-
-
 def run(python: str, task_root: Path, runtime_dir: Path, events: list[dict], env: dict[str, str],
         handler: str = "app.app", snapstart: bool = False, timeout: float = 300) -> Run:
     """Calls the packaged handler with ``events`` in one new process; raises with its output on failure."""
-    out = subprocess.run(command(python, task_root, runtime_dir, handler, snapstart),
-                         input=json.dumps(events), env=env, cwd=task_root, capture_output=True, text=True,
-                         timeout=timeout)
+    command = [python, *FLAGS, "-c", DRIVER, handler, "snapstart" if snapstart else "on-demand"]
+    out = subprocess.run(command, input=json.dumps(events), env={**env, "PYTHONPATH": str(runtime_dir)},
+                         cwd=task_root, capture_output=True, text=True, timeout=timeout)
     if out.returncode != 0:
         raise RuntimeError(f"the packaged handler failed ({out.returncode}):\n{out.stderr[-4000:]}")
     got = json.loads(out.stdout.strip().splitlines()[-1])

@@ -5,8 +5,10 @@ snapshots the process, and resumes every new instance from that snapshot.  Whate
 then shared by all of them, so:
 
 - before the snapshot (``prepare``) the work that every first turn repeats and that holds nothing
-  unique or connected is done once: the modules a turn imports on first use, the analyser's dictionary;
-  start-up's garbage is collected.
+  unique or connected is done once: the modules a turn imports on first use, the analyser's dictionary,
+  botocore's data for the clients every instance makes (read into the loader the sessions share,
+  botocore_data.py, by clients that hold no credentials and are thrown away); start-up's garbage is
+  collected.
 - after each restore (``restored``) nothing drawn or connected before the snapshot is used again:
   ``random`` is reseeded from the operating system (restored instances would otherwise draw the same
   retry jitter), the id generator forgets its last id, the boto3 sessions and the services holding
@@ -24,7 +26,12 @@ from __future__ import annotations
 
 import random
 
-from . import aws, coldstart, context, ids
+from . import aws, botocore_data, coldstart, context, ids
+from .config import Settings
+
+# The clients every instance makes (stage/, director: tables and bucket); a model endpoint's client is made
+# on the model's first call, if ever.
+_SERVICES = ("dynamodb", "s3")
 
 
 def prepare() -> None:
@@ -35,7 +42,18 @@ def prepare() -> None:
     from .interpret import backends  # noqa: F401
     from .interpret.ja import sudachi
     sudachi.available()          # reads the analyser's dictionary (a few hundred ms)
+    _read_client_data()
     coldstart.before_snapshot()
+
+
+def _read_client_data() -> None:
+    # Explicit placeholder credentials: nothing of this process's own is resolved or kept.
+    import boto3
+    settings = Settings.from_env(models=False)
+    reader = boto3.session.Session(aws_access_key_id="snapshot", aws_secret_access_key="snapshot",
+                                   region_name=settings.region, botocore_session=botocore_data.session())
+    for service in _SERVICES:
+        reader.client(service, endpoint_url=settings.aws_endpoint)
 
 
 def restored() -> None:

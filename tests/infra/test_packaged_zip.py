@@ -2,7 +2,7 @@
 
 `infra/package.sh`'s zip (built once per session, conftest.py) is unpacked into an empty folder and run
 by an interpreter of the Lambda runtime's Python version with nothing else on its path
-(butai_tools/packaged.py: ``-I -S -B``, the function's environment, SnapStart's order of start-up,
+(butai_tools/packaged.py: no site-packages, the function's environment only, SnapStart's order of start-up,
 before-snapshot and after-restore hooks).  Its handler plays scenario turns against a moto server on
 127.0.0.1 (the endpoint override the code already reads); the same turns played by the development
 environment must come out the same, and the turn's record must show the analyser (SudachiPy) at work.
@@ -172,3 +172,14 @@ def test_the_unpacked_native_modules_fit_the_runtimes_glibc_and_machine(task_roo
     wheel = next(task_root.glob("sudachipy-*.dist-info")) / "WHEEL"
     tags = [line.split(":", 1)[1].strip() for line in wheel.read_text().splitlines() if line.startswith("Tag:")]
     assert tags and all(lambda_deps.tag_fits(t) for t in tags), tags
+
+
+def test_bench_coldstart_measures_the_package_under_the_runtimes_python(packaged, runtime_python):
+    out, _ = packaged
+    from butai_tools.bench.coldstart import run_bench
+    report = run_bench(samples=1, package=out)
+    assert report["code"].startswith(f"the deployment zip under Python {lambda_runtime.PYTHON}")
+    assert report["first_turn_total_ms"] > report["floor_ms"] > 0
+    assert report["scenario_from_cache"] is False
+    snap = report["snapstart_ms"]
+    assert set(snap) == {"before_snapshot", "after_restore", "first_turn"} and all(v >= 0 for v in snap.values())
