@@ -55,6 +55,7 @@ events = json.loads(sys.stdin.read())
 module_name, attribute = handler.rsplit(".", 1)
 function = getattr(importlib.import_module(module_name), attribute)
 marks = {"started": started, "import": time.monotonic()}
+cpu = {"import": time.process_time()}
 hooks = None
 if mode == "snapstart":
     import snapshot_restore_py as runtime
@@ -63,21 +64,21 @@ if mode == "snapstart":
              "after_restore": [f.__module__ + "." + f.__name__ for f, _, _ in after]}
     for func, args, kwargs in reversed(before):
         func(*args, **kwargs)
-    marks["snapshot"] = time.monotonic()
+    marks["snapshot"], cpu["snapshot"] = time.monotonic(), time.process_time()
     for func, args, kwargs in after:
         func(*args, **kwargs)
-    marks["restore"] = time.monotonic()
+    marks["restore"], cpu["restore"] = time.monotonic(), time.process_time()
 responses = []
 for event in events:
     responses.append(function(event, Context()))
     marks.setdefault("first_response", time.monotonic())
-cpu_s = time.process_time()
+    cpu.setdefault("first_response", time.process_time())
 allowed = (task_root, runtime_dir, sysconfig.get_paths()["stdlib"], sysconfig.get_paths()["platstdlib"])
 elsewhere = sorted(name for name, module in list(sys.modules.items())
                    if getattr(module, "__file__", None) and not os.path.abspath(module.__file__).startswith(allowed))
 path = [os.path.abspath(p) for p in sys.path]
 print(json.dumps({"python": "%d.%d.%d" % sys.version_info[:3], "path": path, "marks": marks,
-                  "cpu_s": cpu_s, "hooks": hooks, "responses": responses, "elsewhere": elsewhere,
+                  "cpu": cpu, "hooks": hooks, "responses": responses, "elsewhere": elsewhere,
                   "modules": len(sys.modules)}))
 """
 
@@ -90,7 +91,7 @@ class Run:
     elsewhere: list[str]              # modules loaded from outside the package and the standard library
     hooks: dict | None                # the SnapStart hooks found registered, by name
     marks: dict[str, float]           # monotonic times: started, import, [snapshot, restore], first_response
-    cpu_s: float
+    cpu: dict[str, float]             # the process's CPU seconds at the same marks (from import on)
     modules: int
 
 
@@ -133,7 +134,7 @@ def run(python: str, task_root: Path, runtime_dir: Path, events: list[dict], env
         raise RuntimeError(f"the packaged handler failed ({out.returncode}):\n{out.stderr[-4000:]}")
     got = json.loads(out.stdout.strip().splitlines()[-1])
     return Run(python=got["python"], path=got["path"], responses=got["responses"], elsewhere=got["elsewhere"],
-               hooks=got["hooks"], marks=got["marks"], cpu_s=got["cpu_s"], modules=got["modules"])
+               hooks=got["hooks"], marks=got["marks"], cpu=got["cpu"], modules=got["modules"])
 
 
 def api_event(method: str, resource: str, params: dict[str, str], key: str | None = None,
