@@ -122,12 +122,16 @@ def test_sections_merge(sam):
         assert logical in sam["Resources"]
 
 
-def test_both_functions_run_the_runtime_the_package_is_built_for(sam):
-    resources = sam["Resources"]
-    api, delivery = resources["APIHandler"]["Properties"], resources["WebhookDeliveryFunction"]["Properties"]
-    assert delivery["Runtime"] == api["Runtime"] == lambda_runtime.RUNTIME == "python3.12"
-    assert delivery["Architectures"] == api["Architectures"] == [lambda_runtime.ARCHITECTURE]
-    assert delivery["CodeUri"] == api["CodeUri"]
+def test_every_function_runs_the_runtime_the_package_is_built_for(sam):
+    # Chalice writes the runtime of the Python it runs under (3.11 here): each function it emits needs the
+    # runtime set in infra.py's merge, as APIHandler has (bytecode.py refuses a package otherwise).
+    functions = {k: r["Properties"] for k, r in sam["Resources"].items() if r["Type"] == "AWS::Serverless::Function"}
+    assert {"APIHandler", "WebhookDeliveryFunction"} <= set(functions)
+    assert lambda_runtime.RUNTIME == "python3.12"
+    for name, function in functions.items():
+        assert function["Runtime"] == lambda_runtime.RUNTIME, name
+        assert function["Architectures"] == [lambda_runtime.ARCHITECTURE], name
+        assert function["CodeUri"] == functions["APIHandler"]["CodeUri"], name
 
 
 def test_the_function_ships_only_what_lambda_runs(packaged):
