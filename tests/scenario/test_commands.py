@@ -91,11 +91,12 @@ def test_trace_text(reference_path, capsys):
     assert "#0 (開始)\n  A01    赤尾妙子「いらっしゃい。" in out
     assert "         effect 表情:赤尾妙子:smile\n" in out
     # a written なし has no words to react to: the responder brings something up herself
-    general = [k for k in json.loads(reference_path.read_text(encoding="utf-8"))["characters"][0]["knowledge"]
-               if not k.get("condition")]
+    knowledge = json.loads(reference_path.read_text(encoding="utf-8"))["characters"][0]["knowledge"]
+    general = [k for k in knowledge if not k.get("condition")]
+    music = [k for k in knowledge if k.get("condition") == "意図:音楽"]
     assert f"#1 なし\n  自由会話  赤尾妙子 (なし; knowledge {len(general)})\n" in out
     assert "  答え    chatter chatter/赤尾妙子#1 (act なし) 赤尾妙子「そういえば、" in out
-    assert f"#3 意図:音楽\n  自由会話  赤尾妙子 (意図:音楽; knowledge {len(general) + 1})\n            - 店では、" in out
+    assert f"#3 意図:音楽\n  自由会話  赤尾妙子 (意図:音楽; knowledge {len(general) + len(music)})\n            - 店では、" in out
     assert "  notice ending: 血の池の夜　おしまい\n" in out
     assert ("  candidates A1 意図:メニュー A2 意図:二人の先の話 A3 移動:控え室 A4 離脱 A5 意図:音楽 A6 意図:赤いドア "
             "A7 意図:店名と看板 A8 意図:宣伝の写真 A9 意図:いい店とは A10 意図:今のままでいい\n") in out
