@@ -31,8 +31,11 @@ def corpus(rules) -> list[str]:
         texts.append(line.text)
     for character in sc.characters.values():
         texts += [character.profile or "", *(k.info for k in character.knowledge)]
-    texts += [f"- {c}: " for c in "ABCDEFGHIJ"] + ["none", "## 選択肢", "## 今の場面", "発言:「", "場所を移る"]
-    return [t for t in texts if t] * 3
+    # the answer labels weigh as much as the prompt's text however much the scenario's own text grows, so
+    # that the trained merges keep each label a single token
+    labels = [f"- {c}: " for c in "ABCDEFGHIJ"] + ["none", "## 選択肢", "## 今の場面", "発言:「", "場所を移る"]
+    texts = [t for t in texts if t]
+    return texts * 3 + labels * max(3, len(texts) // 10)
 
 
 @pytest.fixture(scope="module")
