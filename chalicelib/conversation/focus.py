@@ -40,11 +40,13 @@ _YOU = re.compile(r"あなた|あんた|君|きみ|お前|おまえ|そっち|(?
 # Both characters present.
 _BOTH = re.compile(r"お二人|おふたり|二人とも|ふたりとも|お二方")
 # Pointers to something said, and words that say nothing besides.
-_VAGUE = re.compile(r"あれ|それ|あの(?:件|話|こと|やつ)|例の|さっきの(?:件|話|こと|やつ)?|その(?:件|話|後)|この前の(?:件|話)"
+_VAGUE = re.compile(r"(?<![^、,\s。！!？?])(?:あれ(?![、,!！?？]))|それ(?![で、,]|から|に|と)|あの(?:件|話|こと|やつ)|例の|さっきの(?:件|話|こと|やつ)?|その(?:件|話|後)|この前の(?:件|話)"
                     r"|前の(?:件|話)")
 _VAGUE_EMPTY = frozenset("件 話 やつ こと 結局 今 最近 例 さっき 前 この前 後 その後 感じ 方 ほう".split())
 _WH = re.compile(r"誰|だれ|何|なに|なん|どこ|いつ|いくら|なぜ|なんで|どうして|どう|どんな|どれ|どっち|どちら")
-_QUESTION = re.compile(r"[？?]|(?:の|か|かな|かしら|っけ|ですか|ますか|なの|の\?)\s*$|教えて|聞かせて|知りたい")
+_QUESTION = re.compile(r"[？?]|(?:の|か|かな|かしら|っけ|ですか|ますか|なの|の\?)\s*$|(?:ですか|ますか|んですか)[!！]|教えて|聞かせて"
+                       r"|知りたい")
+_REQUEST = re.compile(r"て(?:ください|下さい|くれ|ほしい|欲しい|よ\s*[!！。]*$|ってば)|で(?:ください|くれ|ほしい)")
 # Where a line turns to a second thing (「ビールください。あと、トイレどこ？」「乾杯！ところで…」).
 _PART_BREAK = re.compile(r"(?<=[。！!？?\n])\s*|\s*(?:[、,]\s*)?(?=(?:あと|それと|それから|ところで|ていうか|てか)[、,\s])"
                          r"|(?<=けど)[、,]\s*|(?<=けれど)[、,]\s*")
@@ -54,7 +56,7 @@ _TIMES = frozenset("日 夜 朝 昼 週末 休日 休み 時 頃 ころ 毎日 �
 _PERSONS = frozenset("姉 兄 妹 弟 姉さん 兄さん お姉さん お兄さん 彼 彼女 あの子 その子 店員 マスター 女将 大将 先輩 後輩 友達 "
                      "お客さん 客 常連 姪 叔母 おば 娘 息子 母 父 親".split())
 # Heads that say little by themselves: what modifies them is what is asked (何してる人, どんな子).
-_LIGHT_HEADS = frozenset("人 子 方 タイプ もの 物 やつ 奴 感じ 系".split())
+_LIGHT_HEADS = frozenset("人 子 方 タイプ もの 物 やつ 奴 感じ 系 派".split())
 # Nouns that never are what a question is about.
 _NOT_HEAD = frozenset("こと もの の ん ところ とき 時 方 ほう 感じ 今 ここ そこ あそこ これ それ あれ どこ 何 なに なん "
                       "誰 だれ いつ どれ 自身 本人 自分 みんな 皆 さん ちゃん くん 件 話 やつ あと 後 例".split())
@@ -75,6 +77,7 @@ class Focus:
     wh: str | None = None
     wh_span: tuple[int, int] | None = None  # where the wh-word is (いつ of いつから)
     question: bool = False
+    request: bool = False                   # it asks the one spoken to to do something (歌ってください)
     vague: bool = False                     # only a pointer to something said (あれ, 例の件)
     nouns: tuple[str, ...] = field(default=())   # content nouns (normalised forms), in order
 
@@ -83,7 +86,7 @@ class Focus:
         it names nobody and speaks of them (you) or asks about no thing."""
         if self.about:
             return self.about
-        if asked is not None and (self.you or (self.question and not self.thing)):
+        if asked is not None and (self.you or ((self.question or self.request) and not self.thing)):
             return (asked, *(a for a in also if a != asked))
         return ()
 
@@ -198,17 +201,21 @@ def _cached(reader: FocusReader, text: str, back: str, present: tuple[str, ...])
     phrase = None
     if head_index is not None and head is not None:
         phrase = (tokens[_phrase(tokens, first)].start, head[1])
-    thing = _owned_by_thing(tokens, head_index, text, reader) or _place_topic(text, reader) or \
-        (not about and _thing_topic(tokens, text, names, head_index))
+    light = head is not None and text[head[0]:head[1]] in _LIGHT_HEADS
+    thing = _owned_by_thing(tokens, head_index, text, reader) or (not light and (
+        _place_topic(text, reader) or (not about and _thing_topic(tokens, text, names, head_index))))
     nouns = tuple((t.normalised or t.surface) for t in tokens if _headable(t, names))
     whs = [m for m in _WH.finditer(text) if (sentence is None or sentence[0] <= m.start() < sentence[1])
-           and not (m.group(0) == "なん" and re.match(r"(?:だ|です|じゃ)", text[m.end():]))]
+           and not (m.group(0) == "なん" and re.match(r"(?:だ|です|じゃ)", text[m.end():]))
+           and not re.match(r"か(?!ら|\s*[？?]|\s*$)", text[m.end():])]      # 何か, どっちか: some, not which
+    if not question:
+        whs = []
     wh_found = whs[-1] if whs else None
     vague = bool(_VAGUE.search(text)) and not [n for n in nouns if n not in _VAGUE_EMPTY] and not about
     return Focus(text=text, taken_back=back, about=tuple(about), called=called, you=you, thing=thing,
                  head=head, phrase=phrase, sentence=sentence, head_word=text[head[0]:head[1]] if head else None,
                  wh=wh_found.group(0) if wh_found else None, wh_span=wh_found.span() if wh_found else None,
-                 question=question, vague=vague, nouns=nouns)
+                 question=question, request=bool(_REQUEST.search(text)), vague=vague, nouns=nouns)
 
 
 def _headable(token: Token, names: list[tuple[int, int]]) -> bool:
@@ -249,9 +256,27 @@ def _head(tokens: tuple[Token, ...], text: str, names: list[tuple[int, int]],
             if after[:1] in ("、", ",", "は") or after == "って":
                 topic = i
         if best is not None:
+            if (a, b) == sentence and _predicate_after(tokens, best, b):
+                return None   # 「先代さんがつけたんですか？」: the verb is what it asks; its nouns are arguments
             # in the sentence before, the noun it set up as its topic (今流れてる歌、…) rather than its last
             return best if (a, b) == sentence or topic is None else topic
     return None
+
+
+# Verbs that say little of their own after a noun: 「お茶ってある？」 still asks about the tea.
+_LIGHT_VERBS = frozenset("ある いる する できる なる 居る 有る 出来る 為る 思う いう 言う しまう 仕舞う くる 来る いく 行く "
+                         "みる 見る おく 置く くれる 呉れる もらう 貰う あげる 上げる ない 無い いい 良い".split())
+
+
+def _predicate_after(tokens: tuple[Token, ...], index: int, end: int) -> bool:
+    """A verb or adjective of its own follows the noun in the sentence: the sentence ends on a predicate."""
+    for token in tokens[index + 1:]:
+        if token.start >= end:
+            break
+        if token.pos[:1] in (("動詞",), ("形容詞",)) and token.lemma not in _LIGHT_VERBS \
+                and token.normalised not in _LIGHT_VERBS:
+            return True
+    return False
 
 
 # Particles that end the phrase of a noun, looking back from it: what comes before them is another part of
@@ -302,6 +327,8 @@ def _thing_topic(tokens: tuple[Token, ...], text: str, names: list[tuple[int, in
             continue
         if i + 1 < len(tokens) and (tokens[i + 1].is_noun or tokens[i + 1].surface in ("さん", "ちゃん", "くん")):
             continue          # inside a compound (its last noun decides), or a person (お姉さん)
+        if i > 0 and tokens[i - 1].pos[:1] == ("接頭辞",) and tokens[i - 1].normalised == "御":
+            continue          # お名前, ご出身: the honorific puts it on the one spoken to
         after = text[token.end:token.end + 2]
         if after[:1] in ("、", ",", "は") or after == "って":
             return True

@@ -65,7 +65,11 @@ _FOLLOW_UP = re.compile(r"どう思う|どう？|どうなの|どうなん|な�
                         r"|他には|ほかには|ほかに|他に|それで|それって|(?:ない|ないん|たい)(?:の|ですか)?\s*[？?]")
 # Asking for more of what was just said: 「教えてくれないの？」「本当に？」「それで？」「えー、なんで？」.
 _FOLLOW_ON = re.compile(r"教えて(?:くれ|よ|ください)|本当に?[？?]|ほんとに?[？?]|マジ|まじ|それで[？?]|で、?[？?]|なんで[？?]|どうして[？?]"
-                        r"|ケチ|いいじゃん|そこをなんとか|知りたい")
+                        r"|ケチ|いいじゃん|そこをなんとか|知りたい|残念|ずるい|お願い(?:します)?[!！]*$")
+# Acts that answer what the line does, not a topic guessed from its words.
+_SOCIAL_ACTS = frozenset({"挨拶", "感謝", "謝罪", "称賛", "暴言", "同意", "反対"})
+# Kinds of lines that answer the player in free conversation (whose speaker the player is talking with).
+_ANSWER_KINDS = frozenset({"knowledge", "reaction", "recall", "echo", "menu"})
 # What the price of a thing is asked with; the bill (without a thing named).
 _PRICE = re.compile(r"いくら|おいくら|値段|何円|なんえん|料金|価格")
 _BILL = re.compile(r"会計|勘定|おあいそ|お代|合計|全部で|トータル")
@@ -196,6 +200,10 @@ class Conversation:
                 partner = mem.partner if mem.partner is not None and mem.partner_turn >= state.turn and \
                     mem.partner in self.rules.people(state.place) and \
                     self.answerer.named_present(text, state.place) in (None, mem.partner) else None
+                if partner is None and self.answerer.named_present(text, state.place) is None:
+                    # 「すごく上手。勉強してたの？」 right after 葵 answered: still 葵 (not the one who answers
+                    # by default)
+                    partner = self._last_answerer(mem, state)
                 reading = self._reading(text, state, mem, question)
                 if reading.side is not None:
                     context["parts"] = {"side": reading.side, "main": reading.text}
@@ -205,7 +213,8 @@ class Conversation:
                 result = self.interpreter.interpret_turn(text, state, to or reading.called or partner, recent=recent)
                 chosen, addressee, interpretation = result.input, result.addressee, result.debug
                 how = result.debug.addressee.how if result.debug.addressee is not None else None
-                named_now = addressee is not None and (how in ("head", "question", "phrase") or to is not None)
+                named_now = addressee is not None and (how in ("head", "question", "phrase") or to is not None or
+                                                       addressee == reading.called)
                 if named_now and addressee != self.rules.responder(state.place):
                     mem.partner, mem.partner_turn = addressee, turn      # named (or tapped) this turn
                 else:
@@ -213,10 +222,14 @@ class Conversation:
                 if result.error:
                     errors.append(f"classifier: {result.error}")
                 if chosen.is_intent or chosen.is_none:
-                    order = self._order(text, state, addressee, mem, question)
+                    # (the one who answered last is no server unless named: 「レモンサワーある？」 goes to the bar)
+                    order = self._order(text, state, addressee if named_now else None, mem, question)
                     if order is not None and order.kind in ("ask", "missing") and \
                             (fact := self._fact_first(text, state, addressee, chosen, mem)) is not None and fact.about:
                         order = None        # 「ママの好きな食べ物って何？」 asks about ママ, it orders nothing
+                    if order is not None and order.kind == "missing" and order.named and \
+                            self._entry_names(order.named, state):
+                        order = None        # 「からしってある？」: not on the menu, but someone here knows about it
                     if order is not None:
                         context["order"] = order.to_dict()
                         chosen = NONE
@@ -240,6 +253,11 @@ class Conversation:
                             context["topic_carried"] = str(carried)
                             chosen = carried
                             answer_text = f"{mem.player_last or ''}\n{text}"
+                    if options is None and order is None and chosen.is_intent and result.rule is None and \
+                            not self._names_topic(text, chosen) and self.answerer.act(text).act in _SOCIAL_ACTS:
+                        # 「あつっ。でもおいしい！」: praise, not the menu topic guessed from a word near in meaning
+                        context["act_not_topic"] = str(chosen)
+                        chosen = NONE
                     if options is None and order is None and self._echoes_question(text, chosen, question, recent):
                         # 「いいよ、一緒に選ぼう」 to 「一緒に選んでくれる？」: the topic word is the question's own
                         context["answer_not_topic"] = str(chosen)
@@ -338,8 +356,10 @@ class Conversation:
             main = asking[-1]
             rest = "".join(p if p.endswith(("。", "!", "?", "！", "？")) else p + "。"
                            for i, p in enumerate(pieces) if i != main)
-            if self._side_act(rest, state, mem, question):
-                side, meant = rest, re.sub(r"^(?:あと|それと|それから|ところで|ていうか|てか)[、,\s]*", "", pieces[main])
+            main_text = re.sub(r"^(?:あと|それと|それから|ところで|ていうか|てか)[、,\s]*", "", pieces[main])
+            # (not for a short echo question of no content: 「え、私がですか？うーん、いいですよ」 answers as a whole)
+            if self._side_act(rest, state, mem, question) and (self._topic_nouns(main_text) or len(main_text) > 10):
+                side, meant = rest, main_text
         return Reading(meant, side, back, whole.called)
 
     def _topic_nouns(self, text: str) -> list[str]:
@@ -382,7 +402,11 @@ class Conversation:
         if speaker is None:
             return None
         free = FreeTalk(speaker, None, ())
-        found = self.answerer.knowledge(free, state, text, turn, variety)
+        found = None
+        if act.act in ("挨拶", "感謝"):
+            found = self.answerer.reaction(free, state, text, act, turn, variety)
+        if found is None:
+            found = self.answerer.knowledge(free, state, text, turn, variety)
         if found is None:
             found = self.answerer.reaction(free, state, text, act, turn, variety)
         return self.answerer.make(found, act.act) if found is not None else None
@@ -406,6 +430,24 @@ class Conversation:
         return self.entries.best_fact(focus, forms, self.rules.people(state.place), state, asked,
                                       chosen if chosen.is_intent else None, last=self._last_speaker(mem, state))
 
+    def _last_answerer(self, mem: ConversationMemory, state: GameState) -> str | None:
+        """The one character who answered the player's last line in free conversation (not a scripted line),
+        when it is not the place's responder and they are here."""
+        speakers = set()
+        for ref, turns in mem.said.items():
+            if turns and turns[-1] == state.turn and ref.split("/", 1)[0] in _ANSWER_KINDS:
+                line = self.book.get(ref)
+                if line is not None and line.speaker:
+                    speakers.add(line.speaker)
+        if len(speakers) != 1:
+            return None
+        speaker = speakers.pop()
+        if speaker == self.rules.responder(state.place) or speaker not in self.rules.people(state.place):
+            return None
+        if mem.last is not None and mem.last.turn == state.turn and mem.last.speaker != speaker:
+            return None       # someone else spoke after them (a scripted line)
+        return speaker
+
     def _last_speaker(self, mem: ConversationMemory, state: GameState) -> str | None:
         """Who spoke last, when that was on the last turn and they are here (a question naming nobody may be
         about them: 「最近観た映画でよかったのある？」 after 葵 talked about films)."""
@@ -413,6 +455,11 @@ class Conversation:
         if last is None or last.turn < state.turn or last.speaker not in self.rules.people(state.place):
             return None
         return last.speaker
+
+    def _entry_names(self, word: str, state: GameState) -> bool:
+        forms = TextForms.of(word)
+        return any(entry.entry.words and self.matcher.hits(forms, entry.entry.words)
+                   for person in self.rules.people(state.place) for entry in self.answerer.entries_of(person))
 
     def _names_topic(self, text: str, chosen: PlayerInput) -> bool:
         if not chosen.is_intent:
@@ -721,7 +768,7 @@ class Conversation:
             found = self._entry_line(fitting, state, text, turn, variety)
             if found is not None:
                 return found, fitting
-            if fitting is ranked[0] and (fitting.about or fitting.at_head) and free.intent is None:
+            if fitting is ranked[0] and (fitting.about or fitting.at_head) and free.intent is None and focus.question:
                 # what the line asks was answered before: that answer again, as said before
                 recalled = self._recall_entry(fitting, state, turn, variety)
                 if recalled is not None:
@@ -770,6 +817,13 @@ class Conversation:
             found = self.answerer.knowledge_line(person, entry, state, turn, variety, only=best)
             if found is not None:
                 return found
+        if used and not entry.entry.repeatable:
+            said_best = max((max((self.facts.score(text, replace(sentence, keys=sentence.keys - own,
+                                                                  nouns=sentence.nouns - own))
+                                  for sentence in self.facts.of(f"{key}#{i + 1}")), default=0.0) for i in used),
+                            default=0.0)
+            if said_best > best_score:
+                return None   # the line that answers it was said: the recall says it again, not another line
         return self.answerer.knowledge_line(person, entry, state, turn, variety)
 
     def _follow_up_entry(self, text: str, state: GameState, mem: ConversationMemory, turn: int, variety: Variety,
@@ -777,9 +831,10 @@ class Conversation:
         """The knowledge entry answered on the last turn, for a short follow-up that names nothing else: its
         next line, else that line again with a recall lead-in."""
         normalised = nfkc(text).strip()
-        if len(normalised) > 24 or not (_FOLLOW_UP.search(normalised) or _FOLLOW_ON.search(normalised)):
+        if len(normalised) > 24 or not (_FOLLOW_ON.search(normalised) or
+                                        (is_question(normalised) and _FOLLOW_UP.search(normalised))):
             return None
-        if self.answerer.act(text).act in ("挨拶", "感謝", "暴言", "注文"):
+        if self.answerer.act(text).act in ("挨拶", "感謝", "暴言", "注文", "謝罪", "称賛"):
             return None
         last = [ref for ref, turns in mem.said.items() if turns and turns[-1] == state.turn and ref.startswith("knowledge/")]
         if len(last) != 1:
@@ -1080,6 +1135,8 @@ class Conversation:
             mem.invitation = mem.question
 
     def _question(self, last: SpokenText, ref: str | None, state: GameState, turn: int) -> AskedQuestion | None:
+        if ref is not None and (ref.startswith("fallback/") or "/質問#" in ref):
+            return None       # 「スマホで調べてみたら？」 deflects; it asks nothing to be answered
         line = self.book.get(ref) if ref else None
         if ref is not None and ref.startswith("menu/") and "/ask#" in ref:
             # 「何にする？　コーヒーかカレーだよ。」: a menu's ask line always offers

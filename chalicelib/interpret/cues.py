@@ -121,6 +121,7 @@ def _clause_end(text: str, start: int) -> int:
 _LOOK_GAP = re.compile(r"[、,\s]*(?:に|を|へ|の中|のなか)?[、,\s]*(?:ちょっと|ちょっとだけ|ちょい|少し|すこし|一旦|いったん|軽く|こっそり)?[、,\s]*")
 
 
+_SHOW_ME = re.compile(r"(?:見せ|みせ)て(?:もらって(?:も)?(?:いい|良い)|もらえ(?:る|ます|ない)|くれ(?:る|ない|ます)|ください|ほしい|よ)")
 # the verb's own te-form (行って, 入って, 見て) then leave: not 行かなくてもいい (no need to go)
 _PERMISSION = re.compile(r"^[っいん]?[てで]も?(?:いい|良い|よい|大丈夫|かまわない|構わない)(?:です)?(?:か|かな|の)?\s*[？?]?")
 
@@ -146,6 +147,10 @@ def committing_verb_after(text: str, start: int, *, window: int = 12, look: bool
             near = match.start() <= 3 or bool(_LOOK_GAP.fullmatch(segment[:match.start()]))
             if near and re.match(r"^.{0,2}?(?:てみたい|てみよう|てみ(?:ても)?いい|たい|て(?:くる|きます|こよう|こ)(?![なか]))",
                                                 segment[match.end():]):
+                return True
+        # 「奥、見せてもらってもいいですか？」: asking to be shown the place named is asking to go there
+        for match in _SHOW_ME.finditer(segment):
+            if match.start() <= 3 or bool(_LOOK_GAP.fullmatch(segment[:match.start()])):
                 return True
     if talk:
         for match in TALK_WORD_RE.finditer(segment):
