@@ -42,7 +42,8 @@ TOLD_KEYS = 3        # a line told before shares at least this many words with o
 TOLD_SHARE = 0.6     # ... and this share of its weight
 TOLD_OTHER = 0.4     # ... and this share of the other line's weight; or
 TOLD_SENTENCE = 0.8  # one of its sentences, with that share of its weight, has this share of it in the other
-TOLD_RARE = 3.0      # and two of the shared words at least are this rare (idf) among the scenario's sentences
+TOLD_RARE = 3.0      # and two of the shared words at least are this rare (idf) among the scenario's sentences,
+TOLD_RARE_SENTENCES = 3   # or held by this many of its sentences at most (a small scenario's idf says little)
 # A question: a question mark, a question particle at the end (not かな alone: 「好きかな」 muses), a wh-word
 # with a sentence-final particle, or asking to be told.
 _QUESTION_CUE = re.compile(r"[？?]|(?:の|か|かしら|っけ|だっけ|ですか|ますか)\s*$|教えて|聞かせて|知りたい|って何|ってなに"
@@ -172,20 +173,26 @@ class Facts:
         for other in said:
             keys, nouns = self._keys(other)
             shared = frozenset(k for k in own[0] if k in keys or _within(k, keys))
-            if not shared & own[1] or sum(1 for k in shared if self.idf(k) >= TOLD_RARE) < 2:
+            if not shared & own[1] or sum(1 for k in shared if self._rare(k)) < 2:
                 continue
             weight = sum(self.idf(k) for k in shared)
             if len(shared) >= TOLD_KEYS and weight >= TOLD_SHARE * mass and \
                     weight >= TOLD_OTHER * sum(self.idf(k) for k in keys):
                 return True
-            # one sentence of it, carrying most of its weight, said again in other words inside a longer line
+            # one sentence of it, carrying most of its weight, said again in other words in one sentence of a
+            # longer line
             for sentence in self.of(ref):
                 part = sum(self.idf(k) for k in sentence.keys)
-                inside = frozenset(k for k in sentence.keys if k in keys or _within(k, keys))
+                inside = max((frozenset(k for k in sentence.keys if k in o.keys or _within(k, o.keys))
+                              for o in self.of(other)), key=len, default=frozenset())
                 if len(inside) >= min(TOLD_KEYS, max(2, len(sentence.keys))) and part >= TOLD_SHARE * mass and \
                         sum(self.idf(k) for k in inside) >= TOLD_SENTENCE * part:
                     return True
         return False
+
+    def _rare(self, key: str) -> bool:
+        """A word few of the scenario's sentences hold (ドア, said all over a bar with a red door, is not)."""
+        return self._df.get(key, 0) <= TOLD_RARE_SENTENCES or self.idf(key) >= TOLD_RARE
 
     def _keys(self, ref: str) -> tuple[frozenset[str], frozenset[str]]:
         sentences = self.of(ref)

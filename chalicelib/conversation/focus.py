@@ -38,7 +38,7 @@ _ASKED_AFTER = re.compile(r"^(?:さん|ちゃん|くん)?(?:から見て|から�
 # Second person: the one spoken to.
 _YOU = re.compile(r"あなた|あんた|君|きみ|お前|おまえ|そっち|(?:ご|御)自身")
 # Both characters present.
-_BOTH = re.compile(r"お二人|おふたり|二人とも|ふたりとも|お二方")
+_BOTH = re.compile(r"お二人|おふたり|二人とも|ふたりとも|お二方|(?:^|[、,\s])(?:二人|ふたり)(?:って|は|の関係|、)")
 # Pointers to something said, and words that say nothing besides.
 _VAGUE = re.compile(r"(?<![^、,\s。！!？?])(?:あれ(?![、,!！?？]))|それ(?![で、,]|から|に|と)|あの(?:件|話|こと|やつ)|例の|さっきの(?:件|話|こと|やつ)?|その(?:件|話|後)|この前の(?:件|話)"
                     r"|前の(?:件|話)")

@@ -294,7 +294,9 @@ class Conversation:
             return self._ask_which(text, state, mem, addressee, options, result, interpretation, turn, context)
 
         step = self.rules.handle(chosen, state, addressee)
-        variety = Variety(mem.said, turn, self.book, facts=self.facts, present=self.rules.people(step.state.place))
+        # (the scripted lines shown count as said, the start's too, which no turn remembered)
+        said = {**{f"line/{i}": [0] for i in state.shown_lines}, **mem.said}
+        variety = Variety(said, turn, self.book, facts=self.facts, present=self.rules.people(step.state.place))
         answer: Answer | None = None
         model = None
         side: Answer | None = None
@@ -481,6 +483,8 @@ class Conversation:
             return topics[0]
         if len(topics) < 2:
             topics += [c for c in self.rules.input_candidates(state) if c.is_intent and c not in topics]
+        if len(topics) < 2:
+            topics += [c for c in candidates if c.is_intent and c not in topics]
         if len(topics) >= 2 and self.clarifier.settings.ask:
             return Options((topics[0], topics[1]), "vague")
         return topics[0] if topics else None
