@@ -360,9 +360,15 @@ class Conversation:
                            for i, p in enumerate(pieces) if i != main)
             main_text = re.sub(r"^(?:あと|それと|それから|ところで|ていうか|てか)[、,\s]*", "", pieces[main])
             # (not for a short echo question of no content: 「え、私がですか？うーん、いいですよ」 answers as a whole)
-            if self._side_act(rest, state, mem, question) and (self._topic_nouns(main_text) or len(main_text) > 10):
+            if self._side_act(rest, state, mem, question) and self._asks_something(main_text, state):
                 side, meant = rest, main_text
         return Reading(meant, side, back, whole.called)
+
+    def _asks_something(self, text: str, state: GameState) -> bool:
+        """A question with something of its own to ask: a thing, someone, a wh-word — not a bare echo of
+        surprise (「え、私がですか？」)."""
+        focus = self.focus_reader.read(text, tuple(self.rules.people(state.place)))
+        return bool(self._topic_nouns(text) or focus.about or focus.wh or len(nfkc(text)) > 12)
 
     def _topic_nouns(self, text: str) -> list[str]:
         focus = self.focus_reader.read(text)

@@ -97,6 +97,16 @@ def test_the_reference_scenario_in_free_japanese(client, played):
     assert "もう一度" not in [e["text"] for e in view["log"]]       # typed or tapped, a restart is no line said
 
 
+def test_two_parts_of_one_line_answered_by_two_characters_are_logged_in_order(client, played):
+    reply(client, played, "こんばんは")
+    view = reply(client, played, "かんぱーい！ところで葵ちゃんっていくつ？")
+    said = lines(view)[-3:]
+    assert said[0] == ("player", None, "かんぱーい！ところで葵ちゃんっていくつ？")
+    assert said[1][1] == "赤尾妙子" and "乾杯" in said[1][2]           # the toast, by the one who answers
+    assert said[2][1] == "神楽坂葵" and "二十代" in said[2][2]         # the question, by the one it is about
+    assert view["scene"]["speaking"] == "神楽坂葵"
+
+
 def test_the_same_reply_handled_twice_gives_one_turn(director, played, services):
     stages = services.stage
     stages.reply(played.stage_id, played.player_key, ReplyRequest(text="こんばんは"))
