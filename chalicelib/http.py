@@ -10,7 +10,7 @@ from typing import TypeVar
 from chalice import Response
 from pydantic import BaseModel, ValidationError
 
-from .errors import ApiError, PayloadTooLarge, UnsupportedMediaType, ValidationFailed
+from .errors import ApiError, PayloadTooLarge, Unavailable, UnsupportedMediaType, ValidationFailed
 from .stage.models import BODY_MAX_BYTES
 
 log = logging.getLogger("butai.http")
@@ -131,9 +131,8 @@ def handles_errors(view: Callable) -> Callable:
         except Exception as exc:  # noqa: BLE001 - the client gets JSON, the log gets the trace
             if transient(exc):
                 log.warning("storage unavailable in %s: %s", view.__name__, type(exc).__name__)
-                return json_response(503, {"error": {"code": "unavailable",
-                                                     "message": "the stage's storage is busy; retry shortly"}},
-                                     {"Retry-After": RETRY_AFTER_S})
+                return error_response(Unavailable("the stage's storage is busy; retry shortly",
+                                                  headers={"Retry-After": RETRY_AFTER_S}))
             log.exception("unhandled error in %s", view.__name__)
             return json_response(500, {"error": {"code": "internal", "message": "internal error"}})
     return wrapper

@@ -24,7 +24,7 @@ import pytest
 
 from chalicelib.interpret import InterpretChoices, InterpretContext, Interpreter
 from chalicelib.interpret.backends.base import AnswerSheet
-from chalicelib.interpret.choices import Interpretation
+from chalicelib.interpret.options import Interpretation
 from chalicelib.interpret.prompts import PromptTemplates, neutralise
 from chalicelib.scenario import GameRules, PlayerInput, load_scenario
 from tests.hardening.conftest import SCENARIO
