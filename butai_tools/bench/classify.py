@@ -487,8 +487,8 @@ def bench_classify(sizes: list[str], device: str = "auto", dtype: str = "auto", 
                 row = bench_setting(backend, cases, iterations=iterations, warmup=warmup,
                                     concurrency=concurrency, device=device)
                 figures["results"].append({"size": size, "examples": with_examples, "model": info, **row})
-                if backend._executor is not None:
-                    backend._executor.shutdown(wait=True)
+                if backend.chooser._executor is not None:
+                    backend.chooser._executor.shutdown(wait=True)
             del model
             if device == "cuda":
                 torch.cuda.empty_cache()

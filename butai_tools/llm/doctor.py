@@ -118,7 +118,7 @@ def check_classifier(settings: Settings) -> Check:
     try:
         choice = chooser.choose(PROBE_MESSAGES, list(PROBE_LABELS))
     except ModelCallError as exc:
-        mode = chooser.current_mode or mode
+        mode = (chooser.current_mode or mode).__str__()
         return Check("classifier", name, transport.describe(), False, explain(exc, transport.describe(), model, mode),
                      mode=mode, kind=exc.kind)
     odds = "per-option probabilities read from logprobs" if choice.probabilities else \

@@ -291,9 +291,9 @@ class Chooser:
         return self.transport.describe()
 
     @property
-    def current_mode(self) -> str | None:
+    def current_mode(self) -> ChoiceMode | None:
         """The mode calls use now (None: a probe not yet made)."""
-        return None if self._settled is None else self._settled.value
+        return self._settled
 
     def model_name(self) -> str | None:
         if not self.model and isinstance(self.transport, OpenAITransport):
