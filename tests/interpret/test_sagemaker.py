@@ -11,7 +11,6 @@ from botocore.response import StreamingBody
 from botocore.stub import ANY, Stubber
 
 from chalicelib.interpret import ErrorKind, InterpretChoices, InterpretContext
-from chalicelib.interpret.backends import build_backend
 from chalicelib.interpret.backends.sagemaker import SageMakerBackend
 from chalicelib.scenario import PlayerInput
 
