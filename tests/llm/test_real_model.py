@@ -56,11 +56,11 @@ def gguf() -> Path:
 
 
 @pytest.fixture(scope="module")
-def server(gguf, tmp_path_factory):
-    # The GGUF carries no chat template (no tokenizer.chat_template in its metadata): without one the server
-    # would write Llama 2's [INST] turns, so it is told Gemma's own turn format (docs/models.md's recipe).
-    running = LlamaServer(gguf, tmp_path_factory.mktemp("llama") / "server.log", alias=ALIAS, n_ctx=8192,
-                          threads=2, extra=("--chat_format", "gemma"))
+def server(tmp_path_factory):
+    # The GGUF carries no chat template (no tokenizer.chat_template in its metadata), and without one the
+    # server writes Llama 2's [INST] turns; this copy has Gemma's written in (real_model.templated_gguf_file).
+    running = LlamaServer(real_model.templated_gguf_file(), tmp_path_factory.mktemp("llama") / "server.log",
+                          alias=ALIAS, n_ctx=8192, threads=2)
     yield running
     running.stop()
 
@@ -112,6 +112,21 @@ def test_the_gguf_has_no_chat_template(gguf):
 
 
 # ---------------------------------------------------------------- llama.cpp's server
+
+def test_the_server_formats_turns_with_the_supplied_template(server):
+    assert "Using gguf chat template" in server.text()
+
+
+def test_the_packaged_gguf_without_a_template_is_served_too(gguf, calls, tmp_path):
+    bare = LlamaServer(gguf, tmp_path / "server.log", alias=ALIAS, n_ctx=8192, threads=2)
+    try:
+        backend = build_backend("openai", base_url=bare.url, model=ALIAS, timeout=120)
+        name, choices, context = calls[0]
+        assert_within_the_options(backend.interpret(TEXTS[0], choices, context), choices)
+        assert "Using gguf chat template" not in bare.text()
+    finally:
+        bare.stop()
+
 
 def test_classifier_through_the_server(server, calls):
     backend = build_backend("openai", base_url=server.url, model=ALIAS, timeout=120)
