@@ -6,11 +6,17 @@ Used with a stand-in OpenAI-standard server in `make test` (tests/e2e/test_model
 real llama.cpp server on a real model in `make test-models` (tests/llm/test_real_model.py)."""
 from __future__ import annotations
 
+import json
+import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
 from tests.conftest import LocalProcess, call
 from tests.scenario_stages import new_scenario_stage
+
+# A turn waits for the model twice (classification, then free conversation): minutes for a tiny model on a
+# busy 2-core machine.
+TURN_WAIT_S = 900
 
 # Said to nobody in particular about nothing the scenario lists: the classifier's answer is up to the model,
 # and a なし in the shop asks for free conversation.
@@ -33,8 +39,12 @@ def play_a_turn(state_dir: Path, model_url: str, model: str, env: dict | None = 
     try:
         api = runtime.info["api_url"]
         stage = new_scenario_stage(runtime, "model-switch")
-        status, _, answer = call(api, "POST", f"/stages/{stage['stage_id']}/reply", stage["player_key"],
-                                 {"text": text})
+        request = urllib.request.Request(
+            f"{api}/stages/{stage['stage_id']}/reply", method="POST",
+            data=json.dumps({"text": text}, ensure_ascii=False).encode(),
+            headers={"Authorization": f"Bearer {stage['player_key']}", "Content-Type": "application/json"})
+        with urllib.request.urlopen(request, timeout=TURN_WAIT_S) as response:
+            status = response.status
         _, _, debug = call(api, "GET", f"/stages/{stage['stage_id']}/debug?limit=1", stage["agent_key"])
     finally:
         assert runtime.stop() == 0

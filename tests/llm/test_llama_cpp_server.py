@@ -1,7 +1,8 @@
 """What a real model cannot be made to do, forced on llama.cpp's OpenAI-compatible server
 (``llama-cpp-python[server]``) with a tiny random-weight GGUF model written by the test (tests/llm/tiny_gguf.py):
 a server that ignores vLLM's field (free text where a label was required), a model that never stops (every
-output too long), and a server killed between calls.  Everything a real model can show runs on one in
+output too long), a server killed between calls; and the whole evaluation set through HTTP, which the
+tiny model answers in seconds.  Everything a real model can show runs on one in
 tests/llm/test_real_model.py.
 
 Skipped when llama_cpp is not installed, unless BUTAI_REQUIRE_MODEL_SERVER=1 (``make test-models``), where a
@@ -9,6 +10,7 @@ missing server is a failure.
 """
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -107,3 +109,17 @@ def test_killed_server_gives_none_and_fallbacks(model_file, tmp_path, calls, rul
     assert result.input == PlayerInput.none() and result.error == ErrorKind.UNREACHABLE, result.detail
     talk = talker.say(talk_request(rules))
     assert talk.source == "fallback" and talk.reason == ErrorKind.UNREACHABLE
+
+
+def test_eval_interpret_reports_the_same_table(server, capsys):
+    from butai_tools.cli import main
+    dataset = ROOT / "scenarios" / "eval" / "interpret.json"
+    code = main(["eval-interpret", str(ROOT / "scenarios" / "chinoike.json"), str(dataset), "--backend", "openai",
+                 "--base-url", server.url, "--timeout", "60", "--json"])
+    assert code == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["backend"] == "openai" and len(report["cases"]) == len(json.loads(dataset.read_text())["cases"])
+    assert 0.0 <= report["accuracy"] <= 1.0
+    # every case went through the model and came back within its options (none of them an error)
+    assert all(case.get("error") is None for case in report["cases"]), \
+        [case for case in report["cases"] if case.get("error")][:3]
