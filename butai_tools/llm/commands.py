@@ -6,6 +6,7 @@ import json
 import sys
 from typing import Any
 
+from chalicelib import env as names
 from chalicelib.llm.choice import MODE_SETTINGS
 
 
@@ -27,8 +28,9 @@ def register(subparsers: Any) -> None:
 def run_doctor(args: argparse.Namespace) -> int:
     from butai_tools.llm.doctor import diagnose
     from chalicelib.config import Settings
-    overrides = {key: value for key, value in (("model_url", args.base_url), ("model", args.model),
-                                               ("model_mode", args.mode)) if value}
+    from chalicelib.llm.settings import keyword
+    overrides = {keyword(name): value for name, value in ((names.MODEL_URL, args.base_url), (names.MODEL, args.model),
+                                                          (names.MODEL_MODE, args.mode)) if value}
     try:
         settings = Settings.from_env().with_models(**overrides)
     except ValueError as exc:

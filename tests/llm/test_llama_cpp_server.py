@@ -23,7 +23,7 @@ if os.environ.get("BUTAI_REQUIRE_MODEL_SERVER") != "1":
 
 from butai_tools.llm.doctor import diagnose  # noqa: E402
 from chalicelib.config import Settings  # noqa: E402
-from chalicelib.interpret import ErrorKind, InterpretChoices, InterpretContext  # noqa: E402
+from chalicelib.interpret import ErrorKind, InterpretChoices, InterpretContext, Interpreter  # noqa: E402
 from chalicelib.interpret.backends import build_backend  # noqa: E402
 from chalicelib.scenario import GameRules, PlayerInput, load_scenario  # noqa: E402
 from chalicelib.talk import OpenAIGenerator, Talker, TalkRequest  # noqa: E402
@@ -91,7 +91,7 @@ def test_free_conversation_checks_and_fallbacks(server, rules):
     # the tiny model never stops by itself: past the length limit every output is rejected
     long = Talker(generator, max_tokens=200).say(talk_request(rules))
     assert long.source == "fallback" and long.reason == "too_long"
-    assert [a["rejected"] for a in long.attempts] == ["too_long", "too_long"]
+    assert [a.rejected for a in long.attempts] == ["too_long", "too_long"]
     assert long.text in [f.text for f in rules.scenario.characters["赤尾妙子"].fallbacks]
 
 
@@ -123,3 +123,10 @@ def test_eval_interpret_reports_the_same_table(server, capsys):
     # every case went through the model and came back within its options (none of them an error)
     assert all(case.get("error") is None for case in report["cases"]), \
         [case for case in report["cases"] if case.get("error")][:3]
+def test_interpreter_end_to_end(server, rules):
+    """The whole pipeline (narrowing, model, refinement) with the model behind HTTP."""
+    interpreter = Interpreter(rules, build_backend("openai", base_url=server.url, timeout=60))
+    state = play(rules, SETUPS["none"])
+    turn = interpreter.interpret_turn("こんばんは", state)
+    assert turn.debug.backend.name == "openai" and turn.debug.backend.error is None
+    assert turn.debug.backend.mode in ("json_schema", "json_object")
