@@ -290,8 +290,8 @@ def test_the_lambda_code_imports_only_the_listed_third_party_packages():
     classifier backends' packages are imported only by the modules that use them, lazily."""
     may, _ = package_rows()["chalicelib/"]
     optional = {"pykakasi": "chalicelib/interpret/text.py",          # readings, when installed
-                "torch": "chalicelib/interpret/backends/transformers_local.py",
-                "transformers": "chalicelib/interpret/backends/transformers_local.py"}
+                "torch": "chalicelib/llm/local.py",                    # the in-process model
+                "transformers": "chalicelib/llm/local.py"}
     allowed = {n.rstrip("/") for n in may} | {"chalicelib"}
     broken = []
     for path in files_of("chalicelib/"):
