@@ -12,6 +12,7 @@ head where the topic's word is not (「今かかってるの誰の曲？」 → 
 """
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -109,8 +110,8 @@ class Entries:
         score = best + MORE * max(0, len({h.word for h in hits}) - 1)
         about = False
         if entry.entry.about:
-            if not hits or not set(entry.entry.about) & set(subjects):
-                return None
+            if not hits or not set(entry.entry.about) & set(subjects) or not (focus.question or focus.request):
+                return None      # (a fact answers a question or a request; 「いい名前じゃん」 only says)
             if focus.head is not None and focus.question and not at_head and not focus.light_head:
                 return None      # 「なんていう歌手？」 asks about a singer, not about the name of the one asked
             about = True
@@ -146,8 +147,12 @@ class Entries:
         topic_hits = [h for h in self.matcher.hits(forms, words)
                       if not any(e.start <= h.start and h.end <= e.end and (e.end - e.start) > (h.end - h.start)
                                  for e in entry_hits)]
-        entry_head = any(focus.at_head(h.start, h.end) for h in entry_hits)
-        topic_head = any(focus.at_head(h.start, h.end) for h in topic_hits)
+        # (with no head noun, the verb the question ends on is what it asks: 「料理は誰に習ったの？」 → 習う)
+        entry_head = any(focus.at_head(h.start, h.end) or focus.at_predicate(h.start, h.end) for h in entry_hits)
+        # (a topic word the predicate takes as its object, 「曲を変えてみたら？」, is what the verb is about)
+        topic_head = any(focus.at_head(h.start, h.end) or focus.at_predicate(h.start, h.end) or
+                         (focus.predicate is not None and re.match(r"(?:を|が)", focus.text[h.end:h.end + 1]))
+                         for h in topic_hits)
         if entry_head and not topic_head:
             return best
         return best if self._strength(entry_hits, focus) > self._strength(topic_hits, focus) else None

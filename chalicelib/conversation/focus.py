@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 from ..interpret.cues import SceneNames
+from ..interpret.dialect import standard
 from ..interpret.ja import analyse
 from ..interpret.ja.tokens import Token
 from ..interpret.text import find_names, nfkc
@@ -59,7 +60,7 @@ _PERSONS = frozenset("姉 兄 妹 弟 姉さん 兄さん お姉さん お兄さ
 _LIGHT_HEADS = frozenset("人 子 方 タイプ もの 物 やつ 奴 感じ 系 派".split())
 # Nouns that never are what a question is about.
 _NOT_HEAD = frozenset("こと もの の ん ところ とき 時 方 ほう 感じ 今 ここ そこ あそこ これ それ あれ どこ 何 なに なん "
-                      "誰 だれ いつ どれ 自身 本人 自分 みんな 皆 さん ちゃん くん 件 話 やつ あと 後 例".split())
+                      "誰 だれ いつ どれ 自身 本人 自分 みんな 皆 さん ちゃん くん 件 話 やつ あと 後 例 本当 本真 ほんま ほんと まじ マジ".split())
 
 
 @dataclass(frozen=True)
@@ -76,6 +77,7 @@ class Focus:
     head_word: str | None = None
     wh: str | None = None
     wh_span: tuple[int, int] | None = None  # where the wh-word is (いつ of いつから)
+    predicate: tuple[int, int] | None = None  # the verb the question ends on (習った of 「料理は誰に習ったの？」)
     question: bool = False
     request: bool = False                   # it asks the one spoken to to do something (歌ってください)
     vague: bool = False                     # only a pointer to something said (あれ, 例の件)
@@ -93,6 +95,9 @@ class Focus:
     def at_head(self, start: int, end: int) -> bool:
         """Whether a word found at start..end is the noun the question is about."""
         return self.head is not None and start < self.head[1] and end > self.head[0]
+
+    def at_predicate(self, start: int, end: int) -> bool:
+        return self.predicate is not None and start < self.predicate[1] and end > self.predicate[0]
 
     def at_wh(self, start: int, end: int) -> bool:
         """Whether a word found at start..end holds the wh-word (いつから, 何歳, どこの)."""
@@ -122,7 +127,7 @@ class Focus:
 def taken_back(text: str) -> tuple[str, str]:
     """(what the line means, what it takes back): 「店の名前じゃなくて、ママ自身の名前！」 →
     ("ママ自身の名前！", "店の名前"); a line that takes nothing back → (text, "")."""
-    normalised = nfkc(text)
+    normalised = standard(nfkc(text))
     found = _TAKEN_BACK.search(normalised)
     if found is None or found.start() == 0:
         return normalised, ""
@@ -172,7 +177,7 @@ def _read(reader: FocusReader, text: str, back: str, present: tuple[str, ...]) -
 @lru_cache(maxsize=2048)
 def _cached(reader: FocusReader, text: str, back: str, present: tuple[str, ...]) -> Focus:
     tokens = analyse(text).tokens
-    question = is_question(text)
+    question = is_question(text) or bool(back)      # a correction asks again (「店の名前じゃなくて、ママの名前！」)
     about: list[str] = []
     called = None
     for start, end, person in reader.named(text):
@@ -197,14 +202,26 @@ def _cached(reader: FocusReader, text: str, back: str, present: tuple[str, ...])
         first = head_index
         while first > 0 and _headable(tokens[first - 1], names) and tokens[first - 1].end == tokens[first].start:
             first -= 1
-        head = (tokens[first].start, tokens[head_index].end)
+        last = head_index
+        while last + 1 < len(tokens) and tokens[last + 1].pos[:1] == ("接尾辞",) and \
+                tokens[last + 1].start == tokens[last].end and tokens[last + 1].surface not in ("さん", "ちゃん", "くん", "様"):
+            last += 1         # 営業 + マン
+        head = (tokens[first].start, tokens[last].end)
     phrase = None
     if head_index is not None and head is not None:
         phrase = (tokens[_phrase(tokens, first)].start, head[1])
     light = head is not None and text[head[0]:head[1]] in _LIGHT_HEADS
     thing = _owned_by_thing(tokens, head_index, text, reader) or (not light and (
         _place_topic(text, reader) or (not about and _thing_topic(tokens, text, names, head_index))))
-    nouns = tuple((t.normalised or t.surface) for t in tokens if _headable(t, names))
+    nouns = tuple(_with_suffix(tokens, i) for i, t in enumerate(tokens) if _headable(t, names)
+                  and not (i + 1 < len(tokens) and tokens[i + 1].pos[:1] == ("接尾辞",) and
+                           tokens[i + 1].surface in ("さん", "ちゃん", "くん", "様")))
+    predicate = None
+    if sentence is not None:
+        verbs = [t for t in tokens if sentence[0] <= t.start < sentence[1] and t.pos[:1] in (("動詞",), ("形容詞",))
+                 and t.lemma not in _LIGHT_VERBS and t.normalised not in _LIGHT_VERBS]
+        if verbs and head is None:
+            predicate = (verbs[-1].start, verbs[-1].end)
     whs = [m for m in _WH.finditer(text) if (sentence is None or sentence[0] <= m.start() < sentence[1])
            and not (m.group(0) == "なん" and re.match(r"(?:だ|です|じゃ)", text[m.end():]))
            and not re.match(r"か(?!ら|\s*[？?]|\s*$)", text[m.end():])]      # 何か, どっちか: some, not which
@@ -215,7 +232,18 @@ def _cached(reader: FocusReader, text: str, back: str, present: tuple[str, ...])
     return Focus(text=text, taken_back=back, about=tuple(about), called=called, you=you, thing=thing,
                  head=head, phrase=phrase, sentence=sentence, head_word=text[head[0]:head[1]] if head else None,
                  wh=wh_found.group(0) if wh_found else None, wh_span=wh_found.span() if wh_found else None,
+                 predicate=predicate,
                  question=question, request=bool(_REQUEST.search(text)), vague=vague, nouns=nouns)
+
+
+def _with_suffix(tokens: tuple[Token, ...], i: int) -> str:
+    """A noun with the suffixes glued after it (営業 + マン)."""
+    word = tokens[i].normalised or tokens[i].surface
+    j = i + 1
+    while j < len(tokens) and tokens[j].pos[:1] == ("接尾辞",) and tokens[j].start == tokens[j - 1].end:
+        word += tokens[j].surface
+        j += 1
+    return word
 
 
 def _headable(token: Token, names: list[tuple[int, int]]) -> bool:

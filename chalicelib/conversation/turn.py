@@ -65,7 +65,7 @@ _FOLLOW_UP = re.compile(r"どう思う|どう？|どうなの|どうなん|な�
                         r"|他には|ほかには|ほかに|他に|それで|それって|(?:ない|ないん|たい)(?:の|ですか)?\s*[？?]")
 # Asking for more of what was just said: 「教えてくれないの？」「本当に？」「それで？」「えー、なんで？」.
 _FOLLOW_ON = re.compile(r"教えて(?:くれ|よ|ください)|本当に?[？?]|ほんとに?[？?]|マジ|まじ|それで[？?]|で、?[？?]|なんで[？?]|どうして[？?]"
-                        r"|ケチ|いいじゃん|そこをなんとか|知りたい|残念|ずるい|お願い(?:します)?[!！]*$")
+                        r"|ケチ|いいじゃん|そこをなんとか|知りたい|残念|ずるい|お願い(?:します)?[!！]*$|たかった|ほしかった")
 # Acts that answer what the line does, not a topic guessed from its words.
 _SOCIAL_ACTS = frozenset({"挨拶", "感謝", "謝罪", "称賛", "暴言", "同意", "反対"})
 # Kinds of lines that answer the player in free conversation (whose speaker the player is talking with).
@@ -347,6 +347,8 @@ class Conversation:
             for word in self._topic_nouns(back):
                 earlier = earlier.replace(word, "")
             meant = f"{earlier}　{meant}".strip()
+        if back and not is_question(meant) and is_question(mem.player_last or ""):
+            meant = meant.rstrip("!！。 ") + "?"   # a correction of a question asks it again
         side = None
         pieces = parts(meant)
         asking = [i for i, piece in enumerate(pieces) if is_question(piece)]
@@ -368,7 +370,7 @@ class Conversation:
         """A question with something of its own to ask: a thing, someone, a wh-word — not a bare echo of
         surprise (「え、私がですか？」)."""
         focus = self.focus_reader.read(text, tuple(self.rules.people(state.place)))
-        return bool(self._topic_nouns(text) or focus.about or focus.wh or len(nfkc(text)) > 12)
+        return bool(self._topic_nouns(text) or focus.about or len(nfkc(text)) > 12)
 
     def _topic_nouns(self, text: str) -> list[str]:
         focus = self.focus_reader.read(text)
@@ -380,7 +382,7 @@ class Conversation:
         entry's word), or a yes or no to the open question."""
         if self._order(text, state, None, mem, question) is not None:
             return True
-        if self.answerer.act(text).act in ("挨拶", "感謝") and len(nfkc(text)) <= 20:
+        if self.answerer.act(text).act in ("挨拶", "感謝", "称賛") and len(nfkc(text)) <= 20:
             return True
         forms = TextForms.of(unstretched(nfkc(text)))
         for person in self.rules.people(state.place):
@@ -411,7 +413,7 @@ class Conversation:
             return None
         free = FreeTalk(speaker, None, ())
         found = None
-        if act.act in ("挨拶", "感謝"):
+        if act.act in ("挨拶", "感謝", "称賛"):
             found = self.answerer.reaction(free, state, text, act, turn, variety)
         if found is None:
             found = self.answerer.knowledge(free, state, text, turn, variety)
@@ -704,6 +706,11 @@ class Conversation:
             # an answer the asker has no reply line for is still theirs to take (「うーん、どうかな」 to 葵's
             # question: 葵 reacts, not the one who answers by default)
             free = replace(free, speaker=question.speaker)
+        if act == "称賛" and focus.about and not is_question(text):
+            # 「妙子さんか。いい名前じゃん」: praise of someone here is for them to take, before any topic's line
+            found = self.answerer.reaction(free, state, text, found_act, turn, variety)
+            if found is not None:
+                return self.answerer.make(found, act)
         # 2. a knowledge line of the topic (or of words the line names), the entry that fits the question
         #    best; for a question, unless a sentence said before or known by someone here answers it
         #    clearly better (3)
@@ -778,7 +785,7 @@ class Conversation:
             found = self._entry_line(fitting, state, text, turn, variety)
             if found is not None:
                 return found, fitting
-            if fitting is ranked[0] and (fitting.about or fitting.at_head) and free.intent is None and focus.question:
+            if fitting is ranked[0] and fitting.hit is not None and free.intent is None and focus.question:
                 # what the line asks was answered before: that answer again, as said before
                 recalled = self._recall_entry(fitting, state, turn, variety)
                 if recalled is not None:

@@ -379,10 +379,16 @@ def goes_back(text: str, names: SceneNames, place: str, exits: Sequence[str]) ->
     return False
 
 
+# 「ちょっと覗いてもいいかな」「見てみたい」「お邪魔していい？」: taking up an invitation to a place by looking in.
+_BARE_LOOK = re.compile(r"(?:^|[、,。！!\s])(?:じゃあ|じゃ|うん|よし|ちょっと|ちょっとだけ|少し)?[、,\s]*"
+                        r"(?:覗|のぞ|見|お邪魔し|おじゃまし|入)[いっ]?て(?:み(?:て)?)?(?:も(?:いい|良い|大丈夫)|(?:いい|い|たい|よう))"
+                        r"(?:かな|ですか|か|の|です)?\s*[。！!~？?]*$")
+
+
 def goes_along(text: str) -> bool:
     """The line ends by agreeing to go somewhere it does not name (after an invitation that names it)."""
     stripped = _TRAILING.sub("", unstretched(text))
-    return bool(_BARE_GO.search(stripped)) and not cancelled(stripped)
+    return bool(_BARE_GO.search(stripped) or _BARE_LOOK.search(stripped)) and not cancelled(stripped)
 _VOLITIONAL_END = re.compile(r"(?:ろう|よう|おう|こう|ましょう)か?(?:な)?\s*[？?]?\s*$")
 
 
