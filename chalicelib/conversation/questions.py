@@ -71,8 +71,9 @@ def last_sentence(text: str) -> str:
 
 
 def asks(text: str) -> bool:
-    """Whether a line ends by asking the player something."""
-    return bool(_ASKING_END.search(last_sentence(nfkc(text))))
+    """Whether a line ends by asking the player something (not 「何も出ないよ？」: a tag that only teases)."""
+    sentence = last_sentence(nfkc(text))
+    return bool(_ASKING_END.search(sentence)) and not re.search(r"よ\s*[？?]\s*$", sentence)
 
 
 def question_kind(text: str, *, invited: bool = False, offered: bool = False) -> Kind:

@@ -1140,8 +1140,12 @@ class Conversation:
         asked = self._question(last, last_ref, step.state, turn) if last is not None else None
         if answer is not None and answer.source in (AnswerSource.REPLY, AnswerSource.ORDER):
             mem.question = None           # answered (an offer is answered by the order)
-        if asked is not None:
-            mem.question = asked          # a new question replaces the open one
+        story = mem.question is not None and self._lifetime(mem.question) > 1 and \
+            turn - mem.question.turn < self._lifetime(mem.question) and answer is not None and \
+            answer.source not in (AnswerSource.REPLY, AnswerSource.ORDER, AnswerSource.MENU)
+        if asked is not None and not (story and self._lifetime(asked) == 1):
+            mem.question = asked          # a new question replaces the open one (a question said in passing
+                                          # does not replace the story's own while that is still open)
         elif mem.question is not None and (turn - mem.question.turn >= self._lifetime(mem.question) or
                                            mem.question.speaker not in self.rules.people(step.state.place)):
             mem.question = None           # it ran out, or the one who asked is not here
