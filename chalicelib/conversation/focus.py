@@ -251,7 +251,7 @@ def _headable(token: Token, names: list[tuple[int, int]]) -> bool:
     form = token.normalised or token.surface
     return token.is_noun and token.pos[:1] != ("代名詞",) and form not in _NOT_HEAD and \
         token.surface not in _NOT_HEAD and "副詞可能" not in token.pos and \
-        not any(s <= token.start < e for s, e in names)
+        not any(s <= token.start and token.end <= e for s, e in names)
 
 
 def _sentence(text: str) -> tuple[int, int] | None:
@@ -286,6 +286,8 @@ def _head(tokens: tuple[Token, ...], text: str, names: list[tuple[int, int]],
         if best is not None:
             if (a, b) == sentence and _predicate_after(tokens, best, b):
                 return None   # 「先代さんがつけたんですか？」: the verb is what it asks; its nouns are arguments
+            if (a, b) == sentence and topic is not None and topic < best and not _WH.search(text[a:b]):
+                return topic  # 「先代ってママのお母さん？」: whether A is B asks about A
             # in the sentence before, the noun it set up as its topic (今流れてる歌、…) rather than its last
             return best if (a, b) == sentence or topic is None else topic
     return None

@@ -36,7 +36,7 @@ _CUE = re.compile(
     r"|^\s*(?:に|で)(?:する|します|しよう|しよっかな|しようかな)|^\s*に(?:変え|かえ)(?:る|よう|ます|て)|^\s*(?:が|を)?\s*(?:いい|良い)(?:な|です)?\s*[。!！]*$"
     r"|飲みたい|食べたい|飲もう|食べよう|飲もっかな|食べよっかな|飲む(?:よ|わ)?\s*[。！!]*$|食べる(?:よ|わ)?\s*[。！!]*$"
     r"|(?:ある|あります|あり|ない|ありますか)(?:\s*[？?]|か|かな|の)|持ってきて|出して|作って|入れて|つけて|くれる|くれない"
-    r"|(?:まだ)?(?:できる|できます|作れる|頼める|食べられる|飲める)(?:\s*[？?]|か|の)")
+    r"|(?:まだ)?(?:できる|できます|作れる|作れます|頼める|頼めます|食べられる|食べられます|飲める|飲めます)(?:\s*[？?]|か|の)")
 # 「じゃあそれで」「それください」: the item just named.
 _THAT_ONE = re.compile(r"^(?:じゃあ|じゃ|では|なら|それなら|うん)?[、,\s]*(?:それ|そっち|これ)(?:で|を|に|も)?\s*"
                        r"(?:お願い|ください|下さい|ちょうだい|頂戴|する|します|しよう|いい|[。！!]|$)")
@@ -48,6 +48,8 @@ _BARE = re.compile(r"^\s*(?:で|を|も)?\s*(?:[。！!…]|$)")
 # A question about the item (いつからある？ どんな味？ 何が入ってる？) is not an order of it.
 _WH = re.compile(r"いつ|何|なに|なん|どう|どんな|どれ|どこ|誰|だれ|なぜ|いくら")
 NEAR_FOOD = 0.4
+_KATAKANA = re.compile(r"[ァ-ヴー・]+")
+_STRONG_CUE = re.compile(r"\s*(?:を|も)?\s*(?:ください|下さい|ちょうだい|頂戴|お願い|ひとつ|一つ|一杯|1杯|もらえ)")
 
 
 @dataclass(frozen=True)
@@ -192,7 +194,8 @@ class Orders:
         table = word_meaning()
         if table is None:
             return None
-        for token in analyse(text).tokens:
+        tokens = analyse(text).tokens
+        for i, token in enumerate(tokens):
             if not token.is_noun or token.pos[1:2] in (("固有名詞",), ("数詞",)):
                 continue
             form = token.normalised or token.surface
@@ -201,4 +204,13 @@ class Orders:
             near = max((table.cosine(form, a) for a in self._anchors), default=0.0)
             if near >= NEAR_FOOD and self._ordered(text, token.end, bare=False):
                 return token.surface
+            # a drink's name the meaning table does not know: a run of katakana words asked for (カシスオレンジ
+            # ってある？), or one word ordered outright (モヒートください)
+            run = [token]
+            while i + len(run) < len(tokens) and tokens[i + len(run)].is_noun and \
+                    tokens[i + len(run)].start == run[-1].end and _KATAKANA.fullmatch(tokens[i + len(run)].surface):
+                run.append(tokens[i + len(run)])
+            if all(_KATAKANA.fullmatch(t.surface) for t in run) and self._ordered(text, run[-1].end, bare=False) and \
+                    (len(run) > 1 or _STRONG_CUE.match(text[run[-1].end:])):
+                return text[run[0].start:run[-1].end]
         return None

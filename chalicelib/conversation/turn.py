@@ -57,6 +57,7 @@ INVITATION_TURNS = 3      # an invitation can still be taken up this many turns 
 QUESTION_TURNS = 3        # a question can still be answered (by a clear yes or no) this many turns later
 SPOKEN_KEPT = 6           # model lines kept for recall
 VAGUE_TURNS = 8           # 「あれ、どうなった？」 points at a topic of this many turns back at most
+DEFER = object()          # an entry's answer was said already: leave it to the recall
 
 Speak = Callable[[Step, str | None], Any]      # (step, addressee) -> the model's TalkResult
 # A follow-up that carries the last topic on: an opinion asked for, a why, a "tell me more", a short question
@@ -711,6 +712,13 @@ class Conversation:
             found = self.answerer.reaction(free, state, text, found_act, turn, variety)
             if found is not None:
                 return self.answerer.make(found, act)
+        if free.intent is not None and re.match(r"^(?:それ|その|あれ|それって|じゃあそれ)", nfkc(text).strip()) and \
+                not self._names_topic(text, PlayerInput.intent(free.intent)):
+            # 「それって怖い映画ですか？」 right after 葵 named a film: about that, not a topic guessed from a word
+            followed = self._follow_up_entry(text, state, mem, turn, variety, free.speaker, pointer=True)
+            if followed is not None:
+                context["followed"] = followed.ref
+                return followed
         # 2. a knowledge line of the topic (or of words the line names), the entry that fits the question
         #    best; for a question, unless a sentence said before or known by someone here answers it
         #    clearly better (3)
@@ -736,6 +744,13 @@ class Conversation:
                 return recalled
         if found is not None:
             return self.answerer.make(found, act)
+        # 3a. a vague pointer resolved to a topic that has nothing new: what was said of it, again
+        if free.intent is not None and (context.get("vague") or self._names_topic(text, PlayerInput.intent(free.intent))):
+            # (also a topic named again with nothing new to say of it: what was said, rather than a stock line)
+            recalled = self._recall_topic(free.intent, state, mem, turn, variety, free.speaker)
+            if recalled is not None:
+                context["recall_topic"] = free.intent
+                return recalled
         # 3b. a short follow-up on what was just answered (「えー、教えてくれないんですか」「本当に？」)
         followed = self._follow_up_entry(text, state, mem, turn, variety, free.speaker)
         if followed is not None:
@@ -780,9 +795,15 @@ class Conversation:
         ranked = self.entries.rank(focus, forms, people, state, intent=free.intent, asked=free.speaker,
                                    last=self._last_speaker(mem, state) if mem is not None else None)
         if free.intent is not None:
-            ranked = [f for f in ranked if free.intent in f.entry.intents]
+            # the topic's entries; and an entry of the one answering whose word is in the question's phrase
+            # (「チラシ配り、できるかなあ」 to 葵: her own entry about handing out flyers, not ママ's on photos)
+            ranked = [f for f in ranked if free.intent in f.entry.intents or
+                      (f.person == free.speaker and f.hit is not None and not f.entry.intents)]
+            ranked.sort(key=lambda f: (f.person != free.speaker, free.intent not in f.entry.intents))
         for fitting in ranked:
             found = self._entry_line(fitting, state, text, turn, variety)
+            if found is DEFER:
+                return None, None     # the answer was said already: the recall brings it back
             if found is not None:
                 return found, fitting
             if fitting is ranked[0] and fitting.hit is not None and free.intent is None and focus.question:
@@ -814,7 +835,10 @@ class Conversation:
         text = lines[lead_index].text.replace("{said}", line.text)
         return (fitting.person, text, lines[lead_index].expression or NEUTRAL, AnswerSource.RECALL,
                 f"{prefix}#{lead_index + 1}", variation)
-    def _entry_line(self, fitting: Fitting, state: GameState, text: str, turn: int, variety: Variety) -> Found | None:
+    def _entry_line(self, fitting: Fitting, state: GameState, text: str, turn: int,
+                    variety: Variety) -> Found | None | object:
+        """A line of the entry for the question (the one sharing most with it, unsaid); DEFER when the line
+        that answers it was said already (the recall says it again)."""
         entry, person = fitting.entry, fitting.person
         key = knowledge_key(person, entry.index)
         used = set(state.variation.get(key, ()))
@@ -840,15 +864,58 @@ class Conversation:
                                   for sentence in self.facts.of(f"{key}#{i + 1}")), default=0.0) for i in used),
                             default=0.0)
             if said_best > best_score:
-                return None   # the line that answers it was said: the recall says it again, not another line
+                return DEFER  # the line that answers it was said: the recall says it again, not another line
         return self.answerer.knowledge_line(person, entry, state, turn, variety)
 
+    def _recall_topic(self, intent: str, state: GameState, mem: ConversationMemory, turn: int,
+                      variety: Variety, speaker: str | None = None) -> Answer | None:
+        """The latest line said of a topic (its knowledge lines, its story lines), brought back."""
+        present = set(self.rules.people(state.place))
+        said = []
+        for ref, turns in mem.said.items():
+            line = self.book.get(ref)
+            if not turns or line is None or line.speaker not in present:
+                continue
+            kind = ref.split("/", 1)[0]
+            if kind == "knowledge":
+                person, index = ref.removeprefix("knowledge/").split("#")[0].split("/")
+                entry = next((e for e in self.answerer.entries_of(person) if e.index == int(index)), None)
+                if entry is None or intent not in entry.intents:
+                    continue
+            elif kind == "line":
+                scripted = self.scenario.lines.get(ref.removeprefix("line/"))
+                if scripted is None or PlayerInput.intent(intent) not in scripted.condition.inputs:
+                    continue
+            else:
+                continue
+            said.append((turns[-1], ref, line))
+        if not said:
+            return None
+        own = [s for s in said if s[2].speaker == speaker]
+        _, ref, line = max(own or said)
+        character = self.scenario.characters[line.speaker]
+        lines = character.recall.lines if character.recall else []
+        if not lines:
+            return None
+        prefix = f"recall/{line.speaker}"
+        lead = self.answerer.line_set(prefix, character.recall.mode, lines, state, turn, prefix, variety)
+        if lead is None:
+            refs = [f"{prefix}#{i + 1}" for i in range(len(lines))]
+            chosen = refs.index(variety.least_said(refs) or refs[0])
+            lead = (chosen, {prefix: remember(state.variation.get(prefix, ()), chosen, len(lines))})
+        index, variation = lead
+        sentence = max(self.facts.of(ref), key=lambda s: sum(self.facts.idf(k) for k in s.keys), default=None)
+        said_text = line.text if len(line.text) <= 40 or sentence is None else sentence.text
+        return Answer(line.speaker, lines[index].text.replace("{said}", said_text), lines[index].expression or NEUTRAL,
+                      AnswerSource.RECALL, f"{prefix}#{index + 1}", "質問", variation, refs=(f"{prefix}#{index + 1}",),
+                      detail={"recalled": ref})
+
     def _follow_up_entry(self, text: str, state: GameState, mem: ConversationMemory, turn: int, variety: Variety,
-                         speaker: str) -> Answer | None:
+                         speaker: str, pointer: bool = False) -> Answer | None:
         """The knowledge entry answered on the last turn, for a short follow-up that names nothing else: its
-        next line, else that line again with a recall lead-in."""
+        next line, else that line again with a recall lead-in.  `pointer`: the line points at it (それって…？)."""
         normalised = nfkc(text).strip()
-        if len(normalised) > 24 or not (_FOLLOW_ON.search(normalised) or
+        if len(normalised) > 24 or not (pointer or _FOLLOW_ON.search(normalised) or
                                         (is_question(normalised) and _FOLLOW_UP.search(normalised))):
             return None
         if self.answerer.act(text).act in ("挨拶", "感謝", "暴言", "注文", "謝罪", "称賛"):

@@ -118,7 +118,8 @@ def _clause_end(text: str, start: int) -> int:
 
 
 # 「控え室、ちょっと覗いてきます」: a little adverb between the place and a looking verb.
-_LOOK_GAP = re.compile(r"[、,\s]*(?:に|を|へ|の中|のなか)?[、,\s]*(?:ちょっと|ちょっとだけ|ちょい|少し|すこし|一旦|いったん|軽く|こっそり)?[、,\s]*")
+_LOOK_GAP = re.compile(r"[、,\s]*(?:に|を|へ|の中|のなか|の部屋)?(?:って|は|も)?[、,\s]*"
+                       r"(?:ちょっと|ちょっとだけ|ちょい|少し|すこし|一旦|いったん|軽く|こっそり)?[、,\s]*")
 
 
 _SHOW_ME = re.compile(r"(?:見せ|みせ)て(?:もらって(?:も)?(?:いい|良い)|もらえ(?:る|ます|ない)|くれ(?:る|ない|ます)|ください|ほしい|よ)")
@@ -145,7 +146,7 @@ def committing_verb_after(text: str, start: int, *, window: int = 12, look: bool
     if look:
         for match in LOOK_VERB_RE.finditer(segment):
             near = match.start() <= 3 or bool(_LOOK_GAP.fullmatch(segment[:match.start()]))
-            if near and re.match(r"^.{0,2}?(?:てみたい|てみよう|てみ(?:ても)?いい|たい|て(?:くる|きます|こよう|こ)(?![なか]))",
+            if near and re.match(r"^.{0,2}?(?:てみたい|てみよう|てみ(?:ても)?いい|ても(?:いい|良い)|たい|て(?:くる|きます|こよう|こ)(?![なか]))",
                                                 segment[match.end():]):
                 return True
         # 「奥、見せてもらってもいいですか？」: asking to be shown the place named is asking to go there

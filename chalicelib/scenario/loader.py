@@ -37,8 +37,20 @@ from .conditions import (
     parse_effect,
 )
 from .inputs import PlayerInput
-from .model import (ID_PATTERN, Character, Intent, Knowledge, Line, Menu, Place, PlaceLine, Reaction, Replies, Scenario,
-                    SpokenLine)
+from .model import (
+    ID_PATTERN,
+    Character,
+    Intent,
+    Knowledge,
+    Line,
+    Menu,
+    Place,
+    PlaceLine,
+    Reaction,
+    Replies,
+    Scenario,
+    SpokenLine,
+)
 
 _ID_RE = re.compile(ID_PATTERN)
 
