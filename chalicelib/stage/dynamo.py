@@ -14,10 +14,12 @@ from .. import tables
 from ..config import Settings
 from .store import (
     AlreadyClaimed,
+    Claim,
     DuplicateRequest,
     Guard,
     GuardFailed,
     LogRecord,
+    Pending,
     ReplyRecord,
     SpeakWrite,
     StageKind,
@@ -30,7 +32,7 @@ from .store import (
 _ser = TypeSerializer()
 _de = TypeDeserializer()
 # DynamoDB allows 100 actions per transaction; one is the key guard.
-_CLAIMS_PER_TRANSACTION = 99
+_ACTIONS_PER_TRANSACTION = 99
 _CLAIM_ATTEMPTS = 8
 # Cancellation reasons that say nothing about our conditions, only that DynamoDB was busy.
 _BUSY_REASONS = {"ThrottlingError", "ProvisionedThroughputExceeded", "TransactionConflict"}
@@ -55,6 +57,19 @@ def _stage(plain: dict) -> StageRecord:
         values["game_version"] = int(values["game_version"])  # DynamoDB numbers come back as Decimal
     return StageRecord(**values)
 _LOG_FIELDS = {f.name for f in fields(LogRecord)}
+
+
+def _reply(plain: dict) -> ReplyRecord:
+    """A `pending_replies` item as a record (with where its delivery stands)."""
+    lease = plain.get("lease_until")
+    return ReplyRecord(id=plain["reply_id"], text=plain["text"], created_at=plain["created_at"],
+                       to=plain.get("to"), move=plain.get("move"), deliveries=int(plain.get("deliveries", 0)),
+                       lease_until_ms=None if lease is None else int(lease))
+
+
+def _claimed(reply: ReplyRecord, claim: Claim, count: bool = True) -> ReplyRecord:
+    return ReplyRecord(id=reply.id, text=reply.text, created_at=reply.created_at, to=reply.to, move=reply.move,
+                       deliveries=reply.deliveries + (1 if count else 0), lease_until_ms=claim.until_ms)
 
 
 class DynamoStageStore:
@@ -243,7 +258,14 @@ class DynamoStageStore:
                 e["expression_scores"] = json.loads(e["expression_scores"])
         return [LogRecord(**{k: v for k, v in e.items() if k in _LOG_FIELDS}) for e in entries]
 
+    def _now_ms(self) -> int:
+        return int(self._clock() * 1000)
+
     def unread_replies(self, stage_id: str) -> list[ReplyRecord]:
+        return self.pending_replies(stage_id).claimable
+
+    def pending_replies(self, stage_id: str) -> Pending:
+        """The stage's unacknowledged replies (the `unread` index), split by the lease clock: one query."""
         out: list[ReplyRecord] = []
         live, values = self._live()
         kwargs = dict(TableName=self._pending, IndexName=tables.UNREAD_INDEX,
@@ -251,70 +273,140 @@ class DynamoStageStore:
                       ExpressionAttributeValues={":s": {"S": stage_id}, **values})
         while True:
             got = self._db.query(**kwargs)
-            for item in got["Items"]:
-                plain = _plain(item)
-                out.append(ReplyRecord(id=plain["reply_id"], text=plain["text"], created_at=plain["created_at"],
-                                       to=plain.get("to"), move=plain.get("move")))
+            out.extend(_reply(_plain(item)) for item in got["Items"])
             if "LastEvaluatedKey" not in got:
-                return out
+                break
             kwargs["ExclusiveStartKey"] = got["LastEvaluatedKey"]
+        now = self._now_ms()
+        held = [r.lease_until_ms for r in out if r.lease_until_ms is not None and r.lease_until_ms > now]
+        return Pending([r for r in out if r.lease_until_ms is None or r.lease_until_ms <= now],
+                       min(held) if held else None)
 
-    def claimed_by(self, stage_id: str, claim_id: str) -> list[ReplyRecord]:
-        """Replies claimed under ``claim_id``, oldest first (reads the stage's retained replies)."""
-        out: list[ReplyRecord] = []
-        kwargs = dict(TableName=self._pending, KeyConditionExpression="stage_id = :s",
-                      FilterExpression="claim_id = :c", ConsistentRead=True,
-                      ExpressionAttributeValues={":s": {"S": stage_id}, ":c": {"S": claim_id}})
-        while True:
-            got = self._db.query(**kwargs)
-            for item in got["Items"]:
-                plain = _plain(item)
-                out.append(ReplyRecord(id=plain["reply_id"], text=plain["text"], created_at=plain["created_at"]))
-            if "LastEvaluatedKey" not in got:
-                return out
-            kwargs["ExclusiveStartKey"] = got["LastEvaluatedKey"]
-
-    def claim_replies(self, stage_id: str, guard: Guard, reply_ids: list[str], claim_id: str) -> list[str]:
-        claimed: list[str] = []
-        for start in range(0, len(reply_ids), _CLAIMS_PER_TRANSACTION):
-            claimed += self._claim_batch(stage_id, guard, reply_ids[start:start + _CLAIMS_PER_TRANSACTION],
-                                         claim_id)
-        return claimed
-
-    def _claim_batch(self, stage_id: str, guard: Guard, ids: list[str], claim_id: str) -> list[str]:
-        check = {"ConditionCheck": {
+    def _guard_check(self, guard: Guard, stage_id: str) -> dict:
+        return {"ConditionCheck": {
             "TableName": self._current, "Key": {"stage_id": {"S": stage_id}},
             "ConditionExpression": "#g = :g",
             "ExpressionAttributeNames": {"#g": guard.attr},
             "ExpressionAttributeValues": {":g": {"S": guard.value}}}}
-        mine: list[str] = []
-        for attempt in range(_CLAIM_ATTEMPTS):
-            if not ids:
+
+    def claim_replies(self, stage_id: str, guard: Guard, replies: list[ReplyRecord],
+                      claim: Claim) -> list[ReplyRecord]:
+        claimed: list[ReplyRecord] = []
+        for start in range(0, len(replies), _ACTIONS_PER_TRANSACTION):
+            claimed += self._claim_batch(stage_id, guard, replies[start:start + _ACTIONS_PER_TRANSACTION], claim)
+        return claimed
+
+    def _claim_batch(self, stage_id: str, guard: Guard, replies: list[ReplyRecord],
+                     claim: Claim) -> list[ReplyRecord]:
+        """Each reply is claimed only while unread, with no lease held and no other claim since it was read
+        (its delivery count unchanged): of two fetches racing for it, exactly one wins."""
+        check = self._guard_check(guard, stage_id)
+        mine: list[ReplyRecord] = []
+        now = self._now_ms()
+        for _attempt in range(_CLAIM_ATTEMPTS):
+            if not replies:
                 return mine
-            actions = [check] + [{"Update": {
-                "TableName": self._pending,
-                "Key": {"stage_id": {"S": stage_id}, "reply_id": {"S": rid}},
-                "UpdateExpression": "REMOVE #u SET claim_id = :c",
-                "ConditionExpression": "attribute_exists(#u)",
-                "ExpressionAttributeNames": {"#u": tables.UNREAD_ATTR},
-                "ExpressionAttributeValues": {":c": {"S": claim_id}},
-                "ReturnValuesOnConditionCheckFailure": "ALL_OLD"}} for rid in ids]
+            actions = [check]
+            for reply in replies:
+                values = {":c": {"S": claim.claim_id}, ":until": {"N": str(claim.until_ms)},
+                          ":now": {"N": str(now)}, ":one": {"N": "1"}}
+                if reply.deliveries:
+                    values[":seen"] = {"N": str(reply.deliveries)}
+                actions.append({"Update": {
+                    "TableName": self._pending,
+                    "Key": {"stage_id": {"S": stage_id}, "reply_id": {"S": reply.id}},
+                    "UpdateExpression": "SET claim_id = :c, lease_until = :until ADD deliveries :one",
+                    "ConditionExpression": "attribute_exists(#u) AND (attribute_not_exists(lease_until) OR "
+                                           "lease_until <= :now) AND "
+                                           + ("deliveries = :seen" if reply.deliveries
+                                              else "attribute_not_exists(deliveries)"),
+                    "ExpressionAttributeNames": {"#u": tables.UNREAD_ATTR},
+                    "ExpressionAttributeValues": values,
+                    "ReturnValuesOnConditionCheckFailure": "ALL_OLD"}})
             old: list = []
-            reasons = self._transact(actions, token=f"{claim_id}-{attempt}", items=old)
+            # A fresh token per call: a request_id's claim id repeats across calls, a transaction token
+            # must not (DynamoDB would take a later claim for a replay of the first).
+            reasons = self._transact(actions, token=secrets.token_hex(16), items=old)
             if reasons is None:
-                return mine + ids
+                return mine + [_claimed(r, claim) for r in replies]
             if reasons[0] == "ConditionalCheckFailed":
                 raise GuardFailed()
             old += [None] * (len(actions) - len(old))
             retry = []
-            for rid, code, item in zip(ids, reasons[1:], old[1:]):
+            for reply, code, item in zip(replies, reasons[1:], old[1:]):
                 if code != "ConditionalCheckFailed":
-                    retry.append(rid)          # a conflict: try again
-                elif item and item.get("claim_id") == claim_id:
-                    mine.append(rid)           # our own earlier attempt claimed it
-                # else another caller claimed it first: not ours
-            ids = retry
+                    retry.append(reply)          # a conflict: try again
+                elif item and item.get("claim_id") == claim.claim_id and \
+                        int(item.get("lease_until", 0)) == claim.until_ms:
+                    mine.append(_reply(item))    # our own earlier attempt claimed it
+                # else another fetch claimed it first, or it was acknowledged: not ours
+            replies = retry
         raise RuntimeError("could not claim replies: too many concurrent conflicts")
+
+    def renew_claim(self, stage_id: str, guard: Guard, claim: Claim) -> list[ReplyRecord]:
+        """The replies ``claim.claim_id`` still holds (not acknowledged, not claimed by another fetch since),
+        oldest first, their lease renewed to ``claim.until_ms``."""
+        held: list[ReplyRecord] = []
+        kwargs = dict(TableName=self._pending, KeyConditionExpression="stage_id = :s",
+                      FilterExpression="claim_id = :c AND attribute_exists(#u)", ConsistentRead=True,
+                      ExpressionAttributeNames={"#u": tables.UNREAD_ATTR},
+                      ExpressionAttributeValues={":s": {"S": stage_id}, ":c": {"S": claim.claim_id}})
+        while True:
+            got = self._db.query(**kwargs)
+            held.extend(_reply(_plain(item)) for item in got["Items"])
+            if "LastEvaluatedKey" not in got:
+                break
+            kwargs["ExclusiveStartKey"] = got["LastEvaluatedKey"]
+        renewed: list[ReplyRecord] = []
+        for start in range(0, max(1, len(held)), _ACTIONS_PER_TRANSACTION):
+            renewed += self._conditional_batch(
+                stage_id, guard, [r.id for r in held[start:start + _ACTIONS_PER_TRANSACTION]],
+                update="SET lease_until = :until", condition="claim_id = :c AND attribute_exists(#u)",
+                values={":c": {"S": claim.claim_id}, ":until": {"N": str(claim.until_ms)}})
+        by_id = {r.id: r for r in held}
+        return [_claimed(by_id[rid], claim, count=False) for rid in sorted(renewed)]
+
+    def ack_replies(self, stage_id: str, guard: Guard, reply_ids: list[str]) -> list[str]:
+        """Acknowledges replies a fetch handed out: they leave the unread index for good.  Acknowledging
+        one again is a no-op that still counts as acknowledged; ids of no reply, or of one nobody fetched,
+        are left out of the answer (and unchanged)."""
+        ids = list(dict.fromkeys(reply_ids))
+        acked: list[str] = []
+        for start in range(0, max(1, len(ids)), _ACTIONS_PER_TRANSACTION):
+            acked += self._conditional_batch(stage_id, guard, ids[start:start + _ACTIONS_PER_TRANSACTION],
+                                             update="REMOVE #u", condition="attribute_exists(claim_id)",
+                                             values={})
+        order = {rid: i for i, rid in enumerate(ids)}
+        return sorted(acked, key=order.__getitem__)
+
+    def _conditional_batch(self, stage_id: str, guard: Guard, ids: list[str], *, update: str, condition: str,
+                           values: dict) -> list[str]:
+        """One guarded transaction updating each reply under ``condition``; the replies whose condition
+        fails are dropped and the rest tried again.  Returns the ids updated (with no ids: only the key
+        check)."""
+        check = self._guard_check(guard, stage_id)
+        for _attempt in range(_CLAIM_ATTEMPTS):
+            actions = [check] + [{"Update": {
+                "TableName": self._pending,
+                "Key": {"stage_id": {"S": stage_id}, "reply_id": {"S": rid}},
+                "UpdateExpression": update, "ConditionExpression": condition,
+                "ExpressionAttributeNames": {"#u": tables.UNREAD_ATTR},
+                **({"ExpressionAttributeValues": values} if values else {})}} for rid in ids]
+            if len(actions) == 1:
+                # Nothing to update: the key alone is checked (a transaction needs an item to write).
+                got = self._db.get_item(TableName=self._current, Key={"stage_id": {"S": stage_id}},
+                                        ConsistentRead=True, ProjectionExpression="#g",
+                                        ExpressionAttributeNames={"#g": guard.attr})
+                if got.get("Item", {}).get(guard.attr, {}).get("S") != guard.value:
+                    raise GuardFailed()
+                return []
+            reasons = self._transact(actions, token=secrets.token_hex(16))
+            if reasons is None:
+                return ids
+            if reasons[0] == "ConditionalCheckFailed":
+                raise GuardFailed()
+            ids = [rid for rid, code in zip(ids, reasons[1:]) if code != "ConditionalCheckFailed"]
+        raise RuntimeError("could not update replies: too many concurrent conflicts")
 
     # -- scenario turns ---------------------------------------------------------
     def apply_turn(self, stage_id: str, write: TurnWrite) -> None:
@@ -352,13 +444,15 @@ class DynamoStageStore:
                 "ReturnValuesOnConditionCheckFailure": "ALL_OLD"}})
             actions.append(self._log_put(stage_id, write.reply_entry, write_token=token))
         elif write.claim:
+            # Claimed and answered at once (so also acknowledged): only a reply no agent's fetch holds.
             actions.append({"Update": {
                 "TableName": self._pending,
                 "Key": {"stage_id": {"S": stage_id}, "reply_id": {"S": write.claim}},
                 "UpdateExpression": "REMOVE #u SET claim_id = :c",
-                "ConditionExpression": "attribute_exists(#u)",
+                "ConditionExpression": "attribute_exists(#u) AND (attribute_not_exists(lease_until) OR "
+                                       "lease_until <= :now)",
                 "ExpressionAttributeNames": {"#u": tables.UNREAD_ATTR},
-                "ExpressionAttributeValues": {":c": {"S": claim_id}},
+                "ExpressionAttributeValues": {":c": {"S": claim_id}, ":now": {"N": str(self._now_ms())}},
                 "ReturnValuesOnConditionCheckFailure": "ALL_OLD"}})
         actions += [self._log_put(stage_id, entry, write_token=token) for entry in write.entries]
         if write.turn is not None:

@@ -14,6 +14,11 @@ Two ways, one interface (``ReplyWaiter``):
 The caller takes a ``mark`` before its own check for unread replies and waits
 for a change since that mark, so a reply written between the check and the
 wait is never slept through.
+
+A server that can see its caller's connection (the local runtime) installs a
+probe for the request's thread (``watch_client``): a waiting fetch whose
+caller has gone stops waiting and claims nothing for it.  API Gateway and
+Lambda cannot see that; there the lease brings such replies back.
 """
 from __future__ import annotations
 
@@ -41,6 +46,26 @@ class ReplyWaiter(Protocol):
 
 Listener = Callable[[str, ReplyRecord], None]
 
+# How often a waiting fetch looks at its caller's connection (the local runtime only).
+CLIENT_CHECK_S = 0.25
+_request = threading.local()
+
+
+def watch_client(probe: Callable[[], bool] | None) -> None:
+    """Installs (or with None removes) the current request thread's "has the caller gone?" probe."""
+    _request.gone = probe
+
+
+def client_gone() -> bool:
+    """Whether the server knows that the caller of this thread's request has gone (closed its connection)."""
+    probe = getattr(_request, "gone", None)
+    if probe is None:
+        return False
+    try:
+        return bool(probe())
+    except Exception:  # noqa: BLE001 - a probe that fails says nothing: keep serving
+        return False
+
 
 class ReplySignal:
     """In-process wake-up on the reply write: a condition variable and a counter per stage."""
@@ -60,14 +85,32 @@ class ReplySignal:
         with self._cond:
             return self._counts.get(stage_id, 0)
 
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
     def wait(self, stage_id: str, mark: object, timeout: float) -> int | None:
+        end = time.monotonic() + max(0.0, timeout)
+        watched = getattr(_request, "gone", None) is not None
         with self._cond:
-            changed = self._cond.wait_for(
-                lambda: self._closed or self._counts.get(stage_id, 0) != mark, timeout=max(0.0, timeout))
-            if not changed or self._closed:
-                return None
-            # Taken under the lock, before the caller looks again: nothing written later is missed.
-            return self._counts.get(stage_id, 0)
+            while True:
+                left = end - time.monotonic()
+                # In slices while a probe watches the caller: a caller that has gone ends the wait.
+                changed = self._cond.wait_for(
+                    lambda: self._closed or self._counts.get(stage_id, 0) != mark,
+                    timeout=max(0.0, min(left, CLIENT_CHECK_S) if watched else left))
+                if changed and not self._closed:
+                    # Taken under the lock, before the caller looks again: nothing written later is missed.
+                    return self._counts.get(stage_id, 0)
+                if self._closed or left <= CLIENT_CHECK_S or not watched:
+                    return None
+                self._cond.release()
+                try:
+                    gone = client_gone()
+                finally:
+                    self._cond.acquire()
+                if gone:
+                    return None
 
     def published(self, stage_id: str, reply: ReplyRecord) -> None:
         """Called after a reply was written: wakes the stage's waiters and tells the listeners."""
@@ -110,6 +153,8 @@ class _Pause:
 
 class BackoffPolling:
     """Re-query after 0.05 s, 0.1 s, 0.2 s … up to ``cap`` seconds apart (each fetch its own backoff)."""
+
+    closed = False
 
     def __init__(self, first: float = 0.05, cap: float = 0.5, sleep: Callable[[float], None] = time.sleep):
         self.first = first
