@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import json
 import os
+import select
 import signal
+import socket
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,6 +30,7 @@ from chalicelib.expression import describe as describe_judge
 from chalicelib.stage.audio import parse_origins
 from chalicelib.stage.keys import bearer_token, hash_key
 from chalicelib.stage.service import StageService
+from chalicelib.stage import waiting
 from chalicelib.stage.waiting import ReplySignal
 from chalicelib.webhooks.dispatch import Dispatcher
 from chalicelib.webhooks.store import DynamoWebhookStore
@@ -74,6 +77,22 @@ class _Server(ThreadedHTTPServer):
     request_queue_size = LISTEN_BACKLOG
 
 
+def peer_gone(sock: socket.socket) -> bool:
+    """Whether the caller has closed (or reset) its side of the connection: the socket reads as at its end.
+    A caller that has sent more (a next request) is still there."""
+    try:
+        poller = select.poll()
+        poller.register(sock, select.POLLIN | select.POLLRDHUP)
+        events = poller.poll(0)
+        if not events:
+            return False
+        if events[0][1] & (select.POLLRDHUP | select.POLLHUP | select.POLLERR):
+            return True
+        return sock.recv(1, socket.MSG_PEEK) == b""
+    except (OSError, ValueError):
+        return True
+
+
 def _handler_class(settings: Settings, limiter: TokenBuckets | None, in_flight: InFlight, routes: dict):
     s3 = aws.client("s3", settings)
     matcher = RouteMatcher(list(routes))
@@ -117,9 +136,12 @@ def _handler_class(settings: Settings, limiter: TokenBuckets | None, in_flight: 
                 return self._send_http_response(
                     503, {"Content-Type": "application/json", "Retry-After": "1", "Connection": "close"},
                     b'{"error":{"code":"unavailable","message":"the local stage is stopping"}}')
+            # A waiting fetch looks at this probe: a caller whose connection closed gets nothing claimed.
+            waiting.watch_client(lambda: peer_gone(self.connection))
             try:
                 self._route()
             finally:
+                waiting.watch_client(None)
                 in_flight.leave()
 
         def _route(self) -> None:

@@ -42,6 +42,7 @@ from .store import (
     Guard,
     GuardFailed,
     LogRecord,
+    Pending,
     ReplyRecord,
     Role,
     SpeakWrite,
@@ -242,37 +243,48 @@ class StageService:
                 # Nothing to claim, so no guarded write checks the key: check it here, before any waiting.
                 self._check_agent(stage_id, key, guard)
             replies = self._claim(stage_id, guard, pending.claimable, claim_id, lease_ms)
-            while not replies and wait:
-                left = deadline - time.monotonic()
-                if left <= 0 or waiting.client_gone():
-                    return []
-                # Wake for a new reply, or when the earliest lease held by someone else ends (its reply
-                # may then be handed out here).
-                until_lease = None if pending.next_lease_end_ms is None else \
-                    max(0.0, (pending.next_lease_end_ms - self._now_ms()) / 1000) + _LEASE_SLACK_S
-                woken = self.waiter.wait(stage_id, mark, left if until_lease is None else min(left, until_lease))
-                if waiting.client_gone() or getattr(self.waiter, "closed", False):
-                    # The caller is gone (the local server saw its socket close): claim nothing for it.
-                    return []
-                if woken is None:
-                    if until_lease is None or until_lease >= left:
-                        return []
-                    pending = self.store.pending_replies(stage_id)      # a lease ended: look again
-                    replies = self._claim(stage_id, guard, pending.claimable, claim_id, lease_ms)
-                    continue
-                # Woken by a reply (another fetch may claim it first; then wait on).  In one process the
-                # signal knows what was written since the mark: claim that without a query.
-                known = self.waiter.published_since(stage_id, mark) if isinstance(self.waiter, ReplySignal) \
-                    else None
-                mark = woken
-                if known is None:
-                    pending = self.store.pending_replies(stage_id)
-                    known = pending.claimable
-                replies = self._claim(stage_id, guard, known, claim_id, lease_ms)
-            return replies
+            if replies or not wait or not self.waiter.admit(stage_id):
+                # Past the cap on waiting fetches the answer comes at once (docs/scaling.md).
+                return replies
+            try:
+                return self._wait_and_claim(stage_id, guard, claim_id, lease_ms, deadline, mark, pending)
+            finally:
+                self.waiter.release(stage_id)
         except GuardFailed:
             # Also a key rotated while a long-poll waited.
             raise self._auth_error(self.store.get_stage(stage_id), key, AGENT) from None
+
+    def _wait_and_claim(self, stage_id: str, guard: Guard, claim_id: str, lease_ms: int, deadline: float,
+                        mark: object, pending: Pending) -> list[Reply]:
+        replies: list[Reply] = []
+        while not replies:
+            left = deadline - time.monotonic()
+            if left <= 0 or waiting.client_gone():
+                return []
+            # Wake for a new reply, or when the earliest lease held by someone else ends (its reply
+            # may then be handed out here).
+            until_lease = None if pending.next_lease_end_ms is None else \
+                max(0.0, (pending.next_lease_end_ms - self._now_ms()) / 1000) + _LEASE_SLACK_S
+            woken = self.waiter.wait(stage_id, mark, left if until_lease is None else min(left, until_lease))
+            if waiting.client_gone() or getattr(self.waiter, "closed", False):
+                # The caller is gone (the local server saw its socket close): claim nothing for it.
+                return []
+            if woken is None:
+                if until_lease is None or until_lease >= left:
+                    return []
+                pending = self.store.pending_replies(stage_id)      # a lease ended: look again
+                replies = self._claim(stage_id, guard, pending.claimable, claim_id, lease_ms)
+                continue
+            # Woken by a reply (another fetch may claim it first; then wait on).  In one process the
+            # signal knows what was written since the mark: claim that without a query.
+            known = self.waiter.published_since(stage_id, mark) if isinstance(self.waiter, ReplySignal) \
+                else None
+            mark = woken
+            if known is None:
+                pending = self.store.pending_replies(stage_id)
+                known = pending.claimable
+            replies = self._claim(stage_id, guard, known, claim_id, lease_ms)
+        return replies
 
     def _claim(self, stage_id: str, guard: Guard, unread: list[ReplyRecord], claim_id: str,
                lease_ms: int) -> list[Reply]:

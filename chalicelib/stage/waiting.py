@@ -36,6 +36,14 @@ MAX_WAIT_S = 20.0
 
 
 class ReplyWaiter(Protocol):
+    closed: bool
+
+    def admit(self, stage_id: str) -> bool:
+        """Whether a fetch on ``stage_id`` may wait now (``release`` gives the slot back)."""
+        ...
+
+    def release(self, stage_id: str) -> None: ...
+
     def mark(self, stage_id: str) -> object: ...
 
     def wait(self, stage_id: str, mark: object, timeout: float) -> object | None:
@@ -68,11 +76,18 @@ def client_gone() -> bool:
 
 
 class ReplySignal:
-    """In-process wake-up on the reply write: a condition variable and a counter per stage."""
+    """In-process wake-up on the reply write: a condition variable and a counter per stage.
+
+    Each waiting fetch holds a thread of the one process, so waits are admitted up to
+    ``max_per_stage`` per stage (one agent key) and ``max_total`` in all; past either, a fetch answers
+    at once instead of waiting (docs/scaling.md)."""
 
     HISTORY = 256
 
-    def __init__(self):
+    def __init__(self, max_per_stage: int = 16, max_total: int = 256):
+        self.max_per_stage = max_per_stage
+        self.max_total = max_total
+        self._waiting: dict[str, int] = {}
         self._cond = threading.Condition()
         self._counts: dict[str, int] = {}
         # The latest replies per stage with their count, so a woken fetch can claim them without
@@ -88,6 +103,23 @@ class ReplySignal:
     @property
     def closed(self) -> bool:
         return self._closed
+
+    def admit(self, stage_id: str) -> bool:
+        """Takes a waiting slot for ``stage_id``; False when the stage's or the process's are all taken."""
+        with self._cond:
+            if self._waiting.get(stage_id, 0) >= self.max_per_stage or \
+                    sum(self._waiting.values()) >= self.max_total:
+                return False
+            self._waiting[stage_id] = self._waiting.get(stage_id, 0) + 1
+            return True
+
+    def release(self, stage_id: str) -> None:
+        with self._cond:
+            left = self._waiting.get(stage_id, 0) - 1
+            if left > 0:
+                self._waiting[stage_id] = left
+            else:
+                self._waiting.pop(stage_id, None)
 
     def wait(self, stage_id: str, mark: object, timeout: float) -> int | None:
         end = time.monotonic() + max(0.0, timeout)
@@ -160,6 +192,13 @@ class BackoffPolling:
         self.first = first
         self.cap = cap
         self._sleep = sleep
+
+    def admit(self, stage_id: str) -> bool:
+        # One request per Lambda instance: the long-poll function's own concurrency is the cap (template).
+        return True
+
+    def release(self, stage_id: str) -> None:
+        pass
 
     def mark(self, stage_id: str) -> _Pause:
         return _Pause(self.first)
