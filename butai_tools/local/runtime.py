@@ -27,10 +27,10 @@ from butai_tools.stage import images
 from chalicelib import aws, context, env
 from chalicelib.config import Settings
 from chalicelib.expression import describe as describe_judge
+from chalicelib.stage import waiting
 from chalicelib.stage.audio import parse_origins
 from chalicelib.stage.keys import bearer_token, hash_key
 from chalicelib.stage.service import StageService
-from chalicelib.stage import waiting
 from chalicelib.stage.waiting import ReplySignal
 from chalicelib.webhooks.dispatch import Dispatcher
 from chalicelib.webhooks.store import DynamoWebhookStore

@@ -11,7 +11,7 @@ from .. import ids
 from ..errors import Conflict, Forbidden, NotFound, Unauthorized, ValidationFailed
 from ..expression import ExpressionChoice, ExpressionJudge, Judgment, LexiconJudge
 from . import face_images as ex
-from . import keys
+from . import keys, waiting
 from .audio import check_audio_url
 from .catalog import CharacterCatalog
 from .models import (
@@ -50,7 +50,6 @@ from .store import (
     StageRecord,
     StageStore,
 )
-from . import waiting
 from .waiting import MAX_WAIT_S, BackoffPolling, ReplySignal, ReplyWaiter
 
 AGENT = "agent_key_hash"

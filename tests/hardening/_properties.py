@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import time
 import unicodedata
 import urllib.parse
 from collections import Counter, defaultdict
@@ -615,7 +616,9 @@ def run_one(world: World, route: str, drawn: dict) -> None:
         exp.not_modified = None if "*" in tags else (version is not None and f'"{version}"' in tags)
     note(f"{method} {path[:200]!r} headers={ {k: v[:80] for k, v in headers.items()} } body={(raw or b'')[:200]!r}")
     note(f"expected problems: {sorted(exp.problems)} lenient={exp.lenient}")
+    sent_ms = int(time.time() * 1000)
     response = world.client.http.request(method, path, headers=headers, body=raw if raw is not None else b"")
+    answered_ms = int(time.time() * 1000)
     after = world.last = world.state(*ids)
     status = response.status_code
     note(f"answer: {status} {body_text(response)[:300]!r}")
@@ -675,17 +678,21 @@ def run_one(world: World, route: str, drawn: dict) -> None:
     elif exp.route == "fetch_replies":
         assert status == 200, text[:300]
         got = [r["id"] for r in body]
-        assert all(set(r) == {"id", "text", "created_at"} for r in body) and len(got) == len(set(got))
+        assert all(set(r) == {"id", "text", "created_at", "deliveries", "lease_expires_at"} for r in body)
+        assert len(got) == len(set(got))
         rid = exp.body.get("request_id")
-        rid = None if rid is None else (stage_id, rid)
-        if rid is not None and world.fetch_ids.get(rid):
-            # a retry of an earlier fetch: the same replies again, nothing new claimed
-            assert set(got) == world.fetch_ids[rid] and after == before, (got, world.fetch_ids[rid])
+        held = set() if rid is None else StageState.held_by(before, stage_id, f"req:{rid}")
+        if held:
+            # a retry of an earlier fetch: the replies it still holds again (lease renewed), nothing new
+            assert set(got) == held, (got, held)
+            assert StageState.without_leases(after) == StageState.without_leases(before), diff(before, after)
         else:
-            assert set(got) == StageState.unread(before, stage_id)
-            assert StageState.unread(after, stage_id) == set()
+            # every reply no lease held; one whose lease ended while the request ran may go either way
+            certain = StageState.claimable(before, stage_id, sent_ms)
+            assert certain <= set(got) <= StageState.claimable(before, stage_id, answered_ms), (got, certain)
+            assert StageState.claimable(after, stage_id, sent_ms) == set()
             if rid is not None and got:
-                world.fetch_ids[rid] = set(got)
+                world.fetch_ids[(stage_id, rid)] = set(got)
     elif exp.route == "get_stage":
         assert after == before, diff(before, after)
         version = StageState.version(before, stage_id)
