@@ -143,7 +143,8 @@ OPERATIONS: dict[tuple[str, str], Operation] = {
         "Every new reply on the stage is then POSTed to `url` as `{\"type\": \"reply.created\", \"stage_id\", "
         "\"reply\": {id, text, created_at}}`, at least once (retried with exponential backoff for a bounded time; "
         f"`{signing.ID_HEADER}` is the reply id on every attempt), signed: `{signing.TIMESTAMP_HEADER}` (unix "
-        f"seconds) and `{signing.SIGNATURE_HEADER}: v1=<hex HMAC-SHA256(secret, \"<timestamp>.<raw body>\")>`. "
+        f"seconds) and `{signing.SIGNATURE_HEADER}: {signing.SCHEME}=<hex HMAC-SHA256(secret, \"<id>.<timestamp>.<raw "
+        "body>\")>`. "
         "A delivery wakes the agent; `fetch_replies` still claims each reply once. The URL must be https on a "
         "public address (http://127.0.0.1 in a local run); redirects are not followed. Replaces an earlier "
         "webhook; the new `secret` is shown only in this answer. Scenario stages take no webhook (409).",

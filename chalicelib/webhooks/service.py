@@ -21,7 +21,7 @@ from .models import (
 from .store import DynamoWebhookStore
 
 SIGNATURE_FORMAT = (f"{signing.SIGNATURE_HEADER}: {signing.SCHEME}=<hex HMAC-SHA256(secret, "
-                    f"\"<{signing.TIMESTAMP_HEADER}>.<raw body>\")>")
+                    f"\"<{signing.ID_HEADER}>.<{signing.TIMESTAMP_HEADER}>.<raw body>\")>")
 
 
 class WebhookService:

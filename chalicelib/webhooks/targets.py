@@ -110,21 +110,51 @@ def parse(url: str, *, local: bool = False) -> Target:
     return target
 
 
+# IPv6 ranges that carry an IPv4 address in their last 32 bits, which a translator or tunnel on the way
+# may deliver to: NAT64 (well-known and local-use prefixes) and IPv4-translated addresses.
+_TRAILING_IPV4 = tuple(ipaddress.ip_network(n) for n in ("64:ff9b::/96", "64:ff9b:1::/48", "::ffff:0:0:0/96"))
+
+
+def embedded_ipv4(ip: ipaddress.IPv6Address) -> list[ipaddress.IPv4Address]:
+    """The IPv4 addresses an IPv6 address stands for: IPv4-mapped, 6to4 (2002::/16), Teredo (2001::/32:
+    server and client), NAT64 and IPv4-translated.  Each must pass the same checks as the address itself."""
+    found = []
+    if ip.ipv4_mapped is not None:
+        found.append(ip.ipv4_mapped)
+    if ip.sixtofour is not None:
+        found.append(ip.sixtofour)
+    if ip.teredo is not None:
+        found.extend(ip.teredo)
+    if any(ip in net for net in _TRAILING_IPV4):
+        found.append(ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF))
+    return found
+
+
 def check_address(address: str, *, local: bool = False) -> None:
-    """Raises TargetRefused unless ``address`` is a public unicast address (or loopback, locally)."""
+    """Raises TargetRefused unless ``address`` is a public unicast address (or loopback, locally), and so is
+    every IPv4 address it embeds."""
     ip = ipaddress.ip_address(address.split("%", 1)[0])
-    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
-        ip = ip.ipv4_mapped
+    if isinstance(ip, ipaddress.IPv6Address):
+        embedded = embedded_ipv4(ip)
+        if ip.ipv4_mapped is not None:
+            ip = ip.ipv4_mapped
+        else:
+            for inner in embedded:
+                _check_one(inner, local=local, within=f" (inside {address})")
+    _check_one(ip, local=local)
+
+
+def _check_one(ip: ipaddress.IPv4Address | ipaddress.IPv6Address, *, local: bool, within: str = "") -> None:
     if ip in METADATA:
-        raise TargetRefused("metadata_address", f"{ip} is a cloud metadata address")
+        raise TargetRefused("metadata_address", f"{ip}{within} is a cloud metadata address")
     if ip.is_loopback:
         if local:
             return
-        raise TargetRefused("loopback", f"{ip} is a loopback address")
+        raise TargetRefused("loopback", f"{ip}{within} is a loopback address")
     if ip.is_link_local:
-        raise TargetRefused("link_local_address", f"{ip} is a link-local address")
+        raise TargetRefused("link_local_address", f"{ip}{within} is a link-local address")
     if ip.is_private or ip.is_unspecified or ip.is_reserved or ip.is_multicast or not ip.is_global:
-        raise TargetRefused("private_address", f"{ip} is not a public address")
+        raise TargetRefused("private_address", f"{ip}{within} is not a public address")
 
 
 def resolve(target: Target, *, local: bool = False, resolver: Resolver = system_resolver) -> str:
