@@ -141,4 +141,5 @@ def debug(stage_id):
 def openapi():
     # Needs no key: it describes the API, not a stage.
     from chalicelib.openapi import document
-    return json_response(200, document(app), {"Cache-Control": "public, max-age=300"})
+    return json_response(200, document(app, local_webhooks=context.get().settings.local_webhooks),
+                         {"Cache-Control": "public, max-age=300"})

@@ -34,7 +34,7 @@ from .stage.models import (
     id_pattern,
     visible_pattern,
 )
-from .webhooks import signing
+from .webhooks import signing, targets
 from .webhooks.models import (
     SHOWN_DELIVERIES,
     WebhookCreated,
@@ -200,7 +200,7 @@ def error_statuses() -> set[int]:
     return found | {500}
 
 
-def schemas() -> dict[str, Any]:
+def schemas(local_webhooks: bool = False) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for models, mode in ((REQUEST_MODELS, "validation"), (RESPONSE_MODELS, "serialization")):
         for model in models:
@@ -209,6 +209,8 @@ def schemas() -> dict[str, Any]:
                 out.setdefault(name, sub)
             out[model.__name__] = schema
     _write_text_rules(out)
+    # The webhook URL's shape as the API checks it (local runs also take http to loopback).
+    out["WebhookRequest"]["properties"]["url"]["pattern"] = targets.url_pattern(local_webhooks)
     return out
 
 
@@ -261,8 +263,9 @@ def _operation(method: str, path: str, entry) -> dict:
     return out
 
 
-def build(app) -> dict:
-    """The document for a Chalice app: every route in ``app.routes``, every model the routes use."""
+def build(app, local_webhooks: bool = False) -> dict:
+    """The document for a Chalice app: every route in ``app.routes``, every model the routes use
+    (``local_webhooks``: as the local runtime serves it, which takes webhooks on loopback)."""
     paths: dict[str, dict] = {}
     for path, methods in sorted(app.routes.items()):
         for method, entry in sorted(methods.items()):
@@ -282,7 +285,7 @@ def build(app) -> dict:
         },
         "paths": paths,
         "components": {
-            "schemas": schemas(),
+            "schemas": schemas(local_webhooks),
             "securitySchemes": {
                 "agentKey": {"type": "http", "scheme": "bearer", "description": "The stage's agent key (`bka_…`)."},
                 "playerKey": {"type": "http", "scheme": "bearer",
@@ -292,12 +295,12 @@ def build(app) -> dict:
     }
 
 
-_cache: dict[int, dict] = {}
+_cache: dict[tuple[int, bool], dict] = {}
 
 
-def document(app) -> dict:
+def document(app, local_webhooks: bool = False) -> dict:
     """``build(app)``, made once per app (routes do not change after import)."""
-    key = id(app)
+    key = (id(app), local_webhooks)
     if key not in _cache:
-        _cache[key] = build(app)
+        _cache[key] = build(app, local_webhooks)
     return copy.deepcopy(_cache[key])

@@ -7,6 +7,9 @@ rules:
 
 - ``https`` only; plain ``http`` only to 127.0.0.1 / ::1 / localhost, and only
   in the local runtime (``local=True``);
+- the host is a DNS name (IP addresses only for loopback, locally), the URL is
+  printable ASCII without a fragment: exactly ``url_pattern(local)``, which the
+  OpenAPI document publishes, so the schema allows no URL the API refuses;
 - no user name or password in the URL;
 - the host is resolved, **every** address it resolves to must be allowed, and
   the connection goes to the address that was checked (pinned), so a DNS
@@ -24,6 +27,7 @@ from __future__ import annotations
 
 import http.client
 import ipaddress
+import re
 import socket
 import ssl
 import threading
@@ -43,6 +47,24 @@ METADATA = {ipaddress.ip_address(a) for a in ("169.254.169.254", "fd00:ec2::254"
                                                "192.0.0.192")}
 
 Resolver = Callable[[str, int], list[str]]
+
+# The shape of a webhook URL (no DNS), written so that Python's `re` and JSON Schema (ECMA-262) read it
+# alike: a DNS name whose last label starts with a letter (so no IPv4 address), a port 1-65535, and a path
+# and query of printable ASCII without `#`.
+_LABEL = r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
+_HOST = rf"(?:{_LABEL}\.)+[A-Za-z](?:[A-Za-z0-9-]{{0,61}}[A-Za-z0-9])?"
+_PORT = r"(?::(?:6553[0-5]|655[0-2][0-9]|65[0-4][0-9]{2}|6[0-4][0-9]{3}|[1-5][0-9]{4}|[1-9][0-9]{0,3}))?"
+_REST = r"(?:[/?][!-\"$-~]*)?"
+_LOOPBACK = r"(?:127\.0\.0\.1|localhost|\[::1\])"
+
+
+def url_pattern(local: bool = False) -> str:
+    """The URLs a webhook may have, before DNS (the OpenAPI document's ``pattern``)."""
+    public = f"https://{_HOST}{_PORT}{_REST}"
+    return f"^(?:{public}|https?://{_LOOPBACK}{_PORT}{_REST})$" if local else f"^{public}$"
+
+
+_URL = {local: re.compile(url_pattern(local)) for local in (False, True)}
 
 
 class AnswerRefused(OSError):
@@ -107,6 +129,9 @@ def parse(url: str, *, local: bool = False) -> Target:
         check_address(str(literal), local=local)
     elif host == "localhost" and not local:
         raise TargetRefused("loopback", "url points at this machine (localhost)")
+    if not _URL[local].match(url):
+        raise TargetRefused("invalid_url", "url must be https://<a DNS name>[:port][/path]: printable ASCII, no "
+                                           "IP address (a name is checked after DNS), no #fragment")
     return target
 
 

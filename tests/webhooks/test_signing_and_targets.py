@@ -119,8 +119,15 @@ def test_the_cloud_refuses_urls_that_reach_inside(url, reason):
     assert err.value.reason == reason
 
 
-def test_a_6to4_address_of_a_public_ipv4_address_is_allowed():
-    assert targets.parse("https://[2002:5db8:d822::1]/x").host == "2002:5db8:d822::1"
+def test_a_name_resolving_to_the_6to4_address_of_a_public_ipv4_address_is_allowed():
+    target = targets.parse("https://hooks.example.com/x")
+    assert targets.resolve(target, resolver=lambda host, port: ["2002:5db8:d822::1"]) == "2002:5db8:d822::1"
+
+
+def test_a_public_ip_address_is_no_webhook_host_either():
+    with pytest.raises(targets.TargetRefused) as err:
+        targets.parse("https://93.184.216.34/x")
+    assert err.value.reason == "invalid_url"
 
 
 def test_a_name_resolving_to_a_6to4_metadata_address_is_refused_after_dns():
@@ -223,3 +230,55 @@ def test_only_a_bounded_part_of_the_answer_is_read():
     finally:
         server.shutdown()
         server.server_close()
+
+
+# ---------------------------------------------------------------- the published URL rule is the enforced one
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+
+def _accepted(url: str, local: bool) -> bool:
+    try:
+        targets.parse(url, local=local)
+        return True
+    except targets.TargetRefused:
+        return False
+
+
+@pytest.mark.parametrize("local", [False, True])
+@settings(max_examples=40, deadline=None)
+@given(data=st.data())
+def test_every_url_the_published_pattern_allows_is_accepted_before_dns(local, data):
+    url = data.draw(st.from_regex(targets.url_pattern(local), fullmatch=True).filter(
+        lambda u: len(u) <= targets.MAX_URL_LENGTH))
+    assert _accepted(url, local), url
+
+
+URL_PARTS = st.sampled_from(["https://", "http://", "HTTPS://", "ftp://", "", "a", ".", "-", ":", "443", "0", "65536",
+                             "/", "?", "#", "@", " ", "%20", "é", "[", "]", "::1", "127.0.0.1", "localhost",
+                             "10.0.0.1", "1.2.3.4", "example", "com", "xn--p1ai", "\\x00", "\\t", "user:pw@"])
+
+
+@pytest.mark.parametrize("local", [False, True])
+@settings(max_examples=600, deadline=None)
+@given(parts=st.lists(URL_PARTS, max_size=8))
+def test_nothing_outside_the_published_pattern_is_accepted(local, parts):
+    import re
+    url = "".join(parts)
+    assert _accepted(url, local) == bool(re.match(targets.url_pattern(local), url)), url
+
+
+def test_a_name_that_does_not_resolve_is_taken_and_checked_at_every_delivery(services, stage):
+    from chalicelib.webhooks.models import WebhookRequest
+    webhooks = services.webhooks
+    webhooks.sender = Sender(resolver=lambda host, port: (_ for _ in ()).throw(socket.gaierror("no such name")))
+    created = webhooks.set(stage.stage_id, stage.agent_key, WebhookRequest(url="https://hooks.example.com/x"))
+    assert created.url == "https://hooks.example.com/x"
+    outcome = webhooks.sender.send(WebhookConfig(created.url, created.secret, ""), "01ABC", BODY)
+    assert not outcome.ok and outcome.error.startswith("dns_failed")
+    # A name that resolves inside is refused when set.
+    webhooks.sender = Sender(resolver=lambda host, port: ["169.254.169.254"])
+    with pytest.raises(Exception) as err:
+        webhooks.set(stage.stage_id, stage.agent_key, WebhookRequest(url="https://hooks.example.com/x"))
+    assert getattr(err.value, "code", "") == "webhook_url_refused"
