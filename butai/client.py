@@ -199,7 +199,7 @@ class Stage:
         return SpeakResult.model_validate(self._call("POST", "speak", body))
 
     def fetch_replies(self, request_id: str | None = None, wait: float | None = None, *,
-                      lease: int | None = None) -> list[Reply]:
+                      lease: float | None = None) -> list[Reply]:
         """The player's new replies, oldest first, each handed to this caller only, under a lease.
 
         The replies handed over by earlier calls are acknowledged in the same request (calling again

@@ -229,7 +229,9 @@ class LocalRuntime:
     demo_stage: str | None = "demo"
     # Scenario stages made on first start: name -> scenario file.
     scenario_stages: dict = field(default_factory=lambda: {"chinoike": ROOT / "scenarios" / "chinoike.json"})
-    saver_interval: float = 1.0
+    # Seconds between snapshots while writes come (the journal makes each write durable before it is
+    # answered; the snapshot only keeps the journal short).
+    saver_interval: float = 10.0
     # Requests per second and burst allowed per key (API Gateway throttles in the cloud);
     # None: BUTAI_LOCAL_RATE / BUTAI_LOCAL_BURST, else 20 and 40; a rate of 0 turns limiting off.
     rate: float | None = None
@@ -331,6 +333,7 @@ class LocalRuntime:
         self._saver.stop()
         self.webhook_worker.stop()
         self.snapshots.save()
+        self.snapshots.journal.close()
         self.local_aws.stop()
         context.use(None)
         path = self.state_dir / "local.json"

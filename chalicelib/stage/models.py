@@ -175,7 +175,7 @@ class FetchRequest(_Strict):
         description="Acknowledges these replies (ids an earlier fetch handed out) before anything is claimed: "
                     "the acknowledgement carried by the next fetch. Acknowledged replies are never handed out "
                     "again.")
-    lease: int | None = Field(
+    lease: float | None = Field(
         default=None, ge=LEASE_MIN_S, le=LEASE_MAX_S,
         description=f"Seconds the replies handed out are held for this caller (default {LEASE_DEFAULT_S}). A "
                     "reply not acknowledged when its lease ends is handed out again, with `deliveries` "
