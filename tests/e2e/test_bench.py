@@ -16,6 +16,13 @@ def test_bench_stage_reports_every_operation_and_its_dynamodb_requests():
     assert results["reply"]["calls"] == {"TransactWriteItems": 1}
     assert results["fetch_replies (1 unread)"]["calls"] == {"Query": 1, "TransactWriteItems": 1}
     assert all(r["p50_ms"] > 0 for r in results.values())
+    journal = json.loads(out.stdout)["journal"]
+    assert journal["fsync_floor_p50_ms"] > 0
+    for name in ("speak", "reply"):
+        cost = journal[name]
+        assert cost["cost_per_write_ms"] == round(cost["journal_on_p50_ms"] - cost["journal_off_p50_ms"], 2)
+        assert abs(cost["cost_in_floors"] - cost["cost_per_write_ms"] / journal["fsync_floor_p50_ms"]) < 0.02
+    assert journal["burst"]["writes"] == journal["burst"]["writers"] * 5 and journal["burst"]["records_per_sync"] >= 1
 
 
 def test_bench_turn_counts_two_requests_per_turn_and_three_when_the_log_is_read():
