@@ -26,6 +26,7 @@ from typing import Any
 from butai_tools.page_policy import content_security_policy
 from butai_tools.stage import images
 from chalicelib import tables
+from chalicelib.stage.keys import AUTHORIZATION_PATTERN
 
 ROOT = Path(__file__).resolve().parent.parent
 RESOURCES = ROOT / "infra" / "resources.json"
@@ -242,14 +243,40 @@ def _rate_rule(name: str, priority: int, statement: dict) -> dict:
 
 def per_key_rule(priority: int) -> dict:
     """Each stage key gets its own limit (API Gateway usage plans count API Gateway API keys, which
-    butai's bearer keys are not).  The app reads `Authorization` loosely (`bEaReR    <key>  `: scheme in
-    any case, spaces around the key), so the header is normalised before it is counted: runs of white
-    space become one space and letters lower case.  Lower-casing can only merge counts (of keys that
-    differ in case only, which are not both valid), never split one key's count into several."""
+    butai's bearer keys are not).  The app takes a key only as exactly `Bearer <key>`, and the key-format
+    rule before this one blocks every other spelling, so the header is counted as it is: one key, one
+    count, byte for byte."""
     return _rate_rule("per-key", priority, {
         "Limit": ref("PerKeyRequestsPer5Min"), "AggregateKeyType": "CUSTOM_KEYS",
-        "CustomKeys": [{"Header": {"Name": "authorization", "TextTransformations": [
-            {"Priority": 0, "Type": "COMPRESS_WHITE_SPACE"}, {"Priority": 1, "Type": "LOWERCASE"}]}}]})
+        "CustomKeys": [{"Header": {"Name": "authorization",
+                                   "TextTransformations": [{"Priority": 0, "Type": "NONE"}]}}]})
+
+
+MALFORMED_KEY_BODY = {"malformed-key": {
+    "ContentType": "APPLICATION_JSON",
+    "Content": json.dumps({"error": {"code": "missing_key", "message": "send `Authorization: Bearer <key>`",
+                                     "field": "Authorization"}})}}
+
+
+def key_format_rule(priority: int) -> dict:
+    """An `Authorization` header that is not exactly `Bearer <key>` is refused at the edge with the app's own
+    401, by the app's own pattern (chalicelib/stage/keys.py): what the per-key rule then counts is only
+    what the app takes as a key.  A request without the header is not this rule's business (the size
+    check: WAF treats a missing header as not matching)."""
+    header = {"SingleHeader": {"Name": "authorization"}}
+    none = [{"Priority": 0, "Type": "NONE"}]
+    return {"Name": "key-format", "Priority": priority,
+            "Action": {"Block": {"CustomResponse": {"ResponseCode": 401,
+                                                    "CustomResponseBodyKey": "malformed-key"}}},
+            "VisibilityConfig": {"SampledRequestsEnabled": True, "CloudWatchMetricsEnabled": True,
+                                 "MetricName": sub("${AWS::StackName}-key-format")},
+            "Statement": {"AndStatement": {"Statements": [
+                {"SizeConstraintStatement": {"FieldToMatch": header, "ComparisonOperator": "GE", "Size": 1,
+                                             "TextTransformations": none}},
+                {"NotStatement": {"Statement": {"RegexMatchStatement": {
+                    "FieldToMatch": header, "RegexString": AUTHORIZATION_PATTERN,
+                    "TextTransformations": none}}}},
+            ]}}}
 
 
 def per_address_rule(priority: int) -> dict:
@@ -271,8 +298,11 @@ def per_key_limit() -> dict:
             "Scope": "CLOUDFRONT", "DefaultAction": {"Allow": {}},
             "VisibilityConfig": {"SampledRequestsEnabled": True, "CloudWatchMetricsEnabled": True,
                                  "MetricName": sub("${AWS::StackName}-web")},
-            "CustomResponseBodies": RATE_LIMITED_BODY,
-            "Rules": [when(PER_KEY_CONDITION, per_key_rule(0)), when(PER_ADDRESS_CONDITION, per_address_rule(1))],
+            "CustomResponseBodies": {**RATE_LIMITED_BODY, **MALFORMED_KEY_BODY},
+            # Every request counts against its address first; then a malformed key is refused before the
+            # per-key rule could count it as a key of its own.
+            "Rules": [when(PER_ADDRESS_CONDITION, per_address_rule(0)), when(PER_KEY_CONDITION, key_format_rule(1)),
+                      when(PER_KEY_CONDITION, per_key_rule(2))],
         }}}
 
 
@@ -296,13 +326,14 @@ def origin_lock() -> dict:
                                                                "CustomResponseBodyKey": "not-through-cloudfront"}}},
                 "VisibilityConfig": {"SampledRequestsEnabled": True, "CloudWatchMetricsEnabled": True,
                                      "MetricName": sub("${AWS::StackName}-api")},
-                "CustomResponseBodies": {**RATE_LIMITED_BODY, "not-through-cloudfront": {
+                "CustomResponseBodies": {**RATE_LIMITED_BODY, **MALFORMED_KEY_BODY, "not-through-cloudfront": {
                     "ContentType": "APPLICATION_JSON",
                     "Content": json.dumps({"error": {"code": "forbidden",
                                                      "message": "call the API through its CloudFront URL"}})}},
                 "Rules": [
-                    when(PER_KEY_REGIONAL, per_key_rule(0)),
-                    {"Name": "through-cloudfront", "Priority": 1, "Action": {"Allow": {}},
+                    when(PER_KEY_REGIONAL, key_format_rule(0)),
+                    when(PER_KEY_REGIONAL, per_key_rule(1)),
+                    {"Name": "through-cloudfront", "Priority": 2, "Action": {"Allow": {}},
                      "VisibilityConfig": {"SampledRequestsEnabled": False, "CloudWatchMetricsEnabled": True,
                                           "MetricName": sub("${AWS::StackName}-through-cloudfront")},
                      "Statement": {"ByteMatchStatement": {
