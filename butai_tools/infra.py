@@ -71,6 +71,8 @@ SCENARIO_PREFIX = "scenarios/"
 PAGE_FILES = list(images.PAGE_FILES)
 # Voices uploaded with `butai audio upload` (chalicelib/stage/audio.py), played by the page.
 AUDIO_PREFIX = "audio/"
+# Days an overwritten or deleted object of the assets bucket can still be restored.
+NONCURRENT_DAYS = 90
 
 
 def ref(name: str) -> dict:
@@ -137,6 +139,16 @@ def parameters() -> dict:
             "Description": "Concurrent executions reserved for (and the most allowed to) the API function, so "
                            "one client cannot take the account's whole Lambda concurrency; 0 leaves it unset "
                            "(accounts whose concurrency quota is below 120 must use 0)"},
+        "LongPollReservedConcurrency": {
+            "Type": "Number", "Default": 40, "MinValue": 0,
+            "Description": "Concurrent executions reserved for (and the most allowed to) the long-poll function, "
+                           "which serves fetch_replies: each waiting agent holds one for up to 20 s, so this is "
+                           "how many agents can wait at once; they never take the API function's. 0 leaves it "
+                           "unset"},
+        "WebhookReservedConcurrency": {
+            "Type": "Number", "Default": 5, "MinValue": 0,
+            "Description": "Concurrent executions reserved for (and the most allowed to) the webhook delivery "
+                           "function; stream batches beyond it wait and are retried. 0 leaves it unset"},
         "ApiAccessLogs": {
             "Type": "String", "Default": "true", "AllowedValues": ["true", "false"],
             "Description": "true: API Gateway writes an access log (CloudWatch Logs) and sets the account's API "
@@ -197,6 +209,8 @@ EDGE_ACL_GIVEN = "EdgeWebAclGiven"              # elsewhere: one made in us-east
 PER_KEY_REGIONAL = "PerKeyAtTheApi"
 PER_ADDRESS_CONDITION = "PerAddressLimitOn"
 RESERVED_CONCURRENCY = "ConcurrencyReserved"
+LONG_POLL_RESERVED = "LongPollConcurrencyReserved"
+WEBHOOK_RESERVED = "WebhookConcurrencyReserved"
 API_LOGS = "ApiAccessLogsOn"
 CLOUDFRONT_LOGS = "CloudFrontAccessLogsOn"
 # The header CloudFront adds to every request it sends to API Gateway; the API's web ACL lets through only
@@ -222,6 +236,8 @@ def conditions() -> dict:
             PER_KEY_REGIONAL: {"Fn::And": [{"Fn::Not": [in_us_east_1]}, {"Condition": PER_KEY_CONDITION}]},
             PER_ADDRESS_CONDITION: not_zero("PerAddressRequestsPer5Min"),
             RESERVED_CONCURRENCY: not_zero("FunctionReservedConcurrency"),
+            LONG_POLL_RESERVED: not_zero("LongPollReservedConcurrency"),
+            WEBHOOK_RESERVED: not_zero("WebhookReservedConcurrency"),
             API_LOGS: {"Fn::Equals": [ref("ApiAccessLogs"), "true"]},
             CLOUDFRONT_LOGS: {"Fn::Equals": [ref("CloudFrontAccessLogs"), "true"]}}
 
@@ -431,6 +447,69 @@ def function_resources() -> dict:
     }
 
 
+# ---------------------------------------------------------------- long-poll function
+
+LONG_POLL_FUNCTION = "LongPollFunction"
+# The route whose requests may wait (fetch_replies with `wait`): served by a function of its own.
+LONG_POLL_PATH = "/stages/{stage_id}/fetch_replies"
+LONG_POLL_TIMEOUT_S = 30         # a wait is at most 20 s; API Gateway ends a request at 29 s
+LONG_POLL_MEMORY_MB = 512
+CHALICE_CONFIG = ROOT / ".chalice" / "config.json"
+
+
+def _integration_uri(function: str) -> dict:
+    return sub("arn:${AWS::Partition}:apigateway:${AWS::Region}:lambda:path/2015-03-31/functions/"
+               f"${{{function}.Arn}}/invocations")
+
+
+def long_poll_resources() -> dict:
+    """fetch_replies, the one route that may wait, is served by its own function: the same package and
+    handler as the API function (the Chalice app), its own concurrency.  Each waiting agent holds one instance
+    for up to 20 s, so waiting agents take the long-poll function's instances, never the API function's: 20
+    waiting agents leave the players' replies and the agents' speak untouched.  API Gateway sends this path's
+    POST there (the rest of the swagger chalice writes is unchanged; the template merge replaces just this
+    integration's uri)."""
+    chalice_env = json.loads(CHALICE_CONFIG.read_text(encoding="utf-8")).get("environment_variables", {})
+    log_group = f"{LONG_POLL_FUNCTION}LogGroup"
+    return {
+        LONG_POLL_FUNCTION: {
+            "Type": "AWS::Serverless::Function",
+            "Properties": {
+                "CodeUri": "./deployment.zip", "Handler": "app.app", "Runtime": LAMBDA_RUNTIME,
+                "MemorySize": LONG_POLL_MEMORY_MB, "Timeout": LONG_POLL_TIMEOUT_S,
+                "Role": getatt(FUNCTION_ROLE, "Arn"),
+                "Environment": {"Variables": {**chalice_env, **function_environment()}},
+                "ReservedConcurrentExecutions": {"Fn::If": [LONG_POLL_RESERVED, ref("LongPollReservedConcurrency"),
+                                                            ref("AWS::NoValue")]}}},
+        f"{LONG_POLL_FUNCTION}InvokePermission": {
+            "Type": "AWS::Lambda::Permission",
+            "Properties": {
+                "FunctionName": ref(LONG_POLL_FUNCTION), "Action": "lambda:InvokeFunction",
+                "Principal": "apigateway.amazonaws.com",
+                "SourceArn": {"Fn::Sub": ["arn:${AWS::Partition}:execute-api:${AWS::Region}:${AWS::AccountId}"
+                                          ":${RestAPIId}/*", {"RestAPIId": ref(REST_API)}]}}},
+        log_group: {
+            "Type": "AWS::Logs::LogGroup", "DeletionPolicy": "Delete", "UpdateReplacePolicy": "Delete",
+            "Properties": {"LogGroupName": sub(f"/aws/lambda/${{{LONG_POLL_FUNCTION}}}"),
+                           "RetentionInDays": ref("LogRetentionDays")}},
+        f"{LONG_POLL_FUNCTION}LogsPolicy": {
+            "Type": "AWS::IAM::Policy",
+            "Properties": {
+                "PolicyName": "butai-long-poll-logs",
+                "Roles": [ref(FUNCTION_ROLE)],
+                "PolicyDocument": {"Version": "2012-10-17", "Statement": [{
+                    "Sid": "LongPollLogs", "Effect": "Allow",
+                    "Action": ["logs:CreateLogStream", "logs:PutLogEvents"],
+                    "Resource": [getatt(log_group, "Arn")]}]}}},
+    }
+
+
+def long_poll_route() -> dict:
+    """The merge into chalice's swagger: this path's POST goes to the long-poll function."""
+    return {"DefinitionBody": {"paths": {LONG_POLL_PATH: {"post": {
+        "x-amazon-apigateway-integration": {"uri": _integration_uri(LONG_POLL_FUNCTION)}}}}}}
+
+
 # API Gateway's own rejections in butai's error shape, without echoing the request (its default message
 # for an unknown route repeats the Authorization header).
 GATEWAY_RESPONSES = {
@@ -468,6 +547,7 @@ API_ACCESS_LOG_FORMAT = json.dumps({
 
 def api_resources() -> dict:
     return {**gateway_responses(), **origin_lock(), **api_access_log_resources(), REST_API: {"Properties": {
+        **long_poll_route(),
         # CloudFront is the edge; an edge-optimised API would put a second
         # CloudFront distribution behind the first.
         "EndpointConfiguration": "REGIONAL",
@@ -518,6 +598,14 @@ def web_resources() -> dict:
                 "BucketEncryption": {"ServerSideEncryptionConfiguration": [{
                     "ServerSideEncryptionByDefault": {"SSEAlgorithm": "AES256"}, "BucketKeyEnabled": True}]},
                 "OwnershipControls": {"Rules": [{"ObjectOwnership": "BucketOwnerEnforced"}]},
+                # The page and the images are rebuilt from the repository, the voices (audio/, uploaded with
+                # `butai audio upload`) are not: every object keeps its earlier versions, so an overwrite or
+                # a delete can be undone for NONCURRENT_DAYS.
+                "VersioningConfiguration": {"Status": "Enabled"},
+                "LifecycleConfiguration": {"Rules": [{
+                    "Id": "keep-earlier-versions-for-a-while", "Status": "Enabled",
+                    "NoncurrentVersionExpiration": {"NoncurrentDays": NONCURRENT_DAYS},
+                    "AbortIncompleteMultipartUpload": {"DaysAfterInitiation": 7}}]},
             }},
         "AssetsBucketPolicy": {
             "Type": "AWS::S3::BucketPolicy",
@@ -549,6 +637,16 @@ def web_resources() -> dict:
                     "Id": "expire-access-logs", "Status": "Enabled",
                     "ExpirationInDays": ref("AccessLogRetentionDays")}]},
             }},
+        "AccessLogsBucketPolicy": {
+            "Type": "AWS::S3::BucketPolicy", "Condition": CLOUDFRONT_LOGS,
+            "Properties": {
+                "Bucket": ref("AccessLogsBucket"),
+                "PolicyDocument": {"Version": "2012-10-17", "Statement": [
+                    {"Sid": "DenyInsecureTransport", "Effect": "Deny", "Principal": "*", "Action": "s3:*",
+                     "Resource": [getatt("AccessLogsBucket", "Arn"),
+                                  {"Fn::Join": ["", [getatt("AccessLogsBucket", "Arn"), "/*"]]}],
+                     "Condition": {"Bool": {"aws:SecureTransport": "false"}}},
+                ]}}},
         "AssetsOriginAccessControl": {
             "Type": "AWS::CloudFront::OriginAccessControl",
             "Properties": {"OriginAccessControlConfig": {
@@ -732,6 +830,7 @@ WEBHOOK_HANDLER = "chalicelib.webhooks.stream.handler"
 LAMBDA_RUNTIME = "python3.11"
 WEBHOOK_TIMEOUT_S = 120        # LAMBDA_SCHEDULE (40 s of retries) plus the last attempt, with room
 WEBHOOK_RETRIES = 2            # the event source mapping's retries of a record still undelivered
+WEBHOOK_PARALLEL_BATCHES = 5
 
 
 def webhook_resources() -> dict:
@@ -791,7 +890,10 @@ def webhook_resources() -> dict:
             "Properties": {
                 "CodeUri": "./deployment.zip", "Handler": WEBHOOK_HANDLER, "Runtime": LAMBDA_RUNTIME,
                 "MemorySize": 256, "Timeout": WEBHOOK_TIMEOUT_S, "Role": getatt(WEBHOOK_ROLE, "Arn"),
-                "Environment": {"Variables": env}}},
+                "Environment": {"Variables": env},
+                # A cap, so that deliveries (fanned out per shard) never take the account's concurrency.
+                "ReservedConcurrentExecutions": {"Fn::If": [WEBHOOK_RESERVED, ref("WebhookReservedConcurrency"),
+                                                            ref("AWS::NoValue")]}}},
         "WebhookDeliveryEventSource": {
             "Type": "AWS::Lambda::EventSourceMapping",
             "Properties": {
@@ -800,8 +902,9 @@ def webhook_resources() -> dict:
                 "StartingPosition": "LATEST",
                 "BatchSize": 10,
                 "MaximumBatchingWindowInSeconds": 0,
-                # Up to 10 batches per shard at once (records of one stage stay in order).
-                "ParallelizationFactor": 10,
+                # Up to 5 batches per shard at once (records of one stage stay in order), as many as the
+                # function's default concurrency cap.
+                "ParallelizationFactor": WEBHOOK_PARALLEL_BATCHES,
                 "FilterCriteria": {"Filters": [{"Pattern": json.dumps({"eventName": ["INSERT"]})}]},
                 "FunctionResponseTypes": ["ReportBatchItemFailures"],
                 "BisectBatchOnFunctionError": True,
@@ -844,6 +947,7 @@ def build() -> dict:
     resources.update(per_key_limit())
     resources.update(classifier_resources())
     resources.update(webhook_resources())
+    resources.update(long_poll_resources())
     return {"Parameters": parameters(), "Conditions": conditions(), "Rules": rules(),
             "Resources": resources, "Outputs": outputs()}
 

@@ -171,3 +171,19 @@ def test_the_function_ships_only_what_lambda_runs(packaged):
              "doctor.py", "suggest.py", "synthetic.py", "lint.py", "worker.py", "acts_eval.py", "images.py"}
     shipped = [n for n in ours if n.endswith(".py")]
     assert not [n for n in shipped if n.rsplit("/", 1)[-1] in tools or "bench" in n], shipped
+
+
+def test_fetch_replies_goes_to_the_long_poll_function_and_every_other_route_to_the_api_function(sam):
+    """Long-polls hold their own function's instances, never the API function's (docs/scaling.md)."""
+    resources = sam["Resources"]
+    paths = resources["RestAPI"]["Properties"]["DefinitionBody"]["paths"]
+    for path, methods in paths.items():
+        for method, operation in methods.items():
+            uri = operation["x-amazon-apigateway-integration"]["uri"]["Fn::Sub"]
+            wanted = "LongPollFunction" if (path, method) == (infra.LONG_POLL_PATH, "post") else "APIHandler"
+            assert f"${{{wanted}.Arn}}" in uri, (path, method, uri)
+    long_poll, api = resources["LongPollFunction"]["Properties"], resources["APIHandler"]["Properties"]
+    assert long_poll["CodeUri"] == api["CodeUri"] and long_poll["Runtime"] == api["Runtime"]
+    assert long_poll["Handler"] == api["Handler"] == "app.app"
+    assert long_poll["Role"] == api["Role"]
+    assert long_poll["Environment"]["Variables"] == api["Environment"]["Variables"]
