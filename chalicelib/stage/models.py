@@ -7,6 +7,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from .audio import AUDIO_PATH_PATTERN
 from .records import TurnRecord
 
 SPEAK_MAX = 2000
@@ -19,8 +20,7 @@ AUTO_EXPRESSION = "auto"
 ExpressionSource = Literal["agent", "auto"]
 
 
-# What `audio` looks like as a path on the stage's origin (stage/audio.py checks it, and the listed origins).
-AUDIO_PATH_PATTERN = r"^/(?!/)[!#-&(-;=?-\[\]-~]*$"
+# What `audio` looks like as a path on the stage's origin: stage/audio.py checks it (and the listed origins).
 
 
 class _Strict(BaseModel):
@@ -38,8 +38,9 @@ class SpeakRequest(_Strict):
                     "the face from the line among the character's own expressions.")
     audio: str | None = Field(
         default=None, min_length=1, max_length=AUDIO_URL_MAX,
-        description="Optional voice for the line: a URL under the stage's own origin (a path such as "
-                    "`/audio/…` from `butai audio upload`), or an https URL on an origin the operator listed "
+        description="Optional voice for the line: a voice uploaded to the stage's own origin (a path "
+                    "`/audio/<name>.<mp3|m4a|aac|ogg|oga|opus|wav|webm>` from `butai audio upload`, or the same "
+                    "as an absolute URL on that origin), or an https URL on an origin the operator listed "
                     "(BUTAI_AUDIO_ORIGINS; which origins are listed is the deployment's, so the published pattern "
                     "shows the path form only). The page plays it once the player has turned sound on.",
         json_schema_extra={"pattern": AUDIO_PATH_PATTERN})
