@@ -241,6 +241,8 @@ class StageService:
             if not pending.claimable and not checked:
                 # Nothing to claim, so no guarded write checks the key: check it here, before any waiting.
                 self._check_agent(stage_id, key, guard)
+            if waiting.client_gone():
+                return []          # the caller has gone already (the local server saw it): claim nothing
             replies = self._claim(stage_id, guard, pending.claimable, claim_id, lease_ms)
             if replies or not wait or not self.waiter.admit(stage_id):
                 # Past the cap on waiting fetches the answer comes at once (docs/scaling.md).
