@@ -49,3 +49,14 @@ def test_bench_coldstart_times_new_processes_against_the_floor():
     assert report["floor_cpu_ms"] > 0 and abs(report["cpu_ratio"] - report["first_turn_cpu_ms"] / report["floor_cpu_ms"]) < 0.02
     assert abs(report["overhead_ratio"] - (report["ratio"] - 1)) < 0.02
     assert abs(report["cpu_overhead_ratio"] - (report["cpu_ratio"] - 1)) < 0.02
+
+
+def test_bench_wake_measures_a_healthy_webhook_beside_slowloris_receivers_against_its_own_floor():
+    out = subprocess.run([sys.executable, "-m", "butai_tools.cli", "bench", "wake", "--trials", "2", "--idle", "1",
+                          "--slow", "2", "--json"], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    report = json.loads(out.stdout)
+    slow, floor = report["slow_neighbours"], report["paths"]["webhook"]
+    assert slow["slow_stages"] == 2 and 0 < slow["p50_s"] <= slow["max_s"]
+    assert slow["delay_p50_s"] == round(slow["p50_s"] - floor["p50_s"], 4)
+    assert slow["delay_max_s"] == round(slow["max_s"] - floor["p50_s"], 4)

@@ -6,13 +6,13 @@ from __future__ import annotations
 import pytest
 
 from butai.client import verify_webhook
+from butai_tools.bench.slow_receivers import TLS_RECORD, SlowLoris
 from chalicelib.stage.models import ReplyRequest
 from chalicelib.webhooks import targets
 from chalicelib.webhooks.delivery import Sender
 from chalicelib.webhooks.models import WebhookConfig
 from tests.conftest import call
 from tests.webhooks.receiver import Receiver
-from tests.webhooks.slowloris import TLS_RECORD, SlowLoris
 
 SECRET = "bkw_slow"
 BODY = b'{"type":"reply.created"}'

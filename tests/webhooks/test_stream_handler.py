@@ -2,6 +2,7 @@
 from boto3.dynamodb.types import TypeSerializer
 
 from butai.client import verify_webhook
+from butai_tools.bench.slow_receivers import SlowLoris
 from chalicelib import aws
 from chalicelib.stage import keys
 from chalicelib.stage.store import Guard
@@ -11,7 +12,6 @@ from chalicelib.webhooks.dispatch import Dispatcher
 from chalicelib.webhooks.models import WebhookConfig
 from chalicelib.webhooks.store import DynamoWebhookStore
 from tests.webhooks.receiver import Receiver
-from tests.webhooks.slowloris import SlowLoris
 
 _ser = TypeSerializer()
 

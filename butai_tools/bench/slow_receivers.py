@@ -1,5 +1,6 @@
-"""Receivers that hold a webhook attempt as long as they can, on real sockets: they read the request,
-then dribble their answer a few bytes at a time (or flood it), and record when the sender hung up."""
+"""Webhook receivers that hold an attempt as long as they can, on real sockets (the slowloris tests and
+`butai bench wake`): they read the request, then dribble their answer a few bytes at a time (or flood
+it), and record when the sender hung up."""
 from __future__ import annotations
 
 import select
