@@ -453,7 +453,7 @@ LONG_POLL_FUNCTION = "LongPollFunction"
 # The route whose requests may wait (fetch_replies with `wait`): served by a function of its own.
 LONG_POLL_PATH = "/stages/{stage_id}/fetch_replies"
 LONG_POLL_TIMEOUT_S = 30         # a wait is at most 20 s; API Gateway ends a request at 29 s
-LONG_POLL_MEMORY_MB = 512
+LONG_POLL_MEMORY_MB = 256        # it waits and claims: the app and its clients take about 60 MB
 CHALICE_CONFIG = ROOT / ".chalice" / "config.json"
 
 

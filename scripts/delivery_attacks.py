@@ -13,8 +13,10 @@ attack, each attack repeated ``--kills`` times (20 by default):
   request is sent, its answer never read.
 
 On the python and watch stages a second agent of the same kind (the witness) runs all along and is never
-killed, so replies are handed to live agents while others die.  When the attacks are over, the replies are
-drained by the witnesses and, on the other stages, by a fresh agent, for at most one lease (30 s) and a margin.
+killed; it polls every 2 s while the agents that are killed long-poll, so those usually get the reply first
+and die holding it, and the witness gets what comes back when their leases end.  When the attacks are over,
+the replies are drained by the witnesses and, on the other stages, by a fresh agent, for at most one lease
+(30 s) and a margin.
 
 A reply is *handed over* when an agent printed it (curl and the dropped connection print nothing).  It is
 **lost** when no agent ever had it in hand; it is a **duplicate to live agents** when it was handed to an
@@ -59,13 +61,15 @@ DRAIN_MARGIN_S = 25.0
 READY_S = 60.0
 
 # The python agent: hands each reply over by printing it; its next wait_for_replies acknowledges them.
+# argv[4] "poll": poll every 2 s instead of long-polling (the witness).
 PYTHON_AGENT = """
 import json, sys
 from butai.client import Stage
 stage = Stage(sys.argv[1], sys.argv[2], sys.argv[3])
+long_poll = sys.argv[4] != "poll"
 print("ready", flush=True)
 while True:
-    for reply in stage.wait_for_replies(timeout=None):
+    for reply in stage.wait_for_replies(timeout=None, long_poll=long_poll):
         print(json.dumps({"id": reply.id, "deliveries": reply.deliveries}), flush=True)
 """
 
@@ -187,13 +191,14 @@ class Attack:
         raise RuntimeError(f"the player's reply was refused: {status} {body}")
 
     # -- agents ---------------------------------------------------------------
-    def start_agent(self, kind: str, name: str) -> Agent:
+    def start_agent(self, kind: str, name: str, poll: bool = False) -> Agent:
         env = {**os.environ, "PYTHONPATH": str(ROOT), "PYTHONUNBUFFERED": "1"}
         if kind == "python client":
-            args = [sys.executable, "-c", PYTHON_AGENT, self.api, self.stage["stage_id"], self.stage["agent_key"]]
+            args = [sys.executable, "-c", PYTHON_AGENT, self.api, self.stage["stage_id"], self.stage["agent_key"],
+                    "poll" if poll else "long-poll"]
         else:
             args = [sys.executable, "-m", "butai_tools.cli", "watch", self.stage["stage_id"], "--api-url", self.api,
-                    "--key", self.stage["agent_key"], "--json"]
+                    "--key", self.stage["agent_key"], "--json", *(["--poll", "--interval", "2"] if poll else [])]
         proc = subprocess.Popen(args, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                 encoding="utf-8")
         agent = Agent(name, proc)
@@ -206,7 +211,7 @@ class Attack:
         tally = Tally(kind)
         witness = None
         if kind in ("python client", "butai watch"):
-            witness = self.start_agent(kind, f"{kind} witness")
+            witness = self.start_agent(kind, f"{kind} witness", poll=True)
             tally.agents.append(witness)
         attack = {"curl long-poll": self._curl, "python client": self._python, "butai watch": self._watch,
                   "dropped connection": self._dropped}[kind]
@@ -241,15 +246,17 @@ class Attack:
     def _kill_an_agent(self, kind: str, tally: Tally, i: int) -> None:
         agent = self.start_agent(kind, f"{kind} {i}")
         tally.agents.append(agent)
-        if self.rng.random() < 0.3:
+        moment = self.rng.random()
+        if moment < 0.3:
             # Killed while it waits (its long-poll is in flight), before the player answers.
             time.sleep(self.rng.uniform(0.1, 1.0))
             agent.kill()
             self.reply(tally, f"{kind} {i}")
         else:
-            # Killed around the moment the reply reaches it: before, while or after it prints it.
+            # Killed around the moment the reply reaches it: as it claims, before or after it prints, before or
+            # after its next request acknowledges it.
             self.reply(tally, f"{kind} {i}")
-            time.sleep(self.rng.uniform(0.0, 0.6))
+            time.sleep(self.rng.uniform(0.0, 0.1) if moment < 0.7 else self.rng.uniform(0.1, 0.6))
             agent.kill()
 
     def _dropped(self, tally: Tally, i: int) -> None:
