@@ -406,7 +406,9 @@ def print_banner(info: dict) -> None:
                   "    -d '{\"text\": \"こんにちは！\", \"expression\": \"smile\"}'",
                   "", "read the player's replies:",
                   f"  curl -s -X POST {info['api_url']}/stages/{demo['stage_id']}/fetch_replies \\",
-                  f"    -H 'Authorization: Bearer {demo['agent_key']}'"]
+                  f"    -H 'Authorization: Bearer {demo['agent_key']}'",
+                  "  (each reply is yours for 30 s: acknowledge it with {\"ack\": [ids]} in the next fetch, "
+                  "docs/stage.md)"]
     if info.get("expression_judge"):
         lines += ["", f"expression judge (lines sent without an expression): {info['expression_judge']}"]
     lines += ["", "keys and URLs are also in .butai/local.json"]
