@@ -267,7 +267,7 @@ class StageService:
             until_lease = None if pending.next_lease_end_ms is None else \
                 max(0.0, (pending.next_lease_end_ms - self._now_ms()) / 1000) + _LEASE_SLACK_S
             woken = self.waiter.wait(stage_id, mark, left if until_lease is None else min(left, until_lease))
-            if waiting.client_gone() or getattr(self.waiter, "closed", False):
+            if waiting.client_gone() or self.waiter.closed:
                 # The caller is gone (the local server saw its socket close): claim nothing for it.
                 return []
             if woken is None:
