@@ -5,7 +5,8 @@ import json
 import random
 import secrets
 import time
-from dataclasses import asdict, fields
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, fields
 
 from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 from botocore.exceptions import ClientError
@@ -64,12 +65,24 @@ def _reply(plain: dict) -> ReplyRecord:
     lease = plain.get("lease_until")
     return ReplyRecord(id=plain["reply_id"], text=plain["text"], created_at=plain["created_at"],
                        to=plain.get("to"), move=plain.get("move"), deliveries=int(plain.get("deliveries", 0)),
-                       lease_until_ms=None if lease is None else int(lease))
+                       lease_until_ms=None if lease is None else int(lease), claim_id=plain.get("claim_id"))
 
 
 def _claimed(reply: ReplyRecord, claim: Claim, count: bool = True) -> ReplyRecord:
     return ReplyRecord(id=reply.id, text=reply.text, created_at=reply.created_at, to=reply.to, move=reply.move,
-                       deliveries=reply.deliveries + (1 if count else 0), lease_until_ms=claim.until_ms)
+                       deliveries=reply.deliveries + (1 if count else 0), lease_until_ms=claim.until_ms,
+                       claim_id=claim.claim_id)
+
+
+@dataclass(frozen=True)
+class _Update:
+    """One conditional update of a `pending_replies` item, in a key-guarded transaction."""
+    kind: str                      # "claim", "renew" or "ack"
+    reply_id: str
+    expression: str
+    condition: str
+    values: dict
+    ours: Callable[[dict], bool] | None = None    # the item shows an earlier attempt of this very call applied it
 
 
 class DynamoStageStore:
@@ -278,135 +291,102 @@ class DynamoStageStore:
                 break
             kwargs["ExclusiveStartKey"] = got["LastEvaluatedKey"]
         now = self._now_ms()
-        held = [r.lease_until_ms for r in out if r.lease_until_ms is not None and r.lease_until_ms > now]
-        return Pending([r for r in out if r.lease_until_ms is None or r.lease_until_ms <= now],
-                       min(held) if held else None)
+        held = [r for r in out if r.lease_until_ms is not None and r.lease_until_ms > now]
+        return Pending([r for r in out if r.lease_until_ms is None or r.lease_until_ms <= now], held)
 
-    def _guard_check(self, guard: Guard, stage_id: str) -> dict:
-        return {"ConditionCheck": {
-            "TableName": self._current, "Key": {"stage_id": {"S": stage_id}},
-            "ConditionExpression": "#g = :g",
-            "ExpressionAttributeNames": {"#g": guard.attr},
-            "ExpressionAttributeValues": {":g": {"S": guard.value}}}}
-
-    def claim_replies(self, stage_id: str, guard: Guard, replies: list[ReplyRecord],
-                      claim: Claim) -> list[ReplyRecord]:
-        claimed: list[ReplyRecord] = []
-        for start in range(0, len(replies), _ACTIONS_PER_TRANSACTION):
-            claimed += self._claim_batch(stage_id, guard, replies[start:start + _ACTIONS_PER_TRANSACTION], claim)
-        return claimed
-
-    def _claim_batch(self, stage_id: str, guard: Guard, replies: list[ReplyRecord],
-                     claim: Claim) -> list[ReplyRecord]:
+    def claim_replies(self, stage_id: str, guard: Guard, replies: list[ReplyRecord], claim: Claim,
+                      ack: list[str] | None = None) -> list[ReplyRecord]:
         """Each reply is claimed only while unread, with no lease held and no other claim since it was read
-        (its delivery count unchanged): of two fetches racing for it, exactly one wins."""
-        check = self._guard_check(guard, stage_id)
-        mine: list[ReplyRecord] = []
+        (its delivery count unchanged): of two fetches racing for it, exactly one wins.  The acknowledgements
+        ride in the same transactions (one request for a fetch that acknowledges the last batch)."""
         now = self._now_ms()
-        for _attempt in range(_CLAIM_ATTEMPTS):
-            if not replies:
-                return mine
-            actions = [check]
-            for reply in replies:
-                values = {":c": {"S": claim.claim_id}, ":until": {"N": str(claim.until_ms)},
-                          ":now": {"N": str(now)}, ":one": {"N": "1"}}
-                if reply.deliveries:
-                    values[":seen"] = {"N": str(reply.deliveries)}
-                actions.append({"Update": {
-                    "TableName": self._pending,
-                    "Key": {"stage_id": {"S": stage_id}, "reply_id": {"S": reply.id}},
-                    "UpdateExpression": "SET claim_id = :c, lease_until = :until ADD deliveries :one",
-                    "ConditionExpression": "attribute_exists(#u) AND (attribute_not_exists(lease_until) OR "
-                                           "lease_until <= :now) AND "
-                                           + ("deliveries = :seen" if reply.deliveries
-                                              else "attribute_not_exists(deliveries)"),
-                    "ExpressionAttributeNames": {"#u": tables.UNREAD_ATTR},
-                    "ExpressionAttributeValues": values,
-                    "ReturnValuesOnConditionCheckFailure": "ALL_OLD"}})
-            old: list = []
-            # A fresh token per call: a request_id's claim id repeats across calls, a transaction token
-            # must not (DynamoDB would take a later claim for a replay of the first).
-            reasons = self._transact(actions, token=secrets.token_hex(16), items=old)
-            if reasons is None:
-                return mine + [_claimed(r, claim) for r in replies]
-            if reasons[0] == "ConditionalCheckFailed":
-                raise GuardFailed()
-            old += [None] * (len(actions) - len(old))
-            retry = []
-            for reply, code, item in zip(replies, reasons[1:], old[1:]):
-                if code != "ConditionalCheckFailed":
-                    retry.append(reply)          # a conflict: try again
-                elif item and item.get("claim_id") == claim.claim_id and \
-                        int(item.get("lease_until", 0)) == claim.until_ms:
-                    mine.append(_reply(item))    # our own earlier attempt claimed it
-                # else another fetch claimed it first, or it was acknowledged: not ours
-            replies = retry
-        raise RuntimeError("could not claim replies: too many concurrent conflicts")
+        by_id = {r.id: r for r in replies}
+        updates = [self._ack_update(rid) for rid in dict.fromkeys(ack or []) if rid not in by_id]
+        for reply in replies:
+            values = {":c": {"S": claim.claim_id}, ":until": {"N": str(claim.until_ms)}, ":now": {"N": str(now)},
+                      ":one": {"N": "1"}}
+            if reply.deliveries:
+                values[":seen"] = {"N": str(reply.deliveries)}
+            updates.append(_Update(
+                "claim", reply.id, "SET claim_id = :c, lease_until = :until ADD deliveries :one",
+                "attribute_exists(#u) AND (attribute_not_exists(lease_until) OR lease_until <= :now) AND "
+                + ("deliveries = :seen" if reply.deliveries else "attribute_not_exists(deliveries)"), values,
+                # our own earlier attempt of this very call (the SDK retried after losing the answer)
+                ours=lambda item: item.get("claim_id") == claim.claim_id and
+                int(item.get("lease_until", 0)) == claim.until_ms))
+        done = self._apply(stage_id, guard, updates)
+        return [_claimed(by_id[u.reply_id], claim) for u in done if u.kind == "claim"]
 
-    def renew_claim(self, stage_id: str, guard: Guard, claim: Claim) -> list[ReplyRecord]:
-        """The replies ``claim.claim_id`` still holds (not acknowledged, not claimed by another fetch since),
-        oldest first, their lease renewed to ``claim.until_ms``."""
-        held: list[ReplyRecord] = []
-        kwargs = dict(TableName=self._pending, KeyConditionExpression="stage_id = :s",
-                      FilterExpression="claim_id = :c AND attribute_exists(#u)", ConsistentRead=True,
-                      ExpressionAttributeNames={"#u": tables.UNREAD_ATTR},
-                      ExpressionAttributeValues={":s": {"S": stage_id}, ":c": {"S": claim.claim_id}})
-        while True:
-            got = self._db.query(**kwargs)
-            held.extend(_reply(_plain(item)) for item in got["Items"])
-            if "LastEvaluatedKey" not in got:
-                break
-            kwargs["ExclusiveStartKey"] = got["LastEvaluatedKey"]
-        renewed: list[ReplyRecord] = []
-        for start in range(0, max(1, len(held)), _ACTIONS_PER_TRANSACTION):
-            renewed += self._conditional_batch(
-                stage_id, guard, [r.id for r in held[start:start + _ACTIONS_PER_TRANSACTION]],
-                update="SET lease_until = :until", condition="claim_id = :c AND attribute_exists(#u)",
-                values={":c": {"S": claim.claim_id}, ":until": {"N": str(claim.until_ms)}})
-        by_id = {r.id: r for r in held}
-        return [_claimed(by_id[rid], claim, count=False) for rid in sorted(renewed)]
+    def renew_claim(self, stage_id: str, guard: Guard, replies: list[ReplyRecord], claim: Claim,
+                    ack: list[str] | None = None) -> list[ReplyRecord]:
+        by_id = {r.id: r for r in replies}
+        updates = [self._ack_update(rid) for rid in dict.fromkeys(ack or []) if rid not in by_id]
+        updates += [_Update("renew", r.id, "SET lease_until = :until", "claim_id = :c AND attribute_exists(#u)",
+                            {":c": {"S": claim.claim_id}, ":until": {"N": str(claim.until_ms)}}) for r in replies]
+        done = self._apply(stage_id, guard, updates)
+        return [_claimed(by_id[u.reply_id], claim, count=False) for u in done if u.kind == "renew"]
 
     def ack_replies(self, stage_id: str, guard: Guard, reply_ids: list[str]) -> list[str]:
         """Acknowledges replies a fetch handed out: they leave the unread index for good.  Acknowledging
         one again is a no-op that still counts as acknowledged; ids of no reply, or of one nobody fetched,
         are left out of the answer (and unchanged)."""
-        ids = list(dict.fromkeys(reply_ids))
-        acked: list[str] = []
-        for start in range(0, max(1, len(ids)), _ACTIONS_PER_TRANSACTION):
-            acked += self._conditional_batch(stage_id, guard, ids[start:start + _ACTIONS_PER_TRANSACTION],
-                                             update="REMOVE #u", condition="attribute_exists(claim_id)",
-                                             values={})
-        order = {rid: i for i, rid in enumerate(ids)}
-        return sorted(acked, key=order.__getitem__)
+        done = self._apply(stage_id, guard, [self._ack_update(rid) for rid in dict.fromkeys(reply_ids)])
+        return [u.reply_id for u in done]
 
-    def _conditional_batch(self, stage_id: str, guard: Guard, ids: list[str], *, update: str, condition: str,
-                           values: dict) -> list[str]:
-        """One guarded transaction updating each reply under ``condition``; the replies whose condition
-        fails are dropped and the rest tried again.  Returns the ids updated (with no ids: only the key
-        check)."""
-        check = self._guard_check(guard, stage_id)
-        for _attempt in range(_CLAIM_ATTEMPTS):
-            actions = [check] + [{"Update": {
-                "TableName": self._pending,
-                "Key": {"stage_id": {"S": stage_id}, "reply_id": {"S": rid}},
-                "UpdateExpression": update, "ConditionExpression": condition,
-                "ExpressionAttributeNames": {"#u": tables.UNREAD_ATTR},
-                **({"ExpressionAttributeValues": values} if values else {})}} for rid in ids]
-            if len(actions) == 1:
-                # Nothing to update: the key alone is checked (a transaction needs an item to write).
-                got = self._db.get_item(TableName=self._current, Key={"stage_id": {"S": stage_id}},
-                                        ConsistentRead=True, ProjectionExpression="#g",
-                                        ExpressionAttributeNames={"#g": guard.attr})
-                if got.get("Item", {}).get(guard.attr, {}).get("S") != guard.value:
-                    raise GuardFailed()
-                return []
-            reasons = self._transact(actions, token=secrets.token_hex(16))
-            if reasons is None:
-                return ids
-            if reasons[0] == "ConditionalCheckFailed":
+    @staticmethod
+    def _ack_update(reply_id: str) -> _Update:
+        # Only a reply some fetch has claimed (a claim id is there), acknowledged or not.
+        return _Update("ack", reply_id, "REMOVE #u", "attribute_exists(claim_id)", {})
+
+    def _apply(self, stage_id: str, guard: Guard, updates: list[_Update]) -> list[_Update]:
+        """Key-guarded transactions of up to 99 reply updates each.  An update whose condition fails is dropped
+        (unless the item shows it was this very call's earlier attempt); those cancelled only alongside it
+        are tried again.  Returns the updates applied, in order; with none to apply, only the key is checked."""
+        if not updates:
+            got = self._db.get_item(TableName=self._current, Key={"stage_id": {"S": stage_id}},
+                                    ConsistentRead=True, ProjectionExpression="#g",
+                                    ExpressionAttributeNames={"#g": guard.attr})
+            if got.get("Item", {}).get(guard.attr, {}).get("S") != guard.value:
                 raise GuardFailed()
-            ids = [rid for rid, code in zip(ids, reasons[1:]) if code != "ConditionalCheckFailed"]
-        raise RuntimeError("could not update replies: too many concurrent conflicts")
+            return []
+        check = {"ConditionCheck": {
+            "TableName": self._current, "Key": {"stage_id": {"S": stage_id}},
+            "ConditionExpression": "#g = :g",
+            "ExpressionAttributeNames": {"#g": guard.attr},
+            "ExpressionAttributeValues": {":g": {"S": guard.value}}}}
+        applied: list[_Update] = []
+        for start in range(0, len(updates), _ACTIONS_PER_TRANSACTION):
+            batch = updates[start:start + _ACTIONS_PER_TRANSACTION]
+            for _attempt in range(_CLAIM_ATTEMPTS):
+                if not batch:
+                    break
+                actions = [check] + [{"Update": {
+                    "TableName": self._pending,
+                    "Key": {"stage_id": {"S": stage_id}, "reply_id": {"S": u.reply_id}},
+                    "UpdateExpression": u.expression, "ConditionExpression": u.condition,
+                    "ExpressionAttributeNames": {"#u": tables.UNREAD_ATTR},
+                    **({"ExpressionAttributeValues": u.values} if u.values else {}),
+                    "ReturnValuesOnConditionCheckFailure": "ALL_OLD"}} for u in batch]
+                old: list = []
+                # A fresh token per call: a request_id's claim id repeats across calls, a transaction token
+                # must not (DynamoDB would take a later claim for a replay of the first).
+                reasons = self._transact(actions, token=secrets.token_hex(16), items=old)
+                if reasons is None:
+                    applied += batch
+                    break
+                if reasons[0] == "ConditionalCheckFailed":
+                    raise GuardFailed()
+                old += [None] * (len(actions) - len(old))
+                retry = []
+                for update, code, item in zip(batch, reasons[1:], old[1:]):
+                    if code != "ConditionalCheckFailed":
+                        retry.append(update)          # cancelled alongside another: try again
+                    elif update.ours is not None and item and update.ours(item):
+                        applied.append(update)
+                batch = retry
+            else:
+                raise RuntimeError("could not update replies: too many concurrent conflicts")
+        return applied
 
     # -- scenario turns ---------------------------------------------------------
     def apply_turn(self, stage_id: str, write: TurnWrite) -> None:

@@ -118,21 +118,26 @@ class MemoryStageStore:
             self.calls.append("unread_replies")
             now = self._now_ms()
             unread = [row for row in self._rows(stage_id) if row.unread]
-            ends = [row.reply.lease_until_ms for row in unread if row.held(now)]
-            return Pending([copy.deepcopy(row.reply) for row in unread if not row.held(now)],
-                           min(ends) if ends else None)
+            return Pending([self._record(row) for row in unread if not row.held(now)],
+                           [self._record(row) for row in unread if row.held(now)])
+
+    @staticmethod
+    def _record(row: _Row) -> ReplyRecord:
+        return replace(copy.deepcopy(row.reply), claim_id=row.claim_id)
 
     def set_key_hashes(self, stage_id: str, hashes: dict[str, str]) -> None:
         with self._lock:
             self.stages[stage_id] = replace(self.stages[stage_id], **hashes)
 
-    def claim_replies(self, stage_id: str, guard: Guard, replies: list[ReplyRecord],
-                      claim: Claim) -> list[ReplyRecord]:
+    def claim_replies(self, stage_id: str, guard: Guard, replies: list[ReplyRecord], claim: Claim,
+                      ack: list[str] | None = None) -> list[ReplyRecord]:
         with self._lock:
             self.calls.append("claim_replies")
             self._guard(stage_id, guard)
             now = self._now_ms()
             rows = {row.reply.id: row for row in self.replies.get(stage_id, [])}
+            wanted = {r.id for r in replies}
+            self._ack(rows, [rid for rid in ack or [] if rid not in wanted])
             claimed = []
             for seen in replies:
                 row = rows.get(seen.id)
@@ -142,33 +147,41 @@ class MemoryStageStore:
                     continue
                 row.claim_id = claim.claim_id
                 row.reply = replace(row.reply, deliveries=row.reply.deliveries + 1, lease_until_ms=claim.until_ms)
-                claimed.append(copy.deepcopy(row.reply))
+                claimed.append(self._record(row))
             return claimed
 
-    def renew_claim(self, stage_id: str, guard: Guard, claim: Claim) -> list[ReplyRecord]:
+    def renew_claim(self, stage_id: str, guard: Guard, replies: list[ReplyRecord], claim: Claim,
+                    ack: list[str] | None = None) -> list[ReplyRecord]:
         with self._lock:
             self.calls.append("renew_claim")
             self._guard(stage_id, guard)
+            rows = {row.reply.id: row for row in self.replies.get(stage_id, [])}
+            wanted = {r.id for r in replies}
+            self._ack(rows, [rid for rid in ack or [] if rid not in wanted])
             held = []
-            for row in self._rows(stage_id):
-                if row.unread and row.claim_id == claim.claim_id:
+            for reply in replies:
+                row = rows.get(reply.id)
+                if row is not None and row.unread and row.claim_id == claim.claim_id:
                     row.reply = replace(row.reply, lease_until_ms=claim.until_ms)
-                    held.append(copy.deepcopy(row.reply))
+                    held.append(self._record(row))
             return held
 
     def ack_replies(self, stage_id: str, guard: Guard, reply_ids: list[str]) -> list[str]:
         with self._lock:
             self.calls.append("ack_replies")
             self._guard(stage_id, guard)
-            rows = {row.reply.id: row for row in self.replies.get(stage_id, [])}
-            acked = []
-            for reply_id in dict.fromkeys(reply_ids):
-                row = rows.get(reply_id)
-                if row is None or row.claim_id is None:
-                    continue            # no such reply, or nobody fetched it: nothing to acknowledge
-                row.unread = False
-                acked.append(reply_id)
-            return acked
+            return self._ack({row.reply.id: row for row in self.replies.get(stage_id, [])}, reply_ids)
+
+    @staticmethod
+    def _ack(rows: dict[str, _Row], reply_ids: list[str]) -> list[str]:
+        acked = []
+        for reply_id in dict.fromkeys(reply_ids):
+            row = rows.get(reply_id)
+            if row is None or row.claim_id is None:
+                continue            # no such reply, or nobody fetched it: nothing to acknowledge
+            row.unread = False
+            acked.append(reply_id)
+        return acked
 
     def apply_turn(self, stage_id: str, write: TurnWrite) -> None:
         with self._lock:

@@ -221,29 +221,36 @@ class StageService:
         guard = self._guard(key, AGENT)
         _known_shape(stage_id)
         lease_ms = int((lease or LEASE_DEFAULT_S) * 1000)
-        checked = False
+        acks = list(dict.fromkeys(ack or []))
+        claim_id = f"req:{request_id}" if request_id else self._new_id()
         try:
-            if ack:
-                self.store.ack_replies(stage_id, guard, list(ack))
-                checked = True
-            claim_id = f"req:{request_id}" if request_id else self._new_id()
-            if request_id:
-                # A retry of a fetch whose answer was lost: the same replies again (still held by it), and
-                # nothing new.
-                held = self.store.renew_claim(stage_id, guard, Claim(claim_id, self._now_ms() + lease_ms))
-                checked = True
-                if held:
-                    return [_handed_out(r) for r in held]
             deadline = time.monotonic() + min(float(wait or 0), MAX_WAIT_S)
             # The mark is taken before the first look, so a reply written in between still wakes the wait.
             mark = self.waiter.mark(stage_id) if wait else None
             pending = self.store.pending_replies(stage_id)
-            if not pending.claimable and not checked:
-                # Nothing to claim, so no guarded write checks the key: check it here, before any waiting.
-                self._check_agent(stage_id, key, guard)
+            if request_id:
+                # A retry of a fetch whose answer was lost: the replies that call still holds, again (lease
+                # renewed), and nothing new.  The one query above shows them: no second read.
+                mine = [r for r in pending.held + pending.claimable if r.claim_id == claim_id]
+                if mine:
+                    held = self.store.renew_claim(stage_id, guard, mine, self._claim_of(claim_id, lease_ms), ack=acks)
+                    acks = []               # applied with the renewal
+                    if held:
+                        return [_handed_out(r) for r in held]
+            chosen = set(acks)
+            claimable = [r for r in pending.claimable if r.id not in chosen]
             if waiting.client_gone():
-                return []          # the caller has gone already (the local server saw it): claim nothing
-            replies = self._claim(stage_id, guard, pending.claimable, claim_id, lease_ms)
+                # The caller has gone already (the local server saw it): claim nothing for it.
+                if acks:
+                    self.store.ack_replies(stage_id, guard, acks)
+                return []
+            if claimable or acks:
+                # One guarded write: the acknowledgements and the claims (and so the key check).
+                replies = self._claim(stage_id, guard, claimable, claim_id, lease_ms, ack=acks)
+            else:
+                # Nothing to write, so no guarded write checks the key: check it here, before any waiting.
+                self._check_agent(stage_id, key, guard)
+                replies = []
             if replies or not wait or not self.waiter.admit(stage_id):
                 # Past the cap on waiting fetches the answer comes at once (docs/scaling.md).
                 return replies
@@ -288,11 +295,14 @@ class StageService:
         return replies
 
     def _claim(self, stage_id: str, guard: Guard, unread: list[ReplyRecord], claim_id: str,
-               lease_ms: int) -> list[Reply]:
-        if not unread:
+               lease_ms: int, ack: list[str] | None = None) -> list[Reply]:
+        if not unread and not ack:
             return []
-        claimed = self.store.claim_replies(stage_id, guard, unread, Claim(claim_id, self._now_ms() + lease_ms))
+        claimed = self.store.claim_replies(stage_id, guard, unread, self._claim_of(claim_id, lease_ms), ack=ack)
         return [_handed_out(r) for r in sorted(claimed, key=lambda r: r.id)]
+
+    def _claim_of(self, claim_id: str, lease_ms: int) -> Claim:
+        return Claim(claim_id, self._now_ms() + lease_ms)
 
     def ack_replies(self, stage_id: str, key: str | None, reply_ids: list[str]) -> AckResult:
         """Acknowledges replies handed out by fetches: they are handled and never handed out again."""

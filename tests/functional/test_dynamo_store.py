@@ -67,6 +67,31 @@ def test_reply_is_one_request_and_fetch_is_a_query_and_claims(counted, stage):
     assert counter.calls == ["Query", "TransactWriteItems"]
 
 
+def test_the_agent_loop_is_two_requests_per_fetch(counted, stage):
+    """fetch with `ack` of the last batch: one query, one transaction (acknowledgements and claims together);
+    nothing to acknowledge or claim: the query and the key check; a retried request id: the query and the
+    renewal."""
+    service, counter = counted
+    service.reply(stage.stage_id, stage.player_key, ReplyRequest(text="一"))
+    [first] = service.fetch_replies(stage.stage_id, stage.agent_key, "loop-1")
+    service.reply(stage.stage_id, stage.player_key, ReplyRequest(text="二"))
+    counter.calls.clear()
+    [second] = service.fetch_replies(stage.stage_id, stage.agent_key, "loop-2", ack=[first.id])
+    assert second.text == "二" and counter.calls == ["Query", "TransactWriteItems"]
+    counter.calls.clear()
+    assert service.fetch_replies(stage.stage_id, stage.agent_key, "loop-3", ack=[second.id]) == []
+    assert counter.calls == ["Query", "TransactWriteItems"]
+    counter.calls.clear()
+    assert service.fetch_replies(stage.stage_id, stage.agent_key, "loop-4") == []
+    assert counter.calls == ["Query", "GetItem"]
+    service.reply(stage.stage_id, stage.player_key, ReplyRequest(text="三"))
+    [third] = service.fetch_replies(stage.stage_id, stage.agent_key, "loop-5")
+    counter.calls.clear()
+    assert [r.id for r in service.fetch_replies(stage.stage_id, stage.agent_key, "loop-5")] == [third.id]
+    assert counter.calls == ["Query", "TransactWriteItems"]
+    assert service.store.pending_replies(stage.stage_id).claimable == []
+
+
 def test_a_claimed_reply_is_held_under_its_lease_and_leaves_the_unread_index_when_acknowledged(
         services, stage, aws_settings):
     service = services.stage
@@ -215,6 +240,7 @@ def test_a_replayed_claim_still_returns_the_replies_it_claimed(services, stage):
     # The answer was lost and the same claim arrives again: the replies are still this caller's.
     again = store.claim_replies(stage.stage_id, guard, unread, first)
     assert sorted(r.id for r in again) == sorted(wanted) and {r.deliveries for r in again} == {1}
+    assert {r.claim_id for r in again} == {"claim-1"}
     assert store.claim_replies(stage.stage_id, guard, unread, Claim("claim-2", first.until_ms)) == []
 
 

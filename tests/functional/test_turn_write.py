@@ -51,7 +51,7 @@ def test_the_reply_is_written_with_its_turn_already_claimed(stages, made):
     assert stages.store.unread_replies(made.stage_id) == []
     assert stages.fetch_replies(made.stage_id, made.agent_key) == []          # fetch-once: the turn has it
     # Answered by the turn, so also acknowledged: not waiting for anyone, not held by any lease.
-    assert stages.store.pending_replies(made.stage_id) == Pending([], None)
+    assert stages.store.pending_replies(made.stage_id) == Pending([], [])
     record = stages.store.get_stage(made.stage_id)
     assert record.game_version == 1 and record.version == write.entries[-1].id
     assert stages.store.recent_turns(made.stage_id, None) == [write.turn.to_dict()]
