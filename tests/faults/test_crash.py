@@ -13,6 +13,9 @@ from tests.conftest import LocalProcess
 from tests.faults.test_sigterm import _post
 
 TRIALS = 3
+# Writes of each kind acknowledged before the kill, per burst (BUTAI_CRASH_BURST for the longer runs of
+# docs/reliability.md).
+BURST = int(os.environ.get("BUTAI_CRASH_BURST", "20"))
 
 
 def test_kill_9_during_bursts_loses_no_acknowledged_write(tmp_path):
@@ -75,8 +78,8 @@ def test_kill_9_during_bursts_loses_no_acknowledged_write(tmp_path):
                 deadline = time.time() + 180
                 while time.time() < deadline:
                     with lock:
-                        if (len(lines) - before[0] > 20 and len(replies) - before[1] > 20
-                                and len(handled) - before[2] > 5):
+                        if (len(lines) - before[0] > BURST and len(replies) - before[1] > BURST
+                                and len(handled) - before[2] > BURST // 4):
                             break
                     time.sleep(0.05)
                 runtime.proc.send_signal(signal.SIGKILL)
@@ -85,7 +88,8 @@ def test_kill_9_during_bursts_loses_no_acknowledged_write(tmp_path):
                 stop.set()
             for t in threads:
                 t.join(timeout=30)
-            assert len(lines) - before[0] > 20 and len(replies) - before[1] > 20 and len(handled) - before[2] > 5
+            assert len(lines) - before[0] > BURST and len(replies) - before[1] > BURST
+            assert len(handled) - before[2] > BURST // 4
 
             info = runtime.start()
             api = info["api_url"]
