@@ -148,7 +148,7 @@ def test_acknowledging_needs_the_agent_key(stages, made):
 
 def test_concurrent_fetchers_never_share_a_reply_and_expired_leases_go_to_one_of_them(catalog, clock):
     # moto's in-process mock is not thread-safe: the DynamoDB store races over the local runtime's
-    # serialised moto server in tests/e2e/test_delivery_attacks.py.
+    # serialised moto server in tests/e2e/test_local_runtime.py (16 fetchers, 500 replies).
     stages = StageService(MemoryStageStore(clock=clock), catalog, clock=clock)
     made = stages.create_stage("race")
     sent = [_reply(stages, made, str(i)) for i in range(12)]
