@@ -8,11 +8,11 @@ import pytest
 from chalicelib import aws, ids
 from chalicelib.errors import Forbidden, Unauthorized
 from chalicelib.stage.dynamo import DynamoStageStore
-from chalicelib.stage.memory import MemoryStageStore
 from chalicelib.stage.models import LEASE_DEFAULT_S, ReplyRequest
-from chalicelib.stage.records import TurnRecord
 from chalicelib.stage.service import StageService
-from chalicelib.stage.store import AlreadyClaimed, LogRecord, TurnWrite
+from chalicelib.stage.store import AlreadyClaimed, LogRecord, StageUpdate, TurnWrite
+from chalicelib.turn_record import TurnRecord
+from tests.memory_store import MemoryStageStore
 
 
 class Clock:
@@ -185,7 +185,7 @@ def test_a_scenario_turn_does_not_answer_a_reply_an_agent_holds(stages, made, cl
     record = stages.store.get_stage(scenario.stage_id)
     line_id = ids.new_id()
     write = TurnWrite(expected_game_version=record.game_version,
-                      stage={"game_version": record.game_version + 1, "version": line_id},
+                      stage=StageUpdate(game_version=record.game_version + 1, version=line_id),
                       entries=[LogRecord(id=line_id, role="character", text="返事", created_at="t")],
                       claim=rid, claim_id=f"turn-{rid}", turn=TurnRecord(id=rid, text="一"))
     with pytest.raises(AlreadyClaimed):

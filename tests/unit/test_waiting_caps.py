@@ -3,10 +3,10 @@ fetch past either answers at once instead of waiting (docs/scaling.md)."""
 import threading
 import time
 
-from chalicelib.stage.memory import MemoryStageStore
 from chalicelib.stage.models import ReplyRequest
 from chalicelib.stage.service import StageService
 from chalicelib.stage.waiting import ReplySignal
+from tests.memory_store import MemoryStageStore
 
 
 def test_fetches_past_the_caps_answer_at_once_and_the_waiting_ones_still_get_the_reply(catalog):
