@@ -24,10 +24,14 @@ def test_long_polls_have_a_function_and_a_concurrency_pool_of_their_own():
         assert props["Environment"]["Variables"][name] == value
     route = resources[infra.REST_API]["Properties"]["DefinitionBody"]["paths"]
     assert list(route) == [infra.LONG_POLL_PATH] and list(route[infra.LONG_POLL_PATH]) == ["post"]
-    uri = route[infra.LONG_POLL_PATH]["post"]["x-amazon-apigateway-integration"]["uri"]["Fn::Sub"]
-    assert "${LongPollFunction.Arn}" in uri
+    text, variables = route[infra.LONG_POLL_PATH]["post"]["x-amazon-apigateway-integration"]["uri"]["Fn::Sub"]
+    # its alias, as the API function's routes call theirs (SnapStart snapshots published versions only)
+    assert text.endswith("/functions/${Target}/invocations")
+    assert variables == {"Target": {"Ref": f"{infra.LONG_POLL_FUNCTION}.Alias"}}
+    assert props["AutoPublishAlias"] == infra.API_ALIAS and props["SnapStart"] == {"ApplyOn": "PublishedVersions"}
+    assert props["Runtime"] == infra.LAMBDA_RUNTIME
     permission = resources[f"{infra.LONG_POLL_FUNCTION}InvokePermission"]["Properties"]
-    assert permission["FunctionName"] == {"Ref": infra.LONG_POLL_FUNCTION}
+    assert permission["FunctionName"] == {"Ref": f"{infra.LONG_POLL_FUNCTION}.Alias"}
     assert permission["Principal"] == "apigateway.amazonaws.com"
     logs = resources[f"{infra.LONG_POLL_FUNCTION}LogsPolicy"]["Properties"]["PolicyDocument"]["Statement"][0]
     assert logs["Resource"] == [{"Fn::GetAtt": [f"{infra.LONG_POLL_FUNCTION}LogGroup", "Arn"]}]
