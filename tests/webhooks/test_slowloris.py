@@ -55,7 +55,8 @@ def test_a_tls_handshake_dribbled_a_byte_at_a_time_ends_at_the_deadline():
         outcome = Sender(local=True, deadline_s=2.0).send(WebhookConfig(url, SECRET, ""), "01ABC", BODY)
         assert not outcome.ok and outcome.error.startswith("timeout"), outcome.error
         assert slow.wait_for_hang_ups(1)
-        assert slow.connections[0]["sent"] > len(TLS_RECORD)      # it was still dribbling
+        # The handshake had begun (the record header was in) and the server never ends it: the deadline did.
+        assert slow.connections[0]["sent"] >= len(TLS_RECORD)
     finally:
         slow.close()
 
