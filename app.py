@@ -10,7 +10,7 @@ from chalicelib import context, observability, snapstart  # noqa: E402
 from chalicelib.errors import ApiError, Unauthorized  # noqa: E402
 from chalicelib.http import handles_errors, header, json_response, parse_body, query_int  # noqa: E402
 from chalicelib.stage.keys import bearer_token  # noqa: E402
-from chalicelib.stage.models import FetchRequest, ReplyRequest, SpeakRequest  # noqa: E402
+from chalicelib.stage.models import AckRequest, FetchRequest, ReplyRequest, SpeakRequest  # noqa: E402
 from chalicelib.stage.service import AGENT, PLAYER, NotModified, etag  # noqa: E402
 
 app = Chalice(app_name="butai")
@@ -75,8 +75,16 @@ def reply(stage_id):
 def fetch_replies(stage_id):
     key = _key()
     body = _body(stage_id, key, FetchRequest, AGENT, optional=True)
-    return json_response(200, context.get().stage.fetch_replies(stage_id, key, body.request_id,
-                                                                       body.wait))
+    return json_response(200, context.get().stage.fetch_replies(stage_id, key, body.request_id, body.wait,
+                                                                ack=body.ack, lease=body.lease))
+
+
+@app.route("/stages/{stage_id}/ack_replies", methods=["POST"], content_types=ANY_BODY)
+@handles_errors
+def ack_replies(stage_id):
+    key = _key()
+    body = _body(stage_id, key, AckRequest, AGENT)
+    return json_response(200, context.get().stage.ack_replies(stage_id, key, body.ids))
 
 
 @app.route("/stages/{stage_id}/webhook", methods=["PUT"], content_types=ANY_BODY)
@@ -134,4 +142,5 @@ def debug(stage_id):
 def openapi():
     # Needs no key: it describes the API, not a stage.
     from chalicelib.openapi import document
-    return json_response(200, document(app), {"Cache-Control": "public, max-age=300"})
+    return json_response(200, document(app, local_webhooks=context.get().settings.local_webhooks),
+                         {"Cache-Control": "public, max-age=300"})

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import json
 import os
+import select
 import signal
+import socket
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,6 +28,7 @@ from butai_tools.stage import images
 from chalicelib import aws, context, env
 from chalicelib.config import Settings
 from chalicelib.expression import describe as describe_judge
+from chalicelib.stage import waiting
 from chalicelib.stage.keys import bearer_token, hash_key
 from chalicelib.stage.service import StageService
 from chalicelib.stage.waiting import ReplySignal
@@ -74,6 +77,22 @@ class _Server(ThreadedHTTPServer):
     request_queue_size = LISTEN_BACKLOG
 
 
+def peer_gone(sock: socket.socket) -> bool:
+    """Whether the caller has closed (or reset) its side of the connection: the socket reads as at its end.
+    A caller that has sent more (a next request) is still there."""
+    try:
+        poller = select.poll()
+        poller.register(sock, select.POLLIN | select.POLLRDHUP)
+        events = poller.poll(0)
+        if not events:
+            return False
+        if events[0][1] & (select.POLLRDHUP | select.POLLHUP | select.POLLERR):
+            return True
+        return sock.recv(1, socket.MSG_PEEK) == b""
+    except (OSError, ValueError):
+        return True
+
+
 def _handler_class(settings: Settings, limiter: TokenBuckets | None, in_flight: InFlight, routes: dict):
     s3 = aws.client("s3", settings)
     matcher = RouteMatcher(list(routes))
@@ -117,9 +136,12 @@ def _handler_class(settings: Settings, limiter: TokenBuckets | None, in_flight: 
                 return self._send_http_response(
                     503, {"Content-Type": "application/json", "Retry-After": "1", "Connection": "close"},
                     b'{"error":{"code":"unavailable","message":"the local stage is stopping"}}')
+            # A waiting fetch looks at this probe: a caller whose connection closed gets nothing claimed.
+            waiting.watch_client(lambda: peer_gone(self.connection))
             try:
                 self._route()
             finally:
+                waiting.watch_client(None)
                 in_flight.leave()
 
         def _route(self) -> None:
@@ -207,7 +229,9 @@ class LocalRuntime:
     demo_stage: str | None = "demo"
     # Scenario stages made on first start: name -> scenario file.
     scenario_stages: dict = field(default_factory=lambda: {"chinoike": ROOT / "scenarios" / "chinoike.json"})
-    saver_interval: float = 1.0
+    # Seconds between snapshots while writes come (the journal makes each write durable before it is
+    # answered; the snapshot only keeps the journal short).
+    saver_interval: float = 10.0
     # Requests per second and burst allowed per key (API Gateway throttles in the cloud);
     # None: BUTAI_LOCAL_RATE / BUTAI_LOCAL_BURST, else 20 and 40; a rate of 0 turns limiting off.
     rate: float | None = None
@@ -312,6 +336,7 @@ class LocalRuntime:
         self._saver.stop()
         self.webhook_worker.stop()
         self.snapshots.save()
+        self.snapshots.journal.close()
         self.local_aws.stop()
         context.use(None)
         path = self.state_dir / "local.json"
@@ -396,7 +421,9 @@ def print_banner(info: dict, services: context.Services | None = None) -> None:
                   "    -d '{\"text\": \"こんにちは！\", \"expression\": \"smile\"}'",
                   "", "read the player's replies:",
                   f"  curl -s -X POST {info['api_url']}/stages/{demo['stage_id']}/fetch_replies \\",
-                  f"    -H 'Authorization: Bearer {demo['agent_key']}'"]
+                  f"    -H 'Authorization: Bearer {demo['agent_key']}'",
+                  "  (each reply is yours for 30 s: acknowledge it with {\"ack\": [ids]} in the next fetch, "
+                  "docs/stage.md)"]
     if info.get("expression_judge"):
         lines += ["", f"expression judge (lines sent without an expression): {info['expression_judge']}"]
     lines += ["", "keys and URLs are also in .butai/local.json (readable by you only)"]

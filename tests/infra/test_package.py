@@ -150,6 +150,25 @@ def test_the_function_ships_only_what_lambda_runs(packaged):
     assert not [n for n in shipped if n.rsplit("/", 1)[-1] in tools or "bench" in n], shipped
 
 
+def test_fetch_replies_goes_to_the_long_poll_function_and_every_other_route_to_the_api_function(sam):
+    """Long-polls hold their own function's instances, never the API function's (docs/scaling.md); both are
+    called through their alias (SnapStart)."""
+    resources = sam["Resources"]
+    paths = resources["RestAPI"]["Properties"]["DefinitionBody"]["paths"]
+    for path, methods in paths.items():
+        for method, operation in methods.items():
+            text, variables = operation["x-amazon-apigateway-integration"]["uri"]["Fn::Sub"]
+            wanted = infra.LONG_POLL_FUNCTION if (path, method) == (infra.LONG_POLL_PATH, "post") else infra.FUNCTION
+            assert variables == {"Target": {"Ref": f"{wanted}.Alias"}}, (path, method, variables)
+    long_poll, api = resources["LongPollFunction"]["Properties"], resources["APIHandler"]["Properties"]
+    for same in ("CodeUri", "Runtime", "Architectures", "Role", "AutoPublishAlias", "SnapStart"):
+        assert long_poll[same] == api[same], same
+    assert long_poll["Handler"] == api["Handler"] == "app.app"
+    assert long_poll["Environment"]["Variables"] == api["Environment"]["Variables"]
+    assert resources["LongPollFunctionInvokePermission"]["Properties"]["FunctionName"] == \
+        {"Ref": "LongPollFunction.Alias"}
+
+
 def test_what_ships_is_what_requirements_txt_pins_and_loads_on_the_runtime(packaged):
     out, _ = packaged
     report = lambda_deps.check(out / "deployment.zip", ROOT / "requirements.txt")
@@ -192,7 +211,10 @@ def test_api_gateway_calls_the_alias_whose_versions_snapstart_snapshots(sam):
     assert len(uris) >= 8
     for uri in uris:
         text, variables = uri["Fn::Sub"]
-        assert text.endswith("/functions/${Target}/invocations") and variables == {"Target": {"Ref": "APIHandler.Alias"}}
+        # every route calls the API function's alias but fetch_replies, which calls the long-poll function's
+        assert text.endswith("/functions/${Target}/invocations") and variables in (
+            {"Target": {"Ref": "APIHandler.Alias"}}, {"Target": {"Ref": "LongPollFunction.Alias"}})
+    assert sum(uri["Fn::Sub"][1] == {"Target": {"Ref": "LongPollFunction.Alias"}} for uri in uris) == 1
     assert "APIHandler.Arn" not in json.dumps(api)
     assert resources["APIHandlerInvokePermission"]["Properties"]["FunctionName"] == {"Ref": "APIHandler.Alias"}
 
@@ -213,7 +235,8 @@ def test_sam_makes_a_version_and_an_alias_and_every_integration_and_permission_c
     resources = transform(template, {}, NoManagedPolicies())["Resources"]
     alias_id = f"APIHandlerAlias{infra.API_ALIAS}"
     alias = resources[alias_id]
-    versions = [k for k, r in resources.items() if r["Type"] == "AWS::Lambda::Version"]
+    versions = [k for k, r in resources.items() if r["Type"] == "AWS::Lambda::Version"
+                and r["Properties"]["FunctionName"] == {"Ref": "APIHandler"}]
     assert alias["Type"] == "AWS::Lambda::Alias" and alias["Properties"]["Name"] == infra.API_ALIAS
     assert len(versions) == 1 and alias["Properties"]["FunctionVersion"] == {"Fn::GetAtt": [versions[0], "Version"]}
     assert resources["APIHandler"]["Properties"]["SnapStart"] == {"ApplyOn": "PublishedVersions"}
@@ -222,5 +245,7 @@ def test_sam_makes_a_version_and_an_alias_and_every_integration_and_permission_c
     targets = {json.dumps(operation["x-amazon-apigateway-integration"]["uri"]["Fn::Sub"][1])
                for path in body["paths"].values() for operation in path.values()
                if isinstance(operation, dict) and "x-amazon-apigateway-integration" in operation}
-    assert targets == {json.dumps({"Target": {"Ref": alias_id}})}
+    long_poll_alias = f"{infra.LONG_POLL_FUNCTION}Alias{infra.API_ALIAS}"
+    assert resources[long_poll_alias]["Type"] == "AWS::Lambda::Alias"
+    assert targets == {json.dumps({"Target": {"Ref": alias_id}}), json.dumps({"Target": {"Ref": long_poll_alias}})}
     assert resources["APIHandlerInvokePermission"]["Properties"]["FunctionName"] == {"Ref": alias_id}
