@@ -1,0 +1,146 @@
+"""Subscribing a page to a stage, and sending each change of a stage to its subscribed pages.
+
+The same logic runs in the cloud (the WebSocket API's message function and the stream fan-out
+function, chalicelib/push/lambda_handlers.py) and in the local runtime (butai_tools/local/push.py); only
+the sockets (a ``Sender``) and what starts a fan-out differ.
+"""
+from __future__ import annotations
+
+import json
+import logging
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+from pydantic import ValidationError
+
+from ..errors import ApiError, NotFound, PayloadTooLarge, Unauthorized, Unavailable, ValidationFailed
+from ..stage import keys
+from ..stage.models import LOG_LIMIT
+from ..stage.service import AGENT, PLAYER, StageService
+from ..stage.store import StageRecord
+from . import messages
+from .connections import Connection
+from .sender import Gone, Sender
+
+log = logging.getLogger("butai.push")
+# Sends to one stage's pages go out side by side: a slow socket holds only its own message.
+PARALLEL_SENDS = 16
+
+
+@dataclass
+class FanOut:
+    """What one fan-out did (the benchmark and the logs read it)."""
+    subscribed: int = 0
+    sent: int = 0
+    gone: int = 0          # sockets found closed: their subscriptions were removed
+    refused: int = 0       # subscriptions whose key no longer opens the stage: closed and removed
+    nudged: bool = False   # the view was too large for one message: `changed` went out instead
+
+
+class PushService:
+    def __init__(self, stages: StageService, connections, sender: Sender, parallel: int = PARALLEL_SENDS):
+        self.stages = stages
+        self.connections = connections
+        self.sender = sender
+        self._pool = ThreadPoolExecutor(max_workers=parallel, thread_name_prefix="push")
+
+    # -- a page's message ------------------------------------------------------------------------
+    def message(self, connection_id: str, body: str | bytes | None) -> bool:
+        """Handles what a page sent on its socket (a subscription); answers on the same socket.
+        A refused subscription is answered with an error and the socket closed.  True when subscribed."""
+        try:
+            request = self._parse(body)
+            stage = self.stages.check_key(request.stage, request.key, agent_only=False)
+            hashed = keys.hash_key(request.key)
+            which = PLAYER if keys.same_hash(stage.player_key_hash, hashed) else AGENT
+            self.connections.add(Connection(stage.stage_id, connection_id, which, hashed))
+        except ApiError as err:
+            self._refuse(connection_id, err)
+            return False
+        except Exception:  # noqa: BLE001 - storage trouble: the page tries again later
+            log.exception("subscription failed")
+            self._refuse(connection_id, Unavailable("the stage's storage is busy; connect again shortly"))
+            return False
+        self._send_quietly(connection_id, messages.subscribed(stage.stage_id, stage.version))
+        return True
+
+    def _parse(self, body: str | bytes | None) -> messages.Subscribe:
+        raw = body.encode("utf-8", "surrogatepass") if isinstance(body, str) else (body or b"")
+        if len(raw) > messages.INBOUND_MAX_BYTES:
+            raise PayloadTooLarge(f"the message is {len(raw)} bytes; the limit is {messages.INBOUND_MAX_BYTES}",
+                                  "body")
+        try:
+            data = json.loads(raw)
+        except (ValueError, UnicodeDecodeError, RecursionError):
+            raise ValidationFailed("the message is not valid JSON", "body", code="invalid_json") from None
+        if not isinstance(data, dict):
+            raise ValidationFailed("the message must be a JSON object", "body")
+        try:
+            return messages.Subscribe.model_validate(data)
+        except ValidationError as exc:
+            # As on the HTTP routes, the key is checked first: a caller without the stage's key learns
+            # nothing about what a valid message looks like.
+            key, stage_id = data.get("key"), data.get("stage")
+            if not isinstance(key, str) or not key:
+                raise Unauthorized("missing key: send it as `key`", "key", code="missing_key") from None
+            if not isinstance(stage_id, str) or not stage_id:
+                raise NotFound("no such stage", "stage", code="stage_not_found") from None
+            self.stages.check_key(stage_id, key, agent_only=False)
+            first = exc.errors()[0]
+            field = ".".join(str(p) for p in first["loc"]) or "body"
+            raise ValidationFailed(f"{field}: {first['msg']}", field) from None
+
+    def _refuse(self, connection_id: str, err: ApiError) -> None:
+        if err.field == "Authorization":
+            err.field = "key"      # the key checks speak of the HTTP header; here the key is a field
+        self._send_quietly(connection_id, messages.error(err))
+        try:
+            self.sender.close(connection_id)
+        except Exception:  # noqa: BLE001 - the page closes it too on an error
+            log.warning("could not close a refused socket", exc_info=True)
+
+    def _send_quietly(self, connection_id: str, data: bytes) -> None:
+        try:
+            self.sender.send(connection_id, data)
+        except Gone:
+            pass
+
+    # -- a change of a stage ---------------------------------------------------------------------------
+    def fan_out(self, stage: StageRecord, show: bool = True) -> FanOut:
+        """Sends ``stage`` as it is now to every page subscribed to it, once.  Subscriptions whose key no
+        longer opens the stage (rotated) are closed and removed; those whose socket is gone, removed.
+        ``show=False`` only does the key check (a change that shows nothing new: a rotation)."""
+        subscribed = self.connections.of_stage(stage.stage_id)
+        done = FanOut(subscribed=len(subscribed))
+        if not subscribed:
+            return done
+        allowed = [c for c in subscribed if c.opens(stage)]
+        for refused in (c for c in subscribed if not c.opens(stage)):
+            done.refused += 1
+            self._drop(refused, close=True)
+        if not show or not allowed:
+            return done
+        shown = self.stages.view(stage, self.stages.store.recent_log(stage.stage_id, LOG_LIMIT))
+        data = messages.view(shown)
+        if len(data) > messages.MAX_MESSAGE_BYTES:
+            # Long lines: the page fetches the view itself (one GET per page instead of one message).
+            data, done.nudged = messages.changed(stage.stage_id, shown.version), True
+        delivered = list(self._pool.map(lambda c: self._deliver(c, data), allowed))
+        done.sent, done.gone = delivered.count(True), delivered.count(False)
+        return done
+
+    def _deliver(self, connection: Connection, data: bytes) -> bool:
+        try:
+            self.sender.send(connection.connection_id, data)
+            return True
+        except Gone:
+            self._drop(connection, close=False)
+            return False
+
+    def _drop(self, connection: Connection, close: bool) -> None:
+        if close:
+            try:
+                self.sender.close(connection.connection_id)
+            except Exception:  # noqa: BLE001 - removing the subscription is what counts
+                log.warning("could not close a socket", exc_info=True)
+        self.connections.remove(connection.stage_id, connection.connection_id)
