@@ -435,15 +435,18 @@ class Director:
         expressions = dict(state_before.expressions)
         entries: list[LogRecord] = []
 
-        # Faces shown in the scene besides the game's own: judged ones, until a scripted line sets another.
+        # The faces the scene shows: a character's own in the turn they speak (their last line's face) or an
+        # authored effect of this turn gives them; everyone else rests (neutral). The game keeps each face
+        # for that character's next line without one of its own (docs/stage.md, "Faces at rest").
         faces: dict[str, str] = {}
 
         def say(character: str, text: str, judged: str | None = None, scores: dict[str, float] | None = None) -> None:
             entry_id = self._new_id()
+            faces[character] = judged or expressions.get(character, NEUTRAL)
             entries.append(LogRecord(id=entry_id, role=Role.CHARACTER, text=text,
                                      created_at=ids.iso_from_ms(ids.id_time_ms(entry_id)),
                                      speaker=compiled.characters[character].name, character=character,
-                                     expression=judged or expressions.get(character, NEUTRAL),
+                                     expression=faces[character],
                                      expression_source="auto" if scores is not None else "agent",
                                      expression_scores=scores))
 
@@ -452,20 +455,17 @@ class Director:
             if talk.expression:
                 # An authored line (reaction, knowledge, fallback) carries its own face.
                 expressions[speaker] = talk.expression
-                faces.pop(speaker, None)
                 say(speaker, talk.text)
             else:
                 # A model's line has no authored face: the stage judges one from its words.
                 judgment = self.stages.judge_line(speaker, talk.text)
-                faces[speaker] = judgment.expression
                 if turn is not None and turn.free_talk is not None:
                     turn.free_talk["expression"] = judgment.to_dict()   # still part of building the write
                 say(speaker, talk.text, judgment.expression, judgment.rounded_scores())
         for line in step.lines:
             for effect in line.effects:
                 expressions[effect.character] = effect.key
-                faces.pop(effect.character, None)
-            faces.pop(line.speaker, None)        # a scripted line shows the game's face again
+                faces[effect.character] = effect.key
             say(line.speaker, line.text)
         for notice in step.notices:
             if isinstance(notice, ExitsNotice) and notice.destinations:
@@ -503,7 +503,7 @@ class Director:
         responder = compiled.responder(place.id)
         characters = []
         for cid in place.people:
-            image = self.catalog.resolve(cid, (faces or {}).get(cid) or state.expressions.get(cid, NEUTRAL))
+            image = self.catalog.resolve(cid, (faces or {}).get(cid) or NEUTRAL)
             characters.append(StoredCharacter(id=cid, name=compiled.characters[cid].name,
                                               expression=image.expression, image_key=image.image_key,
                                               fallback_key=image.fallback_key, responder=cid == responder))
