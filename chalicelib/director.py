@@ -432,17 +432,16 @@ class Director:
     def _write(self, record: StageRecord, loaded: LoadedScenario, step, *, state_before: GameState, talk,
                memory: DirectorMemory, turn: TurnRecord | None, claim: str | None) -> TurnWrite:
         compiled = loaded.compiled
-        expressions = dict(state_before.expressions)
         entries: list[LogRecord] = []
 
-        # The faces the scene shows: a character's own in the turn they speak (their last line's face) or an
-        # authored effect of this turn gives them; everyone else rests (neutral). The game keeps each face
-        # for that character's next line without one of its own (docs/stage.md, "Faces at rest").
+        # Faces belong to the turn (docs/stage.md, "Faces at rest"): a character shows the face set for them
+        # in this turn (an effect of one of its lines, an authored answer's face, a model line's judged face);
+        # one without, silent or speaking a line that sets none, shows the resting face.
         faces: dict[str, str] = {}
 
         def say(character: str, text: str, judged: str | None = None, scores: dict[str, float] | None = None) -> None:
             entry_id = self._new_id()
-            faces[character] = judged or expressions.get(character, NEUTRAL)
+            faces[character] = judged or faces.get(character) or NEUTRAL
             entries.append(LogRecord(id=entry_id, role=Role.CHARACTER, text=text,
                                      created_at=ids.iso_from_ms(ids.id_time_ms(entry_id)),
                                      speaker=compiled.characters[character].name, character=character,
@@ -454,7 +453,7 @@ class Director:
             speaker = step.free_talk.speaker
             if talk.expression:
                 # An authored line (reaction, knowledge, fallback) carries its own face.
-                expressions[speaker] = talk.expression
+                faces[speaker] = talk.expression
                 say(speaker, talk.text)
             else:
                 # A model's line has no authored face: the stage judges one from its words.
@@ -464,7 +463,6 @@ class Director:
                 say(speaker, talk.text, judgment.expression, judgment.rounded_scores())
         for line in step.lines:
             for effect in line.effects:
-                expressions[effect.character] = effect.key
                 faces[effect.character] = effect.key
             say(line.speaker, line.text)
         for notice in step.notices:
