@@ -301,3 +301,18 @@ def test_a_judged_face_shows_in_the_scene_when_the_line_is_the_last(services, pl
     faces = {c["id"]: c["expression"] for c in scene["characters"]}
     assert faces[step.free_talk.speaker] == "surprised" and write.stage["expression"] == "surprised"
     assert write.stage["expression_source"] == "auto"
+
+
+def test_faces_belong_to_the_turn_and_then_rest(client, played):
+    """A face lasts the turn it is set in: O2 makes 葵 angry; the next turn in which she says nothing she
+    rests (neutral), and a line of hers that sets no face of its own (B01) is said at rest too."""
+    faces = lambda view: {c["id"]: c["expression"] for c in view["scene"]["characters"]}  # noqa: E731
+    reply(client, played, "こんばんは")
+    view = reply(client, played, "流す曲を変えてみたら？")
+    assert faces(view) == {"赤尾妙子": "neutral", "神楽坂葵": "angry"}      # O1 sets no face for ママ; O2 angry
+    view = reply(client, played, "素敵なお店ですね")                        # ママ's reaction only
+    assert [e["character"] for e in view["log"][-2:]] == [None, "赤尾妙子"]
+    assert faces(view) == {"赤尾妙子": "smile", "神楽坂葵": "neutral"}
+    view = reply(client, played, "控え室に行こう")
+    assert view["log"][-1]["text"].startswith("散らかっててごめんね")
+    assert view["log"][-1]["expression"] == "neutral" and faces(view) == {"神楽坂葵": "neutral"}
