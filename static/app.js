@@ -1109,7 +1109,8 @@
     push.live = false;
     document.body.dataset.push = "off";
     if (stopped) return;
-    if (!inFlight) schedule(nextDelay());   // polling until a socket is subscribed again
+    // Polling until a socket is subscribed again (a socket that never held leaves the polls' own pace alone).
+    if (wasLive && !inFlight) schedule(nextDelay());
     if (document.hidden || push.refused) return;
     if (!wasLive) push.failures += 1;
     var delay = Math.min(PUSH_RETRY_MS * Math.pow(2, push.failures), PUSH_RETRY_MAX_MS);
