@@ -17,6 +17,7 @@
   var PUSH_RETRY_MAX_MS = 30000;  // … up to this
   var SUBSCRIBE_TIMEOUT_MS = 10000;  // a socket not subscribed by then is closed and tried again
   var MAX_CHARS = 1000;
+  var LOG_LIMIT = 50;          // the stage's log window (GET /stages/{id} answers the last 50 entries)
 
   var MSG_BAD_URL = "舞台の URL が正しくありません。受け取った URL をそのまま開いてください。";
   var MSG_FORBIDDEN = "この舞台は開けません（鍵が違うか、舞台がありません）";
@@ -126,6 +127,7 @@
   // ------------------------------------------------------------- rendering
 
   var lastVersion = null;
+  var shownLog = [];          // the log entries of the view on the page, as the stage sent them
   var characterName = "";
 
   function resolveUrl(url) {
@@ -639,7 +641,8 @@
 
     renderScene(sc);
     renderCurrent(data.current || {});
-    renderLog(Array.isArray(data.log) ? data.log : []);
+    shownLog = Array.isArray(data.log) ? data.log : [];
+    renderLog(shownLog);
 
     var version = data.version == null ? "" : String(data.version);
     var fresh = version !== lastVersion;
@@ -1072,7 +1075,7 @@
         clearTimeout(waiting);
         pushLive();
       } else if (msg.type === "view" && isObject(msg.view)) {
-        showPushed(msg.view);
+        showPushed(msg.view, msg.after == null ? null : str(msg.after));
       } else if (msg.type === "changed") {
         if (str(msg.version) !== lastVersion) pollNow();
       } else if (msg.type === "error") {
@@ -1095,10 +1098,24 @@
     pollNow();   // the catch-up: anything written before the subscription held
   }
 
-  function showPushed(view) {
+  // A view too large for one message comes with only its newest log entries, `after` the entry before
+  // them: they follow that entry on the page; a page without it missed a change and fetches the view.
+  function showPushed(view, after) {
     var version = view.version == null ? "" : String(view.version);
-    if (version) etag = '"' + version + '"';   // a later poll answers 304 for what is shown
     if (version && version === lastVersion) return;
+    if (after !== null) {
+      var at = -1;
+      for (var i = 0; i < shownLog.length; i++) if (String(shownLog[i].id) === after) at = i;
+      if (at < 0 || !Array.isArray(view.log)) {
+        pollNow();
+        return;
+      }
+      var whole = {};
+      for (var k in view) whole[k] = view[k];
+      whole.log = shownLog.slice(0, at + 1).concat(view.log).slice(-LOG_LIMIT);
+      view = whole;
+    }
+    if (version) etag = '"' + version + '"';   // a later poll answers 304 for what is shown
     renderView(view);
   }
 

@@ -12,8 +12,15 @@ Every message is one JSON text frame.  The page sends one message after the sock
 and afterwards, on every change of the stage,
 
     {"type": "view", "view": {stage, current, log, version, scene}}  what GET /stages/{id} answers now
-    {"type": "changed", "stage": "s_…", "version": "01J…"}            the same news when the view is too
-                                                                      large for one message: fetch it
+    {"type": "view", "view": {…, "log": [the newest entries]}, "after": "01J…"}
+                                                                      the same with only the log entries
+                                                                      after `after` (see below)
+    {"type": "changed", "stage": "s_…", "version": "01J…"}            news of a change too large to send:
+                                                                      fetch the view
+
+A message is kept within one 32 KB frame, which is also what API Gateway meters as one message: a view
+over that (long lines) carries only the newest log entries, and `after` names the entry just before them.
+A page that holds that entry puts the rest after it; one that does not (it missed a change) fetches.
 """
 from __future__ import annotations
 
@@ -26,8 +33,8 @@ from ..errors import ApiError
 from ..stage.models import StageView
 
 SUBSCRIBE = "subscribe"
-# API Gateway refuses a WebSocket message over 128 KB; a view that does not fit goes out as `changed`.
-MAX_MESSAGE_BYTES = 128 * 1000
+# One WebSocket frame at API Gateway, and one metered message: 32 KB.
+MAX_MESSAGE_BYTES = 32 * 1000
 # What a page sends is one small subscribe message; anything much larger is refused unread.
 INBOUND_MAX_BYTES = 4 * 1024
 
@@ -51,9 +58,24 @@ def changed(stage_id: str, version: str) -> bytes:
     return _encode({"type": "changed", "stage": stage_id, "version": version})
 
 
-def view(shown: StageView) -> bytes:
-    """The view itself; one over MAX_MESSAGE_BYTES is sent as ``changed`` instead (see service.py)."""
-    return _encode({"type": "view", "view": shown.model_dump(mode="json")})
+def view(shown: StageView, limit: int = MAX_MESSAGE_BYTES) -> bytes | None:
+    """The view as one message of at most ``limit`` bytes: whole, or with its oldest log entries left out
+    (``after`` names the last one left out); None when not even the newest entry fits (send ``changed``)."""
+    payload = shown.model_dump(mode="json")
+    data = _encode({"type": "view", "view": payload})
+    if len(data) <= limit:
+        return data
+    log = payload["log"]
+    excess, dropped = len(data) - limit, 0
+    while dropped < len(log) and excess > 0:            # a first guess: each entry and its comma
+        excess -= len(_encode(log[dropped])) + 1
+        dropped += 1
+    while dropped < len(log):
+        data = _encode({"type": "view", "view": {**payload, "log": log[dropped:]}, "after": log[dropped - 1]["id"]})
+        if len(data) <= limit:
+            return data
+        dropped += 1
+    return None
 
 
 def error(err: ApiError) -> bytes:

@@ -34,7 +34,7 @@ class FanOut:
     sent: int = 0
     gone: int = 0          # sockets found closed: their subscriptions were removed
     refused: int = 0       # subscriptions whose key no longer opens the stage: closed and removed
-    nudged: bool = False   # the view was too large for one message: `changed` went out instead
+    nudged: bool = False   # not even the newest entry fitted in one message: `changed` went out instead
 
 
 class PushService:
@@ -122,8 +122,8 @@ class PushService:
             return done
         shown = self.stages.view(stage, self.stages.store.recent_log(stage.stage_id, LOG_LIMIT))
         data = messages.view(shown)
-        if len(data) > messages.MAX_MESSAGE_BYTES:
-            # Long lines: the page fetches the view itself (one GET per page instead of one message).
+        if data is None:
+            # Not even the newest entry fits: the page fetches the view itself (a GET per page).
             data, done.nudged = messages.changed(stage.stage_id, shown.version), True
         delivered = list(self._pool.map(lambda c: self._deliver(c, data), allowed))
         done.sent, done.gone = delivered.count(True), delivered.count(False)

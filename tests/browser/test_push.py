@@ -6,7 +6,9 @@ drop every socket from the server's side, as API Gateway does at a connection's 
   in order (the reconnect catches up from the page's last version).
 - Without a socket the page polls, and tries the socket again with growing pauses.
 - A hidden tab holds no socket; shown again, it reconnects and catches up.
+- Long lines come as the log's newest entries after a named one; a page that missed pushes fetches.
 """
+import json
 import re
 import tempfile
 import time
@@ -140,7 +142,7 @@ def test_without_a_socket_the_page_polls_and_retries_with_growing_pauses(browser
     page = open_page(browser, runtime, created, route=refuse)
     speak(runtime, created, "ポーリングで届きます")
     page.wait_for_selector("#speech-text:text-is('ポーリングで届きます')", timeout=WAIT_MS)
-    time.sleep(9)
+    page.wait_for_timeout(9000)            # Playwright answers the socket attempts while it waits
     assert page.evaluate("document.body.dataset.push") != "live"
     # Pauses of 1–2 s, 2–4 s, 4–8 s … (doubling, with jitter): a few tries in 10 s, not a tight loop.
     pauses = [b - a for a, b in zip(attempts, attempts[1:])]
@@ -169,5 +171,44 @@ def test_a_hidden_tab_holds_no_socket_and_catches_up_when_shown(browser, runtime
     page.evaluate("() => { window.__hidden = false; document.dispatchEvent(new Event('visibilitychange')); }")
     page.wait_for_selector("#speech-text:text-is('隠れている間の台詞')", timeout=WAIT_MS)
     wait_js(page, "document.body.dataset.push === 'live'", WAIT_MS)
+    assert page.errors == []
+    page.context.close()
+
+
+def test_long_lines_join_the_log_and_missed_pushes_are_fetched(browser, runtime):
+    """Lines of 2,000 characters make views larger than one 32 KB message: each push carries the newest
+    entries after a named one. Six pushes in a row are lost on the way (a proxy drops them), so the next
+    one follows an entry the page never got: the page fetches, and shows every line once, in order."""
+    created = runtime.stage_service.create_stage("long-lines")
+    views, lost = [], []
+
+    def proxy(ws):
+        server = ws.connect_to_server()
+
+        def from_server(message):
+            data = json.loads(message)
+            if data.get("type") == "view":
+                views.append(data)
+                if 3 <= len(views) <= 8:
+                    lost.append(data["view"]["version"])
+                    return
+            ws.send(message)
+        server.on_message(from_server)
+
+    page = open_page(browser, runtime, created, COUNT_ENTRIES, route=proxy)
+    wait_js(page, "document.body.dataset.push === 'live'", WAIT_MS)
+    expected = []
+    for i in range(10):
+        expected.append(speak(runtime, created, f"{i:02d}" + "長" * 1998)["id"])
+        deadline = time.monotonic() + WAIT_MS / 1000
+        while len(views) < i + 1 and time.monotonic() < deadline:
+            page.wait_for_timeout(20)          # Playwright runs the proxy's handlers while it waits
+    wait_js(page, f"document.body.dataset.version === {expected[-1]!r}", WAIT_MS)
+    assert len(lost) == 6 and all("after" in v for v in views[5:]), [sorted(v) for v in views]
+    polls_before_gap = [u for u in page.polls]
+    ids = page.eval_on_selector_all("#log li", "els => els.map(e => e.dataset.id)")
+    assert ids == expected
+    assert page.evaluate("() => window.__shown") == {entry: 1 for entry in expected}
+    assert len(polls_before_gap) >= 2                          # the subscription's catch-up and the gap's fetch
     assert page.errors == []
     page.context.close()

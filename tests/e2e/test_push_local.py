@@ -138,15 +138,20 @@ def test_a_rotated_key_closes_its_socket_at_the_next_change(local_runtime, stage
             assert subscribe(fresh, created.stage_id, new["player_key"])["type"] == "subscribed"
 
 
-def test_a_view_too_large_for_one_message_is_news_to_fetch(local_runtime, stages):
+def test_a_view_over_one_frame_carries_its_newest_entries_after_a_named_one(local_runtime, stages):
     created = stages.create_stage("push-large")
-    for i in range(22):
-        speak(local_runtime, created, f"{i:02d}" + "長" * 1998)     # ~6 KB each as JSON: 50 entries pass 128 KB
+    ids = [speak(local_runtime, created, f"{i:02d}" + "長" * 1998)["id"] for i in range(12)]   # ~6 KB each
     with socket(local_runtime) as ws:
         subscribe(ws, created.stage_id, created.player_key)
-        spoken = speak(local_runtime, created, "大きすぎる舞台")
-        message = json.loads(ws.recv(timeout=WAIT_S))
-        assert message == {"type": "changed", "stage": created.stage_id, "version": spoken["version"]}
+        spoken = speak(local_runtime, created, "長い舞台")
+        raw = ws.recv(timeout=WAIT_S)
+        message = json.loads(raw)
+    assert len(raw.encode()) <= 32000                              # one frame, one metered message
+    assert message["type"] == "view" and message["view"]["version"] == spoken["version"]
+    window = [e["id"] for e in message["view"]["log"]]
+    assert window[-1] == spoken["id"] and 1 <= len(window) < 13
+    everything = ids + [spoken["id"]]
+    assert message["after"] == everything[everything.index(window[0]) - 1]   # the entry just before them
 
 
 def test_only_an_upgrade_to_push_reaches_the_socket(local_runtime):
