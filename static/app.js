@@ -16,6 +16,7 @@
   var PUSH_RETRY_MS = 1000;    // the socket is tried again after this (doubling, with jitter) …
   var PUSH_RETRY_MAX_MS = 30000;  // … up to this
   var SUBSCRIBE_TIMEOUT_MS = 10000;  // a socket not subscribed by then is closed and tried again
+  var KEEPALIVE_MS = 540000;   // a ping after 9 silent minutes: API Gateway closes a socket idle for 10
   var MAX_CHARS = 1000;
   var LOG_LIMIT = 50;          // the stage's log window (GET /stages/{id} answers the last 50 entries)
 
@@ -1049,7 +1050,16 @@
   // written before it held, so a reconnect misses nothing; a view already shown (same version) is not
   // shown again. A hidden tab holds no socket.
 
-  var push = { socket: null, live: false, failures: 0, retry: null, refused: false };
+  var push = { socket: null, live: false, failures: 0, retry: null, refused: false, keepalive: null };
+
+  function keepAlive(socket) {
+    clearTimeout(push.keepalive);
+    push.keepalive = setTimeout(function () {
+      if (push.socket !== socket || !push.live) return;
+      socket.send(JSON.stringify({ action: "ping" }));
+      keepAlive(socket);
+    }, KEEPALIVE_MS);
+  }
 
   function connectPush() {
     if (typeof window.WebSocket !== "function" || stopped || push.refused || push.socket || document.hidden) return;
@@ -1071,6 +1081,7 @@
       var msg;
       try { msg = JSON.parse(ev.data); } catch (e) { return; }
       if (!isObject(msg)) return;
+      keepAlive(socket);
       if (msg.type === "subscribed") {
         clearTimeout(waiting);
         pushLive();
@@ -1121,6 +1132,7 @@
 
   function pushLost(socket) {
     if (socket && push.socket !== socket) return;
+    clearTimeout(push.keepalive);
     var wasLive = push.live;
     push.socket = null;
     push.live = false;
@@ -1137,6 +1149,7 @@
 
   function closePush() {
     clearTimeout(push.retry);
+    clearTimeout(push.keepalive);
     var socket = push.socket;
     if (!socket) return;
     push.socket = null;

@@ -4,7 +4,9 @@ Every message is one JSON text frame.  The page sends one message after the sock
 
     {"action": "subscribe", "stage": "s_…", "key": "bkp_…"}
 
-(`action` is also what API Gateway's route selection reads.)  The stage answers
+(`action` is also what API Gateway's route selection reads.)  A page whose socket has carried nothing
+for 9 minutes sends `{"action": "ping"}`, which is not answered: API Gateway closes a socket after 10 idle
+minutes, and a message keeps it for less than a reconnection costs.  The stage answers a subscription
 
     {"type": "subscribed", "stage": "s_…", "version": "01J…"}        the subscription holds from now on
     {"type": "error", "error": {"code", "message", "field"?}}         refused (then the socket is closed)
@@ -33,6 +35,7 @@ from ..errors import ApiError
 from ..stage.models import StageView
 
 SUBSCRIBE = "subscribe"
+PING = {"action": "ping"}
 # One WebSocket frame at API Gateway, and one metered message: 32 KB.
 MAX_MESSAGE_BYTES = 32 * 1000
 # What a page sends is one small subscribe message; anything much larger is refused unread.

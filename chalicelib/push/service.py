@@ -46,10 +46,13 @@ class PushService:
 
     # -- a page's message ------------------------------------------------------------------------
     def message(self, connection_id: str, body: str | bytes | None) -> bool:
-        """Handles what a page sent on its socket (a subscription); answers on the same socket.
-        A refused subscription is answered with an error and the socket closed.  True when subscribed."""
+        """Handles what a page sent on its socket (a subscription, or a keep-alive ping); answers a
+        subscription on the same socket.  A refused one is answered with an error and the socket closed.
+        False when the socket is to be closed."""
         try:
             request = self._parse(body)
+            if request is None:
+                return True              # a ping: its only work is to have reached API Gateway
             stage = self.stages.check_key(request.stage, request.key, agent_only=False)
             hashed = keys.hash_key(request.key)
             which = PLAYER if keys.same_hash(stage.player_key_hash, hashed) else AGENT
@@ -64,7 +67,7 @@ class PushService:
         self._send_quietly(connection_id, messages.subscribed(stage.stage_id, stage.version))
         return True
 
-    def _parse(self, body: str | bytes | None) -> messages.Subscribe:
+    def _parse(self, body: str | bytes | None) -> messages.Subscribe | None:
         raw = body.encode("utf-8", "surrogatepass") if isinstance(body, str) else (body or b"")
         if len(raw) > messages.INBOUND_MAX_BYTES:
             raise PayloadTooLarge(f"the message is {len(raw)} bytes; the limit is {messages.INBOUND_MAX_BYTES}",
@@ -75,6 +78,8 @@ class PushService:
             raise ValidationFailed("the message is not valid JSON", "body", code="invalid_json") from None
         if not isinstance(data, dict):
             raise ValidationFailed("the message must be a JSON object", "body")
+        if data == messages.PING:
+            return None
         try:
             return messages.Subscribe.model_validate(data)
         except ValidationError as exc:

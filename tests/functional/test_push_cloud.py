@@ -84,6 +84,9 @@ def test_a_subscribed_page_gets_every_change_through_the_stream(services, aws_se
     assert subscribed["type"] == "subscribed" and subscribed["stage"] == created.stage_id
     [item] = subscriptions(aws_settings, created.stage_id)
     assert item["key_attr"]["S"] == "player_key_hash" and int(item["expires_at"]["N"]) > 0
+    # A keep-alive ping is answered with nothing and writes nothing.
+    assert ws_message("conn-a", {"action": "ping"}) == {"statusCode": 200}
+    assert len(sent("conn-a")) == 1 and len(subscriptions(aws_settings, created.stage_id)) == 1
 
     mark = stream_records(aws_settings)[-1]["dynamodb"]["SequenceNumber"]
     line = services.stage.speak(created.stage_id, created.agent_key, SpeakRequest(text="届きましたか？"))
