@@ -222,5 +222,5 @@ class LocalPush:
         if not moved and before == now:
             return
         started = time.perf_counter()
-        done = self.service.fan_out(stage, show=moved)
+        done = self.service.fan_out(stage, show=moved, since=before[0] if before else None)
         self.fan_outs.append((stage_id, time.perf_counter() - started, done))

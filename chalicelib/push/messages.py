@@ -13,16 +13,15 @@ minutes, and a message keeps it for less than a reconnection costs.  The stage a
 
 and afterwards, on every change of the stage,
 
-    {"type": "view", "view": {stage, current, log, version, scene}}  what GET /stages/{id} answers now
-    {"type": "view", "view": {…, "log": [the newest entries]}, "after": "01J…"}
-                                                                      the same with only the log entries
-                                                                      after `after` (see below)
-    {"type": "changed", "stage": "s_…", "version": "01J…"}            news of a change too large to send:
-                                                                      fetch the view
+    {"type": "view", "view": {stage, current, log, version, scene}, "after": "01J…"}
+        the stage after a change, shaped as GET /stages/{id} answers it, with only the log entries written
+        since the page's last view: those after the entry `after` (without `after`: the whole log)
+    {"type": "changed", "stage": "s_…", "version": "01J…"}
+        news of a change too large to send: fetch the view
 
-A message is kept within one 32 KB frame, which is also what API Gateway meters as one message: a view
-over that (long lines) carries only the newest log entries, and `after` names the entry just before them.
-A page that holds that entry puts the rest after it; one that does not (it missed a change) fetches.
+A page that holds the entry `after` puts the new entries after it; one that does not (it missed a change)
+fetches the view.  A message is kept within one 32 KB frame, which is also what API Gateway meters as one
+message: new entries over that (long lines) are sent from a later `after`, and the page fetches the rest.
 """
 from __future__ import annotations
 
@@ -61,11 +60,12 @@ def changed(stage_id: str, version: str) -> bytes:
     return _encode({"type": "changed", "stage": stage_id, "version": version})
 
 
-def view(shown: StageView, limit: int = MAX_MESSAGE_BYTES) -> bytes | None:
-    """The view as one message of at most ``limit`` bytes: whole, or with its oldest log entries left out
-    (``after`` names the last one left out); None when not even the newest entry fits (send ``changed``)."""
+def view(shown: StageView, after: str | None = None, limit: int = MAX_MESSAGE_BYTES) -> bytes | None:
+    """``shown`` (whose log holds the entries after ``after``) as one message of at most ``limit`` bytes,
+    leaving out its oldest entries when it must (``after`` then names the last one left out); None when
+    not even the newest entry fits (send ``changed``)."""
     payload = shown.model_dump(mode="json")
-    data = _encode({"type": "view", "view": payload})
+    data = _encode({"type": "view", "view": payload, **({"after": after} if after is not None else {})})
     if len(data) <= limit:
         return data
     log = payload["log"]

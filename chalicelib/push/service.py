@@ -15,7 +15,7 @@ from pydantic import ValidationError
 
 from ..errors import ApiError, NotFound, PayloadTooLarge, Unauthorized, Unavailable, ValidationFailed
 from ..stage import keys
-from ..stage.models import LOG_LIMIT
+from ..stage.models import StageView
 from ..stage.service import AGENT, PLAYER, StageService
 from ..stage.store import StageRecord
 from . import messages
@@ -25,6 +25,8 @@ from .sender import Gone, Sender
 log = logging.getLogger("butai.push")
 # Sends to one stage's pages go out side by side: a slow socket holds only its own message.
 PARALLEL_SENDS = 16
+# The newest log entries a push reads and may carry: more than one turn writes (a reply and its lines).
+NEWS_ENTRIES = 10
 
 
 @dataclass
@@ -111,10 +113,11 @@ class PushService:
             pass
 
     # -- a change of a stage ---------------------------------------------------------------------------
-    def fan_out(self, stage: StageRecord, show: bool = True) -> FanOut:
-        """Sends ``stage`` as it is now to every page subscribed to it, once.  Subscriptions whose key no
-        longer opens the stage (rotated) are closed and removed; those whose socket is gone, removed.
-        ``show=False`` only does the key check (a change that shows nothing new: a rotation)."""
+    def fan_out(self, stage: StageRecord, show: bool = True, since: str | None = None) -> FanOut:
+        """Sends ``stage`` as it is now to every page subscribed to it, once: its current line, scene and
+        the log entries written since version ``since`` (the version before the change).  Subscriptions
+        whose key no longer opens the stage (rotated) are closed and removed; those whose socket is gone,
+        removed.  ``show=False`` only does the key check (a change that shows nothing new: a rotation)."""
         subscribed = self.connections.of_stage(stage.stage_id)
         done = FanOut(subscribed=len(subscribed))
         if not subscribed:
@@ -125,14 +128,34 @@ class PushService:
             self._drop(refused, close=True)
         if not show or not allowed:
             return done
-        shown = self.stages.view(stage, self.stages.store.recent_log(stage.stage_id, LOG_LIMIT))
-        data = messages.view(shown)
+        shown, after = self.news(stage, since)
+        data = messages.view(shown, after)
         if data is None:
             # Not even the newest entry fits: the page fetches the view itself (a GET per page).
             data, done.nudged = messages.changed(stage.stage_id, shown.version), True
         delivered = list(self._pool.map(lambda c: self._deliver(c, data), allowed))
         done.sent, done.gone = delivered.count(True), delivered.count(False)
         return done
+
+    def news(self, stage: StageRecord, since: str | None) -> tuple[StageView, str | None]:
+        """The view of ``stage`` with only the log entries after ``since``, and the entry they follow.
+
+        One Query of the newest entries (a turn writes a reply and a few lines): when ``since`` is among
+        them, what follows it is new; when it is not (a scene change's version names no entry, or more was
+        written), the newest entries after the oldest one read; when the stage's whole log was read, all
+        of it, following nothing."""
+        tail = self.stages.store.recent_log(stage.stage_id, NEWS_ENTRIES + 1)
+        ids = [entry.id for entry in tail]
+        if stage.version in ids:
+            # The log is read after the stage: entries of later changes wait for their own push, so the
+            # line, the scene and the log a page is sent belong to the same change.
+            tail, ids = tail[:ids.index(stage.version) + 1], ids[:ids.index(stage.version) + 1]
+        if since is not None and since in ids:
+            at = ids.index(since)
+            return self.stages.view(stage, tail[at + 1:]), since
+        if len(tail) <= NEWS_ENTRIES:
+            return self.stages.view(stage, tail), None
+        return self.stages.view(stage, tail[1:]), tail[0].id
 
     def _deliver(self, connection: Connection, data: bytes) -> bool:
         try:

@@ -13,6 +13,7 @@ of this: the stream is read after its transaction committed, by another function
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
 
 from ..stage.dynamo import stage_from_item
 from ..stage.store import StageRecord
@@ -22,10 +23,19 @@ log = logging.getLogger("butai.push")
 _KEYS = ("agent_key_hash", "player_key_hash")
 
 
-def changes(records: list[dict]) -> dict[str, tuple[StageRecord, bool, bool, str]]:
-    """Per stage: its newest image, whether its version moved, whether a key changed, and the sequence
-    number of its newest record (what a retry starts from)."""
-    found: dict[str, tuple[StageRecord, bool, bool, str]] = {}
+@dataclass
+class Change:
+    """A stage's changes in one batch: its newest image, the version before the first of them, whether
+    the version moved, whether a key changed, and the newest record's sequence number (a retry's start)."""
+    stage: StageRecord
+    since: str | None
+    moved: bool
+    rotated: bool
+    sequence: str
+
+
+def changes(records: list[dict]) -> dict[str, Change]:
+    found: dict[str, Change] = {}
     for record in records:
         data = record.get("dynamodb") or {}
         new = data.get("NewImage")
@@ -36,22 +46,23 @@ def changes(records: list[dict]) -> dict[str, tuple[StageRecord, bool, bool, str
         moved = old.get("version") != new.get("version")
         rotated = any(old.get(k) != new.get(k) for k in _KEYS) if old else False
         before = found.get(stage.stage_id)
+        since = (old.get("version") or {}).get("S") if before is None else before.since
         if before is not None:
-            moved, rotated = moved or before[1], rotated or before[2]
-        found[stage.stage_id] = (stage, moved, rotated, str(data.get("SequenceNumber", "")))
+            moved, rotated = moved or before.moved, rotated or before.rotated
+        found[stage.stage_id] = Change(stage, since, moved, rotated, str(data.get("SequenceNumber", "")))
     return found
 
 
 def handle(event: dict, service: PushService) -> dict:
     failures = []
-    for stage_id, (stage, moved, rotated, sequence) in changes(event.get("Records") or []).items():
-        if not moved and not rotated:
+    for stage_id, change in changes(event.get("Records") or []).items():
+        if not change.moved and not change.rotated:
             continue
         try:
-            service.fan_out(stage, show=moved)
+            service.fan_out(change.stage, show=change.moved, since=change.since)
         except Exception:  # noqa: BLE001 - storage trouble: let Lambda retry this stage's change
             log.exception("push fan-out for %s failed", stage_id)
-            failures.append({"itemIdentifier": sequence})
+            failures.append({"itemIdentifier": change.sequence})
     return {"batchItemFailures": failures}
 
 

@@ -65,11 +65,18 @@ def test_each_change_arrives_as_the_view_a_get_answers(local_runtime, stages):
             message = json.loads(ws.recv(timeout=WAIT_S))
             assert message["type"] == "view" and message["view"]["version"] == spoken["version"]
         _, _, view = call(api, "GET", f"/stages/{created.stage_id}", created.player_key)
-        assert message["view"] == view
+        assert message["view"] == view and "after" not in message      # the whole (short) log: what GET answers
 
-        assert call(api, "POST", f"/stages/{created.stage_id}/reply", created.player_key, {"text": "受け取った"})[0] == 202
-        pushed = json.loads(player.recv(timeout=WAIT_S))["view"]
-        assert [(e["role"], e["text"]) for e in pushed["log"]] == [("character", "押し届けます"), ("player", "受け取った")]
+        status, _, accepted = call(api, "POST", f"/stages/{created.stage_id}/reply", created.player_key,
+                                   {"text": "受け取った"})
+        assert status == 202
+        pushed = json.loads(player.recv(timeout=WAIT_S))
+        # Only what is new, after the entry the page already has.
+        assert pushed["after"] == spoken["id"]
+        assert [(e["id"], e["role"], e["text"]) for e in pushed["view"]["log"]] == [
+            (accepted["id"], "player", "受け取った")]
+        _, _, view = call(api, "GET", f"/stages/{created.stage_id}", created.player_key)
+        assert pushed["view"] == {**view, "log": view["log"][-1:]}
         # A read changes nothing, so it pushes nothing; a keep-alive ping is not answered and changes nothing.
         call(api, "GET", f"/stages/{created.stage_id}", created.player_key)
         player.send(json.dumps({"action": "ping"}))

@@ -100,7 +100,15 @@ def test_a_subscribed_page_gets_every_change_through_the_stream(services, aws_se
     assert [m["type"] for m in messages] == ["view"]
     view = messages[0]["view"]
     assert view["current"]["text"] == "届きましたか？" and view["version"] != line.version
-    assert [e["text"] for e in view["log"]] == ["届きましたか？", "届いたよ"]
+    assert [e["text"] for e in view["log"]] == ["届きましたか？", "届いたよ"] and "after" not in messages[0]
+
+    # The next batch carries only what follows the version before it (the player's reply).
+    mark = records[-1]["dynamodb"]["SequenceNumber"]
+    answers = [services.stage.speak(created.stage_id, created.agent_key, SpeakRequest(text=t)) for t in ("は", "い")]
+    assert stream.handle({"Records": stream_records(aws_settings, after=mark)}, push) == {"batchItemFailures": []}
+    latest = sent("conn-a")[-1]
+    assert latest["after"] == view["log"][-1]["id"]
+    assert [e["id"] for e in latest["view"]["log"]] == [a.id for a in answers]
 
 
 def test_a_change_that_shows_nothing_new_is_not_sent_and_a_rotated_key_closes_the_page(
