@@ -1045,10 +1045,10 @@
 
   // ------------------------------------------------------------------ push
   // The stage pushes every change over a WebSocket on the page's own origin (/push): the page subscribes
-  // with its key, and each change arrives as the view a GET would answer (or, for a view too large for one
-  // message, as news to fetch it). After every subscription one conditional GET catches up on what was
-  // written before it held, so a reconnect misses nothing; a view already shown (same version) is not
-  // shown again. A hidden tab holds no socket.
+  // with its key, and each change arrives as the view a GET would answer with only the log entries the
+  // change added (or, when even those do not fit in a message, as news to fetch the view). After every
+  // subscription one conditional GET catches up on what was written before it held, so a reconnect
+  // misses nothing; a view already shown (same version) is not shown again. A hidden tab holds no socket.
 
   var push = { socket: null, live: false, failures: 0, retry: null, refused: false, keepalive: null };
 
@@ -1109,14 +1109,25 @@
     pollNow();   // the catch-up: anything written before the subscription held
   }
 
-  // A view too large for one message comes with only its newest log entries, `after` the entry before
-  // them: they follow that entry on the page; a page without it missed a change and fetches the view.
+  function logIndex(id) {
+    for (var i = shownLog.length - 1; i >= 0; i--) if (String(shownLog[i].id) === id) return i;
+    return -1;
+  }
+
+  // A push's log holds the entries its change added, `after` the entry before them: they follow that entry
+  // on the page; a page without it missed a change and fetches the view. A push older than what a poll
+  // already showed (its newest entry is on the page, with others after it) is not shown.
   function showPushed(view, after) {
     var version = view.version == null ? "" : String(view.version);
     if (version && version === lastVersion) return;
+    var added = Array.isArray(view.log) ? view.log : [];
+    var newest = added.length ? str(added[added.length - 1].id) : after;
+    if (newest) {
+      var seen = logIndex(newest);
+      if (seen >= 0 && seen < shownLog.length - 1) return;
+    }
     if (after !== null) {
-      var at = -1;
-      for (var i = 0; i < shownLog.length; i++) if (String(shownLog[i].id) === after) at = i;
+      var at = logIndex(after);
       if (at < 0 || !Array.isArray(view.log)) {
         pollNow();
         return;

@@ -173,7 +173,7 @@ def run_bench(lines: int, sockets: list[int], fan_out_lines: int) -> dict:
                                saver_interval=3600, rate=0)
         runtime.start()
         try:
-            calls = _DynamoCalls(runtime.stage_service.store._db, runtime.push_service.connections._db)
+            calls = _DynamoCalls(runtime.push_service.stages.store._db)
             stage = runtime.stage_service.create_stage("bench-push")
             seen = _pages(runtime, stage, lines, calls)
             report = {

@@ -29,6 +29,7 @@ from chalicelib.expression import describe as describe_judge
 from chalicelib.push.connections import DynamoConnections
 from chalicelib.push.service import PushService
 from chalicelib.stage.audio import parse_origins
+from chalicelib.stage.dynamo import DynamoStageStore
 from chalicelib.stage.keys import bearer_token, hash_key
 from chalicelib.stage.service import StageService
 from chalicelib.stage.waiting import ReplySignal
@@ -255,10 +256,13 @@ class LocalRuntime:
         context.use(self.services)
         # Pages' push sockets: the cloud's protocol and service; every write of the API's client to the
         # `current` table starts a fan-out, as the table's stream does in the cloud.
+        # The pushes have their own DynamoDB client, as the cloud's push functions are not the API's.
         self.push = LocalPush(self.settings, self.host)
-        self.push_service = PushService(self.services.stage,
-                                        DynamoConnections(aws.client("dynamodb", self.settings), self.settings),
-                                        self.push.sockets)
+        push_db = aws.client("dynamodb", self.settings)
+        push_stages = StageService(DynamoStageStore(push_db, self.settings), self.services.stage.catalog,
+                                   assets_base_url=self.settings.assets_base_url,
+                                   default_character=self.settings.default_character)
+        self.push_service = PushService(push_stages, DynamoConnections(push_db, self.settings), self.push.sockets)
         self.push.start(self.push_service, self.services.stage.store._db)
 
         app = load_app()
