@@ -98,8 +98,9 @@ class LocalPush:
         # The library's own server, on a socket of its own that nothing uses: the pages' sockets arrive
         # through take(); its serve_forever only keeps shutdown() able to close them.
         self._server = serve(self._serve, sock=socket.create_server((host, 0)), process_request=self._check,
-                             max_size=messages.INBOUND_MAX_BYTES, compression=None, server_header="butai",
-                             ping_interval=20, ping_timeout=20, close_timeout=2)
+                             process_response=self._headers, max_size=messages.INBOUND_MAX_BYTES,
+                             compression=None, server_header="butai", ping_interval=20, ping_timeout=20,
+                             close_timeout=2)
         self._threads = [threading.Thread(target=self._server.serve_forever, name="push-server", daemon=True),
                          threading.Thread(target=self._fan_out_loop, name="push-fan-out", daemon=True)]
 
@@ -151,6 +152,12 @@ class LocalPush:
     def _check(self, connection: ServerConnection, request):
         if self.service is None or self._stopping:
             return connection.respond(HTTPStatus.SERVICE_UNAVAILABLE, "the local stage is stopping\n")
+        return None
+
+    @staticmethod
+    def _headers(connection: ServerConnection, request, response):
+        # As every other answer of the local server says it (a refused upgrade is a text/plain body).
+        response.headers["X-Content-Type-Options"] = "nosniff"
         return None
 
     def _serve(self, connection: ServerConnection) -> None:

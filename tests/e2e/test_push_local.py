@@ -179,6 +179,7 @@ def test_only_an_upgrade_to_push_reaches_the_socket(local_runtime):
     with pytest.raises(urllib.error.HTTPError) as plain:
         urllib.request.urlopen(api + "/push", timeout=WAIT_S)
     assert plain.value.code in (400, 426)                          # the library's answer: not a WebSocket request
+    assert plain.value.headers["X-Content-Type-Options"] == "nosniff" and plain.value.headers["Server"] == "butai"
     with pytest.raises(InvalidStatus) as elsewhere:
         connect(api.replace("http://", "ws://") + "/stages/s_0000000000000000", open_timeout=WAIT_S)
     # the API's own answer (the key first), in its own shape
