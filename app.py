@@ -128,7 +128,7 @@ def debug(stage_id):
     except ApiError:
         services.stage.check_key(stage_id, key, agent_only=not services.director.players_see_debug)
         raise
-    return json_response(200, {"turns": services.director.debug(stage_id, key, limit)})
+    return json_response(200, {"turns": [turn.to_dict() for turn in services.director.debug(stage_id, key, limit)]})
 
 
 @app.on_ws_message()

@@ -25,6 +25,7 @@ from typing import Any
 
 from butai_tools.page_policy import content_security_policy
 from butai_tools.stage import images
+from chalicelib import env as names
 from chalicelib import tables
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -343,18 +344,18 @@ def rules() -> dict:
 def function_environment() -> dict:
     env: dict[str, Any] = {var: ref(resource_id) for resource_id, var in tables.CFN_TABLES.values()}
     env.update({
-        "BUTAI_DEPLOYMENT_STAGE": ref("StageName"),
-        "BUTAI_BUCKET": ref("AssetsBucket"),
+        names.DEPLOYMENT_STAGE: ref("StageName"),
+        names.BUCKET: ref("AssetsBucket"),
         # BUTAI_ASSETS_URL stays unset: image URLs are relative ("/characters/…"),
         # which resolve against the CloudFront origin that serves both the page
         # and the API.  (An absolute URL would need the distribution's domain
         # here, and the distribution depends on the API: a cycle.)
-        "BUTAI_RETENTION_DAYS": ref("RetentionDays"),
-        "BUTAI_AUDIO_ORIGINS": ref("AudioOrigins"),
-        "BUTAI_CLASSIFIER": if_classifier("sagemaker", "lexical"),
-        "BUTAI_SAGEMAKER_ENDPOINT": if_classifier(getatt("ClassifierEndpoint", "EndpointName")),
-        "BUTAI_SAGEMAKER_MODEL": if_classifier(ref("ClassifierModelId")),
-        "BUTAI_CONTEXT_LIMIT": if_classifier(ref("ClassifierMaxModelLen")),
+        names.RETENTION_DAYS: ref("RetentionDays"),
+        names.AUDIO_ORIGINS: ref("AudioOrigins"),
+        names.CLASSIFIER: if_classifier("sagemaker", "lexical"),
+        names.SAGEMAKER_ENDPOINT: if_classifier(getatt("ClassifierEndpoint", "EndpointName")),
+        names.SAGEMAKER_MODEL: if_classifier(ref("ClassifierModelId")),
+        names.CONTEXT_LIMIT: if_classifier(ref("ClassifierMaxModelLen")),
     })
     return env
 
@@ -746,7 +747,7 @@ def webhook_resources() -> dict:
     log_table, _ = tables.CFN_TABLES["log"]
     pending, _ = tables.CFN_TABLES["pending_replies"]
     env = {var: ref(resource_id) for resource_id, var in (tables.CFN_TABLES["current"], tables.CFN_TABLES["log"])}
-    env.update({"BUTAI_DEPLOYMENT_STAGE": ref("StageName"), "BUTAI_RETENTION_DAYS": ref("RetentionDays")})
+    env.update({names.DEPLOYMENT_STAGE: ref("StageName"), names.RETENTION_DAYS: ref("RetentionDays")})
     log_group = "WebhookDeliveryLogGroup"
     return {
         WEBHOOK_QUEUE: {
@@ -858,8 +859,8 @@ def function_logs(function: str, role: str, policy_name: str) -> dict:
 
 def push_environment() -> dict:
     env = {var: ref(resource_id) for resource_id, var in (tables.CFN_TABLES["current"], tables.CFN_TABLES["log"])}
-    env.update({"BUTAI_DEPLOYMENT_STAGE": ref("StageName"), "BUTAI_BUCKET": ref("AssetsBucket"),
-                "BUTAI_PUSH_ENDPOINT": sub(PUSH_ENDPOINT)})
+    env.update({names.DEPLOYMENT_STAGE: ref("StageName"), names.BUCKET: ref("AssetsBucket"),
+                names.PUSH_ENDPOINT: sub(PUSH_ENDPOINT)})
     return env
 
 
@@ -933,7 +934,7 @@ def outputs() -> dict:
         "PageURL": {"Description": "The stage page (BUTAI_PAGE_URL); also the API origin for agents",
                     "Value": sub("https://${Distribution.DomainName}/")},
         "DistributionId": {"Value": ref("Distribution")},
-        "AssetsBucketName": {"Description": "BUTAI_BUCKET", "Value": ref("AssetsBucket")},
+        "AssetsBucketName": {"Description": names.BUCKET, "Value": ref("AssetsBucket")},
         "ClassifierRepositoryUri": {"Value": getatt("ClassifierRepository", "RepositoryUri")},
         "WebhookDeadLetterQueueUrl": {"Description": "Webhook deliveries that failed every retry",
                                       "Value": ref(WEBHOOK_QUEUE)},
@@ -946,7 +947,7 @@ def outputs() -> dict:
 
 
 # Stack outputs → the variables the operator CLI (`butai … --aws`) reads.
-OUTPUT_ENV = {"PageURL": "BUTAI_PAGE_URL", "AssetsBucketName": "BUTAI_BUCKET",
+OUTPUT_ENV = {"PageURL": names.PAGE_URL, "AssetsBucketName": names.BUCKET,
               **{f"{resource_id}Name": var for resource_id, var in tables.CFN_TABLES.values()}}
 
 

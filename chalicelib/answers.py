@@ -12,29 +12,47 @@ answers in their own words, from the most specific authored line that fits:
    reaction in the speaker's `reactions`;
 3. **fallback**: the speaker's fallback lines, last.
 
+The conversation layer (chalicelib/conversation) puts its own answers around
+these (a reply to a character's question, a line recalled, an order) and
+calls the layers one by one; ``answer`` is the three in this order.
+
 Every line carries its expression (neutral when the author gave none).  Which
 line of a set is said follows the set's variation mode, with its history in
 the game state (`scenario.variation`), so the choice is deterministic and
-stored with the turn.
+stored with the turn.  A knowledge line is said once per game unless its
+entry is `repeatable`; with a `Variety` policy no line is said again within a
+window of turns, nor more than twice a game, unless nothing else fits.
 """
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Literal
 
-from .interpret.acts import NO_ACT, ActRecogniser
-from .interpret.cues import SceneNames
+from .interpret.acts import NO_ACT, ActFound, ActRecogniser
+from .interpret.cues import SceneNames, unstretched
 from .interpret.owners import place_owned_words, said_of_person
 from .interpret.text import TextForms, WordMatcher, find_names, make_matcher, nfkc
 from .scenario import FreeTalk, GameRules, GameState, PlayerInput
 from .scenario.loader import NEUTRAL, CompiledKnowledge
 from .scenario.variation import fallback_key, knowledge_key, pick, reaction_key, remember
+from .turn_record import AnswerSource
 
-AnswerSource = Literal["knowledge", "reaction", "fallback"]
 # Acts aimed at a person: when the text names someone present, that person reacts.
 _ABOUT_SOMEONE = {"称賛", "暴言", "本人", "感謝", "謝罪"}
 SILENCE = "……"
+
+
+class Freshness:
+    """What a wider policy lets a set say now (conversation.variety.Variety implements it)."""
+
+    def fresh(self, ref: str) -> bool:  # pragma: no cover - the protocol's default
+        return True
+
+    def least_said(self, refs: Sequence[str]) -> str | None:  # pragma: no cover
+        return refs[0] if refs else None
+
+
+ANYTHING = Freshness()
 
 
 @dataclass(frozen=True)
@@ -42,14 +60,21 @@ class Answer:
     speaker: str
     text: str
     expression: str
-    source: AnswerSource
+    source: AnswerSource                # knowledge, reaction, fallback or a conversation layer's kind
     ref: str | None                     # which set and line: "reaction/赤尾妙子/挨拶#2"
     act: str                            # the dialogue act recognised (なし when none)
     variation: dict[str, tuple[int, ...]] = field(default_factory=dict)   # the sets' new histories
+    refs: tuple[str, ...] = ()          # every line reference said (a recall says its sentence's too)
+    flags: tuple[str, ...] = ()         # flags the answer sets (an order)
+    detail: dict = field(default_factory=dict)   # what the conversation layer decided (order item, options…)
 
     def to_dict(self) -> dict:
         return {"speaker": self.speaker, "text": self.text, "expression": self.expression, "source": self.source,
-                "ref": self.ref, "act": self.act}
+                "ref": self.ref, "act": self.act, **({"detail": self.detail} if self.detail else {})}
+
+
+# (speaker, text, expression, source, ref, variation)
+Found = tuple[str, str, str, str, str | None, dict]
 
 
 class Answerer:
@@ -66,24 +91,28 @@ class Answerer:
         # Words an intent ties to a place (店の名前): said of a person (お名前) they name another topic.
         self._owned = place_owned_words(self.scenario)
 
-    def answer(self, free_talk: FreeTalk, state: GameState, text: str, *, turn: int | None = None) -> Answer:
+    def answer(self, free_talk: FreeTalk, state: GameState, text: str, *, turn: int | None = None,
+               variety: Freshness = ANYTHING) -> Answer:
         """The answer for a free-conversation request of a step from `state`."""
         turn = state.turn + 1 if turn is None else turn
-        forms = TextForms.of(text)
-        act = self.recogniser.recognise(text).act
-        speaker = free_talk.speaker
-        found = self._knowledge(free_talk, state, forms, turn)
-        if found is None and act != NO_ACT:
-            # 「葵ちゃんかわいいね」 said to the room: the one it is about reacts.
-            about = self._named_present(forms.nfkc, state.place) if free_talk.speaker == \
-                self.rules.responder(state.place) and act in _ABOUT_SOMEONE else None
-            found = self._reaction(about or speaker, act, state, turn)
+        found_act = self.recogniser.recognise(text)
+        found = self.knowledge(free_talk, state, text, turn, variety)
         if found is None:
-            found = self._fallback(speaker, state, turn)
-        who, said, expression, source, ref, variation = found
-        return Answer(who, said, expression, source, ref, act, variation)
+            found = self.reaction(free_talk, state, text, found_act, turn, variety)
+        if found is None:
+            found = self.fallback(free_talk.speaker, state, turn, variety)
+        return self.make(found, found_act.act)
 
-    def _named_present(self, text: str, place: str) -> str | None:
+    @staticmethod
+    def make(found: Found, act: str, **extra) -> Answer:
+        who, said, expression, source, ref, variation = found
+        return Answer(who, said, expression, source, ref, act, variation,  # type: ignore[arg-type]
+                      refs=(ref,) if ref else (), **extra)
+
+    def act(self, text: str) -> ActFound:
+        return self.recogniser.recognise(text)
+
+    def named_present(self, text: str, place: str) -> str | None:
         """The one character present whom the text names, if exactly one."""
         named = set()
         for person in self.rules.people(place):
@@ -94,23 +123,39 @@ class Answerer:
 
     # ---- knowledge
 
-    def _knowledge(self, free_talk: FreeTalk, state: GameState, forms: TextForms, turn: int):
+    def knowledge(self, free_talk: FreeTalk, state: GameState, text: str, turn: int,
+                  variety: Freshness = ANYTHING, *, only_speaker: bool = False) -> Found | None:
+        """`only_speaker`: the player addressed the speaker by name; nobody else answers for them."""
+        forms = TextForms.of(unstretched(nfkc(text)))        # かんぱーい names 乾杯's かんぱい
         intent = free_talk.intent
-        people = [free_talk.speaker] + [p for p in self.rules.people(state.place) if p != free_talk.speaker]
+        people = [free_talk.speaker] + ([] if only_speaker else
+                                        [p for p in self.rules.people(state.place) if p != free_talk.speaker])
         for person in people:
-            entries = self._fitting_entries(person, intent, state, forms)
-            for entry in entries:
-                key = knowledge_key(person, entry.index)
-                said = self._say(key, entry.entry.mode, entry.entry.lines, state, turn)
-                if said is not None:
-                    index, variation = said
-                    line = entry.entry.lines[index]
-                    return (person, line.text, line.expression or NEUTRAL, "knowledge", f"{key}#{index + 1}",
-                            variation)
+            for entry in self.fitting_entries(person, intent, state, forms):
+                found = self.knowledge_line(person, entry, state, turn, variety)
+                if found is not None:
+                    return found
         return None
 
-    def _fitting_entries(self, person: str, intent: str | None, state: GameState,
-                         forms: TextForms) -> list[CompiledKnowledge]:
+    def knowledge_line(self, person: str, entry: CompiledKnowledge, state: GameState, turn: int,
+                       variety: Freshness = ANYTHING, only: int | None = None) -> Found | None:
+        """A line of one knowledge entry that may be said now (`only`: that line or none)."""
+        key = knowledge_key(person, entry.index)
+        used = set(state.variation.get(key, ()))
+
+        def allowed(i: int) -> bool:
+            if only is not None and i != only:
+                return False
+            return (entry.entry.repeatable or i not in used) and variety.fresh(f"{key}#{i + 1}")
+        said = self._say(key, entry.entry.mode, entry.entry.lines, state, turn, allowed)
+        if said is None:
+            return None
+        index, variation = said
+        line = entry.entry.lines[index]
+        return person, line.text, line.expression or NEUTRAL, AnswerSource.KNOWLEDGE, f"{key}#{index + 1}", variation
+
+    def fitting_entries(self, person: str, intent: str | None, state: GameState,
+                        forms: TextForms) -> list[CompiledKnowledge]:
         """Entries of `person` that answer this input, best first: for an
         intent, its entries whose condition holds (those naming words in the
         text first, then the least used); for なし, entries whose words the
@@ -121,50 +166,90 @@ class Answerer:
         shown = state.shown
         named = [k for k in entries if k.entry.words and self._names(forms, k)]
         if intent is None:
-            return [k for k in named if k.condition.holds_for_intent(shown) or not k.condition.inputs]
+            # its condition, read as if the input were its own intent (an entry of no intent: its other terms)
+            return [k for k in named if k.condition.holds_for_intent(shown)]
         wanted = PlayerInput.intent(intent)
         held = [k for k in entries if intent in k.intents and k.condition.holds(wanted, shown, None, False, False)]
         uses = {k.index: len(state.variation.get(knowledge_key(person, k.index), ())) for k in held}
         return sorted(held, key=lambda k: (k not in named, uses[k.index], k.index))
 
+    def entries_of(self, person: str) -> tuple[CompiledKnowledge, ...]:
+        return self._with_lines.get(person, ())
+
     def _names(self, forms: TextForms, entry: CompiledKnowledge) -> bool:
         """Whether the text names one of the entry's words in the sense the interpreter reads it: a word
         its intent ties to a place, said of a person (お名前, 葵の名前), does not count."""
-        owned = frozenset().union(*(self._owned.get(f"意図:{i}", ()) for i in entry.intents))
+        owned = frozenset().union(*(self._owned.get(str(PlayerInput.intent(i)), ()) for i in entry.intents))
         return any(not (hit.word in owned and said_of_person(forms.nfkc, hit.start, self.names))
                    for hit in self.matcher.hits(forms, entry.entry.words))
 
     # ---- reactions and fallbacks
 
-    def _reaction(self, speaker: str, act: str, state: GameState, turn: int):
+    def reacting(self, free_talk: FreeTalk, state: GameState, text: str, act: str) -> str:
+        """Who reacts: 「葵ちゃんかわいいね」 said to the room is reacted to by the one it is about."""
+        if free_talk.speaker == self.rules.responder(state.place) and act in _ABOUT_SOMEONE:
+            return self.named_present(nfkc(text), state.place) or free_talk.speaker
+        return free_talk.speaker
+
+    def reaction(self, free_talk: FreeTalk, state: GameState, text: str, found_act: ActFound, turn: int,
+                 variety: Freshness = ANYTHING) -> Found | None:
+        if found_act.act == NO_ACT:
+            return None
+        speaker = self.reacting(free_talk, state, text, found_act.act)
+        acts = ("会計", found_act.act) if found_act.paying else (found_act.act,)
+        for act in acts:
+            found = self.reaction_of(speaker, act, state, turn, variety)
+            if found is not None:
+                return found
+            if act in self.scenario.reactions.get(speaker, {}):
+                return None         # the set exists and has nothing fresh: the next layer answers
+        return None
+
+    def reaction_of(self, speaker: str, act: str, state: GameState, turn: int,
+                    variety: Freshness = ANYTHING) -> Found | None:
         reaction = self.scenario.reactions.get(speaker, {}).get(act)
         if reaction is None:
             return None
         key = reaction_key(speaker, act)
-        said = self._say(key, reaction.mode, reaction.lines, state, turn)
+        said = self._say(key, reaction.mode, reaction.lines, state, turn,
+                         lambda i: variety.fresh(f"{key}#{i + 1}"))
         if said is None:
             return None
         index, variation = said
         line = reaction.lines[index]
-        return speaker, line.text, line.expression or NEUTRAL, "reaction", f"{key}#{index + 1}", variation
+        return speaker, line.text, line.expression or NEUTRAL, AnswerSource.REACTION, f"{key}#{index + 1}", variation
 
-    def _fallback(self, speaker: str, state: GameState, turn: int):
+    def fallback(self, speaker: str, state: GameState, turn: int, variety: Freshness = ANYTHING) -> Found:
         fallbacks = self.scenario.characters[speaker].fallbacks
         key = fallback_key(speaker)
-        said = self._say(key, "cycle", fallbacks, state, turn)
+        said = self._say(key, "cycle", fallbacks, state, turn, lambda i: variety.fresh(f"fallback/{fallbacks[i].id}"))
+        history = state.variation.get(key, ())
         if said is None and fallbacks:
-            # one fallback, just said: it answers again rather than nobody
-            said = (0, {key: remember(state.variation.get(key, ()), 0, 1)})
+            # nothing fresh: the one said least, longest ago (not the one just said when there is a choice)
+            last = history[-1] if history else None
+            options = [f"fallback/{f.id}" for i, f in enumerate(fallbacks) if i != last or len(fallbacks) == 1]
+            chosen_ref = variety.least_said(options) or options[0]
+            index = next(i for i, f in enumerate(fallbacks) if f"fallback/{f.id}" == chosen_ref)
+            said = (index, {key: remember(history, index, len(fallbacks))})
         if said is None:
-            return speaker, SILENCE, NEUTRAL, "fallback", None, {}
+            return speaker, SILENCE, NEUTRAL, AnswerSource.FALLBACK, None, {}
         index, variation = said
         chosen = fallbacks[index]
-        return speaker, chosen.text, chosen.expression or NEUTRAL, "fallback", chosen.id, variation
+        return speaker, chosen.text, chosen.expression or NEUTRAL, AnswerSource.FALLBACK, f"fallback/{chosen.id}", variation
+
+    def line_set(self, key: str, mode, lines: Sequence, state: GameState, turn: int, ref_prefix: str,
+                 variety: Freshness = ANYTHING, *, once: bool = False) -> tuple[int, dict] | None:
+        """A line of any varying set (menu lines, chatter, recall and clarify lead-ins), fresh by `variety`
+        (`once`: each line once per game, like a knowledge entry)."""
+        used = set(state.variation.get(key, ())) if once else set()
+        return self._say(key, mode, lines, state, turn,
+                         lambda i: i not in used and variety.fresh(f"{ref_prefix}#{i + 1}"))
 
     @staticmethod
-    def _say(key: str, mode, lines: Sequence, state: GameState, turn: int):
+    def _say(key: str, mode, lines: Sequence, state: GameState, turn: int,
+             allowed: Callable[[int], bool] | None = None):
         history = state.variation.get(key, ())
-        index = pick(len(lines), mode, history, f"{key}/{turn}")
+        index = pick(len(lines), mode, history, f"{key}/{turn}", allowed)
         if index is None or not lines[index].text.strip():
             return None
         return index, {key: remember(history, index, len(lines))}

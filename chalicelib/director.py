@@ -22,20 +22,19 @@ import logging
 import re
 import threading
 import time
-from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from . import ids, observability
-from .answers import Answer, Answerer
-from .errors import NotFound, ValidationFailed
-from .faces import NEUTRAL
-from .http import transient
+from .answers import Answerer
+from .conversation import Conversation, PlayedTurn
+from .errors import ApiError, NotFound, ValidationFailed
+from .faces import NEUTRAL, ExpressionSource
 from .interpret.interpreter import Interpreter
-from .scenario import EndingNotice, ExitsNotice, GameRules, GameState, PlayerInput, load_scenario_text
-from .stage.models import LOG_LIMIT, ReplyAccepted, ReplyRequest
+from .scenario import EndingNotice, ExitsNotice, GameRules, GameState, Step, load_scenario_text
+from .stage.models import ReplyAccepted, ReplyRequest
 from .stage.records import (
     DirectorMemory,
     StoredCharacter,
@@ -43,22 +42,24 @@ from .stage.records import (
     StoredEnding,
     StoredNotice,
     StoredScene,
-    TurnRecord,
 )
-from .stage.service import PLAYER, CreatedStage, StageService
+from .stage.service import CreatedStage, StageService
 from .stage.store import (
     AlreadyClaimed,
     Guard,
-    GuardFailed,
     LogRecord,
     ReplyRecord,
     Role,
     StageKind,
     StageRecord,
+    StageUpdate,
     StaleGame,
+    StoredLine,
     TurnWrite,
 )
+from .stage.transient import transient
 from .talk import Talker, TalkRequest, TalkResult
+from .turn_record import AnswerSource, JudgmentRecord, NoticeRecord, TurnRecord
 
 SCENARIO_PREFIX = "scenarios/"
 # Shown to the player when a reply cannot be played at all (the debug view says why).
@@ -70,9 +71,6 @@ log_errors = logging.getLogger("butai.director")
 RESTART_TEXT = "もう一度"
 _RESTART = re.compile(r"^\s*(?:もう一度|もういちど|もう一回|もういっかい|最初から|はじめから|初めから|リスタート|restart)\s*[。！!]*\s*$",
                       re.IGNORECASE)
-# Stages whose log tail a process remembers (by the stage's log version), so a
-# turn after its own last turn or poll does not read the log again.
-_TAILS = 256
 
 
 @dataclass
@@ -81,6 +79,7 @@ class LoadedScenario:
     rules: GameRules
     interpreter: Interpreter
     answerer: Answerer = field(default=None)  # type: ignore[assignment]
+    conversation: Conversation = field(default=None)  # type: ignore[assignment]
     # What loading it cost this process (`butai bench coldstart` reports them).
     load_ms: float = 0.0
     build_ms: float = 0.0
@@ -89,6 +88,8 @@ class LoadedScenario:
     def __post_init__(self) -> None:
         if self.answerer is None:
             self.answerer = Answerer(self.rules, self.interpreter.names)
+        if self.conversation is None:
+            self.conversation = Conversation(self.rules, self.interpreter, self.answerer)
 
     @property
     def compiled(self):
@@ -133,15 +134,12 @@ class ScenarioLibrary:
 class Director:
     def __init__(self, stages: StageService, library: ScenarioLibrary, talker: Talker | None = None, *,
                  players_see_debug: bool = False, new_id: Callable[[], str] = ids.new_id):
+        # The one door to the stage: the director asks the service, never its store.
         self.stages = stages
-        self.store = stages.store
-        self.catalog = stages.catalog
         self.library = library
         self.talker = talker or Talker()
         self.players_see_debug = players_see_debug
         self._new_id = new_id
-        self._tails: OrderedDict[str, tuple[str, list[LogRecord]]] = OrderedDict()
-        self._tails_lock = threading.Lock()
 
     # -- stages -------------------------------------------------------------------
     def create(self, name: str, scenario_key: str) -> CreatedStage:
@@ -149,23 +147,21 @@ class Director:
         compiled = loaded.compiled
         host = compiled.responder(compiled.start_place) or next(iter(compiled.characters))
         created = self.stages.create_stage(name, host, kind=StageKind.SCENARIO, scenario=scenario_key, title=compiled.title)
-        self._begin(created.stage_id, loaded, expected_version=0, game_number=1)
+        self._begin(self.stages.scenario_stage(created.stage_id), loaded, game_number=1)
         return created
 
     def reset(self, stage_id: str) -> None:
-        record = self.store.get_stage(stage_id)
-        if record is None or record.kind != StageKind.SCENARIO:
-            raise NotFound("no such scenario stage", "stage_id")
+        record = self.stages.scenario_stage(stage_id)
         memory = DirectorMemory.read(record.director)
-        self._begin(stage_id, self.library.get(record.scenario), record.game_version, memory.game + 1)
+        self._begin(record, self.library.get(record.scenario), memory.game + 1)
 
-    def _begin(self, stage_id: str, loaded: LoadedScenario, expected_version: int, game_number: int) -> None:
+    def _begin(self, record: StageRecord, loaded: LoadedScenario, game_number: int) -> None:
+        """A new game on the stage: its start lines, written on top of the game ``record`` holds."""
         step = loaded.rules.start()
         memory = DirectorMemory(game=game_number)
-        record = self.store.get_stage(stage_id)
         write = self._write(record, loaded, step, state_before=loaded.rules.new_state(), talk=None,
                             memory=memory, turn=None, claim=None)
-        self.store.apply_turn(stage_id, write)
+        self.stages.apply_turn(record, write)
 
     # -- turns ----------------------------------------------------------------------
     def reply(self, stage_id: str, key: str | None, request: ReplyRequest) -> ReplyAccepted:
@@ -175,30 +171,19 @@ class Director:
         if record.kind != StageKind.SCENARIO:
             return self.stages.reply(stage_id, key, request)
         record, log, answered = self._play(record, key=key, guard=guard, request=request)
+        assert answered is not None         # a new reply is always answered, or stored for the next turn
         return ReplyAccepted(id=answered.id, created_at=answered.created_at, view=self.stages.view(record, log))
 
-    def play(self, stage_id: str) -> tuple[StageRecord, list[LogRecord]]:
-        """Answers every unread reply, oldest first.
-
-        Returns the stage as it was left and its log as this handler saw it
-        (read once, before the turns, then extended with what they wrote; a
-        line written meanwhile by someone else shows on the next poll).
-        """
-        record = self.store.get_stage(stage_id)
-        if record is None or record.kind != StageKind.SCENARIO:
-            raise NotFound("no such scenario stage", "stage_id")
-        record, log, _ = self._play(record, look=True)
-        return record, log
-
     def _play(self, record: StageRecord, *, key: str | None = None, guard: Guard | None = None,
-              request: ReplyRequest | None = None, look: bool = False):
+              request: ReplyRequest | None = None) -> tuple[StageRecord, list[LogRecord], ReplyRecord | None]:
         """Answers the unread replies the stage announces, then ``request`` (a
         new reply, written with its turn).  Returns (stage, log, new reply)."""
         stage_id = record.stage_id
-        looked_at, pending = None, []
-        if look or record.unread_hint != record.unread_seen:
-            looked_at, pending = record.unread_hint, self.store.unread_replies(stage_id)
-        log = self._log(record)
+        looked_at: str | None = None
+        pending: list[ReplyRecord] = []
+        if record.unread_hint != record.unread_seen:
+            looked_at, pending = record.unread_hint, self.stages.unread_replies(stage_id)
+        log = self.stages.turn_log(record)
         answered: ReplyRecord | None = None
         attempts = 0
         while (pending or (request is not None and answered is None)) and \
@@ -208,6 +193,7 @@ class Director:
             if pending:
                 reply = pending[0]
             else:
+                assert request is not None
                 reply, incoming = self._new_reply(request)
             loaded = self.library.get(record.scenario)
             try:
@@ -216,89 +202,65 @@ class Director:
                 if transient(exc):
                     raise
                 write = self._unplayable(record, reply, exc)
-            self._complete(write, record, reply, incoming, guard, looked_at, pending)
+            write = self._complete(write, record, reply, incoming, guard, looked_at, pending)
             try:
                 try:
-                    self.store.apply_turn(stage_id, write)
-                except (AlreadyClaimed, StaleGame, GuardFailed):
+                    record, log = self.stages.apply_turn(record, write, log, key)
+                except (AlreadyClaimed, StaleGame, ApiError):
                     raise
                 except Exception as exc:  # noqa: BLE001 - e.g. an item over DynamoDB's size limit
                     if transient(exc) or write.turn is None or write.turn.unplayable:
                         raise
                     write = self._unplayable(record, reply, exc)
-                    self._complete(write, record, reply, incoming, guard, looked_at, pending)
-                    self.store.apply_turn(stage_id, write)
-            except GuardFailed:
-                raise self.stages.auth_error(stage_id, key, PLAYER) from None
+                    write = self._complete(write, record, reply, incoming, guard, looked_at, pending)
+                    record, log = self.stages.apply_turn(record, write, log, key)
             except (AlreadyClaimed, StaleGame) as exc:
                 observability.turn_conflict("claimed" if isinstance(exc, AlreadyClaimed) else "stale_game")
                 if isinstance(exc, AlreadyClaimed):
                     pending.pop(0)            # another handler answered it
                 # Another turn or line landed first: recompute on top of it.
-                record = self.store.get_stage(stage_id)
-                if record is None:
+                reread = self.stages.read_stage(stage_id)
+                if reread is None:
                     raise NotFound("no such stage", "stage_id", code="stage_not_found") from None
+                record = reread
                 if record.unread_hint != record.unread_seen and record.unread_hint != looked_at:
-                    looked_at, pending = record.unread_hint, self.store.unread_replies(stage_id)
-                log = self._log(record)
+                    looked_at, pending = record.unread_hint, self.stages.unread_replies(stage_id)
+                log = self.stages.turn_log(record)
                 continue
             if incoming is None:
                 pending.pop(0)
             else:
                 answered = reply
-            record = _applied(record, write)
-            log = (log + ([incoming] if incoming else []) + write.entries)[-LOG_LIMIT:]
-            self._remember(stage_id, record.version, log)
         if request is not None and answered is None:
             # The game stayed busy through every attempt: the reply is kept, unread, for the next turn.
             accepted = self.stages.reply(stage_id, key, request)
             answered = ReplyRecord(id=accepted.id, text=request.text, created_at=accepted.created_at,
                                    to=request.to, move=request.move)
-            record = self.store.get_stage(stage_id) or record
-            log = self._log(record)
+            record = self.stages.read_stage(stage_id) or record
+            log = self.stages.turn_log(record)
         return record, log, answered
 
     @staticmethod
     def _complete(write: TurnWrite, record: StageRecord, reply: ReplyRecord, incoming: LogRecord | None,
-                  guard: Guard | None, looked_at, pending: list) -> None:
+                  guard: Guard | None, looked_at: str | None, pending: list[ReplyRecord]) -> TurnWrite:
         # Conditioned on the log version it read, so the log it extends is exact.
         write.expected_version = record.version
         if incoming is not None:
-            write.reply, write.reply_entry, write.guard = reply, incoming, guard
+            # A restart is a control, not a line the player said: claimed with the turn, never logged.
+            control = reply.restart or (write.turn is not None and write.turn.restart)
+            write.reply, write.reply_entry, write.guard = reply, None if control else incoming, guard
         if looked_at is not None and len(pending) <= 1:
-            write.stage["unread_seen"] = looked_at     # every reply announced so far is answered
+            write.stage = replace(write.stage, unread_seen=looked_at)  # every reply announced so far is answered
+        return write
 
     def _new_reply(self, request: ReplyRequest) -> tuple[ReplyRecord, LogRecord]:
         # A fresh id on every attempt: the reply is only written with its turn, so it sorts before the
         # turn's lines and after anything that landed before it.
         reply_id = self._new_id()
         created = ids.iso_from_ms(ids.id_time_ms(reply_id))
-        return (ReplyRecord(id=reply_id, text=request.text, created_at=created, to=request.to, move=request.move),
+        return (ReplyRecord(id=reply_id, text=request.text, created_at=created, to=request.to, move=request.move,
+                            restart=request.restart),
                 LogRecord(id=reply_id, role=Role.PLAYER, text=request.text, created_at=created))
-
-    def _log(self, record: StageRecord) -> list[LogRecord]:
-        """The last LOG_LIMIT log entries at the stage's current version: remembered, else read."""
-        with self._tails_lock:
-            hit = self._tails.get(record.stage_id)
-        if hit is not None and hit[0] == record.version:
-            return list(hit[1])
-        log = self.store.recent_log(record.stage_id, LOG_LIMIT)
-        # A log read after the stage may hold a line newer than record.version; it is then stored under a
-        # version the stage has already left, and never matches again.
-        self._remember(record.stage_id, record.version, log)
-        return log
-
-    def _remember(self, stage_id: str, version: str, log: list[LogRecord]) -> None:
-        with self._tails_lock:
-            self._tails[stage_id] = (version, list(log))
-            self._tails.move_to_end(stage_id)
-            while len(self._tails) > _TAILS:
-                self._tails.popitem(last=False)
-
-    def forget_logs(self) -> None:
-        """Drops the remembered log tails (a new process; `butai bench turn` measures both)."""
-        with self._tails_lock:
-            self._tails.clear()
 
     def _unplayable(self, record: StageRecord, reply: ReplyRecord, exc: Exception) -> TurnWrite:
         """A reply that cannot be played, for whatever reason (a stored value the rules refuse, a bug, a
@@ -311,104 +273,105 @@ class Director:
         notice = LogRecord(id=entry_id, role=Role.NOTICE, text=UNPLAYABLE_NOTICE,
                            created_at=ids.iso_from_ms(ids.id_time_ms(entry_id)))
         turn = TurnRecord(id=reply.id, game=memory.game, text=reply.text, to=reply.to, move=reply.move,
-                          notices=[{"kind": "unplayable", "text": UNPLAYABLE_NOTICE}],
+                          notices=[NoticeRecord(kind="unplayable", text=UNPLAYABLE_NOTICE)],
                           errors=[f"unplayable: {type(exc).__name__}: {str(exc)[:300]}"], unplayable=True)
         return TurnWrite(expected_game_version=record.game_version,
-                         stage={"game_version": record.game_version + 1, "version": entry_id},
+                         stage=StageUpdate(game_version=record.game_version + 1, version=entry_id),
                          entries=[notice], claim=reply.id, claim_id=f"turn-{reply.id}", turn=turn)
 
     def turn(self, record: StageRecord, loaded: LoadedScenario, reply: ReplyRecord,
              log: list[LogRecord] | None = None, *, incoming: LogRecord | None = None) -> TurnWrite:
         """Computes one turn (nothing is written).  ``incoming`` is the reply's
-        log entry when the reply is written with the turn (not yet in ``log``)."""
+        log entry when the reply is written with the turn (not yet in ``log``).
+        The turn logic is the conversation's (chalicelib/conversation); this
+        adds the model, when one is configured, and builds the write."""
         started = time.perf_counter()
         rules = loaded.rules
         state = rules.restore(record.game)
         memory = DirectorMemory.read(record.director)
-        if state.ended and not reply.move and _RESTART.match(reply.text):
+        if state.ended and not reply.move and (reply.restart or _RESTART.match(reply.text)):
             return self._restart(record, loaded, reply, memory)
+        if reply.restart:
+            # The restart control before the game has ended changes nothing (a page that sent it twice).
+            turn = TurnRecord(id=reply.id, game=memory.game, text=reply.text, input=None, place_before=state.place,
+                              place_after=state.place, context={"restart": "ignored: the game has not ended"})
+            return self._write(record, loaded, Step(None, (), None, (), state), state_before=state, talk=None,
+                               memory=memory, turn=turn, claim=reply.id)
         errors: list[str] = []
-        to = reply.to if reply.to in loaded.compiled.characters else None
-        if reply.to and to is None:
+        if reply.to and reply.to not in loaded.compiled.characters:
             errors.append(f"unknown addressee {reply.to!r} ignored")
-        if reply.move:
-            addressee = to
-            if reply.move in loaded.compiled.places:
-                chosen = PlayerInput.move(reply.move)
-            else:
-                chosen = PlayerInput.none()
-                errors.append(f"unknown destination {reply.move!r}")
-            interpretation = {"text": reply.text, "rule": "destination_button", "input": str(chosen),
-                              "candidates": [], "ms": {}}
-        else:
-            result = loaded.interpreter.interpret_turn(reply.text, state, to)
-            chosen, addressee, interpretation = result.input, result.addressee, result.debug
-            if result.error:
-                errors.append(f"classifier: {result.error}")
-            observability.classified(result.interpretation.backend, result.error, result.interpretation.detail)
-        t = time.perf_counter()
-        step = rules.handle(chosen, state, addressee)
-        rules_ms = (time.perf_counter() - t) * 1000
-        talk = None
-        if step.free_talk is not None:
-            if self.talker.generator is not None:
+        speak = None
+        if self.talker.generator is not None:
+            def speak(step, addressee):
+                nonlocal log
                 if log is None:
-                    log = self.store.recent_log(record.stage_id, RECENT_LINES + 1)
+                    log = self.stages.turn_log(record)
                 recent = (log + [incoming]) if incoming is not None else log
                 talk = self._free_talk(loaded, step, state, reply, addressee, memory, recent[-(RECENT_LINES + 1):])
-                if talk.source == "fallback" and talk.reason not in (None, "no_model"):
+                if talk.source == AnswerSource.FALLBACK and talk.reason not in (None, "no_model"):
                     errors.append(f"free conversation: {talk.reason}")
-            if talk is None or talk.source != "model":
-                # No model, or it failed: the most specific authored line answers.
-                observability.fell_back(talk.reason if talk is not None else None)
-                step, talk = self._authored_answer(loaded, step, state, reply, talk)
+                return talk
+        t = time.perf_counter()
+        played = loaded.conversation.play(reply.text, state, memory.conversation, to=reply.to, move=reply.move,
+                                          speak=speak)
+        play_ms = (time.perf_counter() - t) * 1000
+        step = played.step
+        errors += played.errors
+        if played.result is not None:
+            result = played.result
+            observability.classified(result.interpretation.backend, result.error, result.interpretation.detail)
+        talk = self._talk_of(played)
+        memory.conversation = played.memory
         free_talk = None
         if talk is not None:
-            free_talk = {"speaker": step.free_talk.speaker, "intent": step.free_talk.intent, **talk.to_dict()}
-            if talk.source != "model":
-                free_talk["speaker"] = talk.speaker
+            # the authored answer's own speaker, else the model's (the character the rules asked to talk)
+            speaker = played.answer.speaker if played.answer is not None else \
+                talk.speaker or (step.free_talk.speaker if step.free_talk is not None else "")
+            free_talk = talk.record(speaker, step.free_talk.intent if step.free_talk is not None else None)
+            if played.answer is not None and played.answer.detail:
+                free_talk.detail = played.answer.detail
         # The debug record is complete before the write is built (its timings stop here).
-        interpret_ms = interpretation.get("ms", {})
-        ms = {**{k: v for k, v in interpret_ms.items() if k != "total"},
-              "rules": round(rules_ms, 3), "talk": round(talk.ms, 3) if talk else 0.0,
-              "total": round((time.perf_counter() - started) * 1000, 3)}
-        turn = TurnRecord(id=reply.id, game=memory.game, text=reply.text, to=reply.to, move=reply.move,
-                          place_before=state.place, place_after=step.state.place, input=str(step.input),
-                          addressee=addressee, interpretation=interpretation, lines=[line.id for line in step.lines],
-                          free_talk=free_talk, notices=[n.to_dict() for n in step.notices], errors=errors, ms=ms)
+        interpretation = played.interpretation
+        phases = {k: v for k, v in interpretation.ms.items() if k != "total"}
+        talk_ms = talk.ms if talk else 0.0
+        ms = {**phases, "rules": round(max(0.0, play_ms - sum(phases.values()) - talk_ms), 3),
+              "talk": round(talk_ms, 3), "total": round((time.perf_counter() - started) * 1000, 3)}
+        turn = TurnRecord(id=reply.id, game=memory.game, turn=step.state.turn, text=reply.text, to=reply.to,
+                          move=reply.move, place_before=state.place, place_after=step.state.place,
+                          input=str(played.input), addressee=played.addressee, interpretation=interpretation,
+                          lines=list(step.line_ids), free_talk=free_talk,
+                          notices=[NoticeRecord.model_validate(n.to_dict()) for n in step.notices], errors=errors,
+                          ms=ms, context=played.context or None)
         observability.turn_latency(ms["total"])
         write = self._write(record, loaded, step, state_before=state, talk=talk, memory=memory,
                             turn=turn, claim=reply.id)
         return write
 
-    def _authored_answer(self, loaded: LoadedScenario, step, state: GameState, reply: ReplyRecord,
-                         model_talk: TalkResult | None):
-        """The step with an authored answer (knowledge line, reaction or
-        fallback) to its free-conversation request, and that answer."""
-        t = time.perf_counter()
-        answer: Answer = loaded.answerer.answer(step.free_talk, state, reply.text, turn=step.state.turn)
-        expressions = dict(step.state.expressions)
-        # The answer comes before the step's lines: a later line's effect on the same face wins.
-        if not any(e.character == answer.speaker for line in step.lines for e in line.effects):
-            expressions[answer.speaker] = answer.expression
-        new_state = step.state.with_said(variation=answer.variation, expressions=expressions)
-        talk = TalkResult(answer.text, answer.source,
-                          reason=model_talk.reason if model_talk is not None else "no_model",
-                          fallback_id=answer.ref if answer.source == "fallback" else None,
-                          attempts=model_talk.attempts if model_talk is not None else [],
-                          ms=(model_talk.ms if model_talk is not None else 0.0) + (time.perf_counter() - t) * 1000,
+    @staticmethod
+    def _talk_of(played: PlayedTurn) -> TalkResult | None:
+        """The turn's free-conversation line as the write takes it: the model's, or the authored answer."""
+        model = played.model
+        if played.kind == AnswerSource.MODEL:
+            return model
+        answer = played.answer
+        if answer is None:
+            return None
+        observability.fell_back(model.reason if model is not None else None)
+        return TalkResult(answer.text, answer.source, reason=model.reason if model is not None else "no_model",
+                          fallback_id=answer.ref.removeprefix("fallback/") if answer.source == AnswerSource.FALLBACK and answer.ref
+                          else None,
+                          attempts=model.attempts if model is not None else [],
+                          ms=model.ms if model is not None else 0.0,
                           speaker=answer.speaker, expression=answer.expression, act=answer.act, ref=answer.ref)
-        step = replace(step, free_talk=replace(step.free_talk, speaker=answer.speaker), state=new_state)
-        return step, talk
 
     def _restart(self, record: StageRecord, loaded: LoadedScenario, reply: ReplyRecord,
                  memory: DirectorMemory) -> TurnWrite:
         """A new game after an ending, answered as the reply's turn (claimed once, like any turn)."""
         step = loaded.rules.start()
-        memory = memory.model_copy(update={"game": memory.game + 1})
+        memory = DirectorMemory(game=memory.game + 1, last_fallback=memory.last_fallback)
         turn = TurnRecord(id=reply.id, game=memory.game, text=reply.text, to=reply.to, move=reply.move,
-                          restart=True, input="開始", lines=[line.id for line in step.lines],
-                          place_after=step.state.place)
+                          restart=True, input="開始", lines=list(step.line_ids),
+                          place_after=step.state.place, turn=step.state.turn)
         return self._write(record, loaded, step, state_before=loaded.rules.new_state(), talk=None, memory=memory,
                            turn=turn, claim=reply.id)
 
@@ -446,7 +409,8 @@ class Director:
                                      created_at=ids.iso_from_ms(ids.id_time_ms(entry_id)),
                                      speaker=compiled.characters[character].name, character=character,
                                      expression=faces[character],
-                                     expression_source="auto" if scores is not None else "agent",
+                                     expression_source=ExpressionSource.AUTO if scores is not None
+                                     else ExpressionSource.AGENT,
                                      expression_scores=scores))
 
         if talk is not None:
@@ -459,7 +423,9 @@ class Director:
                 # A model's line has no authored face: the stage judges one from its words.
                 judgment = self.stages.judge_line(speaker, talk.text)
                 if turn is not None and turn.free_talk is not None:
-                    turn.free_talk["expression"] = judgment.to_dict()   # still part of building the write
+                    # Still part of building the write: the record is complete before it is returned.
+                    turn.free_talk.expression = judgment.expression
+                    turn.free_talk.judgment = JudgmentRecord.model_validate(judgment.to_dict())
                 say(speaker, talk.text, judgment.expression, judgment.rounded_scores())
         for line in step.lines:
             for effect in line.effects:
@@ -474,23 +440,22 @@ class Director:
         last_line = next((e for e in reversed(entries) if e.role == Role.CHARACTER), None)
         speaking = last_line.character if last_line else None
         scene = self._scene(loaded, step, speaking, faces)
-        fields: dict[str, Any] = {"game": step.state.to_json(), "game_version": record.game_version + 1,
-                                  "scene": scene.to_json(), "director": memory.to_json()}
-        if entries:
-            fields["version"] = entries[-1].id
-        if last_line is not None:
-            image = self.catalog.resolve(last_line.character, last_line.expression or NEUTRAL)
-            fields.update(text=last_line.text, expression=image.expression, asked_expression=image.asked,
-                          expression_source=last_line.expression_source or "agent",
-                          speaker=last_line.speaker, image_key=image.image_key, fallback_key=image.fallback_key,
-                          updated_at=last_line.created_at)
-        elif step.state.place != state_before.place and record.speaker and record.speaker not in {
-                compiled.characters[c].name for c in compiled.places[step.state.place].people}:
-            # A silent move away from the last speaker: the bubble must not show someone who is not here.
-            fields.update(text="", speaker="")
-        if not entries:
-            fields["version"] = self._new_id()  # the scene changed (e.g. a silent move): the ETag must too
-        return TurnWrite(expected_game_version=record.game_version, stage=fields, entries=entries, claim=claim,
+        line = None
+        if last_line is not None and last_line.character is not None:
+            image = self.stages.image(last_line.character, last_line.expression or NEUTRAL)
+            line = StoredLine(text=last_line.text, expression=image.expression, asked_expression=image.asked,
+                              expression_source=last_line.expression_source or ExpressionSource.AGENT,
+                              speaker=last_line.speaker or "", image_key=image.image_key,
+                              fallback_key=image.fallback_key, updated_at=last_line.created_at)
+        # A silent move away from the last speaker: the bubble must not show someone who is not here.
+        silence = line is None and step.state.place != state_before.place and bool(record.line.speaker) and \
+            record.line.speaker not in {compiled.characters[c].name for c in compiled.places[step.state.place].people}
+        update = StageUpdate(game_version=record.game_version + 1,
+                             # Without an entry the scene still changed (e.g. a silent move): the ETag must too.
+                             version=entries[-1].id if entries else self._new_id(),
+                             game=step.state.to_json(), scene=scene.to_json(), director=memory.to_json(),
+                             line=line, silence=silence)
+        return TurnWrite(expected_game_version=record.game_version, stage=update, entries=entries, claim=claim,
                          claim_id=f"turn-{claim}" if claim else None, turn=turn)
 
     def _scene(self, loaded: LoadedScenario, step, speaking: str | None,
@@ -501,7 +466,7 @@ class Director:
         responder = compiled.responder(place.id)
         characters = []
         for cid in place.people:
-            image = self.catalog.resolve(cid, (faces or {}).get(cid) or NEUTRAL)
+            image = self.stages.image(cid, (faces or {}).get(cid) or NEUTRAL)
             characters.append(StoredCharacter(id=cid, name=compiled.characters[cid].name,
                                               expression=image.expression, image_key=image.image_key,
                                               fallback_key=image.fallback_key, responder=cid == responder))
@@ -520,40 +485,12 @@ class Director:
                                                                            restart=RESTART_TEXT))
 
     # -- debug view and evaluation export -------------------------------------------
-    def debug(self, stage_id: str, key: str | None, limit: int = 1) -> list[dict]:
+    def debug(self, stage_id: str, key: str | None, limit: int = 1) -> list[TurnRecord]:
+        """The stage's newest turn records (the debug view): the agent's key, or either key when
+        players may see it."""
         stage = self.stages.check_key(stage_id, key, agent_only=not self.players_see_debug)
         if stage.kind != StageKind.SCENARIO:
             raise NotFound("the debug view belongs to scenario stages", "stage_id", code="not_a_scenario_stage")
         if not 1 <= limit <= 50:
             raise ValidationFailed("limit must be between 1 and 50", "limit")
-        return self.store.recent_turns(stage_id, limit)
-
-    def export_eval(self, stage_id: str) -> dict:
-        """Every turn of the current game as an evaluation case, to review and keep."""
-        record = self.store.get_stage(stage_id)
-        if record is None or record.kind != StageKind.SCENARIO:
-            raise NotFound("no such scenario stage", "stage_id")
-        turns = [TurnRecord.model_validate(t) for t in self.store.recent_turns(stage_id, None)]
-        cases, setup, game = [], [], None
-        for turn in turns:
-            if turn.unplayable:
-                continue              # nothing was understood or played: not a case
-            if turn.game != game:
-                game, setup = turn.game, []
-            case = {"id": f"play-{turn.id[-8:].lower()}", "setup": list(setup), "text": turn.text,
-                    "expect": turn.input}
-            if turn.to:
-                case["to"] = turn.to
-            if turn.restart:
-                continue
-            if not turn.move:
-                cases.append(case)
-            setup.append(turn.input)
-        return {"scenario": record.scenario.removeprefix(SCENARIO_PREFIX).rsplit("-", 1)[0] + ".json",
-                "cases": cases}
-
-
-def _applied(record: StageRecord, write: TurnWrite) -> StageRecord:
-    from dataclasses import replace
-    return replace(record, **write.stage)
-
+        return self.stages.turn_records(stage_id, limit)

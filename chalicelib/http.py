@@ -10,8 +10,9 @@ from typing import TypeVar
 from chalice import Response
 from pydantic import BaseModel, ValidationError
 
-from .errors import ApiError, PayloadTooLarge, UnsupportedMediaType, ValidationFailed
+from .errors import ApiError, PayloadTooLarge, Unavailable, UnsupportedMediaType, ValidationFailed
 from .stage.models import BODY_MAX_BYTES
+from .stage.transient import transient
 
 log = logging.getLogger("butai.http")
 M = TypeVar("M", bound=BaseModel)
@@ -94,29 +95,8 @@ def _message(err: dict, field: str) -> str:
     return f"{field}: {err['msg']}"
 
 
-# DynamoDB and S3 answers that mean "busy or briefly broken": botocore has
-# already retried them with backoff and jitter, so the caller is told to retry.
-TRANSIENT_CODES = {
-    "ProvisionedThroughputExceededException", "ThrottlingException", "RequestLimitExceeded", "Throttling",
-    "InternalServerError", "InternalFailure", "ServiceUnavailable", "ServiceUnavailableException",
-    "TransactionInProgressException", "TransactionConflictException", "LimitExceededException",
-    "SlowDown", "RequestTimeout",
-}
+# How soon a client may retry a request refused because storage was busy.
 RETRY_AFTER_S = "1"
-
-
-def transient(exc: Exception) -> bool:
-    from botocore.exceptions import ClientError, HTTPClientError
-    from botocore.exceptions import ConnectionError as BotoConnectionError
-
-    from .stage.store import StoreUnavailable
-    if isinstance(exc, StoreUnavailable | BotoConnectionError | HTTPClientError):
-        return True
-    if isinstance(exc, ClientError):
-        error = exc.response.get("Error", {})
-        status = exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode", 0)
-        return error.get("Code") in TRANSIENT_CODES or status >= 500
-    return False
 
 
 def handles_errors(view: Callable) -> Callable:
@@ -131,9 +111,8 @@ def handles_errors(view: Callable) -> Callable:
         except Exception as exc:  # noqa: BLE001 - the client gets JSON, the log gets the trace
             if transient(exc):
                 log.warning("storage unavailable in %s: %s", view.__name__, type(exc).__name__)
-                return json_response(503, {"error": {"code": "unavailable",
-                                                     "message": "the stage's storage is busy; retry shortly"}},
-                                     {"Retry-After": RETRY_AFTER_S})
+                return error_response(Unavailable("the stage's storage is busy; retry shortly",
+                                                  headers={"Retry-After": RETRY_AFTER_S}))
             log.exception("unhandled error in %s", view.__name__)
             return json_response(500, {"error": {"code": "internal", "message": "internal error"}})
     return wrapper

@@ -23,6 +23,7 @@ from .llm.choice import PROBE, ChoiceMode
 from .llm.errors import ModelCallError
 from .llm.settings import generator_use
 from .llm.transport import OpenAITransport, SageMakerTransport, Transport
+from .turn_record import AnswerSource, FreeTalkRecord, TalkAttempt
 
 MAX_CHARS = 120
 
@@ -111,10 +112,10 @@ class TalkRequest:
 @dataclass
 class TalkResult:
     text: str
-    source: str                          # "model" or "fallback"
+    source: AnswerSource                 # model or fallback here; knowledge or reaction from answers.py
     reason: str | None = None            # why the fallback answered
     fallback_id: str | None = None
-    attempts: list[dict] = field(default_factory=list)
+    attempts: list[TalkAttempt] = field(default_factory=list)
     ms: float = 0.0
     mode: str | None = None              # "vllm" or "standard": which body the server was sent
     # Set when an authored line answered (knowledge / reaction / fallback, see answers.py).
@@ -123,12 +124,14 @@ class TalkResult:
     act: str | None = None
     ref: str | None = None
 
-    def to_dict(self) -> dict:
-        out = {"text": self.text, "source": self.source, "reason": self.reason, "fallback_id": self.fallback_id,
-               "attempts": self.attempts, "ms": round(self.ms, 3), "mode": self.mode}
-        if self.source != "model":
-            out.update(expression=self.expression, act=self.act, ref=self.ref)
-        return out
+    def record(self, speaker: str, intent: str | None) -> FreeTalkRecord:
+        """The answer as the turn's record keeps it."""
+        authored = self.source != AnswerSource.MODEL
+        return FreeTalkRecord(speaker=speaker, intent=intent, text=self.text, source=self.source,
+                              reason=self.reason, fallback_id=self.fallback_id, attempts=list(self.attempts),
+                              ms=round(self.ms, 3), mode=self.mode,
+                              expression=self.expression if authored else None,
+                              act=self.act if authored else None, ref=self.ref if authored else None)
 
 
 def clean(text: str) -> str:
@@ -192,7 +195,7 @@ class Talker:
 
     def say(self, request: TalkRequest) -> TalkResult:
         start = time.perf_counter()
-        attempts: list[dict] = []
+        attempts: list[TalkAttempt] = []
         reason = "no_model"
         if self.generator is not None:
             messages = self.messages(request)
@@ -203,20 +206,20 @@ class Talker:
                                                          temperature=self.temperature))
                 except ModelCallError as exc:
                     reason = exc.kind
-                    attempts.append({"error": exc.kind, "detail": exc.detail[:200]})
+                    attempts.append(TalkAttempt(error=exc.kind, detail=exc.detail[:200]))
                     continue
                 except Exception as exc:  # a failing model must never stop the game
                     reason = "internal"
-                    attempts.append({"error": "internal", "detail": f"{type(exc).__name__}: {exc}"[:200]})
+                    attempts.append(TalkAttempt(error="internal", detail=f"{type(exc).__name__}: {exc}"[:200]))
                     continue
                 problem = check(text, request, prompt)
-                attempts.append({"text": text[:200], "rejected": problem})
+                attempts.append(TalkAttempt(text=text[:200], rejected=problem))
                 if problem is None:
-                    return TalkResult(text, "model", attempts=attempts, ms=(time.perf_counter() - start) * 1000,
+                    return TalkResult(text, AnswerSource.MODEL, attempts=attempts, ms=(time.perf_counter() - start) * 1000,
                                       mode=getattr(self.generator, "current_mode", None))
                 reason = problem
         fallback_id, text = next_fallback(request.character.fallbacks, request.last_fallback)
-        return TalkResult(text, "fallback", reason=reason, fallback_id=fallback_id, attempts=attempts,
+        return TalkResult(text, AnswerSource.FALLBACK, reason=reason, fallback_id=fallback_id, attempts=attempts,
                           ms=(time.perf_counter() - start) * 1000, mode=getattr(self.generator, "current_mode", None))
 
 

@@ -44,6 +44,8 @@
     endingTitle: $("ending-title"),
     endingText: $("ending-text"),
     restart: $("restart"),
+    endingLeave: $("ending-leave"),
+    endingClosed: $("ending-closed"),
     addressee: $("addressee"),
     debug: $("debug"),
     debugBody: $("debug-body"),
@@ -483,8 +485,13 @@
 
   function renderEnding(ending) {
     var wasHidden = els.ending.hidden;
+    // after an ending the composer offers only 「もう一度」 and a way out: no more lines to type
+    els.form.hidden = !!ending;
+    els.form.parentNode.hidden = !!ending;   // the (sticky) reply card with it
     if (!ending) {
       els.ending.hidden = true;
+      els.endingClosed.hidden = true;
+      els.endingLeave.hidden = false;
       return;
     }
     els.endingTitle.textContent = str(ending.title) || "おしまい";
@@ -807,6 +814,14 @@
     }).filter(Boolean);
   }
 
+  // Where the turn was played (TurnRecord.place_before), and where it left the player when it moved them.
+  function placeOf(turn, interp) {
+    var before = turn.place_before != null ? str(turn.place_before) : (interp.place != null ? str(interp.place) : "");
+    var after = turn.place_after != null ? str(turn.place_after) : "";
+    if (after && after !== before) return before ? before + " → " + after : after;
+    return before || null;
+  }
+
   function renderDebug(turn) {
     var root = document.createDocumentFragment();
     if (!turn) {
@@ -827,7 +842,7 @@
       ["入力文", turn.text, true],
       ["宛先 (to)", turn.to, true],
       ["宛先の判定", addr ? [str(addr.character) || "—", str(addr.how)].filter(Boolean).join(" / ") : null],
-      ["場所", turn.place != null ? turn.place : interp.place],
+      ["場所", placeOf(turn, interp)],
       ["ターン", turn.turn]
     ]);
 
@@ -916,8 +931,8 @@
           ["理由", ft.reason],
           ["フォールバック", ft.fallback_id],
           ["台詞", ft.text],
-          ["表情 (判定)", isObject(ft.expression) ? str(ft.expression.expression) + " · " + str(ft.expression.judge) +
-            (ft.expression.error ? " · " + str(ft.expression.error) : "") : null]
+          ["表情 (判定)", isObject(ft.judgment) ? str(ft.judgment.expression) + " · " + str(ft.judgment.judge) +
+            (ft.judgment.error ? " · " + str(ft.judgment.error) : "") : null]
         ]);
       } else {
         s.appendChild(el("p", "debug-empty", "なし"));
@@ -1279,7 +1294,14 @@
   els.restart.addEventListener("click", function () {
     if (sending || stopped) return;
     els.note.hidden = true;
-    postReply({ text: restartText }, false);
+    // a control, not a line the player said: the stage does not log it
+    postReply({ text: restartText, restart: true }, false);
+  });
+
+  els.endingLeave.addEventListener("click", function () {
+    els.endingLeave.hidden = true;
+    els.endingClosed.hidden = false;
+    els.restart.focus();
   });
 
   function send() {

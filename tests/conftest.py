@@ -26,8 +26,8 @@ OUTPUT = ROOT / "test-output"
 from chalicelib import coldstart, context  # noqa: E402
 from chalicelib.config import Settings  # noqa: E402
 from chalicelib.stage.catalog import CharacterCatalog  # noqa: E402
-from chalicelib.stage.memory import MemoryStageStore  # noqa: E402
 from chalicelib.stage.service import StageService  # noqa: E402
+from tests.memory_store import MemoryStageStore  # noqa: E402
 
 HIYORI = {"id": "hiyori", "name": "ひより",
           "expressions": {k: f"{k}.svg" for k in ("neutral", "smile", "troubled", "surprised",

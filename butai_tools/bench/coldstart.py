@@ -31,6 +31,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from chalicelib import env as names
+
 # Each side reads its own CPU time where its work ends: not at exit, whose teardown (a final collection
 # over every object) no instance pays before answering.
 FLOOR_SCRIPT = "import time; import boto3, pydantic; print(time.monotonic(), time.process_time())"
@@ -86,7 +88,7 @@ def _child_env(endpoint: str, region: str, bytecode: Path, write: bool = False) 
     env = {k: v for k, v in os.environ.items()
            if not k.startswith(("BUTAI_", "AWS_")) and k not in ("PYTHONDONTWRITEBYTECODE", "PYTHONPYCACHEPREFIX")}
     # Bytecode is read from (and, for the warm-up, written to) this folder only, never the source tree.
-    env.update(BUTAI_AWS_ENDPOINT=endpoint, AWS_REGION=region, PYTHONPYCACHEPREFIX=str(bytecode))
+    env.update({names.AWS_ENDPOINT: endpoint, "AWS_REGION": region, "PYTHONPYCACHEPREFIX": str(bytecode)})
     if not write:
         env["PYTHONDONTWRITEBYTECODE"] = "1"
     return env

@@ -79,10 +79,9 @@ def bench_interpret(scenario: str | Path = DEFAULT_SCENARIO, dataset: str | Path
 
 def _forget_texts(interpreter: Interpreter) -> None:
     from chalicelib.interpret.ja import sudachi
-    from chalicelib.interpret.text import folded_cached, reading_of
+    from chalicelib.interpret.text import reading_of
     sudachi.analyse.cache_clear()
     reading_of.cache_clear()
-    folded_cached.cache_clear()
     if interpreter.related is not None:
         interpreter.related._cache.clear()
 

@@ -25,10 +25,11 @@ import time
 import urllib.request
 from pathlib import Path
 
+from butai_tools import env as tool_env
 from butai_tools.bench.stage import _percentile as percentile
 
 POLL_INTERVAL_S = 3.0
-CHROMIUM = os.environ.get("BUTAI_CHROMIUM", "/usr/bin/chromium")
+CHROMIUM = os.environ.get(tool_env.CHROMIUM, "/usr/bin/chromium")
 # Notes the wall-clock moment each new text of the speech bubble is on the page.
 OBSERVE = """
 window.__seen = {};

@@ -72,7 +72,7 @@ def bench_rules(intents: int = 1000, lines: int = 10000, places: int = 50, steps
         candidates_ms.append((clock() - t) / 1e6)
         # Mostly what a player would pick: a topic that moves the story on.
         roll = rng.random()
-        topics = [c for c in inputs if c.kind == "intent"]
+        topics = [c for c in inputs if c.is_intent]
         if topics and roll < 0.6:
             choice = rng.choice(topics)
         elif roll < 0.7:

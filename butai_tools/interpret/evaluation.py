@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from chalicelib.interpret.interpreter import Interpreter, TurnResult
+from chalicelib.interpret.refine import SAME_PLACE
 from chalicelib.scenario import GameRules, PlayerInput, ScenarioError, load_scenario
 from chalicelib.scenario.inputs import InputSyntaxError
 
@@ -73,9 +74,9 @@ def parse_dataset(data: Any, rules: GameRules | None = None, source: str = "<dat
             problems.append(f"{source}:{where}: {exc}")
             return None
         if sc is not None:
-            if parsed.kind == "intent" and parsed.target not in sc.intents:
+            if parsed.is_intent and parsed.target not in sc.intents:
                 problems.append(f'{source}:{where}: unknown intent "{parsed.target}"')
-            if parsed.kind == "move" and parsed.target not in sc.places:
+            if parsed.is_move and parsed.target not in sc.places:
                 problems.append(f'{source}:{where}: unknown place "{parsed.target}"')
         return parsed
 
@@ -129,11 +130,11 @@ class CaseResult:
 
     @property
     def ms(self) -> float:
-        return float(self.turn.debug["ms"]["total"])
+        return float(self.turn.debug.ms["total"])
 
     def to_dict(self) -> dict[str, Any]:
         scores = self.turn.interpretation.scores
-        token = self.turn.debug.get("token")
+        token = self.turn.debug.token
         return {
             "id": self.case.id, "split": self.case.split, "text": self.case.text,
             "setup": [str(s) for s in self.case.setup], "to": self.case.to,
@@ -141,28 +142,34 @@ class CaseResult:
             "score": None if token is None or token not in scores else round(scores[token], 4),
             "correct": self.correct, "unsafe": self.unsafe, "miss": self.miss, "miss_detail": self.miss_detail,
             "rule": self.turn.rule, "error": self.turn.error, "addressee": self.turn.addressee,
-            "model_input": self.turn.debug["backend"]["input"], "ms": round(self.ms, 3), "runs": self.runs,
-            "debug": self.turn.debug,
+            "model_input": model_input(self.turn), "ms": round(self.ms, 3), "runs": self.runs,
+            "debug": self.turn.debug.model_dump(mode="json"),
         }
 
 
 def is_unsafe(got: PlayerInput, expect: Iterable[PlayerInput]) -> bool:
-    return got.kind in ("move", "leave") and got not in tuple(expect)
+    return got.moves_away and got not in tuple(expect)
+
+
+def model_input(turn: TurnResult) -> str | None:
+    """The input the backend chose, before refinement (None when no backend was asked)."""
+    return turn.debug.backend.input if turn.debug.backend is not None else None
 
 
 def classify_miss(case: Case, turn: TurnResult) -> tuple[str, str]:
     debug = turn.debug
-    candidates = {c["input"]: c["token"] for c in debug["candidates"]}
-    by_addressee = {n["input"] for n in debug["narrowing"]["addressee"]}
-    by_words = {n["input"]: n["token"] for n in debug["narrowing"]["words"]}
-    offered_inputs = {c["input"] for c in debug["candidates"] if c["token"] in set(debug["offered"])}
-    model_input = debug["backend"]["input"]
+    candidates = {c.input: c.token for c in debug.candidates}
+    by_addressee = {n.input for n in debug.narrowing.addressee}
+    by_words = {n.input: n.token for n in debug.narrowing.words}
+    offered = set(debug.offered)
+    offered_inputs = {c.input for c in debug.candidates if c.token in offered}
+    chosen = model_input(turn)
     expected = [str(e) for e in case.expect]
-    if model_input is not None and model_input in expected:
-        return "refinement", f"rule {turn.rule or '?'} changed {model_input} to {turn.input}"
-    reachable = [e for e in expected if e == "なし" or e in offered_inputs]
-    if reachable or debug["rule"] == "same_place":
-        detail = f"backend chose {model_input}"
+    if chosen is not None and chosen in expected:
+        return "refinement", f"rule {turn.rule or '?'} changed {chosen} to {turn.input}"
+    reachable = [e for e in expected if e == str(PlayerInput.none()) or e in offered_inputs]
+    if reachable or debug.rule == SAME_PLACE:
+        detail = f"backend chose {chosen}"
         if turn.error:
             detail += f" (error {turn.error})"
         return "classifier", detail
@@ -207,7 +214,7 @@ def run_dataset(interpreter: Interpreter, dataset: Dataset, *, repeat: int = 1,
         if not correct:
             result.miss, result.miss_detail = classify_miss(case, turn)
         results.append(result)
-        result._all_ms = [float(r.debug["ms"]["total"]) for r in runs]  # type: ignore[attr-defined]
+        result._all_ms = [float(r.debug.ms["total"]) for r in runs]  # type: ignore[attr-defined]
     return results
 
 

@@ -64,7 +64,7 @@ def _rank_by_meaning(candidates: list[str], anchors: list[str]) -> list[str]:
 def suggest_for(result: CaseResult, rules: GameRules) -> tuple[str, Suggestion] | None:
     if result.correct:
         return None
-    intents = [e for e in result.case.expect if e.kind == "intent"]
+    intents = [e for e in result.case.expect if e.is_intent]
     if not intents:
         return None
     target = intents[0]
@@ -72,9 +72,9 @@ def suggest_for(result: CaseResult, rules: GameRules) -> tuple[str, Suggestion] 
     if intent is None:
         return None
     debug = result.turn.debug
-    by_words = {n["input"] for n in debug["narrowing"]["words"]}
-    by_addressee = {n["input"] for n in debug["narrowing"]["addressee"]}
-    candidates = {c["input"] for c in debug["candidates"]}
+    by_words = {n.input for n in debug.narrowing.words}
+    by_addressee = {n.input for n in debug.narrowing.addressee}
+    candidates = {c.input for c in debug.candidates}
     have = {nfkc(w) for w in intent.words}
     # a word another intent lists would only move the contest, not win it
     others = {nfkc(w) for other in rules.scenario.intents.values() if other.id != intent.id for w in other.words}
@@ -90,7 +90,7 @@ def suggest_for(result: CaseResult, rules: GameRules) -> tuple[str, Suggestion] 
     if key in by_words:
         return key, Suggestion(result.case.id, text, "narrowed",
                                "narrowed out: none of its words occurs in the text", add_words=missing[:2])
-    model = debug["backend"]["input"]
+    model = debug.backend.input if debug.backend is not None else None
     if model == key:
         return key, Suggestion(result.case.id, text, "refinement",
                                f"refinement rule {result.turn.rule} changed it to {result.got}", add_example=text)

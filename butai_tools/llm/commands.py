@@ -6,6 +6,7 @@ import json
 import os
 from typing import Any
 
+from chalicelib import env as names
 from chalicelib.llm.choice import MODE_SETTINGS
 
 
@@ -26,8 +27,8 @@ def register(subparsers: Any) -> None:
 def run_doctor(args: argparse.Namespace) -> int:
     from butai_tools.llm.doctor import diagnose
     env = dict(os.environ)
-    for name, value in (("BUTAI_MODEL_URL", args.base_url), ("BUTAI_MODEL", args.model),
-                        ("BUTAI_MODEL_MODE", args.mode)):
+    for name, value in ((names.MODEL_URL, args.base_url), (names.MODEL, args.model),
+                        (names.MODEL_MODE, args.mode)):
         if value:
             env[name] = value
     checks = diagnose(env)

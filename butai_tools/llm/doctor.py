@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from chalicelib import env as names
 from chalicelib.llm.choice import Chooser
 from chalicelib.llm.errors import ErrorKind, ModelCallError
 from chalicelib.llm.settings import ModelSwitch
@@ -95,7 +96,7 @@ def check_classifier(env: Mapping[str, str]) -> Check:
     try:
         backend = backend_from_env(env)
     except (ValueError, TypeError) as exc:
-        return Check("classifier", env.get("BUTAI_CLASSIFIER") or "?", ok=False, message=str(exc),
+        return Check("classifier", env.get(names.CLASSIFIER) or "?", ok=False, message=str(exc),
                      kind=ErrorKind.BAD_REQUEST)
     name = backend.name
     if name == "lexical":
@@ -133,7 +134,7 @@ def check_talk(env: Mapping[str, str]) -> Check:
     try:
         generator = generator_from_env(env)
     except (ValueError, KeyError) as exc:
-        return Check("free conversation", env.get("BUTAI_GENERATOR") or "?", ok=False, message=str(exc),
+        return Check("free conversation", env.get(names.GENERATOR) or "?", ok=False, message=str(exc),
                      kind=ErrorKind.BAD_REQUEST)
     if generator is None:
         return Check("free conversation", "fallback lines",
@@ -172,7 +173,7 @@ def banner_lines(environ: Mapping[str, str] | None = None) -> list[str]:
         classifier, settings = settings_from_env(env)
     except ValueError as exc:
         return [f"models: {exc}"]
-    talk = (env.get("BUTAI_GENERATOR") or ("openai" if switch.url else "")).lower() or "fallback lines"
+    talk = (env.get(names.GENERATOR) or ("openai" if switch.url else "")).lower() or "fallback lines"
     line = f"models: classifier {classifier}, free conversation {talk}"
     url = settings.get("base_url") if classifier == "openai" else (switch.url if talk == "openai" else None)
     if url:

@@ -7,12 +7,14 @@ import sys
 from pathlib import Path
 
 from butai.config import LOCAL_JSON  # the agent side owns the file name
+from butai_tools import env as tool_env
+from chalicelib import env
 from chalicelib.config import Settings
 
 
 def register(sub) -> None:
     run = sub.add_parser("run", help="run the local stage (moto + API + page) until Ctrl-C")
-    run.add_argument("--port", type=int, default=int(os.environ.get("BUTAI_PORT", "8000")))
+    run.add_argument("--port", type=int, default=int(os.environ.get(tool_env.PORT, "8000")))
     run.add_argument("--host", default="127.0.0.1")
     run.add_argument("--state-dir", type=Path, default=None, help="where data and local.json live (.butai)")
     run.set_defaults(func=_run)
@@ -27,7 +29,7 @@ def _run(args) -> int:
 
 
 def local_json_path() -> Path:
-    return Path(os.environ.get("BUTAI_LOCAL_JSON", LOCAL_JSON))
+    return Path(os.environ.get(tool_env.LOCAL_JSON, LOCAL_JSON))
 
 
 def read_local_json(path: Path | None = None) -> dict:
@@ -39,7 +41,7 @@ def read_local_json(path: Path | None = None) -> dict:
 
 def target_settings(use_aws: bool = False) -> tuple[Settings, dict | None]:
     """Settings for an operator command: real AWS when asked, else the running local runtime."""
-    if use_aws or os.environ.get("BUTAI_AWS_ENDPOINT"):
+    if use_aws or os.environ.get(env.AWS_ENDPOINT):
         return Settings.from_env(), None
     local = read_local_json()
     if not local.get("aws_endpoint"):

@@ -17,6 +17,7 @@ from urllib.parse import unquote, urlsplit
 from chalice.config import Config
 from chalice.local import ChaliceRequestHandler, LocalChalice, RouteMatcher, ThreadedHTTPServer
 
+from butai_tools import env as tool_env
 from butai_tools.local.aws import LocalAws, Saver, Snapshots, ensure_resources
 from butai_tools.local.push import LocalPush
 from butai_tools.local.ratelimit import TokenBuckets, retry_after_header
@@ -235,7 +236,7 @@ class LocalRuntime:
         self.local_aws = LocalAws(self.host).start()
         # Locally the player's page may show the debug view (the seed's development menu).
         self.settings = Settings(aws_endpoint=self.local_aws.endpoint, players_see_debug=True,
-                                 audio_origins=parse_origins(os.environ.get("BUTAI_AUDIO_ORIGINS")),
+                                 audio_origins=parse_origins(os.environ.get(env.AUDIO_ORIGINS)),
                                  local_webhooks=True)
         ensure_resources(self.settings)
         self.snapshots = Snapshots(self.state_dir / "data.json", self.settings, self.local_aws)
@@ -270,8 +271,8 @@ class LocalRuntime:
         # many threads). This is the change `chalice local` itself makes to the app object
         # (chalice.local.create_local_server); it happens here, in the local runtime only, never in Lambda.
         app.__class__ = LocalChalice
-        rate = self.rate if self.rate is not None else float(os.environ.get("BUTAI_LOCAL_RATE", "20"))
-        burst = self.burst if self.burst is not None else float(os.environ.get("BUTAI_LOCAL_BURST", "40"))
+        rate = self.rate if self.rate is not None else float(os.environ.get(tool_env.LOCAL_RATE, "20"))
+        burst = self.burst if self.burst is not None else float(os.environ.get(tool_env.LOCAL_BURST, "40"))
         self._in_flight = InFlight()
         handler = _handler_class(self.settings, TokenBuckets(rate, burst) if rate > 0 else None, self._in_flight,
                                  app.routes)

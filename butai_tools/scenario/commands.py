@@ -25,6 +25,14 @@ def register(subparsers: Any) -> None:
     trace.add_argument("inputs", metavar="INPUT", nargs="*",
                        help="player inputs or free text, e.g. なし 意図:音楽 移動:控え室 こんばんは")
     trace.add_argument("--json", action="store_true", help="print one JSON object instead of text")
+    trace.add_argument("--dialogue", metavar="FILE", default=None,
+                       help="replay every dialogue of a dialogue set (scenarios/eval/dialogues.json) through the whole "
+                            "turn logic and check each turn's expect; exit 1 when a case is wrong or unsafe")
+    trace.add_argument("--split", default=None, help="with --dialogue: only the dialogues of this split")
+    trace.add_argument("--id", action="append", default=[], metavar="ID",
+                       help="with --dialogue: only this dialogue (repeatable)")
+    trace.add_argument("--failures", action="store_true",
+                       help="with --dialogue: print only the turns that are not right (and the figures)")
     trace.set_defaults(func=run_trace)
 
     lint = subparsers.add_parser(
@@ -115,10 +123,10 @@ def parse_inputs(texts: list[str], scenario: CompiledScenario) -> list[PlayerInp
             inputs.append(text)      # type: ignore[arg-type]  # interpreted when played
             continue
         parsed = PlayerInput.parse(text)
-        if parsed.kind == "intent" and parsed.target not in scenario.intents:
+        if parsed.is_intent and parsed.target not in scenario.intents:
             raise InputSyntaxError(f'unknown intent "{parsed.target}" in "{text}"; '
                                    + expected_one_of("intent", scenario.intents, parsed.target))
-        if parsed.kind == "move" and parsed.target not in scenario.places:
+        if parsed.is_move and parsed.target not in scenario.places:
             raise InputSyntaxError(f'unknown place "{parsed.target}" in "{text}"; '
                                    + expected_one_of("place", scenario.places, parsed.target))
         inputs.append(parsed)
@@ -139,39 +147,41 @@ class TracedStep:
 
 
 def trace_steps(rules: GameRules, inputs: list[PlayerInput | str]) -> list[TracedStep]:
-    """Each step from start() on, with the candidates after it.  Free text is
-    interpreted with the lexical backend; free conversation gets the authored
-    answer of the embedded default (no model)."""
-    from chalicelib.answers import Answerer
+    """Each step from start() on, with the candidates after it, played through the director's turn logic
+    (chalicelib/conversation) with no model: free text is interpreted with the lexical backend and read
+    against what was said; written inputs are played as given; free conversation gets the authored answer
+    of the embedded default."""
+    from chalicelib.conversation import Conversation
     from chalicelib.interpret.interpreter import Interpreter
-    interpreter = Interpreter(rules) if any(isinstance(i, str) for i in inputs) else None
-    answerer = Answerer(rules)
+    from chalicelib.stage.records import ConversationMemory
+    conversation = Conversation(rules, Interpreter(rules))
     step = rules.start()
+    memory = ConversationMemory()
     out = [TracedStep(step, rules.candidates(step.state))]
     for item in inputs:
-        text, decision, addressee = None, None, None
+        text, decision = None, None
         if isinstance(item, str):
-            turn = interpreter.interpret_turn(item, step.state)  # type: ignore[union-attr]
-            text, player_input, addressee = item, turn.input, turn.addressee
-            debug = turn.debug
-            decision = {"input": str(turn.input), "rule": turn.rule, "backend": debug["backend"]["input"],
-                        "token": debug["token"], "addressee": addressee,
-                        "scores": {t: s for t, s in sorted(debug["backend"]["scores"].items(),
-                                                            key=lambda kv: -kv[1])[:3] if s > 0},
-                        "narrowed": [n["input"] for n in debug["narrowing"]["words"]]}
+            played = conversation.play(item, step.state, memory)
+            text = item
+            if played.result is not None:
+                turn = played.result
+                debug = turn.debug
+                backend = debug.backend
+                decision = {"input": str(played.input), "rule": turn.rule,
+                            "backend": backend.input if backend else None, "token": debug.token,
+                            "addressee": played.addressee,
+                            "scores": {t: s for t, s in sorted((backend.scores if backend else {}).items(),
+                                                                key=lambda kv: -kv[1])[:3] if s > 0},
+                            "narrowed": [n.input for n in debug.narrowing.words]}
+            else:
+                decision = {"input": str(played.input), "rule": played.interpretation.rule, "backend": None,
+                            "token": None, "addressee": played.addressee, "scores": {}, "narrowed": []}
+            if played.context:
+                decision["context"] = played.context
         else:
-            player_input = item
-        before = step.state
-        step = rules.handle(player_input, before, addressee)
-        answer = None
-        if step.free_talk is not None:
-            said = answerer.answer(step.free_talk, before, text or "", turn=step.state.turn)
-            answer = said.to_dict()
-            expressions = dict(step.state.expressions)
-            if not any(e.character == said.speaker for line in step.lines for e in line.effects):
-                expressions[said.speaker] = said.expression
-            from dataclasses import replace
-            step = replace(step, state=step.state.with_said(variation=said.variation, expressions=expressions))
+            played = conversation.play("", step.state, memory, given=item)
+        step, memory = played.step, played.memory
+        answer = played.answer.to_dict() if played.answer is not None else None
         out.append(TracedStep(step, rules.candidates(step.state), text, decision, answer))
     return out
 
@@ -213,7 +223,7 @@ def write_trace_text(steps: list[TracedStep], scenario: CompiledScenario, out: T
                   + (f", narrowed {' '.join(d['narrowed'])}" if d["narrowed"] else ""), file=out)
         if step.free_talk is not None:
             ft = step.free_talk
-            about = f"意図:{ft.intent}" if ft.intent is not None else "なし"
+            about = str(PlayerInput.intent(ft.intent) if ft.intent is not None else PlayerInput.none())
             print(f"  自由会話  {ft.speaker} ({about}; knowledge {len(ft.knowledge)})", file=out)
             for entry in ft.knowledge:
                 print(f"            - {entry.info}", file=out)
@@ -231,6 +241,36 @@ def write_trace_text(steps: list[TracedStep], scenario: CompiledScenario, out: T
         print("  candidates " + " ".join(f"{token(i)} {c}" for i, c in enumerate(candidates)), file=out)
 
 
+def _run_dialogues(args: argparse.Namespace, scenario: CompiledScenario) -> int:
+    from butai_tools.scenario.dialogues import (
+        DialogueError,
+        build_conversation,
+        format_outcomes,
+        load_dialogues,
+        run_dialogues,
+        summarise,
+    )
+    if args.inputs:
+        print("butai trace: error: give either inputs or --dialogue, not both", file=sys.stderr)
+        return 2
+    rules = GameRules(scenario)
+    try:
+        data = load_dialogues(args.dialogue, rules)
+    except DialogueError as exc:
+        print(f"butai trace: {exc}", file=sys.stderr)
+        return 1
+    outcomes = run_dialogues(build_conversation(rules), data, split=args.split, ids=args.id)
+    if not outcomes:
+        print("butai trace: no dialogue matches --split/--id", file=sys.stderr)
+        return 2
+    summary = summarise(outcomes)
+    if args.json:
+        print(json.dumps({**summary, "turns": [o.to_dict() for o in outcomes]}, ensure_ascii=False, indent=1))
+    else:
+        print(format_outcomes(outcomes, summary, verbose=not args.failures))
+    return 1 if summary["wrong"] or summary["unsafe"] else 0
+
+
 def run_trace(args: argparse.Namespace) -> int:
     try:
         scenario = load_scenario(args.scenario)
@@ -238,6 +278,8 @@ def run_trace(args: argparse.Namespace) -> int:
         for problem in exc.problems:
             print(problem.format(), file=sys.stderr)
         return 1
+    if getattr(args, "dialogue", None):
+        return _run_dialogues(args, scenario)
     try:
         inputs = parse_inputs(args.inputs, scenario)
     except InputSyntaxError as exc:

@@ -41,6 +41,7 @@ def lint_scenario(sc: CompiledScenario) -> list[Problem]:
     _check_lines(sc, warn)
     _check_knowledge(sc, warn)
     _check_reactions(sc, warn, hint)
+    _check_conversation(sc, warn, hint)
     return out
 
 
@@ -57,7 +58,8 @@ def _check_variants(warn, hint, where: str, lines, mode: str) -> None:
     for text in {t for t in texts if t and texts.count(t) > 1}:
         warn(where, f'says "{text}" more than once; variation cannot avoid repeating it')
     if len(lines) == 1 and mode != "once":
-        hint(where, "has one line; it is said at most every other time (never twice in a row)")
+        hint(where, "has one line; it is said at most once in a window of turns and twice a game (the "
+                    "conversation's variety rule), so the next layer answers in between")
 
 
 def _check_reactions(sc: CompiledScenario, warn, hint) -> None:
@@ -74,8 +76,9 @@ def _check_reactions(sc: CompiledScenario, warn, hint) -> None:
                     hint(f"{where} #{n + 1}", "has no expression; the speaker shows neutral")
         for index, entry in enumerate(character.knowledge):
             if entry.lines:
+                # not repeatable: each line once per game, so a single line is no cause for a hint
                 _check_variants(warn, hint, f"character {character.id} knowledge #{index + 1}", entry.lines,
-                                entry.mode)
+                                entry.mode if entry.repeatable else "once")
             elif entry.words:
                 warn(f"character {character.id} knowledge #{index + 1}",
                      "has words but no lines; words only choose among entries that have lines")
@@ -100,6 +103,36 @@ def _check_reactions(sc: CompiledScenario, warn, hint) -> None:
                 if line.speaker in sc.characters and line.speaker not in place.people:
                     warn(f"{where} #{n + 1}", f"speaker {line.speaker} is not among the people of {place.id}",
                          line.speaker)
+
+
+# ---------------------------------------------------------------- menus, clarify, flags
+
+def _check_conversation(sc: CompiledScenario, warn, hint) -> None:
+    owners: dict[str, list[str]] = {}
+    for character in sc.scenario.characters:
+        menu = character.menu
+        if menu is not None:
+            for item in menu.items:
+                where = f"character {character.id} menu {item.id}"
+                _check_variants(warn, hint, where, item.lines, item.mode)
+                for word in dict.fromkeys([item.id, *item.words]):
+                    owners.setdefault(normalise(word), []).append(f"{character.id}/{item.id}")
+            if menu.items and not menu.missing:
+                hint(f"character {character.id} menu", "has no missing lines; an order of something not on it is "
+                                                       "answered by the 注文 reaction")
+        if sc.scenario.clarify.ask and len(sc.intents) > 1 and character.clarify is None:
+            hint(f"character {character.id}", "has no clarify lines; asking which topic the player means uses "
+                                              "the default 「{1}？　それとも{2}？」")
+    for word, items in owners.items():
+        distinct = sorted({i.split("/")[1] for i in items})
+        if len(distinct) > 1:
+            warn("menus", f'the word "{word}" names more than one item ({", ".join(distinct)}); an order of it '
+                          f'cannot tell which', word)
+    tested = {t.name for line in sc.lines.values() for t in line.condition.terms if hasattr(t, "name")}
+    tested |= {t.name for entries in sc.knowledge.values() for k in entries for t in k.condition.terms
+               if hasattr(t, "name")}
+    for flag in sorted(sc.flags - tested):
+        hint("flags", f'flag "{flag}" is set but no condition tests it (フラグ:{flag})', flag)
 
 
 # ---------------------------------------------------------------- characters and places
@@ -169,7 +202,7 @@ def normalise(text: str) -> str:
 
 
 def _check_intents(sc: CompiledScenario, warn, hint) -> None:
-    used_by_lines = {i.target for line in sc.lines.values() for i in line.condition.inputs if i.kind == "intent"}
+    used_by_lines = {i.target for line in sc.lines.values() for i in line.condition.inputs if i.is_intent}
     used_by_knowledge = {i for entries in sc.knowledge.values() for k in entries for i in k.intents}
     for intent in sc.scenario.intents:
         where = f"intent {intent.id}"
@@ -283,7 +316,7 @@ def _static_reason(sc: CompiledScenario, line: CompiledLine, reachable: set[str]
             return f"到着: no exit of another place leads to {place}"
         if wanted is not None and wanted != PlayerInput.move(place):
             return f"到着 only holds on a move to {place}, so {wanted} cannot hold with it"
-    elif wanted is not None and wanted.kind == "move":
+    elif wanted is not None and wanted.is_move:
         if wanted.target == place:
             return f"{wanted} from {place} itself is refused as already here"
         if wanted.target not in exits:
@@ -345,7 +378,7 @@ def _check_knowledge(sc: CompiledScenario, warn) -> None:
             c = entry.condition
             where = f"character {character} knowledge #{entry.index + 1}"
             bad = next((t for t in c.terms if str(t) in ("開始", "到着", "離脱") or isinstance(t, AfterTerm)
-                        or (getattr(t, "input", None) is not None and t.input.kind == "move")), None)  # type: ignore[union-attr]
+                        or (getattr(t, "input", None) is not None and t.input.is_move)), None)  # type: ignore[union-attr]
             if bad is not None:
                 warn(where, f'term "{bad}" never holds during free conversation (only 意図:/なし steps without a '
                             f'response line reach it), so this knowledge is never used', str(bad))

@@ -10,6 +10,8 @@ from __future__ import annotations
 import random
 from typing import Any
 
+from chalicelib.scenario.inputs import PlayerInput
+
 EXPRESSIONS = ["neutral", "smile", "troubled", "angry"]
 
 
@@ -25,7 +27,7 @@ def synthetic_scenario(intents: int = 1000, lines: int = 10000, places: int = 50
     intent_ids = [f"I{i}" for i in range(intents)]
     for i, intent_id in enumerate(intent_ids):
         for c in rng.sample(range(n_chars), k=min(2, n_chars)):
-            condition = f"意図:{intent_id}"
+            condition = str(PlayerInput.intent(intent_id))
             characters[c]["knowledge"].append({"info": f"opinion of C{c} about {intent_id}", "condition": condition})
 
     place_ids = [f"P{p}" for p in range(places)]
@@ -78,7 +80,7 @@ def synthetic_scenario(intents: int = 1000, lines: int = 10000, places: int = 50
         while budget > 0:
             roll = rng.random()
             if roll < 0.62:
-                prev = add(f"意図:{rng.choice(topics)}{gate()}", effect=rng.random() < 0.3)
+                prev = add(f"{PlayerInput.intent(rng.choice(topics))}{gate()}", effect=rng.random() < 0.3)
                 budget -= 1
                 while budget > 0 and rng.random() < 0.35:
                     prev = add(f"直後:{prev}", effect=rng.random() < 0.2)
@@ -88,7 +90,7 @@ def synthetic_scenario(intents: int = 1000, lines: int = 10000, places: int = 50
                 add(f"入力{gate()} + 未:{own}")
                 budget -= 1
             elif roll < 0.88 and exits:
-                add(f"移動:{rng.choice(exits)}{gate()}")
+                add(f"{PlayerInput.move(rng.choice(exits))}{gate()}")
                 budget -= 1
             elif roll < 0.92:
                 add(f"離脱{gate()}")

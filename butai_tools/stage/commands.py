@@ -177,10 +177,11 @@ def _reset(args) -> int:
 
 
 def _export_eval(args) -> int:
+    from butai_tools.interpret.export import export_eval
     services, _, _ = _services(args.aws)
     stage = find_stage(services.stage, args.stage)
     try:
-        data = services.director.export_eval(stage.stage_id)
+        data = export_eval(services.stage, stage.stage_id)
     except ApiError as exc:
         print(f"butai: {exc.message}", file=sys.stderr)
         return 1
@@ -192,7 +193,7 @@ def _export_eval(args) -> int:
 def _list(args) -> int:
     service, _, _ = _service(args.aws)
     rows = [{"name": s.name, "stage_id": s.stage_id, "character": s.character, "kind": s.kind,
-             "created_at": s.created_at, "updated_at": s.updated_at} for s in service.list_stages()]
+             "created_at": s.created_at, "updated_at": s.line.updated_at} for s in service.list_stages()]
     if args.json:
         print(json.dumps(rows, ensure_ascii=False))
         return 0

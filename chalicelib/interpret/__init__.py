@@ -8,7 +8,7 @@ The game loop needs one call::
     interpreter = Interpreter(rules, backend_from_env())    # BUTAI_CLASSIFIER, default lexical
     turn = interpreter.interpret_turn(text, state, addressee=None)
     step = rules.handle(turn.input, state, turn.addressee)
-    log(turn.debug)                                         # JSON-serialisable
+    log(turn.debug.to_json())                               # the typed record (turn_record.py)
 
 Parts: `InterpretChoices` (candidates with tokens), addressee detection and
 narrowing, word narrowing and refinement (`RefinedInterpreter`), prompts and

@@ -21,6 +21,8 @@ from .choices import InterpretChoices, Option
 from .text import nfkc
 
 _LEAD = r"(?:ねえ|ねぇ|ねー|なあ|なぁ|おい|あの|あのさ|あのね|ちょっと|ところで|で|えっと|じゃあ)?[、,\s]*"
+_HONORIFICS = ("さん", "ちゃん", "くん", "様", "さま")
+_GLUED_CONTENT = re.compile(r"^[\u4e00-\u9fff\u30a1-\u30fa]")
 _CALL_AFTER = re.compile(r"^(?:[、,!！…‥~〜ー\s]|って(?:さ|ば)?[、,\s]|さ[、,\s])")
 _QUESTION_AFTER = re.compile(r"^(?:は|って|も|こそ)(?:[^。！？!?]*)[？?]|^(?:は|って)(?:どう|どんな|何|なに|いつ|どこ|だれ|誰)")
 _PHRASE_AFTER = re.compile(
@@ -63,6 +65,8 @@ def detect_addressee(text: str, rules: GameRules, state: GameState, given: str |
             rest = head[len(name):]
             how = "head" if _CALL_AFTER.match(rest) or not rest.strip() else (
                 "question" if _QUESTION_AFTER.match(rest) else None)
+            if how is None and name.endswith(_HONORIFICS) and _GLUED_CONTENT.match(rest):
+                how = "head"        # 「葵さんインスタやってる？」: the call with its comma dropped
             if how is None and _PHRASE_AFTER.match(rest):
                 how = "phrase"
             if how is not None:
@@ -96,7 +100,7 @@ def addressee_narrowing(choices: InterpretChoices, rules: GameRules, state: Game
     removed: list[str] = []
 
     def allowed(option: Option) -> bool:
-        if option.input.kind != "intent":
+        if not option.input.is_intent:
             return True
         if rules.addressee_allows(option.input, state, addressee):
             return True

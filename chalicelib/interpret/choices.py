@@ -41,7 +41,7 @@ class Option:
 
     @property
     def is_intent(self) -> bool:
-        return self.input.kind == "intent"
+        return self.input.is_intent
 
     def to_dict(self) -> dict[str, Any]:
         return {"token": self.token, "input": str(self.input), "label": self.label, "source": self.source}
@@ -61,9 +61,13 @@ class InterpretContext:
     last_speaker: str | None = None      # display name
     last_line: str | None = None         # the last line said to the player
     addressee: str | None = None         # character id, when the player addressed someone
+    asked: str | None = None             # the open question a character just put to the player, if any
+    invited: str | None = None           # a reachable place a character recently invited the player to
+    came_from: str | None = None         # the place the player came here from (「戻ろう」 goes back there)
 
     @classmethod
-    def make(cls, rules: GameRules, state: GameState, addressee: str | None = None) -> InterpretContext:
+    def make(cls, rules: GameRules, state: GameState, addressee: str | None = None, *,
+             recent: Recent | None = None) -> InterpretContext:
         sc = rules.scenario
         people = tuple(Person(cid, sc.characters[cid].name) for cid in rules.people(state.place)
                        if cid in sc.characters)
@@ -73,7 +77,22 @@ class InterpretContext:
             character = sc.characters.get(line.speaker)
             speaker = character.name if character is not None else line.speaker
             text = line.text
-        return cls(state.place, people, speaker, text, addressee)
+        if recent is not None and recent.last_line:
+            # what the conversation said last (a reaction, an answer), not only the last scripted line
+            speaker, text = recent.last_speaker or speaker, recent.last_line
+        return cls(state.place, people, speaker, text, addressee, recent.asked if recent else None,
+                   recent.invited if recent else None, recent.came_from if recent else None)
+
+
+@dataclass(frozen=True)
+class Recent:
+    """What the conversation layer knows about the last turns that reading a line needs: the last line a
+    character said (any kind), the open question, and a recent invitation to a place."""
+    last_line: str | None = None
+    last_speaker: str | None = None     # display name
+    asked: str | None = None
+    invited: str | None = None
+    came_from: str | None = None
 
 
 @dataclass(frozen=True)
@@ -91,11 +110,11 @@ class InterpretChoices:
             [(c, "input") for c in inputs] + [(c, "answered") for c in answered]
         for index, (candidate, source) in enumerate(sourced):
             tok = make_token(index)
-            if candidate.kind == "intent":
+            if candidate.is_intent:
                 intent = sc.intents[candidate.target_id]
                 options.append(Option(tok, candidate, intent.description, tuple(intent.examples),
                                       tuple(intent.words), source))
-            elif candidate.kind == "move":
+            elif candidate.is_move:
                 place = sc.places.get(candidate.target_id)
                 names = tuple(dict.fromkeys([candidate.target_id, *(place.aliases if place else ())]))
                 options.append(Option(tok, candidate, move_label(candidate.target_id), (), (), source, names))

@@ -66,10 +66,35 @@ _CANCEL = re.compile(
     r"|まだ(?:いる|いたい|ここ|帰らな|飲む|いよう)|もう少し(?:いる|いよう|ここ)|また今度|今はいい|今度にする")
 
 
+# Staying put, said after a hedge: 「…いや、もうちょっとここにいよ」「…でも、まだ残る」.
+_STAY = re.compile(r"もう(?:ちょっと|ちょい|少し|すこし)(?:だけ)?(?:いる|いよ|いたい|ここ|飲)|ここに(?:いる|いよ|いたい|います|残)"
+                   r"|残(?:る|ろう|ろ|ります|りたい)|まだ(?:早|いい|帰らな|行かな)")
+# A hedge (〜かな, 〜かも, …) followed by a turn (いや, でも, やっぱ): what came before is taken back unless
+# the turn commits to going after all (「行こうかな、いや、やっぱ行こう」).
+_RETRACTION = re.compile(r"(?:かな|かなあ|かなー|かも|…|\.\.\.|けど|けれど)\s*[、,…。!！?？\s]*"
+                         r"(?:いや|いいや|でも|やっぱ(?:り)?|待って|まって)(?![がだで])")
+
+
 def cancelled(text: str, start: int = 0) -> bool:
     """Whether the text takes back, at or after `start`, what it said before
     (a hedge or a cancellation of a move or a leave)."""
-    return bool(_CANCEL.search(text, start))
+    text = unstretched(text)
+    if _CANCEL.search(text, start) or _STAY.search(text, start):
+        return True
+    turn = _RETRACTION.search(text, start)
+    if turn is None:
+        return False
+    rest = text[turn.end():]
+    return not any(_committing(rest[m.end():]) for m in MOVE_VERB_RE.finditer(rest)) and not _FAREWELL_ANY.search(rest)
+
+
+_STRETCH = re.compile(r"(?<=[\u3041-\u309f])[ー〜~]+")
+
+
+def unstretched(text: str) -> str:
+    """The text without lengthening marks after hiragana (行ってきまーす → 行ってきます, またねー → またね);
+    a katakana word's ー stays (ビール)."""
+    return _STRETCH.sub("", text)
 
 
 _PURPOSE_BEFORE = re.compile(r"(?:見|観|食べ|飲み|遊び|買い|取り|撮り|聴き|聞き|歌い|踊り|探し|迎え|散歩|会い)に\s*$")
@@ -92,10 +117,19 @@ def _clause_end(text: str, start: int) -> int:
     return len(text)
 
 
+# 「控え室、ちょっと覗いてきます」: a little adverb between the place and a looking verb.
+_LOOK_GAP = re.compile(r"[、,\s]*(?:に|を|へ|の中|のなか)?[、,\s]*(?:ちょっと|ちょっとだけ|ちょい|少し|すこし|一旦|いったん|軽く|こっそり)?[、,\s]*")
+
+
+# the verb's own te-form (行って, 入って, 見て) then leave: not 行かなくてもいい (no need to go)
+_PERMISSION = re.compile(r"^[っいん]?[てで]も?(?:いい|良い|よい|大丈夫|かまわない|構わない)(?:です)?(?:か|かな|の)?\s*[？?]?")
+
+
 def committing_verb_after(text: str, start: int, *, window: int = 12, look: bool = False,
-                          talk: bool = False) -> bool:
+                          talk: bool = False, permission: bool = False) -> bool:
     """A movement verb in a committing form within `window` characters after
-    `start`, in the same clause."""
+    `start`, in the same clause.  `permission`: asking leave to go there (行ってもいい？) counts too — the
+    place is named, so the request is the move."""
     end = min(_clause_end(text, start), start + window + 8)
     segment = text[start:end]
     for match in MOVE_VERB_RE.finditer(segment):
@@ -105,9 +139,12 @@ def committing_verb_after(text: str, start: int, *, window: int = 12, look: bool
             continue
         if _committing(segment[match.end():]):
             return True
+        if permission and _PERMISSION.match(segment[match.end():]):
+            return True
     if look:
         for match in LOOK_VERB_RE.finditer(segment):
-            if match.start() <= 3 and re.match(r"^.{0,2}?(?:てみたい|てみよう|てみ(?:ても)?いい|たい)",
+            near = match.start() <= 3 or bool(_LOOK_GAP.fullmatch(segment[:match.start()]))
+            if near and re.match(r"^.{0,2}?(?:てみたい|てみよう|てみ(?:ても)?いい|たい|て(?:くる|きます|こよう|こ)(?![なか]))",
                                                 segment[match.end():]):
                 return True
     if talk:
@@ -234,13 +271,14 @@ def explicit_moves(text: str, names: SceneNames, place: str, exits: Sequence[str
     """Places the player clearly says they are going to (the current place
     included, so that a caller can answer "already here"), in text order.
     A quoted or reported movement phrase (「控え室に行こう」って言ったら？) is not the player going."""
+    text = unstretched(text)
     found: list[str] = []
     candidates = [place, *exits]
     for start, end, pid in place_mentions(text, names, candidates):
         if _quoted_phrase(text, start, end) or _REPORTED.match(text[end:]):
             continue
         talk = bool(_TALK_PLACE.match(text[end:]))
-        if committing_verb_after(text, end, look=True, talk=talk) and not cancelled(text, end):
+        if committing_verb_after(text, end, look=True, talk=talk, permission=True) and not cancelled(text, end):
             found.append(pid)
     # "ママに会いに行こう": a person who is not here, found in one reachable place
     for cid, person_names in names.characters.items():
@@ -262,6 +300,7 @@ def movement_cue(text: str, names: SceneNames, place: str, exits: Sequence[str],
     a destination named with no verb at all, or a committing movement
     phrasing.  A destination that only appears in a question or a negation
     (控え室には行ったことある？) is no support."""
+    text = unstretched(text)
     targets = [target] if target else list(exits)
     if cancelled(text):
         return False
@@ -293,20 +332,69 @@ _FAREWELL_END = re.compile(
     r"|出ますね|今日は(?:この(?:へん|辺|あたり)|これ)で)"
     r"(?:ね|よ|わ|か|かな|ー|~)*$")
 _QUESTION_END = re.compile(r"[？?]\s*$")
+_APOLOGY_ONLY = re.compile(r"失礼(?:しました|いたしました)")
+_LEAVING_CONTEXT = re.compile(r"帰|そろそろ|お先|ごちそう|ご馳走|また|お邪魔|おじゃま|今日は|遅くまで|長居|では|じゃあ")
+_FAREWELL_ANY = re.compile(r"失礼(?:します|するね)|お邪魔しました|帰(?:ります|るね|るよ|ろう)|ごちそうさま|またね|じゃあね|さよ(?:う)?なら|おやすみ")
+# Saying one will come back (また来るよ) is a farewell, unless it answers a character's question about it.
+_RETURN_PROMISE = re.compile(r"また(?:来|く|き)")
+
+
+def answers_return_question(text: str, asked: str | None) -> bool:
+    """Whether a farewell-like line only promises to come back in answer to a character's question about
+    coming back (「また来てくれるんでしょ？」→「もちろん、また来るよ」): an answer, not a goodbye.  A line
+    that also says goodbye (ごちそうさま, またね, 帰ります) is still one."""
+    if not asked or not re.search(r"来|くる|きて|くれる", asked):
+        return False
+    text = unstretched(text)
+    return bool(_RETURN_PROMISE.search(text)) and not _FAREWELL_ANY.search(text)
+
+
+# 「やっぱ行く」「行きます」「そっち行こう」: going, with no place named (the invitation names it).
+_BARE_GO = re.compile(r"(?:^|[、,。！!\s])(?:やっぱ(?:り)?|じゃあ|じゃ|うん|よし|なら|それなら)?[、,\s]*"
+                      r"(?:そっち|あっち|向こう)?(?:に|へ)?\s*(?:行|い)(?:く|こう|こ|きます|きましょう|ってみる|ってみよう"
+                      r"|っても?(?:いい|良い)(?:です)?(?:か|の)?)"
+                      r"(?:よ|ね|わ|か|な|っ)*\s*[。！!~？?]*$")
+
+
+_RETURN_VERB = re.compile(r"戻(?=[らりるれろっ])|もど(?=[らりるれろっ])")
+
+
+def goes_back(text: str, names: SceneNames, place: str, exits: Sequence[str]) -> bool:
+    """「そろそろ戻ろうかな」 with no place named: going back (the caller knows where from).  Not a question
+    about it (戻るの？), not a hedge taken back, not another person going (ママが戻ったら)."""
+    text = unstretched(text)
+    if place_mentions(text, names, [place, *exits]) or cancelled(text):
+        return False
+    for match in _RETURN_VERB.finditer(text):
+        before = text[max(0, match.start() - 3):match.start()]
+        if re.search(r"[がは]$", before) and not re.search(r"(?:僕|俺|私|わたし|あたし)[がは]$", text[:match.start()]):
+            continue        # someone else going back
+        if _committing(text[match.end():]):
+            return True
+    return False
+
+
+def goes_along(text: str) -> bool:
+    """The line ends by agreeing to go somewhere it does not name (after an invitation that names it)."""
+    stripped = _TRAILING.sub("", unstretched(text))
+    return bool(_BARE_GO.search(stripped)) and not cancelled(stripped)
 _VOLITIONAL_END = re.compile(r"(?:ろう|よう|おう|こう|ましょう)か?(?:な)?\s*[？?]?\s*$")
 
 
 def farewell(text: str) -> bool:
     """The sentence ends with a farewell (失礼します, お邪魔しました, 帰るね …),
     not asked about (失礼しますって言うの？) and not quoted (「失礼します」)."""
-    stripped = _TRAILING.sub("", text)
+    stripped = _TRAILING.sub("", unstretched(text))
     if _QUESTION_END.search(stripped):
         if not _VOLITIONAL_END.search(stripped):
             return False
         stripped = re.sub(r"[？?\s]+$", "", stripped)
     if not stripped or stripped.endswith(("」", "』", "\"")):
         return False
-    return bool(_FAREWELL_END.search(stripped))
+    found = _FAREWELL_END.search(stripped)
+    if found and _APOLOGY_ONLY.match(found.group(0)) and not _LEAVING_CONTEXT.search(stripped[:found.start()]):
+        return False        # 「失礼しました」 alone, after a rude question, is an apology, not a goodbye
+    return bool(found)
 
 
 _LEAVE_CUE = re.compile(r"失礼|お邪魔し|おじゃまし|お暇|おいとま|帰|かえ(?:る|ろ|り)|ごちそうさま|ご馳走|出(?:よう|る|ます|たい)|離れ"
@@ -316,6 +404,7 @@ _LEAVE_CUE = re.compile(r"失礼|お邪魔し|おじゃまし|お暇|おいと�
 def leave_cue(text: str) -> bool:
     """Anything that supports a 離脱 the classifier chose (nothing, when the
     text takes the leaving back: 帰ろうと思ったけど、まだいる)."""
+    text = unstretched(text)
     if cancelled(text):
         return False
     return farewell(text) or bool(_LEAVE_CUE.search(text))

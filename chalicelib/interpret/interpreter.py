@@ -17,14 +17,21 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Any
 
 from ..scenario import GameRules, GameState, PlayerInput
 from ..scenario.inputs import NONE
+from ..turn_record import (
+    AddresseeRecord,
+    BackendRecord,
+    CandidateRecord,
+    InterpretationRecord,
+    NarrowedRecord,
+    NarrowingRecord,
+)
 from .addressee import AddresseeFound, addressee_narrowing, detect_addressee
 from .backends import Backend, LexicalBackend
 from .backends.base import elapsed_ms
-from .choices import ErrorKind, Interpretation, InterpretChoices, InterpretContext
+from .choices import ErrorKind, Interpretation, InterpretChoices, InterpretContext, Recent
 from .cues import SceneNames
 from .refine import NOT_A_CANDIDATE, SAME_PLACE, RefinedInterpreter
 from .related import IntentMeaning
@@ -36,7 +43,7 @@ class TurnResult:
     input: PlayerInput                 # what to pass to GameRules.handle
     addressee: str | None              # character id to pass to handle (detected or given), or None
     interpretation: Interpretation
-    debug: dict[str, Any]              # JSON-serialisable record of the whole turn
+    debug: InterpretationRecord        # the record of the whole turn (the debug view's interpretation)
 
     @property
     def rule(self) -> str | None:
@@ -87,7 +94,10 @@ class Interpreter:
     def choices(self, state: GameState) -> InterpretChoices:
         return InterpretChoices.make(self.rules, state)
 
-    def interpret_turn(self, text: str, state: GameState, addressee: str | None = None) -> TurnResult:
+    def interpret_turn(self, text: str, state: GameState, addressee: str | None = None, *,
+                       recent: Recent | None = None) -> TurnResult:
+        """`recent`: what the conversation said last (its open question, a recent invitation), when the
+        caller keeps a conversation (chalicelib/conversation); without it the last scripted line is used."""
         start = time.perf_counter()
         t = time.perf_counter()
         choices = InterpretChoices.make(self.rules, state)
@@ -101,7 +111,7 @@ class Interpreter:
         offered, removed_by_addressee = addressee_narrowing(choices, self.rules, state, found.character)
         addressee_ms = elapsed_ms(t)
 
-        context = InterpretContext.make(self.rules, state, found.character)
+        context = InterpretContext.make(self.rules, state, found.character, recent=recent)
         try:
             result = self.refined.interpret(text, offered, context)
         except Exception as exc:      # a bug in refinement must not stop the game either
@@ -125,33 +135,33 @@ class Interpreter:
         return TurnResult(result.input, found.character, result, debug)
 
     def _debug(self, text: str, state: GameState, choices: InterpretChoices, found: AddresseeFound,
-               removed_by_addressee: list[str], result: Interpretation, ms: dict[str, float]) -> dict[str, Any]:
+               removed_by_addressee: list[str], result: Interpretation,
+               ms: dict[str, float]) -> InterpretationRecord:
         by_token = {o.token: str(o.input) for o in choices}
-        return {
-            "text": text,
-            "place": state.place,
-            "addressee": found.to_dict(),
-            "candidates": choices.to_list(),
-            "narrowing": {
-                "addressee": [{"token": t, "input": by_token.get(t)} for t in removed_by_addressee],
-                "words": [{"token": t, "input": by_token.get(t)} for t in result.narrowed.get("words", [])],
-            },
-            "offered": list(result.offered),
-            "backend": {
-                "name": result.backend,
-                "choice": choices.token_of(result.model_input) if result.model_input is not None else None,
-                "input": None if result.model_input is None else str(result.model_input),
-                "answer": result.answer,
-                "scores": {k: round(v, 4) for k, v in result.scores.items()},
-                "error": result.error,
-                "detail": result.detail,
-                "prompt_tokens": result.prompt_tokens,
-                "mode": result.mode,
-            },
-            "rule": result.rule,
-            "input": str(result.input),
-            "token": result.token,
-            "error": result.error,
-            "examples_dropped": result.examples_dropped,
-            "ms": {k: round(v, 3) for k, v in ms.items()},
-        }
+        return InterpretationRecord(
+            text=text,
+            place=state.place,
+            addressee=AddresseeRecord(character=found.character, how=found.how, ignored=found.ignored),
+            candidates=[CandidateRecord(token=o.token, input=str(o.input), label=o.label, source=o.source)
+                        for o in choices],
+            narrowing=NarrowingRecord(
+                addressee=[NarrowedRecord(token=t, input=by_token.get(t)) for t in removed_by_addressee],
+                words=[NarrowedRecord(token=t, input=by_token.get(t)) for t in result.narrowed.get("words", [])]),
+            offered=list(result.offered),
+            backend=BackendRecord(
+                name=result.backend,
+                choice=choices.token_of(result.model_input) if result.model_input is not None else None,
+                input=None if result.model_input is None else str(result.model_input),
+                answer=result.answer,
+                scores={k: round(v, 4) for k, v in result.scores.items()},
+                error=result.error,
+                detail=result.detail,
+                prompt_tokens=result.prompt_tokens,
+                mode=result.mode),
+            rule=result.rule,
+            input=str(result.input),
+            token=result.token,
+            error=result.error,
+            examples_dropped=result.examples_dropped,
+            ms={k: round(v, 3) for k, v in ms.items()},
+        )

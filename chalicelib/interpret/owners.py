@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..scenario.inputs import PlayerInput
 from .cues import SceneNames
 from .ja import analyse
 from .text import nfkc
@@ -35,7 +36,7 @@ def place_owned_words(scenario: Any) -> dict[str, frozenset[str]]:
         owned = {w for w in intent.words
                  if any(f"{p}の{nfkc(w)}" in t for p in places for t in texts)}
         if owned:
-            out[f"意図:{intent.id}"] = frozenset(owned)
+            out[str(PlayerInput.intent(intent.id))] = frozenset(owned)
     return out
 
 

@@ -35,8 +35,11 @@ from .choices import Interpretation, InterpretChoices, InterpretContext
 from .confidence import best_and_margin
 from .cues import (
     SceneNames,
+    answers_return_question,
     explicit_moves,
     farewell,
+    goes_along,
+    goes_back,
     invited_place,
     leave_cue,
     movement_cue,
@@ -52,11 +55,15 @@ EXPLICIT_MOVE = "explicit_move"
 SAME_PLACE = "same_place"
 FAREWELL = "farewell"
 AGREEMENT = "agreement"
+INVITATION = "invitation"
+GOING_BACK = "going_back"
+ANSWER_NOT_LEAVE = "answer_not_leave"
 UNFOUNDED_MOVE = "unfounded_move"
 UNFOUNDED_LEAVE = "unfounded_leave"
 NOT_A_CANDIDATE = "not_a_candidate"
 
-RULES = (EXAMPLE_MATCH, EXPLICIT_MOVE, SAME_PLACE, FAREWELL, AGREEMENT, UNFOUNDED_MOVE, UNFOUNDED_LEAVE)
+RULES = (EXAMPLE_MATCH, EXPLICIT_MOVE, SAME_PLACE, FAREWELL, AGREEMENT, INVITATION, GOING_BACK, ANSWER_NOT_LEAVE,
+         UNFOUNDED_MOVE, UNFOUNDED_LEAVE)
 
 MIN_EXAMPLE_CHARS = 6
 EXAMPLE_RATIO = 0.9
@@ -112,7 +119,7 @@ def refine(chosen: PlayerInput, text: str, choices: InterpretChoices, context: I
     """Apply the rules to the backend's choice.  `choices` are the call's
     candidates before word narrowing."""
     normalised = player_words(nfkc(text))
-    exits = [o.input.target for o in choices if o.input.kind == "move"]
+    exits = [o.input.target for o in choices if o.input.is_move]
     example = example_intent(text, choices)
     if example is not None:
         return Decision(example, EXAMPLE_MATCH if example != chosen else None)
@@ -121,18 +128,29 @@ def refine(chosen: PlayerInput, text: str, choices: InterpretChoices, context: I
         move = PlayerInput.move(moves[0])
         return Decision(move, EXPLICIT_MOVE if move != chosen else None)
     has_leave = choices.contains(LEAVE)
-    if has_leave and (farewell(normalised) or names.says_leaving(normalised)):
+    answering = answers_return_question(normalised, context.asked)
+    if has_leave and not answering and (farewell(normalised) or names.says_leaving(normalised)):
         return Decision(LEAVE, FAREWELL if chosen != LEAVE else None)
     if context.last_line and short_agreement(normalised):
         invited = invited_place(context.last_line, names, exits)
         if invited is not None:
             move = PlayerInput.move(invited)
             return Decision(move, AGREEMENT if move != chosen else None)
+    if context.invited in exits and (short_agreement(normalised) or goes_along(normalised)):
+        # 「ごめん、冗談。やっぱ行く」 a turn or two after turning an invitation down
+        move = PlayerInput.move(context.invited)   # type: ignore[arg-type]
+        return Decision(move, INVITATION if move != chosen else None)
+    if context.came_from in exits and goes_back(normalised, names, context.place, exits):
+        # 「そろそろ戻ろうかな」: back where the player came from
+        move = PlayerInput.move(context.came_from)   # type: ignore[arg-type]
+        return Decision(move, GOING_BACK if move != chosen else None)
+    if chosen.is_leave and answering:
+        return Decision(NONE, ANSWER_NOT_LEAVE)
     # A model's move or leave needs the player's own words for it, not words they quote.
     own = without_quoted_phrases(normalised, names)
-    if chosen.kind == "move" and not movement_cue(own, names, context.place, exits, chosen.target):
+    if chosen.is_move and not movement_cue(own, names, context.place, exits, chosen.target):
         return Decision(NONE, UNFOUNDED_MOVE)
-    if chosen.kind == "leave" and not (leave_cue(own) or names.says_leaving(own)):
+    if chosen.is_leave and not (leave_cue(own) or names.says_leaving(own)):
         return Decision(NONE, UNFOUNDED_LEAVE)
     return Decision(chosen, None)
 

@@ -19,16 +19,22 @@ Safeguards:
 """
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from ..scenario.inputs import PlayerInput
 from .ja import analyse, word_meaning
 from .ja.meaning import MeaningIndex
 from .ja.tokens import Token
+from .senses import is_counted_quantity
 from .text import make_matcher, nfkc
 
 THRESHOLD = 0.4          # least cosine for a word to relate to an intent
+# A verb or adjective has many senses (聞く: a sound, a question, advice): it relates by meaning only
+# when clearly near (つまめる ~ つまみ 0.57), not at the noun's threshold (聞く ~ 曲 0.42).
+PREDICATE_THRESHOLD = 0.5
 HEAD_COSINE = 0.5        # a word that ends two or more of an intent's listed phrases (まま): a weaker listed word
 MARGIN = 0.08            # ... and its lead over the next intent for that word
 SHARED_ANCHOR = 3        # an anchor found in this many intents says nothing
@@ -72,6 +78,15 @@ def _anchor_words(texts: Iterable[str]) -> list[str]:
     return out
 
 
+_NUMERALS = re.compile(r"[一二三四五六七八九十百千〇0-9０-９]")
+
+
+def _other_number(word: str, anchor: str) -> bool:
+    """一人 and 二人 are near in meaning but not the same thing: words that differ only in a numeral."""
+    a, b = _NUMERALS.sub("", nfkc(word)), _NUMERALS.sub("", nfkc(anchor))
+    return a == b and nfkc(word) != nfkc(anchor) and bool(_NUMERALS.search(word)) and bool(_NUMERALS.search(anchor))
+
+
 class IntentMeaning:
     def __init__(self, index: MeaningIndex | None, names: Iterable[str] = (), *, threshold: float = THRESHOLD,
                  margin: float = MARGIN, listed: Iterable[str] = (), heads: dict[str, str] | None = None) -> None:
@@ -101,7 +116,7 @@ class IntentMeaning:
             # (話す, 思う, 前), and a description's 映画音楽 would make 映画 mean music.
             listed = list(intent.words)
             words = [nfkc(w) for w in listed] + _anchor_words(listed)
-            raw[f"意図:{intent.id}"] = list(dict.fromkeys(words))
+            raw[str(PlayerInput.intent(intent.id))] = list(dict.fromkeys(words))
         counts: dict[str, int] = {}
         for words in raw.values():
             for w in set(words):
@@ -121,7 +136,7 @@ class IntentMeaning:
         for intent in scenario.intents.values():
             listed |= {nfkc(w) for w in intent.words}
             for head in _phrase_heads(intent.words):
-                found.setdefault(head, []).append(f"意図:{intent.id}")
+                found.setdefault(head, []).append(str(PlayerInput.intent(intent.id)))
         return {head: labels[0] for head, labels in found.items() if len(labels) == 1 and head not in listed}
 
     @property
@@ -142,7 +157,7 @@ class IntentMeaning:
                 surface = "".join(t.surface for t in run)
                 out.append(Token(surface, surface, surface, "", ("名詞",), "", run[0].start, run[-1].end))
             i = max(j, i + 1) if j > i else i + 1
-        out.extend(t for t in tokens if t.is_content)
+        out.extend(t for i, t in enumerate(tokens) if t.is_content and not is_counted_quantity(tokens, i))
         return out
 
     def matches(self, text: str) -> tuple[Match, ...]:
@@ -171,13 +186,18 @@ class IntentMeaning:
                 continue
             if self.index is None:
                 continue
-            related = self.index.token_related(token)
+            related = {label: found for label, found in self.index.token_related(token).items()
+                       if not _other_number(token.surface, found.anchor)}
             if not related:
                 continue
             ranked = sorted(related.items(), key=lambda kv: kv[1].cosine, reverse=True)
             label, top = ranked[0]
             second = ranked[1][1].cosine if len(ranked) > 1 else 0.0
-            if top.cosine < self.threshold or top.cosine - second < self.margin:
+            # a verb, an adjective or a one-character word has many senses: it needs to be clearly near
+            short = len(token.surface) == 1
+            threshold = self.threshold if token.pos[:1] not in (("動詞",), ("形容詞",)) and not short else \
+                max(self.threshold, PREDICATE_THRESHOLD)
+            if top.cosine < threshold or top.cosine - second < self.margin:
                 continue
             covered.append((token.start, token.end))
             if label not in best or top.cosine > best[label].cosine:

@@ -41,10 +41,6 @@ def is_katakana(ch: str) -> bool:
     return "\u30a0" <= ch <= "\u30ff"
 
 
-def is_kana(ch: str) -> bool:
-    return is_hiragana(ch) or is_katakana(ch)
-
-
 def is_content_char(ch: str) -> bool:
     """Kanji, katakana, latin letters and digits: the characters that carry
     the topic of a Japanese sentence (hiragana mostly carries grammar)."""
@@ -423,11 +419,6 @@ class PlainMatcher(WordMatcher):
 
 def make_matcher(variant: bool = True, readings: bool = True) -> WordMatcher:
     return WordMatcher(readings) if variant else PlainMatcher(False)
-
-
-@lru_cache(maxsize=4096)
-def folded_cached(text: str) -> str:
-    return fold(text)
 
 
 def find_names(text: str, names: Iterable[str]) -> list[tuple[int, int, str]]:

@@ -26,7 +26,7 @@ from .conditions import (
     parse_effect,
     parse_term,
 )
-from .inputs import LEAVE, NONE, InputSyntaxError, PlayerInput
+from .inputs import LEAVE, NONE, InputKind, InputSyntaxError, PlayerInput
 from .loader import (
     CompiledKnowledge,
     CompiledLine,
@@ -57,7 +57,7 @@ from .state import SCHEMA_VERSION, GameState, StateFormatError
 __all__ = [
     "AfterTerm", "AlreadyHereNotice", "AnyInputTerm", "ArrivalTerm", "Character", "CompiledKnowledge",
     "CompiledLine", "CompiledScenario", "CompiledScene", "Condition", "Effect", "EndingNotice", "ExitsNotice", "ExpressionEffect",
-    "Fallback", "FiredLine", "FreeTalk", "GameRules", "GameState", "InputSyntaxError", "InputTerm", "Intent",
+    "Fallback", "FiredLine", "FreeTalk", "GameRules", "GameState", "InputKind", "InputSyntaxError", "InputTerm", "Intent",
     "Knowledge", "LEAVE", "Line", "NONE", "Notice", "Place", "PlayerInput", "Problem", "RefusedMoveNotice",
     "SCHEMA_VERSION", "Scenario", "ScenarioError", "Scene", "ShownTerm", "Start", "StartTerm", "StateFormatError",
     "Step", "Term", "TermSyntaxError", "UnshownTerm", "compile_scenario", "load_scenario", "load_scenario_data",

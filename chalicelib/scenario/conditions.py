@@ -18,10 +18,13 @@ SHOWN_PREFIX = "済:"
 UNSHOWN_PREFIX = "未:"
 AFTER_PREFIX = "直後:"
 EXPRESSION_PREFIX = "表情:"
+# Flags (set by an order of a menu item with a `flag`, or by a line's effect) live in the same
+# membership view as shown lines, under this prefix: ids cannot contain ":", so none can collide.
+FLAG_PREFIX = "フラグ:"
 
-TERM_FORMS = ("意図:X", "移動:P", "離脱", "なし", "入力", "開始", "到着", "済:ID", "未:ID", "直後:ID")
+TERM_FORMS = ("意図:X", "移動:P", "離脱", "なし", "入力", "開始", "到着", "済:ID", "未:ID", "直後:ID", "フラグ:NAME")
 EXPECTED_TERMS = "expected one of " + ", ".join(TERM_FORMS)
-EFFECT_FORMS = ("表情:CHARACTER:KEY",)
+EFFECT_FORMS = ("表情:CHARACTER:KEY", "フラグ:NAME")
 EXPECTED_EFFECTS = "expected " + " or ".join(EFFECT_FORMS)
 
 
@@ -96,7 +99,16 @@ class AfterTerm:
         return AFTER_PREFIX + self.line_id
 
 
-Term = InputTerm | AnyInputTerm | StartTerm | ArrivalTerm | ShownTerm | UnshownTerm | AfterTerm
+@dataclass(frozen=True, slots=True)
+class FlagTerm:
+    """`フラグ:NAME`: flag NAME has been set (by an order or a line's effect)."""
+    name: str
+
+    def __str__(self) -> str:
+        return FLAG_PREFIX + self.name
+
+
+Term = InputTerm | AnyInputTerm | StartTerm | ArrivalTerm | ShownTerm | UnshownTerm | AfterTerm | FlagTerm
 
 _BARE_TERMS: dict[str, Term] = {
     LEAVE_WORD: InputTerm(LEAVE),
@@ -106,7 +118,7 @@ _BARE_TERMS: dict[str, Term] = {
     ARRIVAL_WORD: ArrivalTerm(),
 }
 _ID_TERMS: dict[str, type[ShownTerm | UnshownTerm | AfterTerm]] = {SHOWN_PREFIX: ShownTerm, UNSHOWN_PREFIX: UnshownTerm, AFTER_PREFIX: AfterTerm}
-_PREFIXES = (INTENT_PREFIX, MOVE_PREFIX, SHOWN_PREFIX, UNSHOWN_PREFIX, AFTER_PREFIX)
+_PREFIXES = (INTENT_PREFIX, MOVE_PREFIX, SHOWN_PREFIX, UNSHOWN_PREFIX, AFTER_PREFIX, FLAG_PREFIX)
 
 
 def parse_term(text: str) -> Term:
@@ -120,6 +132,12 @@ def parse_term(text: str) -> Term:
                 raise TermSyntaxError(term, f'term "{term}" is missing the line id after "{prefix}"; '
                                             f'expected {prefix}ID')
             return cls(ident)
+    if term.startswith(FLAG_PREFIX):
+        name = term[len(FLAG_PREFIX):].strip()
+        if not name:
+            raise TermSyntaxError(term, f'term "{term}" is missing the flag name after "{FLAG_PREFIX}"; '
+                                        f'expected {FLAG_PREFIX}NAME')
+        return FlagTerm(name)
     if term.startswith(INTENT_PREFIX) or term.startswith(MOVE_PREFIX):
         prefix = INTENT_PREFIX if term.startswith(INTENT_PREFIX) else MOVE_PREFIX
         ident = term[len(prefix):].strip()
@@ -156,6 +174,7 @@ class Condition:
     shown: tuple[str, ...] = ()
     unshown: tuple[str, ...] = ()
     after: tuple[str, ...] = ()
+    flags: tuple[str, ...] = ()        # as FLAG_PREFIX + name, looked up in the shown view
 
     @property
     def input(self) -> PlayerInput | None:
@@ -189,6 +208,9 @@ class Condition:
         for line_id in self.unshown:
             if line_id in shown:
                 return False
+        for flag in self.flags:
+            if flag not in shown:
+                return False
         return True
 
     def holds_for_intent(self, shown: Container[str]) -> bool:
@@ -204,6 +226,9 @@ class Condition:
                 return False
         for line_id in self.unshown:
             if line_id in shown:
+                return False
+        for flag in self.flags:
+            if flag not in shown:
                 return False
         return True
 
@@ -239,6 +264,7 @@ def build_condition(text: str, terms: Iterable[Term]) -> Condition:
     shown: list[str] = []
     unshown: list[str] = []
     after: list[str] = []
+    flag_names: list[str] = []
     flags = {"any_input": False, "start": False, "arrival": False}
     for term in terms:
         if isinstance(term, InputTerm):
@@ -256,8 +282,10 @@ def build_condition(text: str, terms: Iterable[Term]) -> Condition:
             unshown.append(term.line_id)
         elif isinstance(term, AfterTerm):
             after.append(term.line_id)
+        elif isinstance(term, FlagTerm):
+            flag_names.append(FLAG_PREFIX + term.name)
     return Condition(text=text, terms=terms, inputs=tuple(inputs), shown=tuple(shown), unshown=tuple(unshown),
-                     after=tuple(after), **flags)
+                     after=tuple(after), flags=tuple(flag_names), **flags)
 
 
 # ---------------------------------------------------------------- effects
@@ -273,11 +301,26 @@ class ExpressionEffect:
         return f"{EXPRESSION_PREFIX}{self.character}:{self.key}"
 
 
-Effect = ExpressionEffect
+@dataclass(frozen=True, slots=True)
+class FlagEffect:
+    """`フラグ:NAME`: set flag NAME when the line fires."""
+    name: str
+    kind: str = field(default="flag", init=False)
+
+    def __str__(self) -> str:
+        return FLAG_PREFIX + self.name
+
+
+Effect = ExpressionEffect | FlagEffect
 
 
 def parse_effect(text: str) -> Effect:
     raw = text.strip()
+    if raw.startswith(FLAG_PREFIX):
+        name = raw[len(FLAG_PREFIX):].strip()
+        if not name or ":" in name:
+            raise TermSyntaxError(raw, f'effect "{raw}" is malformed; {EXPECTED_EFFECTS}')
+        return FlagEffect(name)
     if raw.startswith(EXPRESSION_PREFIX):
         parts = raw[len(EXPRESSION_PREFIX):].split(":")
         if len(parts) != 2 or not parts[0].strip() or not parts[1].strip():

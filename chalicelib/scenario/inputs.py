@@ -7,17 +7,22 @@ live here and nowhere else.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Literal
+from enum import StrEnum
 
-InputKind = Literal["intent", "move", "leave", "none"]
+
+class InputKind(StrEnum):
+    INTENT = "intent"      # 意図:X — the player said something the scenario has an intent for
+    MOVE = "move"          # 移動:P — go to place P
+    LEAVE = "leave"        # 離脱 — leave the place (the game may end)
+    NONE = "none"          # なし — nothing the scenario has a name for
 
 INTENT_PREFIX = "意図:"
 MOVE_PREFIX = "移動:"
 LEAVE_WORD = "離脱"
 NONE_WORD = "なし"
 
-_KINDS_WITH_TARGET = {"intent": INTENT_PREFIX, "move": MOVE_PREFIX}
-_BARE = {"leave": LEAVE_WORD, "none": NONE_WORD}
+_KINDS_WITH_TARGET = {InputKind.INTENT: INTENT_PREFIX, InputKind.MOVE: MOVE_PREFIX}
+_BARE = {InputKind.LEAVE: LEAVE_WORD, InputKind.NONE: NONE_WORD}
 _BARE_BY_WORD = {word: kind for kind, word in _BARE.items()}
 
 SYNTAX_HELP = "意図:X, 移動:P, 離脱 or なし"
@@ -33,6 +38,11 @@ class PlayerInput:
     target: str | None = None
 
     def __post_init__(self) -> None:
+        if not isinstance(self.kind, InputKind):
+            try:
+                object.__setattr__(self, "kind", InputKind(self.kind))
+            except ValueError:
+                raise InputSyntaxError(f"unknown input kind {self.kind!r}") from None
         if self.kind in _KINDS_WITH_TARGET:
             if not isinstance(self.target, str) or not self.target or self.target != self.target.strip():
                 raise InputSyntaxError(f"{self.kind} input needs a non-empty target without surrounding spaces")
@@ -49,14 +59,14 @@ class PlayerInput:
             raise ValueError(f"{self.kind} input has no target")
         return self.target
 
-    # Constructors read better at call sites than PlayerInput("intent", "音楽").
+    # Constructors read better at call sites than PlayerInput(InputKind.INTENT, "音楽").
     @classmethod
     def intent(cls, intent_id: str) -> PlayerInput:
-        return cls("intent", intent_id)
+        return cls(InputKind.INTENT, intent_id)
 
     @classmethod
     def move(cls, place_id: str) -> PlayerInput:
-        return cls("move", place_id)
+        return cls(InputKind.MOVE, place_id)
 
     @classmethod
     def leave(cls) -> PlayerInput:
@@ -71,15 +81,15 @@ class PlayerInput:
         if not isinstance(text, str):
             raise InputSyntaxError(f"expected a string like {SYNTAX_HELP}, got {type(text).__name__}")
         if text in _BARE_BY_WORD:
-            return LEAVE if _BARE_BY_WORD[text] == "leave" else NONE
+            return LEAVE if _BARE_BY_WORD[text] == InputKind.LEAVE else NONE
         for kind, prefix in _KINDS_WITH_TARGET.items():
             if text.startswith(prefix):
                 target = text[len(prefix):]
                 if not target:
-                    raise InputSyntaxError(f'"{text}": missing the {"intent" if kind == "intent" else "place"} after "{prefix}"')
+                    raise InputSyntaxError(f'"{text}": missing the {"intent" if kind == InputKind.INTENT else "place"} after "{prefix}"')
                 if target != target.strip():
                     raise InputSyntaxError(f'"{text}": remove the spaces around "{target.strip()}"')
-                return cls(kind, target)  # type: ignore[arg-type]
+                return cls(kind, target)
         hint = ""
         if "：" in text:
             hint = ' (use the ASCII colon ":" instead of "：")'
@@ -88,9 +98,9 @@ class PlayerInput:
         raise InputSyntaxError(f'"{text}" is not a player input; expected {SYNTAX_HELP}{hint}')
 
     def __str__(self) -> str:
-        if self.kind == "intent":
+        if self.kind == InputKind.INTENT:
             return INTENT_PREFIX + self.target_id
-        if self.kind == "move":
+        if self.kind == InputKind.MOVE:
             return MOVE_PREFIX + self.target_id
         return _BARE[self.kind]
 
@@ -99,44 +109,25 @@ class PlayerInput:
 
     @property
     def is_intent(self) -> bool:
-        return self.kind == "intent"
+        return self.kind == InputKind.INTENT
 
     @property
     def is_move(self) -> bool:
-        return self.kind == "move"
+        return self.kind == InputKind.MOVE
 
     @property
-    def intent_id(self) -> str | None:
-        return self.target if self.kind == "intent" else None
+    def is_leave(self) -> bool:
+        return self.kind == InputKind.LEAVE
 
     @property
-    def place_id(self) -> str | None:
-        return self.target if self.kind == "move" else None
+    def is_none(self) -> bool:
+        return self.kind == InputKind.NONE
 
-    # Lets other packages put PlayerInput straight into pydantic models; it
-    # travels as its written form so logs and JSON stay readable.
-    @classmethod
-    def __get_pydantic_core_schema__(cls, source: Any, handler: Any) -> Any:
-        from pydantic_core import core_schema
-
-        def validate(value: Any) -> PlayerInput:
-            if isinstance(value, PlayerInput):
-                return value
-            try:
-                return cls.parse(value)
-            except InputSyntaxError as exc:
-                raise ValueError(str(exc)) from None
-
-        return core_schema.no_info_plain_validator_function(
-            validate,
-            serialization=core_schema.plain_serializer_function_ser_schema(str),
-            json_schema_input_schema=core_schema.str_schema(),
-        )
-
-    @classmethod
-    def __get_pydantic_json_schema__(cls, schema: Any, handler: Any) -> dict[str, Any]:
-        return {"type": "string", "description": f"player input: {SYNTAX_HELP}"}
+    @property
+    def moves_away(self) -> bool:
+        """A move or 離脱: the input takes the player away from where they are."""
+        return self.kind in (InputKind.MOVE, InputKind.LEAVE)
 
 
-LEAVE = PlayerInput("leave")
-NONE = PlayerInput("none")
+LEAVE = PlayerInput(InputKind.LEAVE)
+NONE = PlayerInput(InputKind.NONE)

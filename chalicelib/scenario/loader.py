@@ -23,10 +23,12 @@ from pydantic import BaseModel, ValidationError
 
 from ..faces import NEUTRAL
 from .conditions import (
+    FLAG_PREFIX,
     AfterTerm,
     Condition,
     Effect,
     ExpressionEffect,
+    FlagTerm,
     InputTerm,
     ShownTerm,
     TermSyntaxError,
@@ -35,7 +37,7 @@ from .conditions import (
     parse_effect,
 )
 from .inputs import PlayerInput
-from .model import ID_PATTERN, Character, Intent, Knowledge, Line, Place, PlaceLine, Reaction, Scenario
+from .model import ID_PATTERN, Character, Intent, Knowledge, Line, Menu, Place, PlaceLine, Reaction, Replies, Scenario
 
 _ID_RE = re.compile(ID_PATTERN)
 
@@ -82,6 +84,10 @@ class CompiledLine:
     effects: tuple[Effect, ...]
     model: Line
 
+    @property
+    def repeatable(self) -> bool:
+        return self.model.repeatable
+
     def __repr__(self) -> str:
         return f"CompiledLine({self.id!r}, {str(self.condition)!r})"
 
@@ -111,7 +117,7 @@ class CompiledKnowledge:
 
     @property
     def intents(self) -> tuple[str, ...]:
-        return tuple(i.target_id for i in self.condition.inputs if i.kind == "intent")
+        return tuple(i.target_id for i in self.condition.inputs if i.is_intent)
 
 
 EMPTY_SCENE_INDEX: Mapping[Any, Any] = MappingProxyType({})
@@ -130,6 +136,10 @@ class CompiledScenario:
     intent_order: Mapping[str, int] = field(default_factory=dict)
     # character → act → the character's (first) reaction set for that act
     reactions: Mapping[str, Mapping[str, Reaction]] = field(default_factory=dict)
+    # character → what they serve (only characters with a menu)
+    menus: Mapping[str, Menu] = field(default_factory=dict)
+    # every flag some order or line effect can set
+    flags: frozenset[str] = frozenset()
 
     @property
     def title(self) -> str:
@@ -362,7 +372,8 @@ def compile_scenario(scenario: Scenario, source: str = "<scenario>") -> Compiled
             if exit_id not in places:
                 out.add(where, f'unknown place "{exit_id}" in exits; {expected_one_of("place", places, exit_id)}', exit_id)
 
-    checker = _TermChecker(out, characters, places, intents, line_models)
+    flags = _declared_flags(scenario)
+    checker = _TermChecker(out, characters, places, intents, line_models, flags)
 
     scene_places: set[str] = set()
     compiled_lines: dict[str, CompiledLine] = {}
@@ -409,6 +420,7 @@ def compile_scenario(scenario: Scenario, source: str = "<scenario>") -> Compiled
         knowledge.setdefault(character.id, tuple(entries))
 
     reactions = _check_spoken_lines(out, scenario, characters)
+    menus = _check_conversation(out, scenario, characters, intents)
 
     if out.problems:
         raise ScenarioError(out.problems)
@@ -424,7 +436,95 @@ def compile_scenario(scenario: Scenario, source: str = "<scenario>") -> Compiled
         knowledge=MappingProxyType(knowledge),
         intent_order=MappingProxyType({intent_id: i for i, intent_id in enumerate(intents)}),
         reactions=MappingProxyType(reactions),
+        menus=MappingProxyType(menus),
+        flags=frozenset(flags),
     )
+
+
+def _declared_flags(scenario: Scenario) -> set[str]:
+    """Flags something can set: a menu item's `flag`, or a line's `フラグ:` effect."""
+    found = {item.flag for c in scenario.characters if c.menu for item in c.menu.items if item.flag}
+    for scene in scenario.scenes:
+        for line in scene.lines:
+            for effect in line.effects:
+                if effect.strip().startswith(FLAG_PREFIX):
+                    found.add(effect.strip()[len(FLAG_PREFIX):].strip())
+    return found
+
+
+def _check_replies(out: _Collector, where: str, character: Character | None, replies: Replies | None) -> None:
+    if replies is None or character is None:
+        return
+    for kind in ("yes", "no", "other"):
+        for n, line in enumerate(getattr(replies, kind)):
+            _check_expression(out, f"{where} replies {kind} #{n + 1}", character, line.expression)
+
+
+def _check_conversation(out: _Collector, scenario: Scenario, characters: Mapping[str, Character],
+                        intents: Mapping[str, Intent]) -> dict[str, Menu]:
+    """Menus, replies, recall and clarify lines, chatter, and the clarify settings; returns the menus."""
+    menus: dict[str, Menu] = {}
+    for character in scenario.characters:
+        where = f"character {character.id}"
+        for line_set, name in ((character.recall, "recall"), (character.clarify, "clarify"),
+                               (character.chatter, "chatter")):
+            if line_set is None:
+                continue
+            for n, spoken in enumerate(line_set.lines):
+                _check_expression(out, f"{where} {name} #{n + 1}", character, spoken.expression)
+                _check_replies(out, f"{where} {name} #{n + 1}", character, spoken.replies)
+                if name == "recall" and "{said}" not in spoken.text:
+                    out.add(f"{where} recall #{n + 1}", 'a recall line must hold "{said}" (the sentence said '
+                                                        'again); expected e.g. 「言ったでしょ、{said}」', spoken.text)
+                if name == "clarify" and not ("{1}" in spoken.text and "{2}" in spoken.text):
+                    out.add(f"{where} clarify #{n + 1}", 'a clarify line must hold "{1}" and "{2}" (the two '
+                                                         'topics); expected e.g. 「{1}？　それとも{2}？」', spoken.text)
+        for reaction in character.reactions:
+            for n, spoken in enumerate(reaction.lines):
+                _check_replies(out, f"{where} reaction {reaction.act} #{n + 1}", character, spoken.replies)
+        for index, entry in enumerate(character.knowledge):
+            for n, spoken in enumerate(entry.lines):
+                _check_replies(out, f"{where} knowledge #{index + 1} line #{n + 1}", character, spoken.replies)
+        if character.menu is None:
+            continue
+        menus[character.id] = character.menu
+        seen: set[str] = set()
+        for item in character.menu.items:
+            item_where = f"{where} menu {item.id}"
+            if not _ID_RE.match(item.id):
+                out.add(item_where, f'menu item id "{item.id}" is not usable as an id; expected a non-empty id '
+                                    f'without ":", "+" or surrounding spaces', item.id)
+            if item.id in seen:
+                out.add(item_where, f'duplicate menu item "{item.id}" for {character.id}; expected each item once',
+                        item.id)
+            seen.add(item.id)
+            if item.flag is not None and not _ID_RE.match(item.flag):
+                out.add(item_where, f'flag "{item.flag}" is not usable in conditions; expected a non-empty name '
+                                    f'without ":", "+" or surrounding spaces', item.flag)
+            for n, spoken in enumerate(item.lines):
+                _check_expression(out, f"{item_where} #{n + 1}", character, spoken.expression)
+                _check_replies(out, f"{item_where} #{n + 1}", character, spoken.replies)
+        for kind in ("ask", "missing"):
+            for n, spoken in enumerate(getattr(character.menu, kind)):
+                _check_expression(out, f"{where} menu {kind} #{n + 1}", character, spoken.expression)
+                _check_replies(out, f"{where} menu {kind} #{n + 1}", character, spoken.replies)
+    for place in scenario.places:
+        lines = list(place.arrival.lines if place.arrival else ()) + list(place.ending.lines if place.ending else ())
+        for n, place_line in enumerate(lines):
+            _check_replies(out, f"place {place.id} line #{n + 1}", characters.get(place_line.speaker),
+                           place_line.replies)
+    for scene in scenario.scenes:
+        for line in scene.lines:
+            _check_replies(out, f"line {line.id}", characters.get(line.speaker), line.replies)
+    for word, named in scenario.clarify.ambiguous.items():
+        for intent_id in named:
+            if intent_id not in intents:
+                out.add("clarify", f'unknown intent "{intent_id}" for the ambiguous word "{word}"; '
+                                   f'{expected_one_of("intent", intents, intent_id)}', intent_id)
+        if len(set(named)) < 2:
+            out.add("clarify", f'the ambiguous word "{word}" names {len(set(named))} intent(s); expected two or more',
+                    word)
+    return menus
 
 
 def _expression_keys(character: Character) -> list[str]:
@@ -500,8 +600,9 @@ class _TermChecker:
     self-contradictory in the one way the spec makes an error."""
 
     def __init__(self, out: _Collector, characters: Mapping[str, Any], places: Mapping[str, Any],
-                 intents: Mapping[str, Any], lines: Mapping[str, Any]) -> None:
+                 intents: Mapping[str, Any], lines: Mapping[str, Any], flags: Iterable[str] = ()) -> None:
         self.out, self.characters, self.places, self.intents, self.lines = out, characters, places, intents, lines
+        self.flags = sorted(flags)
 
     def check(self, where: str, condition: Condition) -> None:
         input_terms = []
@@ -509,12 +610,18 @@ class _TermChecker:
             if isinstance(term, InputTerm):
                 input_terms.append(term)
                 target = term.input.target
-                if term.input.kind == "intent" and target not in self.intents:
+                if term.input.is_intent and target not in self.intents:
                     self.out.add(where, f'unknown intent "{target}" in term "{term}"; '
                                         f'{expected_one_of("intent", self.intents, target or "")}', str(term))
-                elif term.input.kind == "move" and target not in self.places:
+                elif term.input.is_move and target not in self.places:
                     self.out.add(where, f'unknown place "{target}" in term "{term}"; '
                                         f'{expected_one_of("place", self.places, target or "")}', str(term))
+            elif isinstance(term, FlagTerm):
+                if term.name not in self.flags:
+                    where_set = (expected_one_of("flag", self.flags, term.name) if self.flags else
+                                 "no menu item or line sets any flag")
+                    self.out.add(where, f'flag "{term.name}" in term "{term}" is never set (a menu item\'s "flag" '
+                                        f'or a line\'s フラグ: effect sets one); {where_set}', str(term))
             elif isinstance(term, (ShownTerm, UnshownTerm, AfterTerm)):
                 if term.line_id not in self.lines:
                     self.out.add(where, f'unknown line "{term.line_id}" in term "{term}"; '

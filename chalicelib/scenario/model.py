@@ -15,7 +15,7 @@ from ..faces import NEUTRAL
 # Ids appear inside conditions and effects (`済:A04`, `表情:赤尾妙子:smile`),
 # where ":" and "+" are separators.
 ID_PATTERN = r"^[^:+\s](?:[^:+]*[^:+\s])?$"
-EFFECT_PATTERN = r"^表情:[^:+\s]+:[^:+\s]+$"
+EFFECT_PATTERN = r"^(?:表情:[^:+\s]+:[^:+\s]+|フラグ:[^:+\s]+)$"
 
 
 def _id_field(description: str) -> Any:
@@ -38,8 +38,9 @@ class _Strict(BaseModel):
 
 # Dialogue acts a character can react to when nothing scripted answers (the
 # model-free recogniser in chalicelib/interpret/acts.py tells them apart).
-ACTS = ("挨拶", "感謝", "謝罪", "称賛", "暴言", "同意", "反対", "質問", "注文", "本人")
-Act = Literal["挨拶", "感謝", "謝罪", "称賛", "暴言", "同意", "反対", "質問", "注文", "本人"]
+# 会計 (paying) is recognised as 注文 and answered by a 会計 reaction when the character has one.
+ACTS = ("挨拶", "感謝", "謝罪", "称賛", "暴言", "同意", "反対", "質問", "注文", "会計", "本人")
+Act = Literal["挨拶", "感謝", "謝罪", "称賛", "暴言", "同意", "反対", "質問", "注文", "会計", "本人"]
 # How a set of lines varies: in order (cycle), in a fixed pseudo-random order
 # without recent repeats (shuffle), or each line once per game (once).
 VariationMode = Literal["cycle", "shuffle", "once"]
@@ -48,10 +49,32 @@ _EXPRESSION_DESCRIPTION = ("Expression key the speaker shows with this line (one
                            "or neutral); absent: not authored. 表情キー")
 
 
+class ReplyLine(_Strict):
+    """One answer of the asker to the player's reply to their question."""
+    text: str = Field(description="Shown verbatim. そのまま表示する本文")
+    expression: str | None = Field(default=None, description=_EXPRESSION_DESCRIPTION)
+
+
+class Replies(_Strict):
+    """How a character takes the player's answer to a question their line asks (the line's last sentence
+    ends in a question). Each kind is answered by the asker, in order (cycle); a kind without lines
+    falls back to the asker's 同意 (yes) or 反対 (no) reaction. 問いかけへの返事の受け方"""
+    yes: list[ReplyLine] = Field(default_factory=list, description="The player says yes or agrees. はい・賛成")
+    no: list[ReplyLine] = Field(default_factory=list, description="The player says no or disagrees. いいえ・反対")
+    other: list[ReplyLine] = Field(default_factory=list,
+                                   description="Any other answer (unsure, or an answer to a 何/どこ question). "
+                                               "どちらでもない答え")
+
+
+_REPLIES_DESCRIPTION = ("How the speaker takes the player's answer when this line ends in a question "
+                        "(yes / no / other). 問いかけへの返事の受け方")
+
+
 class SpokenLine(_Strict):
     """A short line said in the character's own voice, with its face."""
     text: str = Field(description="Shown verbatim. そのまま表示する本文")
     expression: str | None = Field(default=None, description=_EXPRESSION_DESCRIPTION)
+    replies: Replies | None = Field(default=None, description=_REPLIES_DESCRIPTION)
 
 
 class PlaceLine(_Strict):
@@ -59,6 +82,37 @@ class PlaceLine(_Strict):
     speaker: str = _id_field("Character id of the speaker (present at the place). 話者の人物ID")
     text: str = Field(description="Shown verbatim. そのまま表示する本文")
     expression: str | None = Field(default=None, description=_EXPRESSION_DESCRIPTION)
+    replies: Replies | None = Field(default=None, description=_REPLIES_DESCRIPTION)
+
+
+class LineSet(_Strict):
+    """A set of lines in the character's voice that vary (cycle, shuffle, once)."""
+    mode: VariationMode = Field(default="cycle", description="cycle, shuffle or once. 台詞の出し方")
+    lines: list[SpokenLine] = Field(default_factory=list, description="The lines. 台詞")
+
+
+class MenuItem(_Strict):
+    id: str = _id_field("Item id (ビール), as the player and the evaluation name it. 品目ID")
+    words: list[str] = Field(default_factory=list,
+                             description="Words that name this item in an order (ビール, 生, 瓶ビール); the id "
+                                         "always counts. 品目を指す語")
+    flag: str | None = Field(default=None, description="A flag set when the item is ordered (フラグ:NAME in "
+                                                       "conditions). 注文で立つフラグ",
+                             json_schema_extra={"pattern": ID_PATTERN})
+    mode: VariationMode = Field(default="cycle", description="How the acknowledgements vary. 台詞の出し方")
+    lines: list[SpokenLine] = Field(description="Acknowledgements of an order, in the character's voice. "
+                                                "注文を受ける台詞")
+
+
+class Menu(_Strict):
+    """What a character serves: orders naming an item are acknowledged with the item's lines."""
+    items: list[MenuItem] = Field(default_factory=list, description="Items this character serves. 品目")
+    ask: list[SpokenLine] = Field(default_factory=list,
+                                  description="An order that names no item (何か飲み物を, yes to 何か飲む？): what "
+                                              "would you like. 品目のない注文への台詞")
+    missing: list[SpokenLine] = Field(default_factory=list,
+                                      description="An order of something this character does not serve here. "
+                                                  "ない品目への台詞")
 
 
 class Reaction(_Strict):
@@ -96,6 +150,9 @@ class Knowledge(_Strict):
     lines: list[SpokenLine] = Field(default_factory=list,
                                     description="Authored answers in the character's voice, shown when no model "
                                                 "speaks. 人物自身の言葉での答え（モデルなしで表示）")
+    repeatable: bool = Field(default=False,
+                             description="Whether its lines may be said again once each has been said (default: "
+                                         "each line once per game). 繰り返してよいか")
 
 
 class Fallback(_Strict):
@@ -121,6 +178,19 @@ class Character(_Strict):
     reactions: list[Reaction] = Field(default_factory=list,
                                       description="Short lines per dialogue act, answered when no scripted line, "
                                                   "knowledge line or model does. 発話の種類ごとの反応")
+    menu: Menu | None = Field(default=None, description="What this character serves. 品書き")
+    recall: LineSet | None = Field(default=None,
+                                   description="Lead-ins for saying again what the character said before, when "
+                                               "the player asks about it: {said} stands for the sentence "
+                                               "(「言ったでしょ、{said}」). 前に言ったことを言い直す台詞")
+    clarify: LineSet | None = Field(default=None,
+                                    description="Questions asking which of two topics the player means: {1} and "
+                                                "{2} stand for the topics' names (「{1}？　それとも{2}？」). "
+                                                "聞き返しの台詞")
+    chatter: LineSet | None = Field(default=None,
+                                    description="Things the character brings up on their own when the player's "
+                                                "line is small talk nothing else answers (mode once by default). "
+                                                "自分から振る話")
 
 
 class Place(_Strict):
@@ -146,6 +216,9 @@ class Intent(_Strict):
     words: list[str] = Field(default_factory=list,
                              description="Narrowing words: the intent is offered only when the input contains one "
                                          "of them; empty = no narrowing. 絞り込み語（空なら絞り込まない）")
+    name: str | None = Field(default=None,
+                             description="How a character names this topic when asking which one the player means, "
+                                         "as a phrase (お店の音楽のこと); default: 「<id>のこと」. 聞き返しで使う話題の呼び名")
 
 
 class Line(_Strict):
@@ -157,11 +230,25 @@ class Line(_Strict):
                                description="Stage effects applied when the line fires: 表情:CHARACTER:KEY. 演出",
                                json_schema_extra={"items": {"type": "string", "pattern": EFFECT_PATTERN}})
     text: str = Field(description="Shown verbatim. そのまま表示する本文")
+    repeatable: bool = Field(default=False,
+                             description="Whether the line may fire again when its condition holds again (default: "
+                                         "once per game). 繰り返し出してよいか")
+    replies: Replies | None = Field(default=None, description=_REPLIES_DESCRIPTION)
 
 
 class Scene(_Strict):
     place: str = _id_field("Place id this scene belongs to. 場面の場所ID")
     lines: list[Line] = Field(default_factory=list, description="Lines in priority order. 台詞（ファイル順が優先順）")
+
+
+class ClarifySettings(_Strict):
+    """When two topics fit a player's line alike, a character asks which one the player means."""
+    ask: bool = Field(default=True, description="Ask which one (true, the default) or take the better guess "
+                                                "(false). 聞き返すか")
+    ambiguous: dict[str, list[str]] = Field(
+        default_factory=dict,
+        description="Words known to name two or more topics (看板: 店名と看板, メニュー); a line naming one of them "
+                    "and nothing that settles it is asked about. 複数の話題を指しうる語")
 
 
 class Start(_Strict):
@@ -185,6 +272,8 @@ class Scenario(_Strict):
         description="Phrases of this world that mean leaving when the player ends a sentence with them in a "
                     "committing form (店を出る → 店を出よう, 店を出ます). この世界で「立ち去る」を表す言い回し")
     scenes: list[Scene] = Field(default_factory=list, description="One scene per place, holding its lines. 場面")
+    clarify: ClarifySettings = Field(default_factory=ClarifySettings,
+                                     description="Asking which topic the player means. 聞き返しの設定")
 
 
 JSON_SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"

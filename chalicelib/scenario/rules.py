@@ -12,9 +12,9 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from ..faces import NEUTRAL
-from .conditions import Effect, ExpressionEffect
+from .conditions import Effect, ExpressionEffect, FlagEffect
 from .inputs import LEAVE, PlayerInput
-from .loader import CompiledKnowledge, CompiledLine, CompiledScenario, CompiledScene, load_scenario, paused_gc
+from .loader import CompiledKnowledge, CompiledLine, CompiledScenario, CompiledScene, paused_gc
 from .model import Ending, Knowledge, PlaceLine
 from .state import GameState, StepShown
 from .variation import arrival_key, pick, remember
@@ -154,8 +154,8 @@ class Step:
 
 @dataclass(frozen=True, eq=False)
 class _Topic:
-    """One intent as seen from one place, for candidate building."""
-    order: int
+    """One intent as seen from one place, for candidate building (topics are kept in the scenario's
+    intent order)."""
     input: PlayerInput
     responses: tuple[CompiledLine, ...]
     knowledge: tuple[CompiledKnowledge, ...]   # of people present, naming this intent
@@ -169,7 +169,7 @@ def _place_line(line: PlaceLine, line_id: str, trigger: Trigger) -> FiredLine:
 
 
 class _Context:
-    __slots__ = ("input", "shown", "last", "starting", "arrived", "fired", "expressions", "variation")
+    __slots__ = ("input", "shown", "last", "starting", "arrived", "fired", "expressions", "variation", "flags")
 
     def __init__(self, input: PlayerInput | None, state: GameState, starting: bool) -> None:
         self.input = input
@@ -180,6 +180,7 @@ class _Context:
         self.fired: list[FiredLine] = []
         self.expressions = dict(state.expressions)
         self.variation: dict[str, tuple[int, ...]] = {}
+        self.flags: list[str] = []          # flags set by lines fired in this step
 
     def say(self, line: FiredLine) -> None:
         """An unscripted line (arrival reaction, closing line): shown, not recorded as shown."""
@@ -189,8 +190,10 @@ class _Context:
         self.fired.append(line)
 
     def holds(self, line: CompiledLine) -> bool:
-        return line.id not in self.shown and line.condition.holds(
-            self.input, self.shown, self.last, self.starting, self.arrived)
+        # A line fires once per game, unless its author marked it repeatable (then once per step).
+        if line.id in self.shown and not (line.repeatable and line.id not in self.shown.fired):
+            return False
+        return line.condition.holds(self.input, self.shown, self.last, self.starting, self.arrived)
 
     def fire(self, line: CompiledLine, trigger: Trigger, scene: CompiledScene) -> None:
         """Fire `line`, then its chain (first unfired holding 直後 follower, repeatedly)."""
@@ -202,6 +205,9 @@ class _Context:
             for effect in line.effects:
                 if isinstance(effect, ExpressionEffect):
                     self.expressions[effect.character] = effect.key
+                elif isinstance(effect, FlagEffect) and effect.name not in self.shown.flags:
+                    self.shown.flags.add(effect.name)
+                    self.flags.append(effect.name)
             self.fired.append(FiredLine(line.id, line.speaker, line.text, line.effects, trigger))
             trigger = "chain"
             current = next((f for f in scene.chains.get(line.id, ()) if self.holds(f)), None)
@@ -232,22 +238,18 @@ class GameRules:
             self._intents_known[character] = tuple(grouped)
         self._topics = {place_id: self._build_topics(place_id) for place_id in scenario.places}
 
-    @classmethod
-    def from_path(cls, path: str) -> GameRules:
-        return cls(load_scenario(path))
-
     def _build_topics(self, place_id: str) -> tuple[_Topic, ...]:
         sc = self.scenario
         scene = sc.scene(place_id)
         people = tuple(dict.fromkeys(sc.places[place_id].people))
-        relevant = {i.target_id for i in scene.responses if i.kind == "intent"}
+        relevant = {i.target_id for i in scene.responses if i.is_intent}
         for person in people:
             relevant.update(self._intents_known.get(person, ()))
         topics = []
         for intent_id in sorted(relevant, key=sc.intent_order.__getitem__):
             wanted = PlayerInput.intent(intent_id)
             knowledge = tuple(k for person in people for k in self._knowledge_by_intent.get((person, intent_id), ()))
-            topics.append(_Topic(sc.intent_order[intent_id], wanted, scene.responses.get(wanted, ()), knowledge))
+            topics.append(_Topic(wanted, scene.responses.get(wanted, ()), knowledge))
         return tuple(topics)
 
     # ---------------------------------------------------------------- places
@@ -288,7 +290,7 @@ class GameRules:
         if isinstance(input, str):
             input = PlayerInput.parse(input)
         sc = self.scenario
-        if input.kind == "intent" and input.target not in sc.intents:
+        if input.is_intent and input.target not in sc.intents:
             raise ValueError(f'unknown intent "{input.target}" in input "{input}"')
         if state.place not in sc.places:
             raise ValueError(f'state is at unknown place "{state.place}"')
@@ -303,7 +305,7 @@ class GameRules:
             return Step(input, (), None, (notice,) if notice else (),
                         state.advanced(place=place_id, fired=(), expressions=state.expressions, turn=turn))
 
-        if input.kind == "move":
+        if input.is_move:
             refusal = self._refuse_move(place_id, input.target_id)
             if refusal is not None:
                 # A refused move changes nothing, not even by a parting line.
@@ -320,7 +322,7 @@ class GameRules:
 
         free_talk: FreeTalk | None = None
         notices: tuple[Notice, ...] = ()
-        if input.kind in ("intent", "none"):
+        if input.is_intent or input.is_none:
             if response is None:
                 speaker = addressee or responder
                 if speaker is not None:
@@ -328,7 +330,7 @@ class GameRules:
             progression = ctx.first(scene.progressions)
             if progression is not None:
                 ctx.fire(progression, "progression", scene)
-        elif input.kind == "move":
+        elif input.is_move:
             place_id = input.target_id
             ctx.arrived = True
             arrival_scene = sc.scene(place_id)
@@ -337,7 +339,7 @@ class GameRules:
                 ctx.fire(line, "arrival", arrival_scene)
             else:
                 self._arrival_reaction(ctx, place_id, state, turn)
-        elif input.kind == "leave":
+        elif input.is_leave:
             if place.ending is not None:
                 for n, closing in enumerate(place.ending.lines):
                     ctx.say(_place_line(closing, f"{place_id}/ending#{n + 1}", "ending"))
@@ -382,7 +384,8 @@ class GameRules:
     def _finish(self, ctx: _Context, state: GameState, input: PlayerInput | None, free_talk: FreeTalk | None,
                 notices: tuple[Notice, ...], *, place: str, turn: int, ended: bool | None = None) -> Step:
         new_state = state.advanced(place=place, fired=(f.id for f in ctx.fired if f.scripted),
-                                   expressions=ctx.expressions, turn=turn, variation=ctx.variation, ended=ended)
+                                   expressions=ctx.expressions, turn=turn, variation=ctx.variation, ended=ended,
+                                   flags=ctx.flags)
         return Step(input, tuple(ctx.fired), free_talk, notices, new_state)
 
     def _knowledge(self, character: str, ctx: _Context) -> tuple[Knowledge, ...]:
@@ -390,15 +393,6 @@ class GameRules:
                      if k.condition.holds(ctx.input, ctx.shown, ctx.last, ctx.starting, ctx.arrived))
 
     # ---------------------------------------------------------------- questions for the interpreter
-
-    def knowledge_for(self, character: str, input: PlayerInput | str, state: GameState) -> tuple[Knowledge, ...]:
-        """The knowledge entries of `character` whose condition holds for
-        `input` at the start of a step from `state` (what free conversation
-        would be given)."""
-        if isinstance(input, str):
-            input = PlayerInput.parse(input)
-        ctx = _Context(input, state, starting=False)
-        return self._knowledge(character, ctx)
 
     def knows_about(self, character: str, intent_id: str, state: GameState) -> bool:
         """Whether `character` has knowledge naming 意図:intent_id whose
@@ -413,7 +407,7 @@ class GameRules:
         first; with no addressee, the first that could fire now whoever speaks it."""
         if isinstance(input, str):
             input = PlayerInput.parse(input)
-        if input.kind == "move" and self._refuse_move(state.place, input.target_id) is not None:
+        if input.is_move and self._refuse_move(state.place, input.target_id) is not None:
             return None
         addressee = self.effective_addressee(state, addressee)
         responder = self.responder(state.place)
@@ -431,7 +425,7 @@ class GameRules:
         something to say."""
         if isinstance(input, str):
             input = PlayerInput.parse(input)
-        if input.kind != "intent":
+        if not input.is_intent:
             return True
         addressee = self.effective_addressee(state, addressee)
         if addressee is None or addressee == self.responder(state.place):
@@ -455,7 +449,8 @@ class GameRules:
             for line in topic.responses:
                 if line.id in shown:
                     any_shown = True
-                    continue
+                    if not line.repeatable:
+                        continue
                 cond = line.condition
                 if cond.holds_for_intent(shown):
                     could_fire = True
@@ -517,4 +512,4 @@ class GameRules:
             raise ValueError("stored state does not fit the scenario: " + "; ".join(problems))
         expressions = {c: state.expressions.get(c, NEUTRAL) for c in self.scenario.characters}
         return GameState(state.place, state.iter_shown(), state.last_line, expressions, state.turn,
-                         variation=state.variation, ended=state.ended)
+                         variation=state.variation, ended=state.ended, flags=state.flags)

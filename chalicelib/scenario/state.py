@@ -17,6 +17,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..faces import NEUTRAL
+from .conditions import FLAG_PREFIX
 
 SCHEMA_VERSION = 1
 
@@ -52,15 +53,18 @@ class _Journal:
 
 
 class ShownLines:
-    """Read-only view of the lines a state has shown; O(1) membership."""
-    __slots__ = ("_pos", "_length")
+    """Read-only view of the lines a state has shown, and of its flags (as ``フラグ:NAME``); O(1) membership."""
+    __slots__ = ("_pos", "_length", "flags")
 
-    def __init__(self, journal: _Journal, length: int) -> None:
+    def __init__(self, journal: _Journal, length: int, flags: frozenset[str] = frozenset()) -> None:
         self._pos = journal.pos
         self._length = length
+        self.flags = flags
 
     def __contains__(self, line_id: object) -> bool:
         p = self._pos.get(line_id)  # type: ignore[call-overload]
+        if p is None and isinstance(line_id, str) and line_id.startswith(FLAG_PREFIX):
+            return line_id[len(FLAG_PREFIX):] in self.flags
         return p is not None and p < self._length
 
     def __len__(self) -> int:
@@ -68,18 +72,21 @@ class ShownLines:
 
 
 class StepShown:
-    """Lines shown before this step plus those fired so far in it."""
-    __slots__ = ("_pos", "_length", "fired")
+    """Lines shown before this step plus those fired so far in it (and the flags, as in `ShownLines`)."""
+    __slots__ = ("_pos", "_length", "fired", "flags")
 
     def __init__(self, base: ShownLines) -> None:
         self._pos = base._pos
         self._length = base._length
         self.fired: dict[str, None] = {}
+        self.flags = set(base.flags)
 
     def __contains__(self, line_id: object) -> bool:
         p = self._pos.get(line_id)  # type: ignore[call-overload]
         if p is not None and p < self._length:
             return True
+        if isinstance(line_id, str) and line_id.startswith(FLAG_PREFIX):
+            return line_id[len(FLAG_PREFIX):] in self.flags
         return line_id in self.fired
 
     def add(self, line_id: str) -> None:
@@ -100,10 +107,11 @@ class _StateRecord(BaseModel):
     variation: dict[str, list[int]] = Field(default_factory=dict,
                                             description="Recent picks per set of varying lines (reactions, …)")
     ended: bool = Field(default=False, description="The game reached an ending")
+    flags: list[str] = Field(default_factory=list, description="Flags set so far (orders, フラグ: effects)")
 
 
 class GameState:
-    __slots__ = ("place", "turn", "last_line", "expressions", "variation", "ended", "_journal", "_length")
+    __slots__ = ("place", "turn", "last_line", "expressions", "variation", "ended", "flags", "_journal", "_length")
 
     place: str
     turn: int
@@ -111,20 +119,24 @@ class GameState:
     expressions: Mapping[str, str]
     variation: Mapping[str, tuple[int, ...]]
     ended: bool
+    flags: frozenset[str]
     _journal: _Journal
     _length: int
 
     def __init__(self, place: str, shown: Iterable[str] = (), last_line: str | None = None,
                  expressions: Mapping[str, str] | None = None, turn: int = 0, *,
-                 variation: Mapping[str, Iterable[int]] | None = None, ended: bool = False) -> None:
+                 variation: Mapping[str, Iterable[int]] | None = None, ended: bool = False,
+                 flags: Iterable[str] = ()) -> None:
         journal = _Journal(shown)
         self._init(place, turn, last_line, dict(expressions or {}), journal, len(journal.ids),
-                   {k: tuple(v) for k, v in (variation or {}).items()}, ended)
+                   {k: tuple(v) for k, v in (variation or {}).items()}, ended, frozenset(flags))
 
     def _init(self, place: str, turn: int, last_line: str | None, expressions: dict[str, str],
-              journal: _Journal, length: int, variation: dict[str, tuple[int, ...]], ended: bool) -> None:
+              journal: _Journal, length: int, variation: dict[str, tuple[int, ...]], ended: bool,
+              flags: frozenset[str] = frozenset()) -> None:
         object.__setattr__(self, "variation", MappingProxyType(variation))
         object.__setattr__(self, "ended", ended)
+        object.__setattr__(self, "flags", flags)
         object.__setattr__(self, "place", place)
         object.__setattr__(self, "turn", turn)
         object.__setattr__(self, "last_line", last_line)
@@ -139,8 +151,8 @@ class GameState:
 
     @property
     def shown(self) -> ShownLines:
-        """Membership view: `"A04" in state.shown` (O(1))."""
-        return ShownLines(self._journal, self._length)
+        """Membership view: `"A04" in state.shown` (O(1)); flags as `"フラグ:NAME" in state.shown`."""
+        return ShownLines(self._journal, self._length, self.flags)
 
     @property
     def shown_lines(self) -> tuple[str, ...]:
@@ -165,24 +177,37 @@ class GameState:
 
     def advanced(self, *, place: str, fired: Iterable[str], expressions: Mapping[str, str],
                  turn: int, variation: Mapping[str, tuple[int, ...]] | None = None,
-                 ended: bool | None = None) -> GameState:
+                 ended: bool | None = None, flags: Iterable[str] = ()) -> GameState:
         """The state after a step that fired `fired` (in order); `variation`
-        holds only the sets that changed."""
+        holds only the sets that changed, `flags` only the flags newly set.
+        A repeatable line fired again is not journalled twice."""
         fired = list(fired)
-        journal, length = self._journal.extended(self._length, fired)
+        new_ids = list(dict.fromkeys(f for f in fired if not self.has_shown(f)))
+        journal, length = self._journal.extended(self._length, new_ids)
         new = object.__new__(GameState)
         new._init(place, turn, fired[-1] if fired else self.last_line, dict(expressions), journal, length,
-                  {**self.variation, **(variation or {})}, self.ended if ended is None else ended)
+                  {**self.variation, **(variation or {})}, self.ended if ended is None else ended,
+                  self.flags | frozenset(flags))
         return new
 
     def with_said(self, *, variation: Mapping[str, tuple[int, ...]],
-                  expressions: Mapping[str, str] | None = None) -> GameState:
+                  expressions: Mapping[str, str] | None = None, flags: Iterable[str] = ()) -> GameState:
         """The same state after a line outside the script was said (a reaction,
-        a knowledge answer, a fallback): its variation history and face."""
+        a knowledge answer, a fallback, an order's acknowledgement): its
+        variation history, face and any flag it sets."""
         new = object.__new__(GameState)
         new._init(self.place, self.turn, self.last_line, dict(expressions if expressions is not None
                                                               else self.expressions),
-                  self._journal, self._length, {**self.variation, **variation}, self.ended)
+                  self._journal, self._length, {**self.variation, **variation}, self.ended,
+                  self.flags | frozenset(flags))
+        return new
+
+    def passed(self) -> GameState:
+        """The same state one turn later, nothing else changed (a turn the rules did not play: the
+        character asked which topic the player meant)."""
+        new = object.__new__(GameState)
+        new._init(self.place, self.turn + 1, self.last_line, dict(self.expressions), self._journal, self._length,
+                  dict(self.variation), self.ended, self.flags)
         return new
 
     # ---- storing
@@ -197,6 +222,7 @@ class GameState:
             "expressions": dict(self.expressions),
             **({"variation": {k: list(v) for k, v in self.variation.items()}} if self.variation else {}),
             **({"ended": True} if self.ended else {}),
+            **({"flags": sorted(self.flags)} if self.flags else {}),
         }
 
     def to_json(self) -> str:
@@ -217,7 +243,7 @@ class GameState:
         if len(set(record.shown)) != len(record.shown):
             raise StateFormatError("invalid game state: a line appears twice in shown")
         return cls(record.place, record.shown, record.last_line, record.expressions, record.turn,
-                   variation=record.variation, ended=record.ended)
+                   variation=record.variation, ended=record.ended, flags=record.flags)
 
     @classmethod
     def from_json(cls, text: str | bytes) -> GameState:
@@ -234,7 +260,8 @@ class GameState:
             return NotImplemented
         return (self.place == other.place and self.turn == other.turn and self.last_line == other.last_line
                 and dict(self.expressions) == dict(other.expressions) and self.shown_lines == other.shown_lines
-                and dict(self.variation) == dict(other.variation) and self.ended == other.ended)
+                and dict(self.variation) == dict(other.variation) and self.ended == other.ended
+                and self.flags == other.flags)
 
     __hash__ = None  # type: ignore[assignment]
 

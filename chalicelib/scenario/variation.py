@@ -16,7 +16,7 @@ history per set), so the choice is pure and stored with the turn.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Literal
 
 Mode = Literal["cycle", "shuffle", "once"]
@@ -39,23 +39,30 @@ def arrival_key(place: str) -> str:
     return f"arrival/{place}"
 
 
-def pick(count: int, mode: Mode, history: Sequence[int], seed: str) -> int | None:
+def pick(count: int, mode: Mode, history: Sequence[int], seed: str,
+         allowed: Callable[[int], bool] | None = None) -> int | None:
     """The index of the line to say next, or None when the set has nothing
-    to say now (empty, a `once` set used up, or a single line just said)."""
+    to say now (empty, a `once` set used up, or a single line just said).
+    `allowed` (optional) rules out lines a wider policy keeps back (said too
+    recently anywhere, said enough this game): the set's next allowed line
+    answers, in the set's own order."""
     if count <= 0:
         return None
+    ok = allowed or (lambda i: True)
     if mode == "once":
         used = set(history)
-        return next((i for i in range(count) if i not in used), None)
+        return next((i for i in range(count) if i not in used and ok(i)), None)
     last = history[-1] if history else None
     if mode == "cycle":
-        chosen = 0 if last is None or last >= count else (last + 1) % count
-    else:
-        recent = set(history[-min(count - 1, WINDOW):]) if count > 1 else set()
-        free = [i for i in range(count) if i not in recent]
-        digest = hashlib.blake2b(seed.encode("utf-8"), digest_size=4).digest()
-        chosen = free[int.from_bytes(digest, "big") % len(free)]
-    return None if chosen == last else chosen
+        first = 0 if last is None or last >= count else (last + 1) % count
+        order = [(first + k) % count for k in range(count)]
+        return next((i for i in order if i != last and ok(i)), None)
+    recent = set(history[-min(count - 1, WINDOW):]) if count > 1 else set()
+    free = [i for i in range(count) if i not in recent and i != last and ok(i)]
+    if not free:
+        return None
+    digest = hashlib.blake2b(seed.encode("utf-8"), digest_size=4).digest()
+    return free[int.from_bytes(digest, "big") % len(free)]
 
 
 def remember(history: Sequence[int], index: int, count: int) -> tuple[int, ...]:

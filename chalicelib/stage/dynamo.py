@@ -12,6 +12,8 @@ from botocore.exceptions import ClientError
 
 from .. import tables
 from ..config import Settings
+from ..faces import ExpressionSource
+from ..turn_record import TurnRecord
 from .store import (
     AlreadyClaimed,
     DuplicateRequest,
@@ -19,6 +21,7 @@ from .store import (
     GuardFailed,
     LogRecord,
     ReplyRecord,
+    Role,
     SpeakWrite,
     StageKind,
     StageRecord,
@@ -45,15 +48,7 @@ def _plain(item: dict) -> dict:
     return {k: _de.deserialize(v) for k, v in item.items()}
 
 
-_STAGE_FIELDS = {f.name for f in fields(StageRecord)}
 TURN_PREFIX = "t#"
-
-
-def _stage(plain: dict) -> StageRecord:
-    values = {k: v for k, v in plain.items() if k in _STAGE_FIELDS}
-    if "game_version" in values:
-        values["game_version"] = int(values["game_version"])  # DynamoDB numbers come back as Decimal
-    return StageRecord(**values)
 _LOG_FIELDS = {f.name for f in fields(LogRecord)}
 
 
@@ -69,7 +64,7 @@ class DynamoStageStore:
 
     # -- stages ---------------------------------------------------------
     def create_stage(self, record: StageRecord) -> None:
-        self._db.put_item(TableName=self._current, Item=_item(asdict(record)),
+        self._db.put_item(TableName=self._current, Item=_item(record.attributes()),
                           ConditionExpression="attribute_not_exists(stage_id)")
 
     def get_stage(self, stage_id: str) -> StageRecord | None:
@@ -77,12 +72,12 @@ class DynamoStageStore:
                                 ConsistentRead=True)
         if "Item" not in got:
             return None
-        return _stage(_plain(got["Item"]))
+        return StageRecord.from_attributes(_plain(got["Item"]))
 
     def list_stages(self) -> list[StageRecord]:
-        out = []
+        out: list[StageRecord] = []
         for page in self._db.get_paginator("scan").paginate(TableName=self._current):
-            out.extend(_stage(_plain(item)) for item in page["Items"])
+            out.extend(StageRecord.from_attributes(_plain(item)) for item in page["Items"])
         return sorted(out, key=lambda r: r.created_at)
 
     def set_key_hashes(self, stage_id: str, hashes: dict[str, str]) -> None:
@@ -131,13 +126,7 @@ class DynamoStageStore:
     def speak(self, stage_id: str, guard: Guard, write: SpeakWrite) -> None:
         token = secrets.token_hex(16)
         actions = [
-            self._guarded_update(stage_id, guard, {
-                "text": write.text, "expression": write.expression,
-                "asked_expression": write.asked_expression, "speaker": write.speaker,
-                "image_key": write.image_key, "fallback_key": write.fallback_key,
-                "expression_source": write.expression_source, "audio": write.audio,
-                "updated_at": write.entry.created_at, "version": write.entry.id,
-            }),
+            self._guarded_update(stage_id, guard, {**write.line.attributes(), "version": write.entry.id}),
             self._log_put(stage_id, write.entry, request_id=write.request_id, write_token=token),
         ]
         if write.request_id:
@@ -241,6 +230,9 @@ class DynamoStageStore:
         for e in entries:
             if isinstance(e.get("expression_scores"), str):
                 e["expression_scores"] = json.loads(e["expression_scores"])
+            e["role"] = Role(e["role"])
+            if e.get("expression_source"):
+                e["expression_source"] = ExpressionSource(e["expression_source"])
         return [LogRecord(**{k: v for k, v in e.items() if k in _LOG_FIELDS}) for e in entries]
 
     def unread_replies(self, stage_id: str) -> list[ReplyRecord]:
@@ -321,7 +313,7 @@ class DynamoStageStore:
         token = secrets.token_hex(16)
         names, values, parts = {"#gv": "game_version", "#k": "kind"}, {
             ":gv": {"N": str(write.expected_game_version)}, ":kind": {"S": StageKind.SCENARIO.value}}, []
-        for i, (k, v) in enumerate(write.stage.items()):
+        for i, (k, v) in enumerate(write.stage.attributes().items()):
             names[f"#a{i}"] = k
             values[f":v{i}"] = _ser.serialize(v)
             parts.append(f"#a{i} = :v{i}")
@@ -350,7 +342,8 @@ class DynamoStageStore:
                                "claim_id": claim_id, "expires_at": self._expires()}),
                 "ConditionExpression": "attribute_not_exists(reply_id)",
                 "ReturnValuesOnConditionCheckFailure": "ALL_OLD"}})
-            actions.append(self._log_put(stage_id, write.reply_entry, write_token=token))
+            if write.reply_entry is not None:     # a control (restart) is claimed with its turn but not logged
+                actions.append(self._log_put(stage_id, write.reply_entry, write_token=token))
         elif write.claim:
             actions.append({"Update": {
                 "TableName": self._pending,
@@ -385,16 +378,16 @@ class DynamoStageStore:
             raise StaleGame()
         raise RuntimeError(f"turn transaction cancelled: {reasons}")
 
-    def recent_turns(self, stage_id: str, limit: int | None) -> list[dict]:
+    def recent_turns(self, stage_id: str, limit: int | None) -> list[TurnRecord]:
         kwargs = dict(TableName=self._log, KeyConditionExpression="stage_id = :s AND begins_with(sk, :p)",
                       ExpressionAttributeValues={":s": {"S": stage_id}, ":p": {"S": TURN_PREFIX}},
                       ScanIndexForward=False)
-        turns: list[dict] = []
+        turns: list[TurnRecord] = []
         while True:
             if limit is not None:
                 kwargs["Limit"] = limit - len(turns)
             got = self._db.query(**kwargs)
-            turns += [json.loads(_plain(i)["turn"]) for i in got["Items"]]
+            turns += [TurnRecord.from_json(_plain(i)["turn"]) for i in got["Items"]]
             if "LastEvaluatedKey" not in got or (limit is not None and len(turns) >= limit):
                 break
             kwargs["ExclusiveStartKey"] = got["LastEvaluatedKey"]
@@ -404,4 +397,4 @@ class DynamoStageStore:
 
 def stage_from_item(item: dict) -> StageRecord:
     """A stage item as DynamoDB sends it (GetItem, a stream record's image) as a StageRecord."""
-    return _stage(_plain(item))
+    return StageRecord.from_attributes(_plain(item))

@@ -3,11 +3,12 @@ from __future__ import annotations
 
 import functools
 import unicodedata
-from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from .records import TurnRecord
+from ..faces import ExpressionSource
+from ..turn_record import TurnRecord
+from .store import Role, StageKind
 
 SPEAK_MAX = 2000
 REPLY_MAX = 1000
@@ -16,7 +17,6 @@ LOG_LIMIT = 50
 AUDIO_URL_MAX = 2048
 # The expression an agent sends to let the stage judge the face (the same as sending none).
 AUTO_EXPRESSION = "auto"
-ExpressionSource = Literal["agent", "auto"]
 
 
 # What `audio` looks like as a path on the stage's origin (stage/audio.py checks it, and the listed origins).
@@ -66,6 +66,10 @@ class ReplyRequest(_Strict):
                              description="Scenario stages: a destination button was tapped; move to this place. "
                                          "A place id as the stage gave it: no control, format or private-use "
                                          "characters, no surrounding spaces.")
+    restart: bool = Field(default=False,
+                          description="Scenario stages: start a new game after an ending (the page's 「もう一度」). A "
+                                      "control, not a line the player said: it is not logged, and it changes nothing "
+                                      "before the game has ended.")
 
     @field_validator("text")
     @classmethod
@@ -163,7 +167,7 @@ class SpeakResult(BaseModel):
     expression: str = Field(description="The expression shown.")
     asked_expression: str = Field(description="The expression asked for (`auto` when the stage judged it).")
     expression_source: ExpressionSource = Field(
-        default="agent", description="`agent`: the expression sent was used; `auto`: the stage judged it.")
+        default=ExpressionSource.AGENT, description="`agent`: the expression sent was used; `auto`: the stage judged it.")
     expression_scores: dict[str, float] | None = Field(
         default=None, description="`auto` only: the judge's score per expression key of the character.")
     audio: str | None = Field(default=None, description="The line's audio URL, when one was sent.")
@@ -186,7 +190,7 @@ class Reply(BaseModel):
 
 class LogEntry(BaseModel):
     id: str
-    role: Literal["character", "player", "notice"]
+    role: Role
     speaker: str | None = None
     character: str | None = None
     text: str
@@ -201,7 +205,7 @@ class CurrentLine(BaseModel):
     text: str
     expression: str
     asked_expression: str
-    expression_source: ExpressionSource = "agent"
+    expression_source: ExpressionSource = ExpressionSource.AGENT
     audio: str | None = None
     speaker: str
     image_url: str
@@ -222,7 +226,7 @@ class StageInfo(BaseModel):
     character: str
     character_name: str
     voice: Voice | None = None
-    kind: Literal["agent", "scenario"] = "agent"
+    kind: StageKind = StageKind.AGENT
     title: str | None = None
 
 

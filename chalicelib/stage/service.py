@@ -10,10 +10,12 @@ from dataclasses import dataclass
 from .. import ids
 from ..errors import Conflict, Forbidden, NotFound, Unauthorized, ValidationFailed
 from ..expression import ExpressionChoice, ExpressionJudge, Judgment, LexiconJudge
+from ..faces import ExpressionSource
+from ..turn_record import TurnRecord
 from . import face_images as ex
 from . import keys
 from .audio import check_audio_url
-from .catalog import CharacterCatalog
+from .catalog import CharacterCatalog, ResolvedImage
 from .models import (
     AUTO_EXPRESSION,
     LOG_LIMIT,
@@ -45,7 +47,10 @@ from .store import (
     StageKind,
     StageRecord,
     StageStore,
+    StoredLine,
+    TurnWrite,
 )
+from .tails import LogTails
 from .waiting import MAX_WAIT_S, BackoffPolling, ReplySignal, ReplyWaiter
 
 AGENT = "agent_key_hash"
@@ -91,10 +96,12 @@ class StageService:
         self.audio_origins = audio_origins
         # A stage's character never changes, so it is remembered per process.
         self._stage_characters: dict[str, str] = {}
-        self._stage_kinds: dict[str, str] = {}
+        self._stage_kinds: dict[str, StageKind] = {}
+        # The log tail each scenario stage's last turn in this process left (a turn then reads no log).
+        self.log_tails = LogTails()
 
     # -- administration (CLI, local runtime) -------------------------------
-    def create_stage(self, name: str, character: str | None = None, *, kind: str = StageKind.AGENT, scenario: str = "",
+    def create_stage(self, name: str, character: str | None = None, *, kind: StageKind = StageKind.AGENT, scenario: str = "",
                      title: str = "") -> CreatedStage:
         character = character or self.default_character
         if not name or len(name) > 64:
@@ -112,8 +119,9 @@ class StageService:
         record = StageRecord(
             stage_id=keys.new_stage_id(), name=name, character=character,
             agent_key_hash=keys.hash_key(agent_key), player_key_hash=keys.hash_key(player_key),
-            created_at=now, version=event_id, speaker=info.name,
-            image_key=image.image_key, fallback_key=image.fallback_key, updated_at=now,
+            created_at=now, version=event_id,
+            line=StoredLine(speaker=info.name, image_key=image.image_key, fallback_key=image.fallback_key,
+                            updated_at=now),
             kind=kind, scenario=scenario, title=title)
         self.store.create_stage(record)
         return CreatedStage(record.stage_id, name, character, agent_key, player_key)
@@ -151,9 +159,9 @@ class StageService:
         scores = None
         if asked == AUTO_EXPRESSION:
             judgment = self.judge_line(character, request.text)
-            chosen, source, scores = judgment.expression, "auto", judgment.rounded_scores()
+            chosen, source, scores = judgment.expression, ExpressionSource.AUTO, judgment.rounded_scores()
         else:
-            chosen, source = asked, "agent"
+            chosen, source = asked, ExpressionSource.AGENT
         image = self.catalog.resolve(character, chosen if ex.is_valid_key(chosen) else ex.FALLBACK)
         speaker = request.speaker or self._character_name(character)
         entry_id = self._new_id()
@@ -162,8 +170,9 @@ class StageService:
                              expression_source=source, expression_scores=scores, audio=audio,
                              image_url=self._url(image.image_key), version=entry_id, created_at=created)
         write = SpeakWrite(
-            text=request.text, expression=image.expression, asked_expression=asked, speaker=speaker,
-            image_key=image.image_key, fallback_key=image.fallback_key, expression_source=source, audio=audio or "",
+            line=StoredLine(text=request.text, expression=image.expression, asked_expression=asked, speaker=speaker,
+                            image_key=image.image_key, fallback_key=image.fallback_key, expression_source=source,
+                            audio=audio or "", updated_at=created),
             entry=LogRecord(id=entry_id, role=Role.CHARACTER, text=request.text, created_at=created,
                             speaker=speaker, expression=image.expression, expression_source=source,
                             expression_scores=scores, audio=audio),
@@ -269,18 +278,21 @@ class StageService:
             stage=StageInfo(id=stage.stage_id, name=stage.name, character=stage.character,
                             character_name=character_name, voice=self.voice_of(stage.character), kind=stage.kind,
                             title=stage.title or None),
-            current=CurrentLine(text=stage.text, expression=stage.expression,
-                                asked_expression=stage.asked_expression,
-                                expression_source="auto" if stage.expression_source == "auto" else "agent",
-                                audio=stage.audio or None, speaker=stage.speaker or character_name,
-                                image_url=self._url(stage.image_key), fallback_image_url=self._url(stage.fallback_key),
-                                updated_at=stage.updated_at),
+            current=self._current(stage.line, character_name),
             log=[LogEntry(id=e.id, role=e.role, speaker=e.speaker, character=e.character, text=e.text,
                           expression=e.expression, expression_source=e.expression_source,
                           expression_scores=e.expression_scores, audio=e.audio, created_at=e.created_at)
                  for e in log],
             version=stage.version,
             scene=self._scene(stage.scene) if stage.scene else None)
+
+    def _current(self, line: StoredLine, character_name: str) -> CurrentLine:
+        return CurrentLine(text=line.text, expression=line.expression, asked_expression=line.asked_expression,
+                           expression_source=ExpressionSource.AUTO if line.expression_source == ExpressionSource.AUTO
+                           else ExpressionSource.AGENT,
+                           audio=line.audio or None, speaker=line.speaker or character_name,
+                           image_url=self._url(line.image_key), fallback_image_url=self._url(line.fallback_key),
+                           updated_at=line.updated_at)
 
     def _scene(self, stored: str) -> SceneView:
         # Scenes are stored with object keys; URLs depend on where assets are served.
@@ -296,7 +308,7 @@ class StageService:
             ending=None if scene.ending is None else Ending(title=scene.ending.title, text=scene.ending.text,
                                                            restart=scene.ending.restart))
 
-    def known_kind(self, stage_id: str) -> str | None:
+    def known_kind(self, stage_id: str) -> StageKind | None:
         """The stage's kind if this process has seen it, without asking the store."""
         return self._stage_kinds.get(stage_id)
 
@@ -315,25 +327,14 @@ class StageService:
         """The 401/403/404 for a write whose key guard failed (reads the stage to tell them apart)."""
         return self._auth_error(self.store.get_stage(stage_id), key, wanted)
 
-    def stage_kind(self, stage_id: str) -> str | None:
-        """The stage's kind (agent or scenario), remembered per process: it never changes."""
-        kind = self._stage_kinds.get(stage_id)
-        if kind is None:
-            stage = self.store.get_stage(stage_id)
-            if stage is None:
-                return None
-            kind = self._stage_kinds[stage_id] = stage.kind
-        return kind
-
     def check_key(self, stage_id: str, key: str | None, *, agent_only: bool) -> StageRecord:
         """Reads the stage and checks the key (agent key, or either key)."""
         token = self._require_key(key)
         _known_shape(stage_id)
         stage = self.store.get_stage(stage_id)
         hashed = keys.hash_key(token)
-        ok = stage is not None and (keys.same_hash(stage.agent_key_hash, hashed) or
-                                    (not agent_only and keys.same_hash(stage.player_key_hash, hashed)))
-        if not ok:
+        if stage is None or not (keys.same_hash(stage.agent_key_hash, hashed) or
+                                 (not agent_only and keys.same_hash(stage.player_key_hash, hashed))):
             raise self._auth_error(stage, key, AGENT if agent_only else None)
         return stage
 
@@ -348,6 +349,59 @@ class StageService:
         stage = self.store.get_stage(stage_id)
         if stage is None or not keys.same_hash(getattr(stage, role), keys.hash_key(token)):
             raise self._auth_error(stage, key, role)
+
+    # -- scenario stages: what the director asks of the stage -------------------
+    def read_stage(self, stage_id: str) -> StageRecord | None:
+        """The stage as stored (one consistent read), or None."""
+        return self.store.get_stage(stage_id)
+
+    def scenario_stage(self, stage_id: str) -> StageRecord:
+        """The stage, which must be a scenario stage (else 404)."""
+        record = self.store.get_stage(stage_id)
+        if record is None or record.kind != StageKind.SCENARIO:
+            raise NotFound("no such scenario stage", "stage_id")
+        return record
+
+    def unread_replies(self, stage_id: str) -> list[ReplyRecord]:
+        """The replies stored unread, oldest first."""
+        return self.store.unread_replies(stage_id)
+
+    def turn_log(self, record: StageRecord) -> list[LogRecord]:
+        """The last LOG_LIMIT log entries at the stage's version: remembered from this process's last
+        turn on the stage, else read."""
+        log = self.log_tails.at(record.stage_id, record.version)
+        if log is not None:
+            return log
+        log = self.store.recent_log(record.stage_id, LOG_LIMIT)
+        # A log read after the stage may hold a line newer than record.version; it is then kept under a
+        # version the stage has already left, and never matches again.
+        self.log_tails.keep(record.stage_id, record.version, log)
+        return log
+
+    def apply_turn(self, record: StageRecord, write: TurnWrite, log: list[LogRecord] | None = None,
+                   key: str | None = None) -> tuple[StageRecord, list[LogRecord]]:
+        """Writes one scenario turn whole (the store's one transaction) and returns the stage as the write
+        left it with its log: ``log`` (the tail the turn read) extended by what the turn wrote, kept for
+        the next turn.  A failed key guard is the 401/403/404 that ``key`` earns; StaleGame and
+        AlreadyClaimed go back to the caller, which computes the turn again on the new state."""
+        try:
+            self.store.apply_turn(record.stage_id, write)
+        except GuardFailed:
+            raise self._auth_error(self.store.get_stage(record.stage_id), key, PLAYER) from None
+        after = write.stage.applied_to(record)
+        if log is None:
+            return after, []
+        log = (log + ([write.reply_entry] if write.reply_entry is not None else []) + write.entries)[-LOG_LIMIT:]
+        self.log_tails.keep(after.stage_id, after.version, log)
+        return after, log
+
+    def turn_records(self, stage_id: str, limit: int | None) -> list[TurnRecord]:
+        """The stage's newest turn records (all of them with ``limit`` None), oldest first."""
+        return self.store.recent_turns(stage_id, limit)
+
+    def image(self, character: str, expression: str) -> ResolvedImage:
+        """The image shown for ``character`` with ``expression`` (its fallback when it has none)."""
+        return self.catalog.resolve(character, expression)
 
     # -- helpers ----------------------------------------------------------------
     def _require_key(self, key: str | None) -> str:

@@ -6,14 +6,12 @@ hash, which also keeps the hot paths at one request.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields, replace
 from enum import StrEnum
-from typing import TYPE_CHECKING, Protocol
+from typing import Any, Protocol
 
-from ..faces import NEUTRAL
-
-if TYPE_CHECKING:
-    from .records import TurnRecord
+from ..faces import NEUTRAL, ExpressionSource
+from ..turn_record import TurnRecord
 
 
 class StageKind(StrEnum):
@@ -34,6 +32,36 @@ class Guard:
     value: str
 
 
+@dataclass(frozen=True)
+class StoredLine:
+    """The stage's current line as the stage item keeps it (one attribute per field; the page gets it as
+    ``models.CurrentLine``, with URLs for the object keys).  Written whole by `speak` and by a scenario
+    turn whose last entry is a character's line."""
+    text: str = ""
+    expression: str = NEUTRAL
+    asked_expression: str = NEUTRAL
+    expression_source: ExpressionSource = ExpressionSource.AGENT
+    audio: str = ""
+    speaker: str = ""
+    image_key: str = ""
+    fallback_key: str = ""
+    updated_at: str = ""
+
+    def attributes(self) -> dict[str, Any]:
+        """The stage item's attributes this line sets."""
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+    @classmethod
+    def from_attributes(cls, item: dict[str, Any]) -> StoredLine:
+        values = {k: v for k, v in item.items() if k in LINE_FIELDS}
+        if "expression_source" in values:
+            values["expression_source"] = ExpressionSource(values["expression_source"])
+        return cls(**values)
+
+
+LINE_FIELDS = frozenset(f.name for f in fields(StoredLine))
+
+
 @dataclass
 class StageRecord:
     stage_id: str
@@ -43,16 +71,8 @@ class StageRecord:
     player_key_hash: str
     created_at: str
     version: str
-    kind: str = StageKind.AGENT
-    text: str = ""
-    expression: str = NEUTRAL
-    asked_expression: str = NEUTRAL
-    expression_source: str = "agent"     # "agent" (sent or scripted) or "auto" (judged by the stage)
-    audio: str = ""
-    speaker: str = ""
-    image_key: str = ""
-    fallback_key: str = ""
-    updated_at: str = ""
+    kind: StageKind = StageKind.AGENT
+    line: StoredLine = field(default_factory=StoredLine)
     # Scenario stages only: the scenario object, its title, the game state
     # (JSON) with its version for conditional saves, the scene the page shows
     # (JSON), and the director's own memory (JSON).
@@ -68,17 +88,71 @@ class StageRecord:
     unread_hint: str = ""
     unread_seen: str = ""
 
+    def attributes(self) -> dict[str, Any]:
+        """The stage item: one attribute per field, the current line's fields among them."""
+        values = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "line"}
+        return {**values, **self.line.attributes()}
+
+    @classmethod
+    def from_attributes(cls, item: dict[str, Any]) -> StageRecord:
+        """The record of a stage item (attributes it does not know are left out)."""
+        values = {k: v for k, v in item.items() if k in _STAGE_FIELDS}
+        if "game_version" in values:
+            values["game_version"] = int(values["game_version"])  # DynamoDB numbers come back as Decimal
+        if "kind" in values:
+            values["kind"] = StageKind(values["kind"])
+        return cls(**values, line=StoredLine.from_attributes(item))
+
+
+_STAGE_FIELDS = frozenset(f.name for f in fields(StageRecord)) - {"line"}
+
+
+@dataclass(frozen=True)
+class StageUpdate:
+    """What a scenario turn changes on the stage item: always the game's version and the log's version;
+    the game, the scene and the director's memory when the turn played; the current line when the turn's
+    last entry is a character's line.  ``silence`` empties the bubble (text and speaker) when the player
+    moved away from the last speaker without a word being said."""
+    game_version: int
+    version: str
+    game: str | None = None
+    scene: str | None = None
+    director: str | None = None
+    line: StoredLine | None = None
+    silence: bool = False
+    unread_seen: str | None = None
+
+    def attributes(self) -> dict[str, Any]:
+        """The stage item's attributes this update sets."""
+        values: dict[str, Any] = {"game_version": self.game_version, "version": self.version}
+        for name in ("game", "scene", "director", "unread_seen"):
+            if getattr(self, name) is not None:
+                values[name] = getattr(self, name)
+        if self.line is not None:
+            values.update(self.line.attributes())
+        elif self.silence:
+            values.update(text="", speaker="")
+        return values
+
+    def applied_to(self, record: StageRecord) -> StageRecord:
+        """The stage as this update leaves it."""
+        values = {k: v for k, v in self.attributes().items() if k in _STAGE_FIELDS}
+        line = self.line
+        if line is None and self.silence:
+            line = replace(record.line, text="", speaker="")
+        return replace(record, **values, line=line or record.line)
+
 
 @dataclass
 class LogRecord:
     id: str
-    role: str
+    role: Role
     text: str
     created_at: str
     speaker: str | None = None
     expression: str | None = None
     character: str | None = None
-    expression_source: str | None = None
+    expression_source: ExpressionSource | None = None
     expression_scores: dict[str, float] | None = None   # judged lines: the judge's score per key
     audio: str | None = None
 
@@ -90,20 +164,14 @@ class ReplyRecord:
     created_at: str
     to: str | None = None
     move: str | None = None
+    restart: bool = False      # the restart control after an ending (scenario stages): claimed, never logged
 
 
 @dataclass
 class SpeakWrite:
     """What one `speak` changes: the current line and one log entry."""
-    text: str
-    expression: str
-    asked_expression: str
-    speaker: str
-    image_key: str
-    fallback_key: str
+    line: StoredLine
     entry: LogRecord
-    expression_source: str = "agent"
-    audio: str = ""
     request_id: str | None = None
     request_fingerprint: str | None = None
     response: dict = field(default_factory=dict)
@@ -124,7 +192,7 @@ class TurnWrite:
     then make the write refuse a rotated key and a log that moved on.
     """
     expected_game_version: int
-    stage: dict                 # StageRecord fields to set (game, game_version, scene, current line…)
+    stage: StageUpdate
     entries: list[LogRecord]
     claim: str | None = None
     claim_id: str | None = None
@@ -170,4 +238,4 @@ class StageStore(Protocol):
     def claimed_by(self, stage_id: str, claim_id: str) -> list[ReplyRecord]: ...
     def set_key_hashes(self, stage_id: str, hashes: dict[str, str]) -> None: ...
     def apply_turn(self, stage_id: str, write: TurnWrite) -> None: ...
-    def recent_turns(self, stage_id: str, limit: int | None) -> list[dict]: ...
+    def recent_turns(self, stage_id: str, limit: int | None) -> list[TurnRecord]: ...

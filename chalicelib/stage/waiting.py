@@ -85,6 +85,8 @@ class ReplySignal:
 
     def published_since(self, stage_id: str, mark: object) -> list[ReplyRecord] | None:
         """The replies published after ``mark``, oldest first; None when they are no longer all known."""
+        if not isinstance(mark, int):
+            return None         # not one of this signal's marks
         with self._cond:
             recent = list(self._recent.get(stage_id, ()))
         newer = [(count, reply) for count, reply in recent if count > mark]

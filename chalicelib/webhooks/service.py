@@ -48,7 +48,7 @@ class WebhookService:
             self.store.set(stage_id, self.stages._guard(key, AGENT), config)
         except GuardFailed:
             # The key was rotated between the check and the write.
-            raise self.stages._auth_error(self.stages.store.get_stage(stage_id), key, AGENT) from None
+            raise self.stages.auth_error(stage_id, key, AGENT) from None
         return WebhookCreated(url=config.url, secret=config.secret, created_at=config.created_at,
                               signature_header=SIGNATURE_FORMAT)
 
@@ -65,7 +65,7 @@ class WebhookService:
         try:
             return WebhookDeleted(deleted=self.store.delete(stage_id, self.stages._guard(key, AGENT)))
         except GuardFailed:
-            raise self.stages._auth_error(self.stages.store.get_stage(stage_id), key, AGENT) from None
+            raise self.stages.auth_error(stage_id, key, AGENT) from None
 
     def test(self, stage_id: str, key: str | None) -> WebhookTestResult:
         """Sends one signed `webhook.test` event now (no retries) and says how the receiver answered."""

@@ -77,7 +77,7 @@ def test_a_visit_keeps_faces_line_and_log_in_view_turn_after_turn(browser, local
 
     turns = ["こんばんは",                         # three lines: ママ, ママ, 葵
              "流す曲を変えてみたら？",              # ママ, then 葵 angry
-             "素敵なお店ですね",
+             "ママ、きれいですね",                   # ママ answers alone
              "前に借りたお金のこと、ちゃんと話したい",
              "うん、行こ",                          # a move: one person, a larger picture
              "店に戻ろっか"]                        # and back
@@ -88,7 +88,7 @@ def test_a_visit_keeps_faces_line_and_log_in_view_turn_after_turn(browser, local
         shoot(page, f"scenario-{n}")
         if text == "流す曲を変えてみたら？":
             assert faces(page)["神楽坂葵"] == "angry"
-        if text == "素敵なお店ですね":
+        if text == "ママ、きれいですね":
             # Only ママ answers: 葵 says nothing this turn and rests, however angry she was a turn ago.
             assert faces(page) == {"赤尾妙子": "smile", "神楽坂葵": "neutral"}
     assert page.get_attribute("#voice-toggle svg.voice-icon-off", "aria-hidden") == "true"

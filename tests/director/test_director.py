@@ -4,11 +4,13 @@ import json
 
 import pytest
 
+from butai_tools.interpret.export import export_eval
 from chalicelib.director import Director, ScenarioLibrary
 from chalicelib.scenario import PlayerInput
 from chalicelib.stage.models import ReplyRequest
 from chalicelib.stage.records import DirectorMemory
 from chalicelib.stage.store import AlreadyClaimed, StaleGame
+from chalicelib.stage.tails import LogTails
 from chalicelib.talk import GenerationError, Talker
 from tests.conftest import ROOT
 
@@ -31,6 +33,13 @@ def reply(client, stage, text, **extra):
                          headers={"Authorization": f"Bearer {stage.player_key}", "Content-Type": "application/json"})
     assert r.status_code == 202, r.body
     return r.json_body["view"]
+
+
+def answer_unread(director, stage_id):
+    """Answers the replies the stage announces as unread, oldest first, as the next reply's turn would
+    (a test's way in: in the service they are answered before a new reply).  Returns the stage after."""
+    record, _, _ = director._play(director.stages.scenario_stage(stage_id))
+    return record
 
 
 def lines(view, since=0):
@@ -80,10 +89,12 @@ def test_the_reference_scenario_in_free_japanese(client, played):
     assert view["log"][-1] == {**view["log"][-1], "role": "notice", "text": "血の池の夜　おしまい"}
     assert view["scene"]["destinations"] == [] and view["scene"]["ending"]["restart"] == "もう一度"
     view = reply(client, played, "まだいるよ")
-    assert view["scene"]["ending"] and [e["role"] for e in view["log"][-2:]] == ["player", "notice"]  # still over
+    # still over, and the ending is not announced again for every line
+    assert view["scene"]["ending"] and [e["role"] for e in view["log"][-2:]] == ["notice", "player"]
     view = reply(client, played, "もう一度")
     assert view["scene"].get("ending") is None and view["scene"]["place"] == "店内"
     assert view["log"][-1]["text"].startswith("ママ、その話はあと")
+    assert "もう一度" not in [e["text"] for e in view["log"]]       # typed or tapped, a restart is no line said
 
 
 def test_the_same_reply_handled_twice_gives_one_turn(director, played, services):
@@ -104,7 +115,7 @@ def test_the_same_reply_handled_twice_gives_one_turn(director, played, services)
     assert [e.text for e in log].count("……あなたはどう思う？") == 1
     assert [e.text for e in log].count("こんばんは") == 1
     assert stages.store.get_stage(played.stage_id).game_version == record.game_version + 1
-    assert director.play(played.stage_id)[0].game_version == record.game_version + 1  # nothing left to answer
+    assert answer_unread(director, played.stage_id).game_version == record.game_version + 1  # nothing left
 
 
 class FailingBackend:
@@ -123,7 +134,7 @@ def test_a_classifier_failure_keeps_the_game_going(services, aws_settings, clien
     assert lines(view)[2] == ("player", None, "流す曲を変えてみたら？")  # the reply is kept
     assert view["log"][-1]["text"] == "……あなたはどう思う？"         # なし: free talk + progression
     turn = services.director.debug(stage.stage_id, stage.agent_key)[-1]
-    assert turn["input"] == "なし" and any("classifier" in e for e in turn["errors"])
+    assert turn.input == "なし" and any("classifier" in e for e in turn.errors)
     assert services.stage.fetch_replies(stage.stage_id, stage.agent_key) == []  # claimed by the turn, once
 
 
@@ -145,27 +156,30 @@ def test_a_generation_failure_answers_with_a_recorded_fallback(services, played,
     view = reply(client, played, "何か面白い話ある？")
     assert view["log"][3]["text"] == "さあ、私にはわからないわね。"    # the model failed: an authored reaction
     turn = services.director.debug(played.stage_id, played.agent_key)[-1]
-    assert turn["free_talk"]["source"] == "reaction" and turn["free_talk"]["reason"] == "not_japanese"
-    assert [a.get("error") or a.get("rejected") for a in turn["free_talk"]["attempts"]] == ["unavailable",
-                                                                                          "not_japanese"]
-    assert "free conversation: not_japanese" in turn["errors"]
+    assert turn.free_talk.source == "reaction" and turn.free_talk.reason == "not_japanese"
+    assert [a.error or a.rejected for a in turn.free_talk.attempts] == ["unavailable", "not_japanese"]
+    assert "free conversation: not_japanese" in turn.errors
 
 
-def test_fallbacks_rotate_across_turns(services, played, client):
-    for text in ("まあね", "いい夜だね", "雨やんだみたい", "ふーん"):   # nothing the scenario answers
+def test_small_talk_is_answered_without_repeats(services, played, client):
+    texts = ("まあね", "いい夜だね", "ふーん", "ふむ", "へえ", "ほう", "そうなんだ", "まあいいや")
+    for text in texts:   # nothing the scenario answers
         view = reply(client, played, text)
-    fallbacks = [(e["text"], e["expression"]) for e in view["log"] if e["text"] in
-                 ("さあ、どうだったかしらね。", "その話は、また今度ゆっくりね。", "ふうん、そういうこともあるのね。")]
-    # in turn, each with its own face (no grin carried over from a scripted line)
-    assert fallbacks == [("さあ、どうだったかしらね。", "neutral"), ("その話は、また今度ゆっくりね。", "smile"),
-                         ("ふうん、そういうこともあるのね。", "neutral"), ("さあ、どうだったかしらね。", "neutral")]
+    turns = services.director.debug(played.stage_id, played.agent_key, limit=len(texts))
+    sources = [t.free_talk.source for t in turns]
+    # the responder first brings things up herself (chatter), then the fallbacks rotate
+    assert sources == ["chatter"] * 5 + ["fallback"] * 3
+    said = [(e["text"], e["expression"]) for e in view["log"] if e["role"] == "character"]
+    assert len({t for t, _ in said}) == len(said)          # no line twice
+    # each with its own face (no grin carried over from a scripted line)
+    assert ("さあ、どうだったかしらね。", "neutral") in said and ("その話は、また今度ゆっくりね。", "smile") in said
 
 
 def test_addressee_from_the_page(services, played, client):
     reply(client, played, "こんばんは")
     view = reply(client, played, "どう思う？", to="神楽坂葵")
     turn = services.director.debug(played.stage_id, played.agent_key)[-1]
-    assert turn["to"] == "神楽坂葵" and turn["addressee"] == "神楽坂葵"
+    assert turn.to == "神楽坂葵" and turn.addressee == "神楽坂葵"
     assert view["log"][-1]["character"] == "神楽坂葵"  # 葵 answers, not the place's responder
 
 
@@ -177,7 +191,7 @@ def test_reset_restarts_and_export_eval_reviews_real_play(services, played, clie
                            headers={"Authorization": f"Bearer {played.player_key}"}).json_body
     assert view["scene"]["turn"] == 0 and view["log"][-1]["text"].startswith("ママ、その話はあと")
     reply(client, played, "おつまみは何がおすすめ？")
-    data = services.director.export_eval(played.stage_id)
+    data = export_eval(services.stage, played.stage_id)
     assert data["scenario"] == "chinoike.json"
     assert [(c["setup"], c["text"], c["expect"]) for c in data["cases"]] == [
         ([], "こんばんは", "なし"),
@@ -221,7 +235,7 @@ def test_a_turn_computed_from_a_stale_game_is_refused_and_recomputed(director, p
     stages.store.apply_turn(played.stage_id, director.turn(record, loaded, first))
     with pytest.raises(StaleGame):
         stages.store.apply_turn(played.stage_id, late)
-    director.play(played.stage_id)                    # answers the second reply on top of the first turn
+    answer_unread(director, played.stage_id)          # answers the second reply on top of the first turn
     texts = [e.text for e in stages.store.recent_log(played.stage_id, 50)]
     # the replies were both stored first; the second turn's lines come after the first turn's
     assert texts.index("……あなたはどう思う？") < texts.index("失礼ね。夜に合うのよ、ああいうのが。")
@@ -239,7 +253,7 @@ def test_a_turn_is_one_read_and_one_write_when_the_process_holds_the_log(client,
     polled = client.http.get(f"/stages/{played.stage_id}",
                              headers={"Authorization": f"Bearer {played.player_key}"}).json_body
     assert view["log"] == polled["log"] and view["version"] == polled["version"]
-    services.director.forget_logs()                              # as a fresh Lambda instance
+    services.stage.log_tails = LogTails()                        # as a fresh Lambda instance
     calls.clear()
     reply(client, played, "控え室に行こう")
     assert calls == ["GetItem", "Query", "TransactWriteItems"]
@@ -277,8 +291,8 @@ def test_free_conversation_lines_get_a_judged_face(services, played, client):
     assert set(said["expression_scores"]) == keys          # chosen among the speaker's own expressions
     assert all(e.get("expression_source") == "agent" for e in view["log"] if e["role"] == "character" and e is not said)
     turn = services.director.debug(played.stage_id, played.agent_key)[-1]
-    assert turn["free_talk"]["expression"]["expression"] == "smile"
-    assert turn["free_talk"]["expression"]["judge"] == "lexicon"
+    assert turn.free_talk.expression == turn.free_talk.judgment.expression == "smile"
+    assert turn.free_talk.judgment.judge == "lexicon"
 
     view = reply(client, played, "この店、いつからあるの？")
     said = next(e for e in view["log"] if e["text"] == "ごめんね、その話はあたしにはよく分からないんだ。")
@@ -287,8 +301,8 @@ def test_free_conversation_lines_get_a_judged_face(services, played, client):
 
 def test_a_judged_face_shows_in_the_scene_when_the_line_is_the_last(services, played, client):
     director = services.director
-    loaded = director.library.get(director.store.get_stage(played.stage_id).scenario)
-    record = director.store.get_stage(played.stage_id)
+    record = director.stages.read_stage(played.stage_id)
+    loaded = director.library.get(record.scenario)
     step = loaded.rules.handle(PlayerInput.none(), loaded.rules.restore(record.game))
     from chalicelib.talk import TalkResult
     if step.free_talk is None:
@@ -297,10 +311,34 @@ def test_a_judged_face_shows_in_the_scene_when_the_line_is_the_last(services, pl
     talk = TalkResult("えっ、まさか本当に？", "model")
     write = director._write(record, loaded, step, state_before=loaded.rules.restore(record.game), talk=talk,
                             memory=DirectorMemory(), turn=None, claim=None)
-    scene = json.loads(write.stage["scene"])
+    scene = json.loads(write.stage.scene)
     faces = {c["id"]: c["expression"] for c in scene["characters"]}
-    assert faces[step.free_talk.speaker] == "surprised" and write.stage["expression"] == "surprised"
-    assert write.stage["expression_source"] == "auto"
+    assert faces[step.free_talk.speaker] == "surprised" and write.stage.line.expression == "surprised"
+    assert write.stage.line.expression_source == "auto"
+
+
+def test_the_conversation_is_kept_in_the_directors_memory_with_the_turn(services, played, client):
+    reply(client, played, "こんばんは")
+    reply(client, played, "とりあえずビールください")
+    record = services.stage.read_stage(played.stage_id)
+    memory = DirectorMemory.read(record.director)
+    # written in the same conditional write as the game state: the order, the lines said, the open question
+    assert memory.conversation.orders == ["ビール"] and "menu/赤尾妙子/ビール#1" in memory.conversation.said
+    assert memory.conversation.last.text == "はい、ビール。よく冷えてるわよ。"
+    turn = services.director.debug(played.stage_id, played.agent_key)[-1]
+    assert turn.free_talk.source == "order" and turn.context["order"]["item"] == "ビール"
+
+
+def test_the_restart_control_is_not_a_line_and_does_nothing_before_the_end(services, played, client):
+    reply(client, played, "こんばんは")
+    before = reply(client, played, "もう一度", restart=True)            # the game has not ended: nothing happens
+    assert "もう一度" not in [e["text"] for e in before["log"]] and before["scene"]["turn"] == 1
+    view = reply(client, played, "ごちそうさま、また来ます")
+    assert view["scene"]["ending"] is not None
+    view = reply(client, played, "もう一度", restart=True)
+    assert view["scene"].get("ending") is None and view["log"][-1]["text"].startswith("ママ、その話はあと")
+    assert [e["text"] for e in view["log"]].count("もう一度") == 0
+    assert DirectorMemory.read(services.stage.read_stage(played.stage_id).director).conversation.said == {}
 
 
 def test_faces_belong_to_the_turn_and_then_rest(client, played):
@@ -310,7 +348,7 @@ def test_faces_belong_to_the_turn_and_then_rest(client, played):
     reply(client, played, "こんばんは")
     view = reply(client, played, "流す曲を変えてみたら？")
     assert faces(view) == {"赤尾妙子": "neutral", "神楽坂葵": "angry"}      # O1 sets no face for ママ; O2 angry
-    view = reply(client, played, "素敵なお店ですね")                        # ママ's reaction only
+    view = reply(client, played, "ママ、きれいですね")                      # ママ's reaction only
     assert [e["character"] for e in view["log"][-2:]] == [None, "赤尾妙子"]
     assert faces(view) == {"赤尾妙子": "smile", "神楽坂葵": "neutral"}
     view = reply(client, played, "控え室に行こう")

@@ -28,8 +28,8 @@ TURNS = [
     ("ありがとう", {"answer": "reaction:感謝"}),
     ("おすすめの料理は何？", {"input": "意図:メニュー", "lines": ["M1", "M2"]}),
     ("ナポリタン、おいしそう", {"input": "意図:メニュー", "answer": "knowledge"}),
-    ("ビールください", {"answer": ("reaction:注文", "knowledge")}),
-    ("ママはいつからこの店やってるの？", {"answer": "reaction:本人"}),
+    ("ビールください", {"answer": "order", "says": "ビール"}),
+    ("ママはいつからこの店やってるの？", {"answer": ("reaction:本人", "knowledge"), "says": "三十年"}),
     ("SNSに写真を載せてみたら？", {"input": "意図:宣伝の写真", "answer": "knowledge"}),
     ("ばーか", {"answer": "reaction:暴言", "face": ("赤尾妙子", "angry")}),
     ("ごめん、言いすぎた", {"answer": "reaction:謝罪"}),
@@ -47,15 +47,16 @@ TURNS = [
     ("ありがとう、葵", {"answer": "reaction:感謝", "speaker": "神楽坂葵"}),
     ("休みの日は何してるの？", {"answer": "reaction:本人", "speaker": "神楽坂葵"}),
     ("映画のサントラを流したいんだよね？", {"input": "意図:音楽", "answer": "knowledge", "speaker": "神楽坂葵"}),
-    ("赤いドアってやっぱり怖いかな", {"input": "意図:赤いドア", "answer": "knowledge", "speaker": "神楽坂葵"}),
+    ("赤いドアってやっぱり怖いかな", {"input": "意図:赤いドア", "answer": ("knowledge", "recall"), "speaker": "神楽坂葵",
+                                 "says": "怖い"}),
     ("店に戻ろうかと思ったけど、まだいる", {"input": "なし", "place": "控え室"}),
     ("ママのところ戻ろ", {"input": "移動:店内", "place": "店内", "arrival": True}),
     ("ただいま", {"answer": "reaction:挨拶"}),
     ("おでんは冬だけにしたら？", {"input": "意図:メニュー", "answer": "knowledge"}),
-    ("水割りひとつ", {"answer": ("reaction:注文", "knowledge")}),
+    ("水割りひとつ", {"answer": "order", "says": "水割り"}),
     ("控え室には行かないよ", {"input": "なし", "place": "店内"}),
     ("今日は楽しかった", {"input": "なし"}),
-    ("ママの若い頃の話、聞かせて", {"answer": "reaction:本人"}),
+    ("ママの若い頃の話、聞かせて", {"answer": ("reaction:本人", "knowledge")}),
     ("葵ちゃんかわいいね", {"answer": "reaction:称賛", "speaker": "神楽坂葵"}),
     ("何も変えなくていいと思う", {"input": "意図:今のままでいい", "answer": "knowledge"}),
     ("まあね", {"input": "なし"}),
@@ -139,5 +140,5 @@ def test_a_long_free_japanese_visit(local_runtime):
     misfits = [(r["turn"], r["text"], r["why"]) for r in rows if not r["fits"]]
     assert total >= 40
     assert unsafe == 0, [r for r in rows if r["unsafe"]]
-    assert figures["fallback_share"] <= 0.20, figures
-    assert fits >= total - 3, misfits      # two known misreadings, see docs/director.md
+    assert figures["fallback_share"] <= 0.15, figures
+    assert fits >= total - 1, misfits      # deterministic (no model): a second misfit is a regression

@@ -78,4 +78,4 @@ def test_a_director_that_dies_before_its_turn_write_leaves_the_reply_for_the_nex
     assert texts.index("……あなたはどう思う？") < texts.index("失礼ね。夜に合うのよ、ああいうのが。")
     assert services.stage.store.unread_replies(played.stage_id) == []
     turns = director.debug(played.stage_id, played.agent_key, limit=2)
-    assert [t["text"] for t in turns] == ["こんばんは", "流す曲を変えてみたら？"]
+    assert [t.text for t in turns] == ["こんばんは", "流す曲を変えてみたら？"]

@@ -159,9 +159,10 @@ def test_store_lists_stages(services, stage):
 
 
 def _speak_write(text, entry_id):
-    from chalicelib.stage.store import LogRecord, SpeakWrite
-    return SpeakWrite(text=text, expression="smile", asked_expression="smile", speaker="ひより",
-                      image_key="characters/hiyori/smile.svg", fallback_key="characters/hiyori/neutral.svg",
+    from chalicelib.stage.store import LogRecord, SpeakWrite, StoredLine
+    return SpeakWrite(line=StoredLine(text=text, expression="smile", asked_expression="smile", speaker="ひより",
+                                      image_key="characters/hiyori/smile.svg",
+                                      fallback_key="characters/hiyori/neutral.svg", updated_at="t"),
                       entry=LogRecord(id=entry_id, role="character", text=text, created_at="t", speaker="ひより"))
 
 

@@ -4,9 +4,9 @@ import pytest
 from chalicelib import ids
 from chalicelib.stage.keys import hash_key
 from chalicelib.stage.models import ReplyRequest
-from chalicelib.stage.records import TurnRecord
 from chalicelib.stage.service import StageService
-from chalicelib.stage.store import GuardFailed, LogRecord, ReplyRecord, StaleGame, TurnWrite
+from chalicelib.stage.store import GuardFailed, LogRecord, ReplyRecord, StageUpdate, StaleGame, TurnWrite
+from chalicelib.turn_record import TurnRecord
 
 
 @pytest.fixture(params=["memory", "dynamodb"])
@@ -29,7 +29,7 @@ def _turn(stages, made, text="やあ", *, guard_key=None, version=None, game_ver
     line = LogRecord(id=line_id, role="character", text=f"「{text}」への返事", created_at=created,
                      speaker="ひより", character="hiyori", expression="smile")
     return TurnWrite(
-        expected_game_version=game_version, stage={"game_version": game_version + 1, "version": line_id},
+        expected_game_version=game_version, stage=StageUpdate(game_version=game_version + 1, version=line_id),
         entries=[line], claim=reply_id, claim_id=f"turn-{reply_id}", turn=TurnRecord(id=reply_id, text=text),
         reply=ReplyRecord(id=reply_id, text=text, created_at=created),
         reply_entry=LogRecord(id=reply_id, role="player", text=text, created_at=created),
@@ -53,7 +53,7 @@ def test_the_reply_is_written_with_its_turn_already_claimed(stages, made):
     assert [r.text for r in stages.store.claimed_by(made.stage_id, write.claim_id)] == ["やあ"]
     record = stages.store.get_stage(made.stage_id)
     assert record.game_version == 1 and record.version == write.entries[-1].id
-    assert stages.store.recent_turns(made.stage_id, None) == [write.turn.to_dict()]
+    assert stages.store.recent_turns(made.stage_id, None) == [write.turn]      # typed, as written
 
 
 def test_the_same_turn_written_twice_is_applied_once(stages, made):

@@ -19,6 +19,7 @@ from botocore.exceptions import ClientError
 from hypothesis import HealthCheck, Phase, given, note, settings
 from hypothesis import strategies as st
 
+from butai_tools.interpret.export import export_eval
 from chalicelib.director import UNPLAYABLE_NOTICE
 from chalicelib.stage.store import LogRecord, ReplyRecord
 from tests.conftest import OUTPUT
@@ -117,8 +118,8 @@ def test_a_stored_reply_that_cannot_be_played_is_answered_with_a_notice(moto_app
 
 def test_a_turn_that_raises_is_answered_with_a_notice_and_the_game_goes_on(moto_app, scenario_stage, monkeypatch):
     director = moto_app.services.director
-    loaded = director.library.get(director.store.get_stage(scenario_stage.stage_id).scenario)
-    game_before = director.store.get_stage(scenario_stage.stage_id).game
+    loaded = director.library.get(director.stages.read_stage(scenario_stage.stage_id).scenario)
+    game_before = director.stages.read_stage(scenario_stage.stage_id).game
 
     def broken(*args, **kwargs):
         raise RuntimeError("a bug in a turn")
@@ -129,19 +130,19 @@ def test_a_turn_that_raises_is_answered_with_a_notice_and_the_game_goes_on(moto_
     assert view["log"][-1] == {**view["log"][-1], "role": "notice", "text": UNPLAYABLE_NOTICE}
     turn = _turns(moto_app, scenario_stage)[-1]
     assert turn["unplayable"] and turn["errors"] == ["unplayable: RuntimeError: a bug in a turn"]
-    record = director.store.get_stage(scenario_stage.stage_id)
+    record = director.stages.read_stage(scenario_stage.stage_id)
     assert record.game == game_before                   # nothing was played
     assert StageState.unread(moto_app.state(scenario_stage.stage_id), scenario_stage.stage_id) == set()
     monkeypatch.undo()
     r = _post(moto_app, scenario_stage.stage_id, "reply", scenario_stage.player_key, {"text": "こんばんは"})
     assert r.status_code == 202 and r.json_body["view"]["log"][-1]["role"] == "character"
     # an unplayable turn is not an evaluation case
-    cases = director.export_eval(scenario_stage.stage_id)["cases"]
+    cases = export_eval(director.stages, scenario_stage.stage_id)["cases"]
     assert [c["text"] for c in cases] == ["こんばんは"]
 
 
 def test_a_turn_too_large_to_write_is_answered_with_a_notice(moto_app, scenario_stage, monkeypatch):
-    store = moto_app.services.director.store
+    store = moto_app.services.director.stages.store
     real = store.apply_turn
     refused = []
 
@@ -162,7 +163,7 @@ def test_storage_failing_at_the_turn_write_is_a_5xx_that_writes_nothing_and_the_
         moto_app, scenario_stage, monkeypatch):
     # A scenario reply is written together with its turn (one transaction): when that write fails, nothing
     # is stored, the page is told so, and the same reply sent again is played.
-    store = moto_app.services.director.store
+    store = moto_app.services.director.stages.store
     real = store.apply_turn
     before = moto_app.state(scenario_stage.stage_id)
     monkeypatch.setattr(store, "apply_turn", lambda *a: (_ for _ in ()).throw(

@@ -68,5 +68,5 @@ def test_turn_uses_detected_addressee(small_rules):
     state = small_rules.start().state
     turn = Interpreter(small_rules).interpret_turn("乙ちゃん、今日はいい天気だね", state)
     assert turn.addressee == "乙"
-    assert [n["input"] for n in turn.debug["narrowing"]["addressee"]] == ["意図:天気", "意図:夕食"]
+    assert [n.input for n in turn.debug.narrowing.addressee] == ["意図:天気", "意図:夕食"]
     assert turn.input == PlayerInput.none()                 # 天気 was not offered

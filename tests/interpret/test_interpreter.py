@@ -38,7 +38,7 @@ def test_turn_result_and_debug_record(rules, states):
     turn = Interpreter(rules).interpret_turn("葵はどう思う？流す曲を変えたら", states["none"])
     assert turn.input == PlayerInput.intent("音楽")
     assert turn.addressee == "神楽坂葵"
-    debug = json.loads(json.dumps(turn.debug, ensure_ascii=False))
+    debug = json.loads(turn.debug.to_json())                    # what the debug view publishes
     assert debug["input"] == "意図:音楽" and debug["token"] == "A1"
     assert [c["token"] for c in debug["candidates"]][:3] == ["A1", "A2", "A3"]
     assert debug["addressee"] == {"character": "神楽坂葵", "how": "question", "ignored": None}
@@ -60,7 +60,7 @@ def test_words_narrowing_happens_before_the_backend(rules, states):
 def test_a_failing_backend_gives_none(rules, states):
     turn = Interpreter(rules, Broken()).interpret_turn("流す曲を変えたら？", states["none"])
     assert turn.input == PlayerInput.none() and turn.error == ErrorKind.INTERNAL
-    assert turn.debug["error"] == "internal"
+    assert turn.debug.error == "internal"
 
 
 def test_result_must_be_offered(rules, states):

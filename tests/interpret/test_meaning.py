@@ -31,7 +31,7 @@ def test_words_related_in_meaning_keep_and_choose_the_intent(interpreter, states
     assert intent in {m.intent for m in meaning.matches(text)}
     turn = interpreter.interpret_turn(text, states["none"])
     assert str(turn.input) == intent
-    assert intent not in {n["input"] for n in turn.debug["narrowing"]["words"]}
+    assert intent not in {n.input for n in turn.debug.narrowing.words}
 
 
 def test_meaning_never_gives_a_move_or_a_leave(meaning):

@@ -165,5 +165,5 @@ def test_missing_model_is_unavailable(tmp_path, call):
 def test_through_the_turn_entry_point(rules, states, backend):
     turn = Interpreter(rules, backend).interpret_turn("じゃあ、そろそろ失礼します", states["none"])
     assert turn.input == PlayerInput.leave()                   # the farewell rule, whatever the model said
-    assert turn.debug["backend"]["name"] == "transformers"
-    assert set(turn.debug["backend"]["scores"]) >= {"none"}
+    assert turn.debug.backend.name == "transformers"
+    assert set(turn.debug.backend.scores) >= {"none"}

@@ -168,7 +168,7 @@ def test_free_conversation_checks_and_fallbacks(server, rules):
     # the tiny model never stops by itself: past the length limit every output is rejected
     long = Talker(generator, max_tokens=200).say(talk_request(rules))
     assert long.source == "fallback" and long.reason == "too_long"
-    assert [a["rejected"] for a in long.attempts] == ["too_long", "too_long"]
+    assert [a.rejected for a in long.attempts] == ["too_long", "too_long"]
     assert long.text in [f.text for f in rules.scenario.characters["赤尾妙子"].fallbacks]
 
 
@@ -181,7 +181,7 @@ def test_timeout_gives_none_with_its_kind(server, calls, rules):
     assert result.input == PlayerInput.none() and result.error == ErrorKind.TIMEOUT, result.detail
     talk = Talker(OpenAIGenerator(server.url, model=ALIAS, timeout=0.001)).say(talk_request(rules))
     assert talk.source == "fallback" and talk.reason == ErrorKind.TIMEOUT
-    assert [a["error"] for a in talk.attempts] == [ErrorKind.TIMEOUT, ErrorKind.TIMEOUT]
+    assert [a.error for a in talk.attempts] == [ErrorKind.TIMEOUT, ErrorKind.TIMEOUT]
 
 
 def test_killed_server_gives_none_and_fallbacks(model_file, tmp_path, calls, rules):
@@ -219,5 +219,5 @@ def test_interpreter_end_to_end(server, rules):
     interpreter = Interpreter(rules, build_backend("openai", base_url=server.url, timeout=60))
     state = play(rules, SETUPS["none"])
     turn = interpreter.interpret_turn("こんばんは", state)
-    assert turn.debug["backend"]["name"] == "openai" and turn.debug["backend"]["error"] is None
-    assert turn.debug["backend"]["mode"] in ("json_schema", "json_object")
+    assert turn.debug.backend.name == "openai" and turn.debug.backend.error is None
+    assert turn.debug.backend.mode in ("json_schema", "json_object")

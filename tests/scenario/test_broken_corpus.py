@@ -42,7 +42,7 @@ EXPECTED = {
     "wrong_type": ("intent 音楽", "examples", 'key "examples": expected a valid list'),
     "missing_required_field": ("line O1", "text", 'missing required key "text"'),
     "misspelt_key": ("line M2", "efects", 'unknown key "efects"; expected one of id, speaker, condition, effects, '
-                                          'text (did you mean "effects"?)'),
+                                          'text, repeatable, replies (did you mean "effects"?)'),
     "duplicate_json_key": ('object "A04"', "text", 'duplicate key "text" in one JSON object'),
     "json_syntax_error": ("2:26", None, "invalid JSON: Expecting property name enclosed in double quotes"),
     "not_utf8": ("file", None, "cannot read the scenario: not UTF-8"),

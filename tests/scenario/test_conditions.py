@@ -52,7 +52,7 @@ def test_condition_keeps_order_and_facts():
 
 @pytest.mark.parametrize("text, fragment", [
     ("直後O1", 'unknown term "直後O1" in condition; expected one of 意図:X, 移動:P, 離脱, なし, 入力, 開始, 到着, '
-               '済:ID, 未:ID, 直後:ID (did you mean "直後:O1"?)'),
+               '済:ID, 未:ID, 直後:ID, フラグ:NAME (did you mean "直後:O1"?)'),
     ("済:", 'missing the line id after "済:"'),
     ("意図：音楽", 'ASCII colon'),
     ("入力 + ", "empty term"),

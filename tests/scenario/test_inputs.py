@@ -1,9 +1,9 @@
 from __future__ import annotations
 
 import pytest
-from pydantic import BaseModel
 
 from chalicelib.scenario import LEAVE, NONE, InputSyntaxError, PlayerInput
+from chalicelib.scenario.inputs import InputKind
 
 
 @pytest.mark.parametrize("text, kind, target", [
@@ -26,8 +26,8 @@ def test_constructors_match_parse():
     assert PlayerInput.move("店内") == PlayerInput.parse("移動:店内")
     assert PlayerInput.leave() is LEAVE and PlayerInput.parse("離脱") is LEAVE
     assert PlayerInput.none() is NONE and PlayerInput.parse("なし") is NONE
-    assert PlayerInput.intent("音楽").intent_id == "音楽"
-    assert PlayerInput.move("店内").place_id == "店内"
+    assert PlayerInput.intent("音楽").target_id == "音楽" and PlayerInput.intent("音楽").is_intent
+    assert PlayerInput.move("店内").target_id == "店内" and PlayerInput.move("店内").is_move
     assert PlayerInput.intent("音楽") != PlayerInput.move("音楽")
     assert len({PlayerInput.intent("a"), PlayerInput.intent("a"), NONE}) == 2
 
@@ -67,13 +67,11 @@ def test_round_trip_any_target(kind, target):
     assert str(PlayerInput.parse(str(value))) == str(value)
 
 
-def test_usable_as_a_pydantic_field():
-    class Record(BaseModel):
-        input: PlayerInput
-
-    record = Record.model_validate({"input": "移動:控え室"})
-    assert record.input == PlayerInput.move("控え室")
-    assert record.model_dump(mode="json") == {"input": "移動:控え室"}
-    assert Record(input=NONE).model_dump_json() == '{"input":"なし"}'
-    with pytest.raises(ValueError):
-        Record.model_validate({"input": "どこか"})
+def test_kinds_are_one_enum_whatever_made_the_input():
+    assert {PlayerInput.parse(t).kind for t in ("意図:a", "移動:b", "離脱", "なし")} == set(InputKind)
+    assert PlayerInput("move", "店内").kind is InputKind.MOVE          # a written kind becomes the enum
+    assert PlayerInput("move", "店内") == PlayerInput.move("店内")
+    assert [i.moves_away for i in (PlayerInput.move("b"), LEAVE, NONE, PlayerInput.intent("a"))] == [
+        True, True, False, False]
+    with pytest.raises(InputSyntaxError):
+        PlayerInput("walk", "店内")

@@ -138,7 +138,7 @@ def test_unknown_effect_kind(reference_copy, load_broken):
     line(reference_copy, "O2")["effects"] = ["音:ドア"]
     [message] = load_broken(reference_copy)
     assert message == ('chinoike.json:line O2: unknown effect kind "音" in effect "音:ドア"; '
-                       'expected 表情:CHARACTER:KEY')
+                       'expected 表情:CHARACTER:KEY or フラグ:NAME')
 
 
 def test_effect_with_unknown_character(reference_copy, load_broken):
@@ -249,8 +249,8 @@ def test_missing_and_unknown_keys(reference_copy, load_broken):
     messages = load_broken(reference_copy)
     assert 'chinoike.json:intent メニュー: missing required key "description"' in messages
     assert 'chinoike.json:line O1: missing required key "text"' in messages
-    assert ('chinoike.json:line O2: unknown key "efects"; expected one of id, speaker, condition, effects, text '
-            '(did you mean "effects"?)') in messages
+    assert ('chinoike.json:line O2: unknown key "efects"; expected one of id, speaker, condition, effects, text, '
+            'repeatable, replies (did you mean "effects"?)') in messages
 
 
 def test_wrong_types(reference_copy, load_broken):

@@ -25,7 +25,7 @@ def test_step_cost_does_not_grow_with_lines_shown():
     times = []
     for _ in range(600):
         inputs, answered = rules.candidates_split(state)
-        choice = next((c for c in inputs if c.kind == "intent"), None) or (answered or inputs)[0]
+        choice = next((c for c in inputs if c.is_intent), None) or (answered or inputs)[0]
         t = time.perf_counter()
         state = rules.handle(choice, state).state
         rules.candidates_split(state)

@@ -76,7 +76,7 @@ def test_fallbacks_come_last_rotate_and_carry_a_face(rules, answerer):
         said, state = answer_to(rules, answerer, state, "なし", "まあね")
         assert said.source == "fallback" and said.expression in ("neutral", "smile")
         seen.append(said.ref)
-    assert seen == ["赤尾妙子-拒1", "赤尾妙子-拒2", "赤尾妙子-拒3", "赤尾妙子-拒1"]
+    assert seen == ["fallback/赤尾妙子-拒1", "fallback/赤尾妙子-拒2", "fallback/赤尾妙子-拒3", "fallback/赤尾妙子-拒4"]
 
 
 def test_variation_is_kept_in_the_stored_state(rules, answerer):

@@ -10,10 +10,10 @@ from chalicelib.errors import ValidationFailed
 from chalicelib.expression import ExpressionChoice, LexiconJudge, build_judge, contradicts, judge_from_env
 from chalicelib.stage.audio import check_audio_url, parse_origins
 from chalicelib.stage.catalog import CharacterCatalog
-from chalicelib.stage.memory import MemoryStageStore
 from chalicelib.stage.models import SpeakRequest
 from chalicelib.stage.service import StageService
 from tests.conftest import ROOT
+from tests.memory_store import MemoryStageStore
 
 HIYORI = ("neutral", "smile", "troubled", "surprised", "embarrassed", "determined")
 MAMA = ("neutral", "smile", "troubled", "surprised", "angry")

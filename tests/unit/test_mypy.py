@@ -1,4 +1,4 @@
-"""mypy, configured in pyproject.toml ([tool.mypy]: the pure core), finds nothing."""
+"""mypy, configured in pyproject.toml ([tool.mypy]: the pure core, the stage and the director), finds nothing."""
 import subprocess
 import sys
 from pathlib import Path
@@ -6,7 +6,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def test_mypy_is_clean_on_the_pure_core():
+def test_mypy_is_clean_on_the_typed_modules():
     result = subprocess.run([sys.executable, "-m", "mypy", "--no-incremental"], cwd=ROOT, capture_output=True,
                             text=True, timeout=300)
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_the_turns_boundaries_are_among_the_checked_files():
+    import tomllib
+    files = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["mypy"]["files"]
+    assert {"chalicelib/scenario", "chalicelib/stage", "chalicelib/director.py", "chalicelib/turn_record.py"} <= set(files)

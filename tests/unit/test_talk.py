@@ -67,7 +67,7 @@ def test_one_retry_then_the_model_answer(scenario):
     gen = Scripted("ママ：どうも", "あら、いらっしゃい。")
     result = Talker(gen).say(request(scenario))
     assert result.source == "model" and len(gen.calls) == 2
-    assert result.attempts[0]["rejected"] == "speaker_label"
+    assert result.attempts[0].rejected == "speaker_label"
 
 
 def test_two_failures_give_a_fallback_with_the_reason(scenario):
@@ -75,7 +75,7 @@ def test_two_failures_give_a_fallback_with_the_reason(scenario):
     result = Talker(gen).say(request(scenario))
     assert result.source == "fallback" and result.reason == "not_japanese"
     assert result.fallback_id == "赤尾妙子-拒1" and result.text == "さあ、どうだったかしらね。"
-    assert [a.get("error") or a.get("rejected") for a in result.attempts] == ["timeout", "not_japanese"]
+    assert [a.error or a.rejected for a in result.attempts] == ["timeout", "not_japanese"]
 
 
 def test_no_model_answers_with_fallbacks_rotating_never_twice_in_a_row(scenario):
@@ -86,7 +86,7 @@ def test_no_model_answers_with_fallbacks_rotating_never_twice_in_a_row(scenario)
         assert result.reason == "no_model"
         seen.append(result.fallback_id)
         last = result.fallback_id
-    assert seen == ["赤尾妙子-拒1", "赤尾妙子-拒2", "赤尾妙子-拒3", "赤尾妙子-拒1", "赤尾妙子-拒2"]
+    assert seen == ["赤尾妙子-拒1", "赤尾妙子-拒2", "赤尾妙子-拒3", "赤尾妙子-拒4", "赤尾妙子-拒5"]
     assert all(a != b for a, b in zip(seen, seen[1:]))
 
 

@@ -42,7 +42,7 @@ class CascadeBackend:
     def interpret(self, text: str, choices: InterpretChoices, context: InterpretContext) -> Interpretation:
         start = time.perf_counter()
         first = self.lexical.interpret(text, choices, context)
-        if not first.unsure or first.input.kind in ("move", "leave"):
+        if not first.unsure or first.input.moves_away:
             first.backend = self.name
             first.detail = first.detail or "lexical: sure"
             return first

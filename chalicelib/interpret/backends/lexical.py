@@ -37,6 +37,7 @@ from ..ja.tokens import Token
 from ..owners import place_owned_words, said_of_person
 from ..related import THRESHOLD as MEANING_THRESHOLD
 from ..related import IntentMeaning
+from ..senses import verb_for_something_else
 from ..text import (
     TextForms,
     WordHit,
@@ -210,6 +211,10 @@ class LexicalBackend:
             elif self._about_person(forms.nfkc, hit.start, option, hit.word):
                 weight *= s.person_factor
                 other_sense += 1
+            elif verb_for_something_else(forms.nfkc, hit.start, option.words, profile.text):
+                # 「トイレ借りて」: the listed verb is done to something the topic never speaks of
+                weight *= s.compound_factor
+                other_sense += 1
             hits += 1
             if any(a <= hit.start < b for a, b in set_aside):
                 weight *= s.contrast_factor
@@ -260,9 +265,9 @@ class LexicalBackend:
         found = {o.token: self.matcher.hits(forms, o.words) for o in choices if o.is_intent and o.words}
         modifying = _modifying_clauses(forms.nfkc, found)
         for option in choices:
-            if option.input.kind == "move":
+            if option.input.is_move:
                 out[option.token] = 2.0 if option.input.target in moves else 0.0
-            elif option.input.kind == "leave":
+            elif option.input.is_leave:
                 out[option.token] = 2.0 if leaving and not moves else 0.0
             else:
                 profile = self._profile(option)
@@ -292,13 +297,13 @@ class LexicalBackend:
         return out
 
     def _moves(self, text: str, choices: InterpretChoices, context: InterpretContext | None) -> list[str]:
-        exits = [o.input.target for o in choices if o.input.kind == "move"]
+        exits = [o.input.target for o in choices if o.input.is_move]
         if not exits:
             return []
         names = self.names
         if names is None:
             names = SceneNames({o.input.target: Place(o.input.target, o.names or (o.input.target,))
-                                for o in choices if o.input.kind == "move"}, {}, {})
+                                for o in choices if o.input.is_move}, {}, {})
         place = context.place if context is not None else ""
         return [p for p in explicit_moves(text, names, place, exits) if p != place]  # type: ignore[misc]
 
@@ -366,6 +371,8 @@ def _foreign_compound(forms: TextForms, start: int, end: int, word: str, profile
         return noun_like and forms.folded[start:end + 1] not in profile.text
     if is_hiragana(first) and start > 0:
         before = text[start - 1]
+        if before in "おご" and (start == 1 or not is_hiragana(text[start - 2]) or text[start - 2] in _PARTICLES):
+            return False          # the honorific prefix (おつまみ), not a verb stem
         return is_hiragana(before) and before not in _PARTICLES
     return False
 
@@ -384,6 +391,8 @@ def _token_modifier(forms: TextForms, start: int, end: int, profile: _Profile) -
         return False
     token = analysis.tokens[index]
     if token.start < start or token.end > end:
+        if token.start == start and token.pos[:1] == ("動詞",) and _TOPIC_TTE.match(forms.nfkc, end):
+            return False              # 「曲ってある？」: the noun with the topic marker って, not 曲る
         inner = forms.folded[token.start:token.end]
         if inner in profile.text:
             return False
@@ -399,6 +408,8 @@ def _token_modifier(forms: TextForms, start: int, end: int, profile: _Profile) -
     following = analysis.tokens[last + 1]
     if not following.is_noun or following.pos[1:2] in (("固有名詞",), ("助動詞語幹",)) or following.start != end:
         return False
+    if "形状詞可能" in following.pos:
+        return False          # 写真嫌い, 写真苦手: a liking said of the thing, which stays the topic
     if end - start < 2 or any(t.pos and t.pos[0] == "接尾辞" for t in (following,)):
         return False
     compound = forms.folded[start:following.end]
@@ -417,6 +428,10 @@ def _near_in_meaning(token: Token, word: str) -> bool | None:
     return table.cosine(longer, word) >= MEANING_THRESHOLD
 
 
+# A one-kanji noun with the colloquial topic marker って, then what is asked or said about it.
+_TOPIC_TTE = re.compile(r"って\s*(?:[、,？?！!]|ある|あり|何|なに|なん|どん|どう|どれ|誰|いつ|いい|好き|$)")
+
+
 def _other_word(token: Token, start: int, end: int, forms: TextForms) -> bool:
     """Whether a one-character hit inside a longer token is another word:
     the head of a noun (赤 in 赤字; at the end it keeps its sense: 名曲), or
@@ -424,6 +439,8 @@ def _other_word(token: Token, start: int, end: int, forms: TextForms) -> bool:
     if token.is_noun:
         return token.end > end
     if token.pos[:1] in (("動詞",), ("形容詞",)) and token.start == start:
+        if _TOPIC_TTE.match(forms.nfkc, end):
+            return False              # 「曲ってある？」: the noun with the topic marker って, not 曲る
         alone = analyse(forms.nfkc[start:end]).tokens
         own = to_hiragana(alone[0].reading) if len(alone) == 1 else ""
         return bool(own) and not to_hiragana(token.reading).startswith(own)

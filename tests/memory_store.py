@@ -1,6 +1,6 @@
 """An in-memory StageStore with the same guarantees as the DynamoDB one.
 
-Used by unit tests of the service; a single lock makes each write atomic the
+Used by the tests of the service (never shipped); a single lock makes each write atomic the
 way a DynamoDB transaction is.
 """
 from __future__ import annotations
@@ -9,7 +9,7 @@ import copy
 import threading
 from dataclasses import replace
 
-from .store import (
+from chalicelib.stage.store import (
     AlreadyClaimed,
     DuplicateRequest,
     Guard,
@@ -22,6 +22,7 @@ from .store import (
     StaleGame,
     TurnWrite,
 )
+from chalicelib.turn_record import TurnRecord
 
 
 class MemoryStageStore:
@@ -64,11 +65,7 @@ class MemoryStageStore:
             if write.request_id and (stage_id, write.request_id) in self.requests:
                 fingerprint, response = self.requests[(stage_id, write.request_id)]
                 raise DuplicateRequest(fingerprint, copy.deepcopy(response))
-            self.stages[stage_id] = replace(
-                stage, text=write.text, expression=write.expression, asked_expression=write.asked_expression,
-                speaker=write.speaker, image_key=write.image_key, fallback_key=write.fallback_key,
-                expression_source=write.expression_source, audio=write.audio,
-                updated_at=write.entry.created_at, version=write.entry.id)
+            self.stages[stage_id] = replace(stage, line=write.line, version=write.entry.id)
             self.logs.setdefault(stage_id, []).append(copy.deepcopy(write.entry))
             if write.request_id:
                 self.requests[(stage_id, write.request_id)] = (write.request_fingerprint,
@@ -138,15 +135,16 @@ class MemoryStageStore:
                 raise StaleGame()
             if write.reply is not None:
                 rows.append((copy.deepcopy(write.reply), write.claim_id or "turn"))
-                self.logs.setdefault(stage_id, []).append(copy.deepcopy(write.reply_entry))
+                if write.reply_entry is not None:
+                    self.logs.setdefault(stage_id, []).append(copy.deepcopy(write.reply_entry))
             elif write.claim:
                 rows[index] = (rows[index][0], write.claim_id or "turn")
-            self.stages[stage_id] = replace(stage, **write.stage)
+            self.stages[stage_id] = write.stage.applied_to(stage)
             self.logs.setdefault(stage_id, []).extend(copy.deepcopy(write.entries))
             if write.turn is not None:
                 self.turns.setdefault(stage_id, []).append(write.turn.to_dict())
 
-    def recent_turns(self, stage_id: str, limit: int | None) -> list[dict]:
+    def recent_turns(self, stage_id: str, limit: int | None) -> list[TurnRecord]:
         with self._lock:
             turns = self.turns.get(stage_id, [])
-            return copy.deepcopy(turns if limit is None else turns[-limit:])
+            return [TurnRecord.model_validate(t) for t in (turns if limit is None else turns[-limit:])]

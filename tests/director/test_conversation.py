@@ -1,0 +1,257 @@
+"""The conversation layer (chalicelib/conversation) on a small scenario of its own and on the reference one:
+replies to a character's question, facts said before, orders and flags, clarify, no repeats, story lines that
+need their topic named, the ended game, and the memory that goes into the turn's one write."""
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from chalicelib.conversation import Conversation
+from chalicelib.conversation.variety import PER_GAME, WINDOW
+from chalicelib.interpret.interpreter import Interpreter
+from chalicelib.scenario import GameRules, PlayerInput, load_scenario, load_scenario_data
+from chalicelib.stage.records import ConversationMemory, DirectorMemory
+from tests.conftest import ROOT
+
+
+def L(text: str, expression: str = "neutral", **extra: Any) -> dict[str, Any]:
+    return {"text": text, "expression": expression, **extra}
+
+
+CAFE: dict[str, Any] = {
+    "title": "夜の喫茶",
+    "start": {"place": "店"},
+    "characters": [
+        {"id": "店主", "name": "マスター", "aliases": ["マスター"], "expressions": ["neutral", "smile"],
+         "knowledge": [
+             {"info": "猫の名前はミケ", "condition": "意図:猫",
+              "lines": [L("うちの猫はミケっていうんだ。十年いる。", "smile"), L("ミケは雨の日はずっと寝てるよ。")]},
+             {"info": "開店して二十年", "condition": "", "words": ["何年", "いつから"],
+              "lines": [L("この店？　二十年になるね。")]},
+         ],
+         "reactions": [
+             {"act": "挨拶", "lines": [L("いらっしゃい。", "smile"), L("どうも。", "smile")]},
+             {"act": "同意", "lines": [L("だろう？", "smile")]},
+             {"act": "反対", "lines": [L("そうかな。")]},
+         ],
+         "fallbacks": [{"id": "店主-1", "text": "ふうん。"}, {"id": "店主-2", "text": "なるほどね。"}],
+         "menu": {"items": [{"id": "コーヒー", "words": ["コーヒー", "珈琲", "ブレンド"], "flag": "一杯目",
+                             "lines": [L("はい、ブレンド。", "smile"), L("おかわりね。", "smile")]},
+                            {"id": "カレー", "words": ["カレー"], "lines": [L("カレー、少し辛いよ。")]}],
+                  "ask": [L("何にする？　コーヒーかカレーだよ。")],
+                  "missing": [L("それはうちにはないなあ。")]},
+         "recall": {"lines": [L("言ったろう、{said}")]},
+         "clarify": {"lines": [L("{1}？　{2}？")]},
+         "chatter": {"lines": [L("そういえば、新しい豆を仕入れたんだ。"), L("今夜は静かだね。")]}},
+        {"id": "客", "name": "常連", "aliases": ["常連さん"], "expressions": ["neutral"],
+         "reactions": [{"act": "同意", "lines": [L("でしょ。")]}],
+         "fallbacks": [{"id": "客-1", "text": "へえ。"}],
+         "menu": {"missing": [L("注文はマスターにね。")]}},
+    ],
+    "places": [
+        {"id": "店", "aliases": ["店内"], "people": ["店主", "客"], "responder": "店主", "exits": ["裏"]},
+        {"id": "裏", "aliases": ["裏口"], "people": ["客"], "exits": ["店"]},
+    ],
+    "intents": [
+        {"id": "猫", "description": "店の猫について", "words": ["猫", "ミケ"], "name": "猫のこと"},
+        {"id": "天気", "description": "天気について", "words": ["天気", "雨"], "name": "天気のこと"},
+        {"id": "写真", "description": "写真について", "words": ["写真"]},
+    ],
+    "clarify": {"ambiguous": {"雨": ["猫", "天気"]}},
+    "scenes": [
+        {"place": "店", "lines": [
+            {"id": "Q1", "speaker": "店主", "condition": "開始", "text": "雨だね。……猫は好きかい？",
+             "replies": {"yes": [L("そりゃよかった。", "smile")], "no": [L("そうか、残念。")]}},
+            {"id": "S1", "speaker": "店主", "condition": "意図:写真", "text": "写真はミケが嫌がるんだ。"},
+            {"id": "F1", "speaker": "店主", "condition": "入力 + フラグ:一杯目 + 未:F1", "text": "一杯目はサービスだよ。"},
+            {"id": "R1", "speaker": "客", "condition": "意図:天気", "repeatable": True, "text": "雨の日はいい。"},
+        ]},
+    ],
+}
+
+
+def cafe(**changes: Any) -> Conversation:
+    data = copy.deepcopy(CAFE)
+    data.update(changes)
+    rules = GameRules(load_scenario_data(data, source="cafe.json"))
+    return Conversation(rules, Interpreter(rules))
+
+
+def play(conversation: Conversation, *texts: str, memory: ConversationMemory | None = None, state=None):
+    state = state if state is not None else conversation.rules.start().state
+    memory = memory or ConversationMemory()
+    out = []
+    for text in texts:
+        played = conversation.play(text, state, memory)
+        state, memory = played.step.state, played.memory
+        out.append(played)
+    return out
+
+
+def said(played) -> list[str]:
+    return ([played.answer.text] if played.answer else []) + [line.text for line in played.step.lines]
+
+
+# ---------------------------------------------------------------- replies to a question
+
+def test_a_yes_after_a_characters_question_is_an_answer_to_it():
+    [yes] = play(cafe(), "うん、大好き")
+    assert yes.kind == "reply" and yes.answer.text == "そりゃよかった。" and yes.answer.speaker == "店主"
+    assert yes.context["reply"] == {"to": "line/Q1", "as": "yes"}
+    [no] = play(cafe(), "いや、苦手かな")
+    assert no.kind == "reply" and no.answer.text == "そうか、残念。"
+
+
+def test_a_question_back_or_another_act_is_not_an_answer():
+    [back] = play(cafe(), "マスターは好きなの？")
+    assert back.kind != "reply"
+    [greeting] = play(cafe(), "こんばんは")
+    assert greeting.kind == "reaction" and greeting.answer.text == "いらっしゃい。"
+
+
+def test_without_authored_replies_the_askers_agreement_reaction_answers():
+    data = copy.deepcopy(CAFE)
+    del data["scenes"][0]["lines"][0]["replies"]
+    rules = GameRules(load_scenario_data(data, source="cafe.json"))
+    [yes] = play(Conversation(rules, Interpreter(rules)), "うん、そう思う")
+    assert yes.kind == "reply" and yes.answer.text == "だろう？"
+
+
+def test_a_question_stays_open_a_few_turns_for_a_clear_answer():
+    *_, late_yes = play(cafe(), "こんばんは", "今夜は静かですね", "うん、好き")
+    assert late_yes.kind == "reply" and late_yes.answer.text == "そりゃよかった。"
+    *_, unclear = play(cafe(), "こんばんは", "今夜は静かですね", "どうかな")
+    assert unclear.kind != "reply"                  # only the very next line answers with neither yes nor no
+    *_, too_late = play(cafe(), "こんばんは", "今夜は静かですね", "ふむ", "うん、好き")
+    assert too_late.kind != "reply"
+    _, answered_twice = play(cafe(), "うん、好き", "うん")
+    assert answered_twice.kind != "reply"            # answered once: closed
+
+
+# ---------------------------------------------------------------- facts said before
+
+def test_a_question_about_what_was_said_gets_that_sentence_back():
+    conversation = cafe()
+    _, told, again = play(conversation, "こんばんは", "猫の話を聞かせて", "で、猫は何年いるんだっけ？")
+    assert told.answer.text == "うちの猫はミケっていうんだ。十年いる。"
+    assert again.kind == "recall" and again.answer.text == "言ったろう、十年いる。"
+
+
+def test_a_question_is_answered_from_a_line_not_said_yet_when_it_fits():
+    [asked] = play(cafe(), "このお店、いつからやってるんですか？")
+    assert asked.answer.text == "この店？　二十年になるね。"
+
+
+# ---------------------------------------------------------------- orders and flags
+
+def test_an_order_of_a_menu_item_is_served_and_sets_its_flag():
+    conversation = cafe()
+    first, second = play(conversation, "ブレンドください", "こんばんは")
+    assert first.kind == "order" and first.answer.text == "はい、ブレンド。" and first.input == PlayerInput.none()
+    assert first.answer.detail["order"]["item"] == "コーヒー"
+    assert "一杯目" in first.step.state.flags and first.memory.orders == ["コーヒー"]
+    assert [line.id for line in second.step.lines] == ["F1"]        # フラグ:一杯目 holds on the next input
+
+
+def test_again_ask_and_missing():
+    _, again, ask, missing = play(cafe(), "コーヒーひとつ", "おかわり！", "何か飲み物ちょうだい", "ラーメンありますか")
+    assert again.kind == "order" and again.answer.text == "おかわりね。"
+    assert ask.kind == "menu" and ask.answer.text.startswith("何にする")
+    assert missing.kind == "menu" and missing.answer.text == "それはうちにはないなあ。"
+
+
+def test_talking_about_an_item_is_not_ordering_it():
+    [about] = play(cafe(), "カレーってどんな味？")
+    assert about.kind != "order"
+
+
+def test_whoever_serves_the_item_serves_it_and_nobody_here_says_so():
+    conversation = cafe()
+    [served] = play(conversation, "常連さん、コーヒーください")
+    assert served.answer.speaker == "店主" and served.kind == "order"     # the addressed one has no such item
+    back = conversation.rules.handle(PlayerInput.move("裏"), conversation.rules.start().state).state
+    [nobody] = play(conversation, "コーヒーください", state=back)
+    assert nobody.answer.speaker == "客" and nobody.answer.text == "注文はマスターにね。"
+
+
+def test_a_yes_to_an_offer_is_the_order():
+    conversation = cafe()
+    state = conversation.rules.start().state
+    first = conversation.play("何か飲み物ちょうだい", state, ConversationMemory())     # 何にする？
+    assert first.memory.question is not None and first.memory.question.kind == "offer"
+    second = conversation.play("じゃあカレー", first.step.state, first.memory)
+    assert second.kind == "order" and second.answer.detail["order"]["item"] == "カレー"
+
+
+# ---------------------------------------------------------------- clarify
+
+def test_an_ambiguous_word_is_asked_about_and_the_next_turn_settles_it():
+    conversation = cafe()
+    asked, settled = play(conversation, "こんばんは、雨の話なんだけど", "猫のほう")
+    assert asked.clarified and asked.answer.text in ("猫のこと？　天気のこと？", "天気のこと？　猫のこと？")
+    assert asked.step.state.turn == 1 and asked.step.lines == ()          # the rules did not play this turn
+    assert settled.input == PlayerInput.intent("猫") and settled.context["clarify"] == {"resolved": "意図:猫"}
+
+
+def test_an_ordinal_settles_it_and_another_topic_drops_it():
+    conversation = cafe()
+    asked, second = play(conversation, "雨の話なんだけど", "後のほう")
+    assert second.input == PlayerInput.parse(asked.memory.clarify.options[1])
+    _, other = play(conversation, "雨の話なんだけど", "写真撮ってもいい？")
+    assert other.input == PlayerInput.intent("写真") and not other.clarified
+
+
+def test_clarify_off_takes_the_better_guess():
+    [guessed] = play(cafe(clarify={"ask": False, "ambiguous": {"雨": ["猫", "天気"]}}), "雨の話なんだけど")
+    assert not guessed.clarified and guessed.input.kind == "intent"
+
+
+def test_the_topic_of_the_last_turns_settles_an_ambiguous_word():
+    conversation = cafe()
+    _, on_cats = play(conversation, "猫の話を聞かせて", "雨の日はどうしてる？")
+    assert not on_cats.clarified and on_cats.input == PlayerInput.intent("猫")
+
+
+# ---------------------------------------------------------------- no repeats; story lines
+
+def test_no_line_twice_within_the_window_and_the_least_said_when_nothing_fits():
+    conversation = cafe()
+    turns = play(conversation, *["ふむ"] * 6)
+    texts = [t.answer.text for t in turns]
+    assert len(set(texts[:4])) == 4                                     # chatter, chatter, fallbacks
+    assert all(texts.count(t) <= PER_GAME for t in texts) and WINDOW > len(texts)
+    assert turns[-1].kind == "fallback"                                 # nothing fresh: a fallback all the same
+
+
+def test_a_story_line_needs_its_topic_named():
+    conversation = cafe()
+    # 画像 is near 写真 in meaning only: the topic may be guessed, the story line S1 does not fire
+    [guess] = play(conversation, "画像ってある？")
+    assert "S1" not in [line.id for line in guess.step.lines]
+    [named] = play(conversation, "写真ってある？")
+    assert [line.id for line in named.step.lines] == ["S1"]
+
+
+def test_a_repeatable_line_fires_again():
+    conversation = cafe()
+    first, second = play(conversation, "天気の話しよう", "今日の天気は？")
+    assert [line.id for line in first.step.lines] == ["R1"] and [line.id for line in second.step.lines] == ["R1"]
+
+
+# ---------------------------------------------------------------- the ended game and the stored memory
+
+def test_after_an_ending_nothing_is_played_or_announced():
+    rules = GameRules(load_scenario(ROOT / "scenarios" / "chinoike.json"))
+    conversation = Conversation(rules, Interpreter(rules))
+    ended = rules.handle(PlayerInput.leave(), rules.start().state).state
+    played = conversation.play("まだいるよ", ended, ConversationMemory())
+    assert played.step.notices == () and played.step.lines == () and played.answer is None
+    assert played.step.state.ended and played.step.state.turn == ended.turn + 1
+
+
+def test_the_memory_round_trips_in_the_directors_memory():
+    [order] = play(cafe(), "コーヒーください")
+    stored = DirectorMemory(game=3, conversation=order.memory).to_json()
+    back = DirectorMemory.read(stored)
+    assert back.conversation == order.memory and back.conversation.orders == ["コーヒー"]
+    assert back.conversation.said["menu/店主/コーヒー#1"] == [1]

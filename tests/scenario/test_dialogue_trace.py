@@ -1,0 +1,80 @@
+"""`butai trace SCENARIO --dialogue FILE`: dialogues replayed through the whole turn logic and asserted."""
+from __future__ import annotations
+
+import json
+
+from butai_tools.cli import main as butai_main
+from tests.conftest import ROOT
+
+DIALOGUES = ROOT / "scenarios" / "eval" / "dialogues.json"
+
+
+def butai(*args: str) -> int:
+    try:
+        return butai_main(list(args)) or 0
+    except SystemExit as exc:
+        return int(exc.code or 0)
+
+
+def write(tmp_path, dialogues) -> str:
+    path = tmp_path / "d.json"
+    path.write_text(json.dumps({"scenario": "chinoike.json", "dialogues": dialogues}, ensure_ascii=False),
+                    encoding="utf-8")
+    return str(path)
+
+
+def test_a_dialogue_is_replayed_and_asserted(reference_path, tmp_path, capsys):
+    path = write(tmp_path, [
+        {"id": "ok", "split": "s", "turns": [
+            {"say": "こんばんは"},
+            {"say": "とりあえずビールください", "expect": {"order": "ビール", "answer": "order", "place": "店内"}},
+            {"say": "ごちそうさま、また来ます", "expect": {"ended": True}},
+            {"say": "まだいる", "expect": {"ended": True, "notices": 0}},
+            {"restart": True, "expect": {"ended": False, "lines": ["A01", "A02"]}}]},
+    ])
+    assert butai("trace", str(reference_path), "--dialogue", path) == 0
+    out = capsys.readouterr().out
+    assert "#2 とりあえずビールください → なし [order] はい、ビール。よく冷えてるわよ。" in out
+    assert "all 1 dialogues: 4/4 right (1.000), clarify 0" in out
+
+
+def test_a_failed_expectation_and_an_unsafe_move_exit_1(reference_path, tmp_path, capsys):
+    path = write(tmp_path, [
+        {"id": "wrong", "turns": [{"say": "こんばんは", "expect": {"answer": "fallback", "says": "ナポリタン"}}]},
+        {"id": "unsafe", "turns": [{"say": "じゃ、ちょっと控え室行ってきまーす", "expect": {"answer": "reaction"}}]},
+    ])
+    assert butai("trace", str(reference_path), "--dialogue", path, "--json") == 1
+    out = json.loads(capsys.readouterr().out)
+    assert [t["outcome"] for t in out["turns"]] == ["wrong", "unsafe"]
+    assert out["turns"][0]["failures"] == ["answered by reaction:挨拶", "did not say ナポリタン"]
+    assert out["wrong"] == 1 and out["unsafe"] == 1 and out["right_share"] == 0.0
+
+
+def test_a_clarification_is_counted_apart(reference_path, tmp_path, capsys):
+    path = write(tmp_path, [{"id": "c", "turns": [
+        {"say": "こんばんは"},
+        {"say": "お金のことなんだけど", "expect": {"answer": ["clarify", "knowledge"]}},
+        {"say": "借りたほうのお金", "expect": {"input": "意図:二人の先の話"}}]}])
+    assert butai("trace", str(reference_path), "--dialogue", path, "--json") == 0
+    out = json.loads(capsys.readouterr().out)
+    assert [t["outcome"] for t in out["turns"][1:]] == ["clarify", "right"]
+    assert out["clarify"] == 1 and out["clarify_share"] == 0.5 and out["clarify_wanted"] == 1
+
+
+def test_bad_dialogue_files_name_the_turn(reference_path, tmp_path, capsys):
+    path = write(tmp_path, [{"id": "b", "turns": [{"say": "a", "input": "なし"}, {"input": "意図:天気"},
+                                                  {"say": "x", "expect": {"colour": "red"}}]}])
+    assert butai("trace", str(reference_path), "--dialogue", path) == 1
+    err = capsys.readouterr().err
+    assert "dialogue b turn 1: expected exactly one of say, input, move, restart" in err
+    assert 'dialogue b turn 2: unknown intent "天気"' in err
+    assert "dialogue b turn 3: unknown expect keys ['colour']" in err
+    assert butai("trace", str(reference_path), "なし", "--dialogue", path) == 2
+
+
+def test_the_dev_dialogues_stay_safe(reference_path, capsys):
+    # A guard on the set the conversation layer was tuned on (the held-out split is not run here).
+    assert butai("trace", str(reference_path), "--dialogue", str(DIALOGUES), "--split", "dialogue-dev",
+                 "--json") in (0, 1)
+    out = json.loads(capsys.readouterr().out)
+    assert out["unsafe"] == 0 and out["right_share"] >= 0.9 and out["cases"] >= 60
