@@ -6,7 +6,7 @@ coldstart.begin()   # before every other import: a new instance's start-up runs 
 
 from chalice import Chalice, Response  # noqa: E402
 
-from chalicelib import context, observability  # noqa: E402
+from chalicelib import context, observability, snapstart  # noqa: E402
 from chalicelib.errors import ApiError, Unauthorized  # noqa: E402
 from chalicelib.http import handles_errors, header, json_response, parse_body, query_int  # noqa: E402
 from chalicelib.stage.keys import bearer_token  # noqa: E402
@@ -14,6 +14,7 @@ from chalicelib.stage.models import FetchRequest, ReplyRequest, SpeakRequest  # 
 from chalicelib.stage.service import AGENT, PLAYER, NotModified, etag  # noqa: E402
 
 app = Chalice(app_name="butai")
+snapstart.install()   # the SnapStart hooks (Lambda's Python runtimes only): chalicelib/snapstart.py
 # Pages subscribe to their stage over API Gateway's WebSocket API (chalicelib/push/): chalice's WebSocket
 # handlers are behind this flag.
 app.experimental_feature_flags.update(["WEBSOCKETS"])

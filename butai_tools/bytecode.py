@@ -8,11 +8,12 @@ its first request (`butai bench coldstart --source` measures that cost).
 The bytecode is hash-based and unchecked (PEP 552): a deployment package never
 changes after it is built, so the interpreter loads it without comparing it to
 the source, and zip timestamps (2-second resolution) cannot invalidate it.  It is
-compiled by the interpreter that runs `chalice package`, whose version chalice
-also writes as the function's runtime; a runtime of another version would
-ignore the files (its cache tag differs), so the two are checked to match.
+compiled by an interpreter of the runtime's version (infra/package.sh runs this
+file with it, ``-I -S``: it needs nothing but the standard library); a runtime
+of another version would ignore the files (its cache tag differs), so the
+template's runtimes are checked to match the interpreter's.
 
-    python -m butai_tools.bytecode build/package/deployment.zip [build/package/sam.json]
+    PYTHON3.12 butai_tools/bytecode.py build/package/deployment.zip [build/package/sam.json]
 """
 from __future__ import annotations
 
@@ -39,14 +40,14 @@ class BytecodeAdded:
 
 
 def runtime() -> str:
-    """The Lambda runtime name of this interpreter, as chalice writes it (python3.11)."""
+    """The Lambda runtime name of this interpreter (python3.12)."""
     return f"python{sys.version_info.major}.{sys.version_info.minor}"
 
 
-def pyc_name(source: str) -> str:
-    """`pkg/mod.py` → `pkg/__pycache__/mod.cpython-311.pyc` (this interpreter's cache tag)."""
+def pyc_name(source: str, cache_tag: str | None = None) -> str:
+    """`pkg/mod.py` → `pkg/__pycache__/mod.cpython-312.pyc` (this interpreter's cache tag by default)."""
     path = PurePosixPath(source)
-    return str(path.parent / "__pycache__" / f"{path.stem}.{sys.implementation.cache_tag}.pyc")
+    return str(path.parent / "__pycache__" / f"{path.stem}.{cache_tag or sys.implementation.cache_tag}.pyc")
 
 
 def unchecked_pyc(source: bytes, display_path: str) -> bytes:

@@ -10,6 +10,9 @@ anything else (lists included) from this file replaces chalice's value.  So:
   ``Role`` is set, so the permissions must live on the role);
 - ``RestAPI.Properties`` gains ``MethodSettings`` (throttling) and a regional
   endpoint (CloudFront sits in front of it);
+- ``APIHandler.Properties`` sets the runtime and architecture (lambda_runtime.py:
+  chalice would write its own interpreter's version) and SnapStart on versions
+  published under an alias (SAM ``AutoPublishAlias``);
 - ``Parameters``, ``Conditions``, ``Rules`` and ``Outputs`` merge as sections.
 
 The tables come from chalicelib.tables (the one definition); a test keeps the
@@ -23,6 +26,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from butai_tools import lambda_runtime
 from butai_tools.page_policy import content_security_policy
 from butai_tools.stage import images
 from chalicelib import env as names
@@ -35,7 +39,13 @@ RESOURCES = ROOT / "infra" / "resources.json"
 FUNCTION = "APIHandler"
 FUNCTION_ROLE = "DefaultRole"
 REST_API = "RestAPI"
+PERMISSION = "APIHandlerInvokePermission"
+# API Gateway calls this alias of the API function: SnapStart snapshots published versions only, and SAM
+# publishes a version and moves the alias to it on every deploy whose code or settings changed.
+API_ALIAS = "live"
 API_GATEWAY_STAGE = "api"          # .chalice/config.json api_gateway_stage
+# Both functions run on this runtime; the package's wheels and bytecode are built for it.
+LAMBDA_RUNTIME = lambda_runtime.RUNTIME
 # The WebSocket API for pushes to the page (app.py's `on_ws_message`; chalice names it and its stage so).
 WEBSOCKET_API = "WebsocketAPI"
 WEBSOCKET_STAGE = "WebsocketAPIStage"
@@ -387,6 +397,11 @@ def function_policy() -> dict:
 def function_resources() -> dict:
     return {
         FUNCTION: {"Properties": {
+            "Runtime": LAMBDA_RUNTIME, "Architectures": [lambda_runtime.ARCHITECTURE],
+            "AutoPublishAlias": API_ALIAS,
+            # A new instance resumes from a snapshot taken after the import (chalicelib/snapstart.py
+            # says what is warmed before it and re-made after); docs/deploy.md, SnapStart.
+            "SnapStart": {"ApplyOn": "PublishedVersions"},
             "Environment": {"Variables": function_environment()},
             "ReservedConcurrentExecutions": {"Fn::If": [RESERVED_CONCURRENCY, ref("FunctionReservedConcurrency"),
                                                         ref("AWS::NoValue")]}}},
@@ -733,8 +748,6 @@ WEBHOOK_FUNCTION = "WebhookDeliveryFunction"
 WEBHOOK_ROLE = "WebhookDeliveryRole"
 WEBHOOK_QUEUE = "WebhookDeadLetterQueue"
 WEBHOOK_HANDLER = "chalicelib.webhooks.stream.handler"
-# The same runtime chalice packages the API function for (a packaging test keeps them equal).
-LAMBDA_RUNTIME = "python3.11"
 WEBHOOK_TIMEOUT_S = 120        # LAMBDA_SCHEDULE (40 s of retries) plus the last attempt, with room
 WEBHOOK_RETRIES = 2            # the event source mapping's retries of a record still undelivered
 
@@ -795,6 +808,7 @@ def webhook_resources() -> dict:
             "Type": "AWS::Serverless::Function",
             "Properties": {
                 "CodeUri": "./deployment.zip", "Handler": WEBHOOK_HANDLER, "Runtime": LAMBDA_RUNTIME,
+                "Architectures": [lambda_runtime.ARCHITECTURE],
                 "MemorySize": 256, "Timeout": WEBHOOK_TIMEOUT_S, "Role": getatt(WEBHOOK_ROLE, "Arn"),
                 "Environment": {"Variables": env}}},
         "WebhookDeliveryEventSource": {
@@ -873,6 +887,8 @@ def push_resources() -> dict:
     return {
         # The subscription: read the stage (the key check), write the subscription, answer on the socket.
         WEBSOCKET_FUNCTION: {"Properties": {
+            # chalice writes its own interpreter's version: the package's runtime, as for the API function.
+            "Runtime": LAMBDA_RUNTIME, "Architectures": [lambda_runtime.ARCHITECTURE],
             "MemorySize": 256, "Role": getatt(PUSH_MESSAGE_ROLE, "Arn"),
             "Environment": {"Variables": push_environment()}}},
         PUSH_MESSAGE_ROLE: lambda_role("butai-push-subscribe", [
@@ -904,7 +920,7 @@ def push_resources() -> dict:
             "Type": "AWS::Serverless::Function",
             "Properties": {
                 "CodeUri": "./deployment.zip", "Handler": PUSH_HANDLER, "Runtime": LAMBDA_RUNTIME,
-                "MemorySize": 256, "Timeout": PUSH_TIMEOUT_S, "Role": getatt(PUSH_ROLE, "Arn"),
+                "Architectures": [lambda_runtime.ARCHITECTURE], "MemorySize": 256, "Timeout": PUSH_TIMEOUT_S, "Role": getatt(PUSH_ROLE, "Arn"),
                 "Environment": {"Variables": push_environment()}}},
         "PushFanOutEventSource": {
             "Type": "AWS::Lambda::EventSourceMapping",
@@ -946,6 +962,45 @@ def outputs() -> dict:
     return out
 
 
+# ---------------------------------------------------------------- API Gateway → the alias
+
+_FUNCTION_ARN = f"${{{FUNCTION}.Arn}}"
+_TARGET = "Target"
+
+
+def route_api_to_alias(template: dict) -> int:
+    """Points each of the packaged template's API Gateway integrations, and API Gateway's permission to
+    invoke, at the API function's alias; returns the integrations changed.
+
+    Chalice writes the unqualified function into every route of its OpenAPI body, which a merged
+    template cannot reach route by route, so `infra/package.sh` runs this on chalice's output.  Called
+    unqualified, the function would run `$LATEST`, which SnapStart never snapshots.  SAM resolves
+    ``{"Ref": "APIHandler.Alias"}`` to the alias AutoPublishAlias makes (cfn-lint reads that form; it
+    does not know ``${APIHandler.Alias}`` inside a Sub string)."""
+    resources = template["Resources"]
+    alias = ref(f"{FUNCTION}.Alias")
+    changed = 0
+
+    def point(node):
+        nonlocal changed
+        if isinstance(node, dict):
+            text = node.get("Fn::Sub")
+            if len(node) == 1 and isinstance(text, str) and _FUNCTION_ARN in text:
+                changed += 1
+                return {"Fn::Sub": [text.replace(_FUNCTION_ARN, f"${{{_TARGET}}}"), {_TARGET: alias}]}
+            return {k: point(v) for k, v in node.items()}
+        if isinstance(node, list):
+            return [point(v) for v in node]
+        return node
+
+    api = resources[REST_API]["Properties"]
+    api["DefinitionBody"] = point(api["DefinitionBody"])
+    if not changed or _FUNCTION_ARN in json.dumps(api):
+        raise ValueError(f"{REST_API}'s integrations are not all of chalice's form (Fn::Sub of {_FUNCTION_ARN})")
+    resources[PERMISSION]["Properties"]["FunctionName"] = alias
+    return changed
+
+
 # Stack outputs → the variables the operator CLI (`butai … --aws`) reads.
 OUTPUT_ENV = {"PageURL": names.PAGE_URL, "AssetsBucketName": names.BUCKET,
               **{f"{resource_id}Name": var for resource_id, var in tables.CFN_TABLES.values()}}
@@ -975,11 +1030,19 @@ def main(argv: list[str] | None = None) -> int:
             sys.stderr.write(f"{RESOURCES} is stale: run `python -m butai_tools.infra`\n")
             return 1
         return 0
+    if len(args) == 2 and args[0] == "--route-to-alias":
+        path = Path(args[1])
+        template = json.loads(path.read_text(encoding="utf-8"))
+        changed = route_api_to_alias(template)
+        path.write_text(json.dumps(template, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+        sys.stdout.write(f"{changed} API Gateway integrations and the invoke permission now call "
+                         f"{FUNCTION}'s alias `{API_ALIAS}`\n")
+        return 0
     if args == ["--output-env"]:
         sys.stdout.write(json.dumps(OUTPUT_ENV) + "\n")
         return 0
     if args:
-        sys.stderr.write("usage: python -m butai_tools.infra [--check | --output-env]\n")
+        sys.stderr.write("usage: python -m butai_tools.infra [--check | --output-env | --route-to-alias SAM_JSON]\n")
         return 2
     RESOURCES.parent.mkdir(parents=True, exist_ok=True)
     RESOURCES.write_text(render(), encoding="utf-8")

@@ -34,6 +34,13 @@ _shared: dict[tuple[str | None, str], boto3.session.Session] = {}
 _shared_lock = threading.Lock()
 
 
+def forget() -> None:
+    """Drops the shared sessions: clients made from here on resolve credentials and open connections
+    anew (after a SnapStart restore, chalicelib/snapstart.py)."""
+    with _shared_lock:
+        _shared.clear()
+
+
 def client(service: str, settings: Settings, boto3_session=None):
     return _client(service, settings, boto3_session, _CLIENT_CONFIG)
 

@@ -6,12 +6,18 @@ its first request, that hook is about a quarter of making the two clients
 (~75 ms of ~300 ms, measured side by side in new processes).  Plain dicts keep
 insertion order, which is all botocore relies on; the files, their search path
 (AWS_DATA_PATH included) and the order they are tried in stay botocore's.
+
+The sessions made here share one loader per search path: what it has read is
+plain data, so a session made later (another endpoint's, or after a SnapStart
+restore drops the sessions: chalicelib/snapstart.py) does not read and decode
+the same files again.
 """
 from __future__ import annotations
 
 import gzip
 import json
 import os
+import threading
 
 import botocore.session
 from botocore.loaders import JSONFileLoader
@@ -30,8 +36,19 @@ class PlainJSONFileLoader(JSONFileLoader):
         return None
 
 
+_loaders: dict[tuple[str, ...], object] = {}
+_loaders_lock = threading.Lock()
+
+
 def session() -> botocore.session.Session:
-    """A new botocore session whose loader (botocore's, search path and all) decodes into dicts."""
+    """A new botocore session whose loader (botocore's, search path and all) decodes into dicts, shared with
+    the other sessions of the same search path."""
     core = botocore.session.get_session()
-    core.get_component("data_loader").file_loader = PlainJSONFileLoader()
+    own = core.get_component("data_loader")
+    with _loaders_lock:
+        loader = _loaders.get(tuple(own.search_paths))
+        if loader is None:
+            own.file_loader = PlainJSONFileLoader()
+            loader = _loaders[tuple(own.search_paths)] = own
+    core.register_component("data_loader", loader)
     return core

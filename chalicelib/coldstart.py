@@ -10,6 +10,11 @@ after the first request, moves everything alive into the permanent generation
 (``gc.freeze``: later collections no longer walk it) and turns the collector
 back on, so a long-lived instance collects its request garbage as usual.
 Measured in ``butai bench coldstart`` (docs/performance.md).
+
+With SnapStart (chalicelib/snapstart.py) the start-up runs once, before the
+snapshot: ``before_snapshot()`` collects its garbage so no restored instance
+carries it, and the pause is applied again after each restore (``begin()``),
+until that instance's first request.
 """
 from __future__ import annotations
 
@@ -33,6 +38,13 @@ def settle() -> None:
         _paused = False
         gc.freeze()
         gc.enable()
+
+
+def before_snapshot() -> None:
+    """Frees start-up's garbage once, and moves what stays alive into the permanent generation, so the
+    snapshot carries no garbage and no restored instance's collector walks start-up's objects."""
+    gc.collect()
+    gc.freeze()
 
 
 def paused() -> bool:

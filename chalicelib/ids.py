@@ -37,6 +37,14 @@ def new_id(now_ms: int | None = None) -> str:
     return _encode(ms, 10) + _encode(rand & ((1 << 80) - 1), 16)
 
 
+def forget() -> None:
+    """Forgets the last id made: instances restored from one snapshot (SnapStart) would otherwise all
+    go on from the same millisecond and random part, and could make the same next id."""
+    global _last_ms, _last_rand
+    with _lock:
+        _last_ms, _last_rand = -1, 0
+
+
 def id_time_ms(value: str) -> int:
     ms = 0
     for ch in value[:10]:

@@ -88,10 +88,19 @@ class BackendRecord(StoredRecord):
     mode: str | None = None
 
 
+class AnalyserRecord(StoredRecord):
+    """Which Japanese analyser read the reply, and the words it read (their normalised forms)."""
+    name: str
+    dictionary: str | None = None
+    words: list[str] = []
+
+
 class InterpretationRecord(StoredRecord):
     """How one reply was understood: candidates, narrowing, the backend's choice, refinement
     (docs/interpretation.md)."""
     text: str = ""
+    analyser: AnalyserRecord | None = Field(default=None, description="The analyser that read the text; none when "
+                                                                       "interpretation matched surfaces only.")
     place: str | None = Field(default=None, description="Where the player was when they said it.")
     addressee: AddresseeRecord | None = None
     candidates: list[CandidateRecord] = []

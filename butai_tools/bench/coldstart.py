@@ -17,6 +17,15 @@ the Lambda package, which ships bytecode (infra/package.sh).  ``--source``
 measures the app with only the standard library's bytecode instead (as the
 Lambda runtime has it): every packaged module compiled from source, as in a
 package without bytecode (the floor keeps its bytecode).
+
+``--package build/package`` measures the deployment zip instead of the source
+tree: unpacked once, both sides run by the Lambda runtime's Python
+(lambda_runtime.py) with nothing else on the path and the function's
+environment (butai_tools/packaged.py), the floor importing boto3 and pydantic
+from the package, the app reading the package's own bytecode.  A third kind of
+process per sample goes through SnapStart's order (packaged.py: start-up, the
+before-snapshot hooks, the after-restore hooks, the first turn): what a
+restored instance pays after Lambda's own restore is the hooks and the turn.
 """
 from __future__ import annotations
 
@@ -66,22 +75,17 @@ def register_bench(sub) -> None:
     p.add_argument("--samples", type=int, default=10, help="processes of each kind (default 10)")
     p.add_argument("--source", action="store_true",
                    help="the app without bytecode (a package without it): every module compiled from source")
+    p.add_argument("--package", type=Path, metavar="DIR",
+                   help="the packaged deployment.zip in DIR (infra/package.sh), run by the runtime's Python")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=_run)
 
 
 def _reply_event(stage_id: str, player_key: str, text: str) -> dict:
     """An API Gateway (REST, proxy) event for POST /stages/{stage_id}/reply, as Lambda receives it."""
-    resource = "/stages/{stage_id}/reply"
-    return {
-        "resource": resource, "path": f"/stages/{stage_id}/reply", "httpMethod": "POST",
-        "headers": {"Authorization": f"Bearer {player_key}", "Content-Type": "application/json"},
-        "multiValueHeaders": {}, "queryStringParameters": None, "multiValueQueryStringParameters": None,
-        "pathParameters": {"stage_id": stage_id}, "stageVariables": None,
-        "requestContext": {"resourcePath": resource, "httpMethod": "POST", "path": f"/api/stages/{stage_id}/reply",
-                           "stage": "api", "requestId": "coldstart"},
-        "body": json.dumps({"text": text}, ensure_ascii=False), "isBase64Encoded": False,
-    }
+    from butai_tools.packaged import api_event
+    return api_event("POST", "/stages/{stage_id}/reply", {"stage_id": stage_id}, player_key, {"text": text},
+                     request_id="coldstart")
 
 
 def _child_env(endpoint: str, region: str, bytecode: Path, write: bool = False) -> dict:
@@ -94,19 +98,19 @@ def _child_env(endpoint: str, region: str, bytecode: Path, write: bool = False) 
     return env
 
 
-def _floor(env: dict, root: Path) -> tuple[float, float]:
+def _floor(env: dict, root: Path, python: list[str] | None = None) -> tuple[float, float]:
     """Wall-clock ms to the end of the imports, and the process's CPU ms to there (less moved by other load)."""
     start = time.monotonic()
-    out = subprocess.run([sys.executable, "-c", FLOOR_SCRIPT], cwd=root, env=env, capture_output=True,
-                         text=True, check=True)
+    out = subprocess.run([*(python or [sys.executable]), "-c", FLOOR_SCRIPT], cwd=root,
+                         env=env, capture_output=True, text=True, check=True)
     done, cpu_s = (float(x) for x in out.stdout.split())
     return (done - start) * 1000, cpu_s * 1000
 
 
-def _app(env: dict, root: Path, scenario_key: str, event: dict) -> dict:
+def _app(env: dict, root: Path, scenario_key: str, event: dict, python: list[str] | None = None) -> dict:
     start = time.monotonic()
-    out = subprocess.run([sys.executable, "-c", APP_SCRIPT, scenario_key, json.dumps(event, ensure_ascii=False)],
-                         cwd=root, env=env, capture_output=True, text=True)
+    out = subprocess.run([*(python or [sys.executable]), "-c", APP_SCRIPT, scenario_key,
+                          json.dumps(event, ensure_ascii=False)], cwd=root, env=env, capture_output=True, text=True)
     if out.returncode != 0:
         raise RuntimeError(f"cold-start sample failed: {out.stderr[-2000:]}")
     got = json.loads(out.stdout.strip().splitlines()[-1])
@@ -134,12 +138,29 @@ def _keep_stdlib_bytecode(compiled: Path, target: Path) -> None:
                     ignore=shutil.ignore_patterns("site-packages"))
 
 
-def run_bench(samples: int, source: bool = False) -> dict:
+def _packaged_env(settings) -> dict:
+    from butai_tools import packaged
+    from chalicelib import env as names
+    return packaged.function_environment({
+        names.AWS_ENDPOINT: settings.aws_endpoint, names.TABLE_CURRENT: settings.table_current,
+        names.TABLE_LOG: settings.table_log, names.TABLE_PENDING: settings.table_pending,
+        names.BUCKET: settings.bucket, names.DEPLOYMENT_STAGE: "prod", names.DEFAULT_CHARACTER: "hiyori"})
+
+
+def run_bench(samples: int, source: bool = False, package: Path | None = None) -> dict:
+    from butai_tools import lambda_runtime, packaged
     from butai_tools.local.aws import LocalAws, ensure_resources
     from butai_tools.local.runtime import ROOT, STATIC
     from butai_tools.stage import images
     from chalicelib import aws, context
     from chalicelib.config import Settings
+    runtime_python = None
+    if package is not None:
+        if source:
+            raise ValueError("--source measures the source tree; the package ships its bytecode")
+        runtime_python = lambda_runtime.find_python()
+        if runtime_python is None:
+            raise RuntimeError(f"no Python {lambda_runtime.PYTHON} here (see `python -m butai_tools.lambda_runtime python`)")
     with tempfile.TemporaryDirectory(prefix="butai-coldstart-") as tmp:
         local_aws = LocalAws().start()
         try:
@@ -150,21 +171,41 @@ def run_bench(samples: int, source: bool = False) -> dict:
             director = services.director
             key = director.library.put(ROOT / "scenarios" / "chinoike.json")
             compiled, stdlib_only = Path(tmp) / "compiled", Path(tmp) / "stdlib-only"
-            floors, apps = [], []
+            root, python = ROOT, None
+            if package is not None:
+                # The package as Lambda has it: run in its folder, no bytecode written, nothing but it and
+                # the standard library on the path (packaged.FLAGS and the function's environment only).
+                root = packaged.unpack(package / "deployment.zip", Path(tmp) / "task")
+                python = [runtime_python, *packaged.FLAGS]
+            floors, apps, restored = [], [], []
+            runtime_dir = packaged.runtime_modules(Path(tmp) / "runtime") if python else None
             # One sample of each, unmeasured: it writes the bytecode, and pays for the disk cache.
-            warm_env = _child_env(local_aws.endpoint, settings.region, compiled, write=True)
-            _floor(warm_env, ROOT)
+            warm_env = _packaged_env(settings) if python else _child_env(local_aws.endpoint, settings.region,
+                                                                           compiled, write=True)
+            _floor(warm_env, root, python)
             warm = director.create("coldstart-warm", key)
-            _app(warm_env, ROOT, key, _reply_event(warm.stage_id, warm.player_key, "こんばんは"))
-            env = _child_env(local_aws.endpoint, settings.region, compiled)
+            _app(warm_env, root, key, _reply_event(warm.stage_id, warm.player_key, "こんばんは"), python)
+            env = _packaged_env(settings) if python else _child_env(local_aws.endpoint, settings.region, compiled)
             app_env = env
             if source:
                 _keep_stdlib_bytecode(compiled, stdlib_only)
                 app_env = _child_env(local_aws.endpoint, settings.region, stdlib_only)
             for i in range(samples):
                 created = director.create(f"coldstart-{i}", key)
-                floors.append(_floor(env, ROOT))
-                apps.append(_app(app_env, ROOT, key, _reply_event(created.stage_id, created.player_key, "こんばんは")))
+                floors.append(_floor(env, root, python))
+                apps.append(_app(app_env, root, key, _reply_event(created.stage_id, created.player_key, "こんばんは"),
+                                 python))
+                if python:
+                    snapped = director.create(f"coldstart-snapstart-{i}", key)
+                    run = packaged.run(runtime_python, root, runtime_dir, [
+                        _reply_event(snapped.stage_id, snapped.player_key, "こんばんは")], env, snapstart=True)
+                    if run.responses[0]["statusCode"] != 202:
+                        raise RuntimeError(f"restored turn failed: {run.responses[0]['body'][:300]}")
+                    marks, cpu = run.marks, run.cpu
+                    restored.append({"before_snapshot": (marks["snapshot"] - marks["import"]) * 1000,
+                                     "after_restore": (marks["restore"] - marks["snapshot"]) * 1000,
+                                     "first_turn": (marks["first_response"] - marks["restore"]) * 1000,
+                                     "first_turn_cpu": (cpu["first_response"] - cpu["restore"]) * 1000})
         finally:
             context.use(None)
             local_aws.stop()
@@ -174,6 +215,8 @@ def run_bench(samples: int, source: bool = False) -> dict:
     total_cpu = statistics.median(a["cpu_ms"] for a in apps)
     return {
         "samples": samples,
+        "code": (f"the deployment zip under Python {lambda_runtime.PYTHON} ({runtime_python})" if package is not None
+                 else f"the source tree under Python {sys.version_info[0]}.{sys.version_info[1]}"),
         "app_bytecode": "standard library only (the rest compiled from source)" if source else "compiled",
         "floor_ms": round(floor, 1),
         "first_turn_total_ms": round(total, 1),
@@ -190,18 +233,23 @@ def run_bench(samples: int, source: bool = False) -> dict:
         "phases_ms": {name: round(statistics.median(a["phases"][name] for a in apps), 1) for name in PHASES},
         "scenario_from_cache": all(a["from_cache"] for a in apps),
         "modules_loaded": statistics.median(a["modules"] for a in apps),
+        # SnapStart (package only): the hooks and the first turn after them, medians of wall-clock ms (and the
+        # first turn's CPU ms: the restored instance's own work, to set against first_turn_cpu_ms).
+        "snapstart_ms": {name: round(statistics.median(r[name] for r in restored), 1)
+                         for name in ("before_snapshot", "after_restore", "first_turn", "first_turn_cpu")}
+        if restored else None,
         "floor_samples_ms": [round(f[0], 1) for f in floors],
         "total_samples_ms": [round(a["total_ms"], 1) for a in apps],
     }
 
 
 def _run(args) -> int:
-    report = run_bench(args.samples, source=args.source)
+    report = run_bench(args.samples, source=args.source, package=args.package)
     if args.json:
         print(json.dumps(report, ensure_ascii=False, indent=2))
         return 0
     print(f"butai bench coldstart: {report['samples']} new processes of each kind, alternating; medians")
-    print(f"app bytecode: {report['app_bytecode']}")
+    print(f"code: {report['code']}; app bytecode: {report['app_bytecode']}")
     print(f"floor (python + import boto3, pydantic)  {report['floor_ms']:8.1f} ms")
     for name, ms in report["phases_ms"].items():
         print(f"  {name:<38} {ms:8.1f} ms")
@@ -211,6 +259,11 @@ def _run(args) -> int:
     print(f"CPU time of the processes: floor {report['floor_cpu_ms']:.0f} ms, first turn "
           f"{report['first_turn_cpu_ms']:.0f} ms = {report['cpu_ratio']:.2f}x "
           f"(overhead {report['cpu_overhead_ratio']:.2f} floors)")
+    if report["snapstart_ms"]:
+        snap = report["snapstart_ms"]
+        print(f"SnapStart's order: before-snapshot hooks {snap['before_snapshot']:.0f} ms (at publish), after a "
+              f"restore: hooks {snap['after_restore']:.1f} ms, first turn {snap['first_turn']:.0f} ms "
+              f"({snap['first_turn_cpu']:.0f} ms CPU)")
     print(f"scenario from the compiled cache: {'yes' if report['scenario_from_cache'] else 'no'}; "
           f"modules loaded: {report['modules_loaded']:g}")
     return 0

@@ -138,8 +138,11 @@ class Interpreter:
                removed_by_addressee: list[str], result: Interpretation,
                ms: dict[str, float]) -> InterpretationRecord:
         by_token = {o.token: str(o.input) for o in choices}
+        from .ja import sudachi
         return InterpretationRecord(
             text=text,
+            # Which analyser read the input (None: surface matching only), so a deployed turn shows it.
+            analyser=sudachi.record(text),
             place=state.place,
             addressee=AddresseeRecord(character=found.character, how=found.how, ignored=found.ignored),
             candidates=[CandidateRecord(token=o.token, input=str(o.input), label=o.label, source=o.source)

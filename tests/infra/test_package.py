@@ -1,55 +1,26 @@
-"""`infra/package.sh`: the real `chalice package` merged with infra/resources.json,
-then cfn-lint on the result (what CI runs).
+"""`infra/package.sh`: the real `chalice package` merged with infra/resources.json, the runtime's
+wheels, the package check, bytecode, then cfn-lint on the result (what CI runs).
 
-Packaging downloads the Lambda's Linux wheels from PyPI; when PyPI cannot be
-reached these tests skip, and say so.  Any other packaging failure fails.
+Packaging downloads the Lambda's Linux wheels from PyPI; when PyPI cannot be reached these tests skip,
+and say so.  Any other packaging failure fails.  The build is shared with test_packaged_zip.py
+(conftest.py: once per session).
 """
 import copy
 import json
 import os
 import subprocess
 import sys
-import urllib.error
-import urllib.request
 import zipfile
 from pathlib import Path
 
-import pytest
-
-from butai_tools import botocore_trim, bytecode, infra
+from butai_tools import botocore_trim, bytecode, infra, lambda_deps, lambda_runtime
 from chalicelib import tables
 
 ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(os.environ.get("BUTAI_VENV_BIN", ROOT / ".venv" / "bin"))
 CFN_LINT = BIN / "cfn-lint"
-
-
-def pypi_reachable() -> bool:
-    index = os.environ.get("PIP_INDEX_URL", "https://pypi.org/simple/").rstrip("/")
-    try:
-        with urllib.request.urlopen(f"{index}/pip/", timeout=8):
-            return True
-    except (urllib.error.URLError, OSError):
-        return False
-
-
-@pytest.fixture(scope="module")
-def packaged(tmp_path_factory):
-    out = tmp_path_factory.mktemp("package") / "package"
-    env = {**os.environ, "BUTAI_VENV_BIN": str(BIN)}
-    result = subprocess.run([str(ROOT / "infra" / "package.sh"), "prod", str(out)], cwd=ROOT, env=env,
-                            capture_output=True, text=True, timeout=300)
-    if not (out / "sam.json").exists():
-        if not pypi_reachable():
-            pytest.skip("chalice package needs PyPI for the Lambda's wheels, and PyPI is unreachable here")
-        pytest.fail(f"infra/package.sh failed ({result.returncode}):\n{result.stdout}\n{result.stderr}")
-    return out, result
-
-
-@pytest.fixture(scope="module")
-def sam(packaged):
-    out, _ = packaged
-    return json.loads((out / "sam.json").read_text(encoding="utf-8"))
+# The bytecode the package ships is the runtime's (cpython-312), not this interpreter's.
+RUNTIME_CACHE_TAG = "cpython-" + lambda_runtime.ABI[2:]
 
 
 def cfn_lint(path: Path) -> subprocess.CompletedProcess:
@@ -59,7 +30,7 @@ def cfn_lint(path: Path) -> subprocess.CompletedProcess:
 
 def test_package_script_packages_and_lints(packaged):
     out, result = packaged
-    assert result.returncode == 0, result.stdout + result.stderr
+    assert result["returncode"] == 0, result["stdout"] + result["stderr"]
     assert (out / "deployment.zip").stat().st_size > 0
 
 
@@ -70,7 +41,8 @@ def test_package_ships_bytecode_for_every_module(packaged):
         names = set(archive.namelist())
     sources = {n for n in names if n.endswith(".py")}
     assert {"app.py", "chalicelib/context.py", "botocore/client.py", "pydantic/main.py"} <= sources
-    assert not {n for n in sources if bytecode.pyc_name(n) not in names}
+    assert not {n for n in sources if bytecode.pyc_name(n, RUNTIME_CACHE_TAG) not in names}
+    assert not [n for n in names if n.endswith(".pyc") and RUNTIME_CACHE_TAG not in n]
 
 
 def test_packaged_botocore_makes_clients_for_the_services_kept_and_no_others(packaged, tmp_path):
@@ -150,11 +122,16 @@ def test_sections_merge(sam):
         assert logical in sam["Resources"]
 
 
-def test_the_delivery_function_uses_the_api_functions_package_and_runtime(sam):
-    resources = sam["Resources"]
-    api, delivery = resources["APIHandler"]["Properties"], resources["WebhookDeliveryFunction"]["Properties"]
-    assert delivery["Runtime"] == api["Runtime"] == infra.LAMBDA_RUNTIME
-    assert delivery["CodeUri"] == api["CodeUri"]
+def test_every_function_runs_the_runtime_the_package_is_built_for(sam):
+    # Chalice writes the runtime of the Python it runs under (3.11 here): each function it emits needs the
+    # runtime set in infra.py's merge, as APIHandler has (bytecode.py refuses a package otherwise).
+    functions = {k: r["Properties"] for k, r in sam["Resources"].items() if r["Type"] == "AWS::Serverless::Function"}
+    assert {"APIHandler", "WebhookDeliveryFunction"} <= set(functions)
+    assert lambda_runtime.RUNTIME == "python3.12"
+    for name, function in functions.items():
+        assert function["Runtime"] == lambda_runtime.RUNTIME, name
+        assert function["Architectures"] == [lambda_runtime.ARCHITECTURE], name
+        assert function["CodeUri"] == functions["APIHandler"]["CodeUri"], name
 
 
 def test_the_function_ships_only_what_lambda_runs(packaged):
@@ -171,6 +148,82 @@ def test_the_function_ships_only_what_lambda_runs(packaged):
              "doctor.py", "suggest.py", "synthetic.py", "lint.py", "worker.py", "acts_eval.py", "images.py"}
     shipped = [n for n in ours if n.endswith(".py")]
     assert not [n for n in shipped if n.rsplit("/", 1)[-1] in tools or "bench" in n], shipped
+
+
+def test_what_ships_is_what_requirements_txt_pins_and_loads_on_the_runtime(packaged):
+    out, _ = packaged
+    report = lambda_deps.check(out / "deployment.zip", ROOT / "requirements.txt")
+    assert report.ok, report.problems
+    assert report.distributions == lambda_deps.pinned(ROOT / "requirements.txt")
+    natives = {m.name: m for m in report.natives}
+    # The analyser ships with its dictionary, for this runtime: the abi3 module SudachiPy builds for glibc 2.28.
+    analyser = natives["sudachipy/sudachipy.abi3.so"]
+    assert analyser.machine == lambda_deps.ELF_MACHINES[lambda_runtime.MACHINE]
+    assert (2, 28) <= analyser.glibc <= lambda_runtime.GLIBC
+    assert any(n.startswith("pydantic_core/") and n.endswith(lambda_runtime.extension_suffixes()[0]) for n in natives)
+    with zipfile.ZipFile(out / "deployment.zip") as archive:
+        assert not [n for n in archive.namelist() if n.startswith("bin/")]      # no console scripts
+
+
+def test_packaging_fails_when_a_dependency_has_no_wheel_for_the_runtime(tmp_path):
+    # pip sees no index and an empty folder of wheels: not one dependency has a wheel, so nothing ships.
+    out = tmp_path / "package"
+    empty = tmp_path / "wheels"
+    empty.mkdir()
+    env = {**os.environ, "BUTAI_VENV_BIN": str(BIN), "PIP_CONFIG_FILE": os.devnull, "PIP_NO_INDEX": "1",
+           "PIP_FIND_LINKS": str(empty)}
+    result = subprocess.run([str(ROOT / "infra" / "package.sh"), "prod", str(out)], cwd=ROOT, env=env,
+                            capture_output=True, text=True, timeout=300)
+    assert result.returncode != 0
+    assert "no wheel of every dependency" in result.stderr and lambda_runtime.RUNTIME in result.stderr
+    assert not out.exists() and not list(tmp_path.glob(".package.work"))
+
+
+def test_api_gateway_calls_the_alias_whose_versions_snapstart_snapshots(sam):
+    resources = sam["Resources"]
+    function = resources["APIHandler"]["Properties"]
+    assert function["AutoPublishAlias"] == infra.API_ALIAS
+    assert function["SnapStart"] == {"ApplyOn": "PublishedVersions"}
+    assert "SnapStart" not in resources["WebhookDeliveryFunction"]["Properties"]
+    api = resources["RestAPI"]["Properties"]
+    uris = [operation["x-amazon-apigateway-integration"]["uri"]
+            for path in api["DefinitionBody"]["paths"].values() for operation in path.values()
+            if isinstance(operation, dict) and "x-amazon-apigateway-integration" in operation]
+    assert len(uris) >= 8
+    for uri in uris:
+        text, variables = uri["Fn::Sub"]
+        assert text.endswith("/functions/${Target}/invocations") and variables == {"Target": {"Ref": "APIHandler.Alias"}}
+    assert "APIHandler.Arn" not in json.dumps(api)
+    assert resources["APIHandlerInvokePermission"]["Properties"]["FunctionName"] == {"Ref": "APIHandler.Alias"}
+
+
+def test_sam_makes_a_version_and_an_alias_and_every_integration_and_permission_calls_the_alias(sam, monkeypatch):
+    # The SAM transform CloudFormation applies, run here (aws-sam-translator): what the references become.
+    from samtranslator.translator.transform import transform
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
+    template = copy.deepcopy(sam)
+    for resource in template["Resources"].values():
+        if resource["Type"] == "AWS::Serverless::Function":   # what `aws cloudformation package` uploads
+            resource["Properties"]["CodeUri"] = "s3://artifacts/deployment.zip"
+
+    class NoManagedPolicies:
+        def load(self):
+            return {}
+
+    resources = transform(template, {}, NoManagedPolicies())["Resources"]
+    alias_id = f"APIHandlerAlias{infra.API_ALIAS}"
+    alias = resources[alias_id]
+    versions = [k for k, r in resources.items() if r["Type"] == "AWS::Lambda::Version"]
+    assert alias["Type"] == "AWS::Lambda::Alias" and alias["Properties"]["Name"] == infra.API_ALIAS
+    assert len(versions) == 1 and alias["Properties"]["FunctionVersion"] == {"Fn::GetAtt": [versions[0], "Version"]}
+    assert resources["APIHandler"]["Properties"]["SnapStart"] == {"ApplyOn": "PublishedVersions"}
+    assert resources["APIHandler"]["Properties"]["Runtime"] == lambda_runtime.RUNTIME
+    body = resources["RestAPI"]["Properties"]["Body"]
+    targets = {json.dumps(operation["x-amazon-apigateway-integration"]["uri"]["Fn::Sub"][1])
+               for path in body["paths"].values() for operation in path.values()
+               if isinstance(operation, dict) and "x-amazon-apigateway-integration" in operation}
+    assert targets == {json.dumps({"Target": {"Ref": alias_id}})}
+    assert resources["APIHandlerInvokePermission"]["Properties"]["FunctionName"] == {"Ref": alias_id}
 
 
 def test_the_websocket_api_is_chalices_with_our_role_throttling_and_fan_out(sam):
@@ -190,7 +243,9 @@ def test_the_websocket_api_is_chalices_with_our_role_throttling_and_fan_out(sam)
     assert stage["StageName"] == infra.API_GATEWAY_STAGE and stage["DeploymentId"]
     assert stage["DefaultRouteSettings"]["ThrottlingRateLimit"] == {"Ref": "ApiThrottleRateLimit"}
     fan_out = resources[infra.PUSH_FUNCTION]["Properties"]
-    assert fan_out["Runtime"] == resources["APIHandler"]["Properties"]["Runtime"] == infra.LAMBDA_RUNTIME
+    for props in (fan_out, function):
+        assert props["Runtime"] == resources["APIHandler"]["Properties"]["Runtime"] == infra.LAMBDA_RUNTIME
+        assert props["Architectures"] == resources["APIHandler"]["Properties"]["Architectures"]
 
 
 def test_the_package_holds_no_local_socket_library(packaged):

@@ -10,6 +10,7 @@ import logging
 import threading
 from functools import lru_cache
 
+from ...turn_record import AnalyserRecord
 from .tokens import Analysis, Token
 
 _LOCK = threading.Lock()
@@ -52,6 +53,15 @@ def analyse(text: str) -> Analysis:
             out.append(Token(m.surface(), m.dictionary_form(), m.normalized_form(), m.reading_form(), pos,
                              "" if conjugation == "*" else conjugation, m.begin(), m.end(), m.is_oov()))
     return Analysis(text, tuple(out))
+
+
+def record(text: str) -> AnalyserRecord | None:
+    """The turn record's account of the analyser: its name and the words it read in ``text`` (normalised
+    forms); None when it is unavailable and interpretation matched surfaces only (docs/deploy.md)."""
+    if not available():
+        return None
+    return AnalyserRecord(name=SudachiAnalyser.name, dictionary="small",
+                          words=[token.normalised for token in analyse(text).tokens])
 
 
 class SudachiAnalyser:
