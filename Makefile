@@ -37,8 +37,10 @@ run: $(RUN_STAMP)
 doctor: $(RUN_STAMP)
 	BUTAI_MODEL_URL='$(MODEL_URL)' BUTAI_MODEL='$(MODEL)' $(BIN)/butai doctor
 
+# The real-model tests (-m models) belong to `make test-models`: where its packages are installed they would
+# otherwise run twice.
 test: $(STAMP)
-	$(BIN)/python -m pytest -n 2 --dist loadfile $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -n 2 --dist loadfile -m "not models" $(PYTEST_ARGS)
 
 # The classifier and free conversation against a real llama.cpp server (docs/models.md).  The first
 # install compiles llama.cpp (about 9 minutes on 2 cores); pip keeps the wheel for the next runs.

@@ -196,7 +196,7 @@ def _mcp(args) -> int:
     try:
         from butai import mcp_server
     except ModuleNotFoundError as exc:
-        if exc.name and exc.name.split(".")[0] == "mcp":
-            return _fail("`butai mcp` needs the MCP SDK: pip install mcp", CONFIG_EXIT)
-        raise
+        # The MCP SDK or one of its packages is missing (make run installs them: requirements-run.txt).
+        return _fail(f"`butai mcp` needs the MCP SDK (missing module {exc.name}): run `make run` once, or "
+                     "pip install -r requirements-run.txt", CONFIG_EXIT)
     return mcp_server.main()

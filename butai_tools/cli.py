@@ -27,6 +27,7 @@ BENCH_MODULES = (
     "butai_tools.bench.rules",
     "butai_tools.bench.interpret",
     "butai_tools.bench.classify",
+    "butai_tools.bench.model",
     "butai_tools.bench.turn",
     "butai_tools.bench.answers",
     "butai_tools.bench.coldstart",

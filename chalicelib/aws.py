@@ -60,7 +60,7 @@ def model_call_config(timeout: float) -> Config:
     # botocore's own retries are off for model calls: retrying is the model-call layer's job
     # (chalicelib/llm/transport.py), with the same rule for an HTTP server and an endpoint.
     return Config(connect_timeout=min(timeout, 5.0), read_timeout=timeout,
-                  retries={"max_attempts": 1, "mode": "standard"})
+                  retries={"total_max_attempts": 1, "mode": "standard"})
 
 
 class LazyClient:

@@ -1,21 +1,48 @@
-"""Settings read from the environment.
+"""The one `Settings` of a process: read from the environment once, with explicit overrides on top.
 
-Read when a service is built, never at import time, so tests and the local
-runtime can point the same code at other tables or at moto.
+Every process builds its services from one of these: the Lambda (`context.get`:
+``Settings.from_env()``), the local runtime (``Settings.from_env().with_(aws_endpoint=…)``), the
+commands, benchmarks and load test alike; `context.build` takes it and nothing after reads the
+environment.  Read when a process starts, never at import time, so tests and the local runtime can point
+the same code at other tables or at moto.  A bottom-layer module: it imports only `env` (and, when the
+settings are read, the model settings' parser, ``llm/settings.py``).
 """
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
+from urllib.parse import urlsplit
 
 from chalicelib import env
 
-from .stage.audio import origin_of, parse_origins
-
 if TYPE_CHECKING:
     from .llm.settings import ModelSettings
+
+
+_ORIGIN = re.compile(r"^https://[A-Za-z0-9.-]+(?::[0-9]{1,5})?$")
+
+
+def parse_origins(value: str | None) -> tuple[str, ...]:
+    """``BUTAI_AUDIO_ORIGINS``: https origins separated by spaces or commas."""
+    origins = []
+    for part in re.split(r"[\s,]+", value or ""):
+        if not part:
+            continue
+        origin = part.rstrip("/")
+        if not _ORIGIN.match(origin):
+            raise ValueError(f"BUTAI_AUDIO_ORIGINS: {part!r} is not an https origin (https://host[:port])")
+        origins.append(origin.lower())
+    return tuple(dict.fromkeys(origins))
+
+
+def origin_of(url: str) -> str | None:
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        return None
+    return f"{parts.scheme}://{parts.netloc}".lower()
 
 
 def _no_models() -> ModelSettings:
@@ -94,4 +121,10 @@ class Settings:
         return tuple(o for o in (origin_of(self.assets_base_url), origin_of(self.page_url)) if o)
 
     def with_(self, **changes) -> Settings:
+        """These settings with some fields replaced: ``Settings.from_env().with_(aws_endpoint=…)``."""
         return replace(self, **changes)
+
+    def with_models(self, **changes) -> Settings:
+        """These settings with some model variables overridden (`ModelSettings.with_`):
+        ``settings.with_models(model_url="http://127.0.0.1:8080/v1", model="m")``."""
+        return replace(self, models=self.models.with_(**changes))

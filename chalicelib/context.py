@@ -1,7 +1,10 @@
-"""Builds the services the routes use, from Settings, once per process.
+"""Builds the services the routes use, from one `Settings`, once per process.
 
 Tests and the local runtime install their own with ``use()``; Lambda builds
-them lazily from the environment on the first request.
+them lazily from ``Settings.from_env()`` on the first request.  The model uses
+(classifier, free conversation, expression judge) are built here too
+(`build_models`), so the commands that only need a model (``butai doctor``,
+``butai eval-interpret``) build exactly what the services would.
 """
 from __future__ import annotations
 
@@ -18,8 +21,39 @@ from .stage.service import StageService
 
 if TYPE_CHECKING:
     from .director import Director
+    from .expression import ExpressionJudge
+    from .interpret.backends import Backend
     from .llm.settings import ModelUse
+    from .talk import Generator
     from .webhooks.service import WebhookService
+
+
+@dataclass
+class Models:
+    """The model uses one `Settings` asks for."""
+    settings: Settings
+    boto3_session: object = field(default=None, repr=False)
+
+    def classifier(self) -> Backend:
+        """A new classifier backend (each scenario prepares its own)."""
+        from .interpret.backends import build_backend
+        use = self.settings.models.classifier
+        return build_backend(use.name, **model_clients(use, self.settings, self.boto3_session))
+
+    def generator(self) -> Generator | None:
+        """Free conversation's model; None: the characters' fallback lines answer."""
+        from .talk import build_generator
+        use = self.settings.models.generator
+        return build_generator(use.name, **model_clients(use, self.settings, self.boto3_session))
+
+    def judge(self) -> ExpressionJudge:
+        from .expression import build_judge
+        use = self.settings.models.judge
+        return build_judge(use.name, **model_clients(use, self.settings, self.boto3_session))
+
+
+def build_models(settings: Settings, boto3_session=None) -> Models:
+    return Models(settings, boto3_session)
 
 
 @dataclass
@@ -27,6 +61,8 @@ class Services:
     settings: Settings
     stage: StageService
     director: Director
+    # The model uses these services were built with (the classifier is built per scenario from it).
+    models: Models | None = None
     # The webhook service is made on first use: a turn never needs it, so a new instance's first
     # turn does not import it (cold start, docs/performance.md).
     make_webhooks: Callable[[], WebhookService] | None = field(default=None, repr=False)
@@ -52,35 +88,29 @@ def build(settings: Settings, boto3_session=None) -> Services:
     dynamodb = aws.client("dynamodb", settings, boto3_session)
     s3 = aws.client("s3", settings, boto3_session)
     catalog = CharacterCatalog.from_s3(s3, settings.bucket, ttl=settings.manifest_ttl)
-    models = settings.models
-    from .expression import build_judge
+    models = build_models(settings, boto3_session)
     stage = StageService(DynamoStageStore(dynamodb, settings), catalog,
                          assets_base_url=settings.assets_base_url,
                          default_character=settings.default_character,
-                         judge=build_judge(models.judge.name, **_aws_clients(models.judge, settings, boto3_session)),
+                         judge=models.judge(),
                          own_origins=settings.own_origins, audio_origins=settings.audio_origins)
     from .director import Director, ScenarioLibrary
-    from .interpret.backends import build_backend
-    from .talk import Talker, build_generator
-    classifier = models.classifier
-    library = ScenarioLibrary(s3, settings.bucket, backend_factory=lambda: build_backend(
-        classifier.name, **_aws_clients(classifier, settings, boto3_session)))
-    director = Director(stage, library,
-                        Talker(build_generator(models.generator.name,
-                                               **_aws_clients(models.generator, settings, boto3_session))),
-                        players_see_debug=settings.players_see_debug)
+    from .talk import Talker
+    library = ScenarioLibrary(s3, settings.bucket, backend_factory=models.classifier)
+    director = Director(stage, library, Talker(models.generator()), players_see_debug=settings.players_see_debug)
 
     def make_webhooks() -> WebhookService:
         from .webhooks.service import WebhookService
         from .webhooks.store import DynamoWebhookStore
         return WebhookService(stage, DynamoWebhookStore(dynamodb, settings), settings)
 
-    return Services(settings=settings, stage=stage, director=director, make_webhooks=make_webhooks)
+    return Services(settings=settings, stage=stage, director=director, models=models, make_webhooks=make_webhooks)
 
 
-def _aws_clients(use: ModelUse, settings: Settings, boto3_session) -> dict:
+def model_clients(use: ModelUse, settings: Settings, boto3_session=None) -> dict:
     """A model use's options, with the SageMaker runtime client made from this process's settings and
-    session (endpoint override, region), created on the model's first call."""
+    session (endpoint override, region), created on the model's first call: the model-call layer takes
+    the client it is handed and reads no settings of its own."""
     options = use.kwargs()
     from .llm.transport import DEFAULT_TIMEOUT
     if use.name is not None and use.name.split("+")[-1] == "sagemaker":

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 import time
 import unicodedata
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -21,7 +21,6 @@ from typing import Any, Protocol
 from .llm.chat import Chat
 from .llm.choice import PROBE, ChoiceMode
 from .llm.errors import ModelCallError
-from .llm.settings import generator_use
 from .llm.transport import OpenAITransport, SageMakerTransport, Transport
 from .turn_record import AnswerSource, FreeTalkRecord, TalkAttempt
 
@@ -49,14 +48,12 @@ def _checks() -> tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str]]:
 ECHO_WINDOW = 14
 
 
-# Free conversation's failures are model-call failures: the same error type and kinds as the classifier's.
-GenerationError = ModelCallError
-
-
 class Generator(Protocol):
     name: str
 
     def complete(self, messages: list[dict[str, str]], *, max_tokens: int, temperature: float) -> str: ...
+
+    def describe(self) -> str: ...
 
 
 class ModelGenerator(Chat):
@@ -88,12 +85,6 @@ def build_generator(name: str | None, **options: Any) -> Generator | None:
     if name:
         raise ValueError(f"unknown generator {name!r}; expected openai or sagemaker")
     return None
-
-
-def generator_from_env(environ: Mapping[str, str]) -> Generator | None:
-    """The generator the environment asks for (``BUTAI_GENERATOR``, read in ``llm.settings``)."""
-    use = generator_use(environ)
-    return build_generator(use.name, **use.kwargs())
 
 
 @dataclass

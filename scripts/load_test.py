@@ -111,7 +111,7 @@ def make_stage(info: dict, name: str) -> dict:
     from chalicelib import context
     from chalicelib.config import Settings
     endpoint = loopback_url(info["aws_endpoint"], "aws_endpoint")
-    created = context.build(Settings(aws_endpoint=endpoint)).stage.create_stage(name)
+    created = context.build(Settings.from_env().with_(aws_endpoint=endpoint)).stage.create_stage(name)
     return {"stage_id": created.stage_id, "agent_key": created.agent_key, "player_key": created.player_key}
 
 

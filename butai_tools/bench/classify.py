@@ -45,9 +45,9 @@ from pathlib import Path
 from typing import Any
 
 from butai_tools.interpret.evaluation import load_dataset, percentile
-from chalicelib.interpret.backends.base import AnswerSheet
+from chalicelib.interpret.backends.base import AnswerSheet, messages
 from chalicelib.interpret.backends.transformers_local import TransformersBackend
-from chalicelib.interpret.choices import InterpretChoices, InterpretContext
+from chalicelib.interpret.options import InterpretChoices, InterpretContext
 from chalicelib.interpret.prompts import PromptFit, PromptTemplates, fit_prompt
 from chalicelib.scenario import GameRules, load_scenario
 
@@ -211,7 +211,7 @@ class BenchBackend(TransformersBackend):
             addressee = next((p.name for p in context.people if p.id == context.addressee), context.addressee)
         user = self.templates.prompt(text, choices, context, sheet.answers, with_examples=False,
                                      addressee=addressee, text_limit=self.text_limit)
-        fit = fit_prompt(lambda _: (self.instructions, user), self._counter(), self.context_limit(), self.reserve)
+        fit = fit_prompt(lambda _: (self.instructions, user), self.count_tokens, self.context_limit(), self.reserve)
         return PromptFit(fit.system, fit.user, fit.tokens, True, fit.fits, fit.counted_by)
 
 
@@ -249,11 +249,11 @@ def bench_cases(rules: GameRules, dataset: Any) -> list[BenchCase]:
 def prompt_ids(backend: TransformersBackend, case: BenchCase) -> tuple[list[int], int, str]:
     """The token ids the backend sends for `case` (its own path), the prompt's
     characters and the label scheme."""
-    scheme = backend._label_scheme(case.choices)
+    scheme = backend.label_scheme(case.choices)
     sheet = AnswerSheet.make(case.choices, scheme)
     fit = backend.fit(case.text, case.choices, case.context, sheet)
-    prompt = backend.render(fit.system, fit.user)
-    return backend._encode(prompt), len(prompt), sheet.scheme
+    prompt, _ = backend.chooser.render(messages(fit.system, fit.user))
+    return backend.chooser.prompt_ids(messages(fit.system, fit.user)), len(prompt), sheet.scheme
 
 
 # ---------------------------------------------------------------- timing
@@ -289,7 +289,7 @@ def bench_setting(backend: TransformersBackend, cases: list[BenchCase], *, itera
                   concurrency: list[int], device: str) -> dict[str, Any]:
     import torch
 
-    model = backend.model
+    model = backend.chooser.model
     sync = torch.cuda.synchronize if device == "cuda" else (lambda: None)
     prepared = []
     schemes = set()
@@ -297,9 +297,9 @@ def bench_setting(backend: TransformersBackend, cases: list[BenchCase], *, itera
         ids, chars, scheme = prompt_ids(backend, case)
         schemes.add(scheme)
         prepared.append((case, torch.tensor([ids], device=device), len(ids), chars))
-    single = all(backend._single_token(a) is not None
+    single = all(backend.chooser.single_token(a) is not None
                  for case in cases
-                 for a in AnswerSheet.make(case.choices, backend._label_scheme(case.choices)).allowed)
+                 for a in AnswerSheet.make(case.choices, backend.label_scheme(case.choices)).allowed)
 
     def floor(input_ids: Any) -> None:
         with torch.inference_mode():
@@ -487,8 +487,8 @@ def bench_classify(sizes: list[str], device: str = "auto", dtype: str = "auto", 
                 row = bench_setting(backend, cases, iterations=iterations, warmup=warmup,
                                     concurrency=concurrency, device=device)
                 figures["results"].append({"size": size, "examples": with_examples, "model": info, **row})
-                if backend._executor is not None:
-                    backend._executor.shutdown(wait=True)
+                if backend.chooser._executor is not None:
+                    backend.chooser._executor.shutdown(wait=True)
             del model
             if device == "cuda":
                 torch.cuda.empty_cache()

@@ -88,9 +88,14 @@ def _reply_event(stage_id: str, player_key: str, text: str) -> dict:
                      request_id="coldstart")
 
 
+def _clean_env() -> dict:
+    """This process's environment without butai's and AWS's settings: the bench measures the defaults."""
+    return {k: v for k, v in os.environ.items()
+            if not k.startswith(("BUTAI_", "AWS_")) and k not in ("PYTHONDONTWRITEBYTECODE", "PYTHONPYCACHEPREFIX")}
+
+
 def _child_env(endpoint: str, region: str, bytecode: Path, write: bool = False) -> dict:
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("BUTAI_", "AWS_")) and k not in ("PYTHONDONTWRITEBYTECODE", "PYTHONPYCACHEPREFIX")}
+    env = _clean_env()
     # Bytecode is read from (and, for the warm-up, written to) this folder only, never the source tree.
     env.update({names.AWS_ENDPOINT: endpoint, "AWS_REGION": region, "PYTHONPYCACHEPREFIX": str(bytecode)})
     if not write:
@@ -164,7 +169,8 @@ def run_bench(samples: int, source: bool = False, package: Path | None = None) -
     with tempfile.TemporaryDirectory(prefix="butai-coldstart-") as tmp:
         local_aws = LocalAws().start()
         try:
-            settings = Settings(aws_endpoint=local_aws.endpoint)
+            # The settings the measured process reads (_child_env), read the same way.
+            settings = Settings.from_env(_clean_env()).with_(aws_endpoint=local_aws.endpoint)
             ensure_resources(settings)
             images.upload_all_characters(aws.client("s3", settings), settings.bucket, STATIC / "characters")
             services = context.build(settings)

@@ -16,7 +16,9 @@ from butai_tools.expression.evaluation import (
     run_dataset,
     summarise,
 )
-from chalicelib.expression.judges import JUDGES, judge_from_env
+from chalicelib.config import Settings
+from chalicelib.context import build_models
+from chalicelib.expression.judges import JUDGES
 
 
 def _add_judge_options(parser: argparse.ArgumentParser) -> None:
@@ -58,7 +60,10 @@ def _load(args: argparse.Namespace, command: str):
         print(f"butai {command}: {exc}", file=sys.stderr)
         return None, None
     try:
-        judge = judge_from_env(name=args.judge)
+        settings = Settings.from_env()
+        if args.judge:
+            settings = settings.with_models(expression_judge=args.judge)
+        judge = build_models(settings).judge()
     except (ValueError, TypeError, KeyError) as exc:
         print(f"butai {command}: {exc}", file=sys.stderr)
         return dataset, None

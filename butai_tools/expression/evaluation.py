@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from butai_tools.interpret.evaluation import percentile
-from chalicelib.expression.choice import ExpressionChoice, ExpressionJudge, contradicts
+from chalicelib.expression.judgment import ExpressionChoice, ExpressionJudge, contradicts
 
 ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_DATASET = ROOT / "scenarios" / "eval" / "expression.json"

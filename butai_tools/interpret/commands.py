@@ -12,7 +12,9 @@ from butai_tools.interpret.evaluation import (
     run_dataset,
     summarise,
 )
-from chalicelib.interpret.backends import BACKENDS, backend_from_env, settings_from_env
+from chalicelib.config import Settings
+from chalicelib.context import build_models
+from chalicelib.interpret.backends import BACKENDS
 from chalicelib.interpret.interpreter import Interpreter
 
 
@@ -47,17 +49,19 @@ def register(subparsers: Any) -> None:
 
 
 def _backend(args: argparse.Namespace):
-    overrides: dict[str, Any] = {"timeout": args.timeout, "context_limit": args.context_limit}
-    name, _ = settings_from_env(name=args.backend)
-    if args.endpoint:
-        overrides["endpoint"] = args.endpoint
-    if args.base_url:
-        overrides["base_url"] = args.base_url
-    if args.model and name in ("openai", "sagemaker"):
-        overrides["model"] = args.model
-    if args.model_path:
-        overrides["model_path"] = args.model_path
-    backend = backend_from_env(name=name, **overrides)
+    """The classifier the settings build, with this command's options as explicit overrides."""
+    settings = Settings.from_env()
+    if args.backend:
+        settings = settings.with_models(classifier=args.backend)
+    name = settings.models.classifier.name or ""
+    model = name.split("+")[-1]
+    overrides: dict[str, Any] = {"classifier_timeout": args.timeout, "context_limit": args.context_limit,
+                                 "sagemaker_endpoint": args.endpoint, "openai_base_url": args.base_url,
+                                 "transformers_model": args.model_path}
+    if args.model and model in ("openai", "sagemaker"):
+        overrides[f"{model}_model"] = args.model
+    settings = settings.with_models(**{k: v for k, v in overrides.items() if v is not None})
+    backend = build_models(settings).classifier()
     if getattr(backend, "name", "") == "lexical" and args.plain_words:
         from chalicelib.interpret.backends.lexical import LexicalBackend
         backend = LexicalBackend(variant_words=False)

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
+import sys
 from typing import Any
 
 from chalicelib import env as names
@@ -13,12 +13,13 @@ from chalicelib.llm.choice import MODE_SETTINGS
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "doctor", help="say which model backends are configured and make one test call of each",
-        description="Builds the classifier and free conversation as the environment configures them "
-                    "(BUTAI_MODEL_URL, BUTAI_MODEL, BUTAI_CLASSIFIER, BUTAI_GENERATOR …), makes one test call "
+        description="Builds the classifier and free conversation as the services would, from the settings "
+                    "(BUTAI_MODEL_URL, BUTAI_MODEL, BUTAI_CLASSIFIER, BUTAI_GENERATOR …) and the options "
+                    "below, makes one test call "
                     "of each and says what is wrong: an unreachable server, a missing model, a server that "
                     "ignores constraints.  Exit status 1 when a configured model does not answer.")
-    parser.add_argument("--base-url", default=None, help="OpenAI-compatible base URL (sets BUTAI_MODEL_URL)")
-    parser.add_argument("--model", default=None, help="model name (sets BUTAI_MODEL)")
+    parser.add_argument("--base-url", default=None, help="OpenAI-compatible base URL (overrides BUTAI_MODEL_URL)")
+    parser.add_argument("--model", default=None, help="model name (overrides BUTAI_MODEL)")
     parser.add_argument("--mode", choices=MODE_SETTINGS, default=None, help="constrained-choice mode")
     parser.add_argument("--json", action="store_true", help="print the checks as JSON")
     parser.set_defaults(func=run_doctor)
@@ -26,12 +27,16 @@ def register(subparsers: Any) -> None:
 
 def run_doctor(args: argparse.Namespace) -> int:
     from butai_tools.llm.doctor import diagnose
-    env = dict(os.environ)
-    for name, value in ((names.MODEL_URL, args.base_url), (names.MODEL, args.model),
-                        (names.MODEL_MODE, args.mode)):
-        if value:
-            env[name] = value
-    checks = diagnose(env)
+    from chalicelib.config import Settings
+    from chalicelib.llm.settings import keyword
+    overrides = {keyword(name): value for name, value in ((names.MODEL_URL, args.base_url), (names.MODEL, args.model),
+                                                          (names.MODEL_MODE, args.mode)) if value}
+    try:
+        settings = Settings.from_env().with_models(**overrides)
+    except ValueError as exc:
+        print(f"FAIL settings: {exc}", file=sys.stderr)
+        return 1
+    checks = diagnose(settings)
     if args.json:
         print(json.dumps([c.to_dict() for c in checks], ensure_ascii=False, indent=1))
     else:

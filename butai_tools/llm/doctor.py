@@ -1,9 +1,11 @@
 """`butai doctor`: which model backends are configured, and whether each one really answers.
 
-One test call per use (the classifier's constrained choice, free conversation's plain chat), with a
-message a stage author can act on for the three common failures: the server is unreachable, the model
-is not on it, the server ignores the constraint.  The start banner prints the short form
-(`banner_lines`: configuration and whether the server answers ``GET /models``, no model call).
+Both uses are built from the process's one `Settings` exactly as the services build them
+(`chalicelib.context.build_models`), then each gets one test call (the classifier's constrained choice,
+free conversation's plain chat), with a message a stage author can act on for the three common
+failures: the server is unreachable, the model is not on it, the server ignores the constraint.  The
+start banner prints the short form of what the local runtime built (`banner_lines`: the backends and
+whether their server answers ``GET /models``, no model call).
 
 The constraint check asks for something the labels cannot say (a greeting) while only ``A``, ``B`` or
 ``none`` are allowed: a server that enforces the constraint still answers one of them, one that
@@ -11,15 +13,13 @@ ignores it writes the greeting.
 """
 from __future__ import annotations
 
-import os
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from chalicelib import env as names
+from chalicelib.config import Settings
+from chalicelib.context import build_models
 from chalicelib.llm.choice import Chooser
 from chalicelib.llm.errors import ErrorKind, ModelCallError
-from chalicelib.llm.settings import ModelSwitch
 from chalicelib.llm.transport import OpenAITransport
 
 PROBE_LABELS = ("A", "B", "none")
@@ -91,50 +91,48 @@ def _server_check(use: str, backend: str, transport: OpenAITransport, model: str
     return None
 
 
-def check_classifier(env: Mapping[str, str]) -> Check:
-    from chalicelib.interpret.backends import backend_from_env
+def check_classifier(settings: Settings) -> Check:
     try:
-        backend = backend_from_env(env)
+        backend = build_models(settings).classifier()
     except (ValueError, TypeError) as exc:
-        return Check("classifier", env.get(names.CLASSIFIER) or "?", ok=False, message=str(exc),
+        return Check("classifier", settings.models.classifier.name or "?", ok=False, message=str(exc),
                      kind=ErrorKind.BAD_REQUEST)
     name = backend.name
+    model_backend = getattr(backend, "model", backend) if name.startswith("lexical+") else backend
     if name == "lexical":
         return Check("classifier", name, message="word matching, no model (set MODEL_URL for a model)")
-    if name == "transformers":
+    chooser = model_backend.chooser                              # type: ignore[attr-defined]
+    if not isinstance(chooser, Chooser):                         # a model in this process
         try:
-            backend.load()                                       # type: ignore[attr-defined]
+            chooser.load()
         except ModelCallError as exc:
-            return Check("classifier", name, backend.model_path, False, exc.message, kind=exc.kind)  # type: ignore[attr-defined]
-        return Check("classifier", name, backend.model_path, message="model loaded in process")  # type: ignore[attr-defined]
-    transport = backend.transport                                # type: ignore[attr-defined]
-    chooser: Chooser = backend.chooser                           # type: ignore[attr-defined]
-    model = backend.model                                        # type: ignore[attr-defined]
+            return Check("classifier", name, chooser.describe(), False, exc.message, kind=exc.kind)
+        return Check("classifier", name, chooser.describe(), message="model loaded in process")
+    transport = chooser.transport
     if isinstance(transport, OpenAITransport):
-        failed = _server_check("classifier", name, transport, model)
+        failed = _server_check("classifier", name, transport, chooser.model)
         if failed is not None:
             return failed
-        model = model or transport.default_model()
+    model = chooser.model_name()
     mode = chooser.settle().value
     try:
-        choice = chooser.choose(PROBE_MESSAGES, list(PROBE_LABELS), model=model)
+        choice = chooser.choose(PROBE_MESSAGES, list(PROBE_LABELS))
     except ModelCallError as exc:
-        mode = chooser.current_mode.value if chooser.current_mode else mode
+        mode = (chooser.current_mode or mode).__str__()
         return Check("classifier", name, transport.describe(), False, explain(exc, transport.describe(), model, mode),
                      mode=mode, kind=exc.kind)
     odds = "per-option probabilities read from logprobs" if choice.probabilities else \
         "no logprobs from this server: answers without probabilities"
     return Check("classifier", name, transport.describe(), True,
                  f"model {model or '(endpoint default)'} answered {choice.label!r} within the constraint; {odds}",
-                 mode=choice.mode.value)
+                 mode=choice.mode.value if choice.mode else None)
 
 
-def check_talk(env: Mapping[str, str]) -> Check:
-    from chalicelib.talk import generator_from_env
+def check_talk(settings: Settings) -> Check:
     try:
-        generator = generator_from_env(env)
+        generator = build_models(settings).generator()
     except (ValueError, KeyError) as exc:
-        return Check("free conversation", env.get(names.GENERATOR) or "?", ok=False, message=str(exc),
+        return Check("free conversation", settings.models.generator.name or "?", ok=False, message=str(exc),
                      kind=ErrorKind.BAD_REQUEST)
     if generator is None:
         return Check("free conversation", "fallback lines",
@@ -156,30 +154,44 @@ def check_talk(env: Mapping[str, str]) -> Check:
                  mode=generator.current_mode)                    # type: ignore[attr-defined]
 
 
-def diagnose(environ: Mapping[str, str] | None = None) -> list[Check]:
-    env = dict(os.environ if environ is None else environ)
-    return [check_classifier(env), check_talk(env)]
+def diagnose(settings: Settings) -> list[Check]:
+    """One check per use, of the models these settings build."""
+    return [check_classifier(settings), check_talk(settings)]
 
 
-def banner_lines(environ: Mapping[str, str] | None = None) -> list[str]:
-    """What the start banner says about models: the backends, and whether their server answers at all."""
-    env = dict(os.environ if environ is None else environ)
-    try:
-        switch = ModelSwitch.from_env(env)
-    except ValueError as exc:
-        return [f"models: {exc}"]
-    from chalicelib.interpret.backends import settings_from_env
-    try:
-        classifier, settings = settings_from_env(env)
-    except ValueError as exc:
-        return [f"models: {exc}"]
-    talk = (env.get(names.GENERATOR) or ("openai" if switch.url else "")).lower() or "fallback lines"
-    line = f"models: classifier {classifier}, free conversation {talk}"
-    url = settings.get("base_url") if classifier == "openai" else (switch.url if talk == "openai" else None)
-    if url:
+def _describe(model: Any) -> str:
+    if model is None:
+        return "fallback lines"
+    if getattr(model, "name", "") == "lexical":
+        return "lexical (word matching, no model)"
+    inner = getattr(model, "model", None) if getattr(model, "name", "").startswith("lexical+") else None
+    if inner is not None:
+        return f"lexical, then {inner.describe()} when unsure"
+    return model.describe()
+
+
+def _transport(model: Any) -> OpenAITransport | None:
+    if model is not None and getattr(model, "name", "").startswith("lexical+"):
+        model = model.model
+    transport = getattr(getattr(model, "chooser", None), "transport", None) or getattr(model, "transport", None)
+    return transport if isinstance(transport, OpenAITransport) else None
+
+
+def banner_lines(classifier: Any, generator: Any) -> list[str]:
+    """What the start banner says about the models the services were built with: each use's backend, and
+    whether its server answers at all (``GET /models``, no model call)."""
+    lines = [f"models: classifier {_describe(classifier)}", f"        free conversation {_describe(generator)}"]
+    seen: set[str] = set()
+    for transport in (_transport(classifier), _transport(generator)):
+        if transport is None or transport.base_url in seen:
+            continue
+        seen.add(transport.base_url)
+        probe = OpenAITransport(transport.base_url, api_key=transport.api_key, timeout=2.0)
         try:
-            ids = OpenAITransport(url, api_key=settings.get("api_key") or switch.api_key, timeout=2.0).model_ids()
-            line += f" — {url} answers ({', '.join(ids[:3]) or 'no model listed'})"
-        except (ModelCallError, ValueError) as exc:
-            line += f" — {url}: {exc}"
-    return [line, "  `butai doctor` makes one test call of each"]
+            ids = probe.model_ids()
+            lines.append(f"        {transport.base_url} answers ({', '.join(ids[:3]) or 'no model listed'})")
+        except ModelCallError as exc:
+            lines.append(f"        {transport.base_url}: {exc}")
+    if seen:
+        lines.append("  `butai doctor` makes one test call of each")
+    return lines

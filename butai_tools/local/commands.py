@@ -8,7 +8,6 @@ from pathlib import Path
 
 from butai.config import LOCAL_JSON  # the agent side owns the file name
 from butai_tools import env as tool_env
-from chalicelib import env
 from chalicelib.config import Settings
 
 
@@ -40,11 +39,13 @@ def read_local_json(path: Path | None = None) -> dict:
 
 
 def target_settings(use_aws: bool = False) -> tuple[Settings, dict | None]:
-    """Settings for an operator command: real AWS when asked, else the running local runtime."""
-    if use_aws or os.environ.get(env.AWS_ENDPOINT):
-        return Settings.from_env(), None
+    """Settings for an operator command: real AWS when asked, else the running local runtime (the same
+    settings, pointed at its local AWS)."""
+    settings = Settings.from_env()
+    if use_aws or settings.aws_endpoint:
+        return settings, None
     local = read_local_json()
     if not local.get("aws_endpoint"):
         sys.exit("butai: the local stage is not running; start it with `make run` "
                  "(or pass --aws to work on the AWS deployment named by the BUTAI_* variables)")
-    return Settings(aws_endpoint=local["aws_endpoint"]), local
+    return settings.with_(aws_endpoint=local["aws_endpoint"]), local

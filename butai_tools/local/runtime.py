@@ -29,7 +29,6 @@ from chalicelib.config import Settings
 from chalicelib.expression import describe as describe_judge
 from chalicelib.push.connections import DynamoConnections
 from chalicelib.push.service import PushService
-from chalicelib.stage.audio import parse_origins
 from chalicelib.stage.dynamo import DynamoStageStore
 from chalicelib.stage.keys import bearer_token, hash_key
 from chalicelib.stage.service import StageService
@@ -226,6 +225,8 @@ class LocalRuntime:
     # None: BUTAI_LOCAL_RATE / BUTAI_LOCAL_BURST, else 20 and 40; a rate of 0 turns limiting off.
     rate: float | None = None
     burst: float | None = None
+    # What the settings start from: None reads the environment once (`make run`); tests may hand their own.
+    base_settings: Settings | None = None
     settings: Settings = field(init=False)
     api_url: str = field(init=False, default="")
 
@@ -234,10 +235,11 @@ class LocalRuntime:
         # Logs and metrics print as readable lines here, not as Lambda's JSON (chalicelib/observability.py).
         os.environ.setdefault(env.LOCAL, "1")
         self.local_aws = LocalAws(self.host).start()
-        # Locally the player's page may show the debug view (the seed's development menu).
-        self.settings = Settings(aws_endpoint=self.local_aws.endpoint, players_see_debug=True,
-                                 audio_origins=parse_origins(os.environ.get(env.AUDIO_ORIGINS)),
-                                 local_webhooks=True)
+        # The same settings as the Lambda's (models included: `make run MODEL_URL=…`), pointed at the local
+        # AWS; locally the player's page may show the debug view (the seed's development menu) and
+        # webhooks may go to 127.0.0.1.
+        self.settings = (self.base_settings or Settings.from_env()).with_(
+            aws_endpoint=self.local_aws.endpoint, players_see_debug=True, local_webhooks=True)
         ensure_resources(self.settings)
         self.snapshots = Snapshots(self.state_dir / "data.json", self.settings, self.local_aws)
         self.snapshots.load()
@@ -383,7 +385,7 @@ def run_forever(runtime: LocalRuntime) -> int:
     signal.signal(signal.SIGINT, on_signal)
     signal.signal(signal.SIGTERM, on_signal)
     info = runtime.start()
-    print_banner(info)
+    print_banner(info, runtime.services)
     # A timed wait: the kernel may deliver the signal to any of the server's threads, and Python runs
     # the handler only when the main thread next runs bytecode; an untimed wait would never return.
     while not stop.wait(SIGNAL_POLL_S):
@@ -394,14 +396,26 @@ def run_forever(runtime: LocalRuntime) -> int:
     return 0
 
 
-def print_banner(info: dict) -> None:
+# Stages the banner shows by name; the others are counted and `butai stage list` shows them all.
+BANNER_STAGES = 3
+
+
+def print_banner(info: dict, services: context.Services | None = None) -> None:
+    """How to use the running stage; with `services`, the models they were built with."""
     lines = [f"butai local stage running at {info['api_url']}  (Ctrl-C to stop)", ""]
-    for name, entry in info["stages"].items():
+    stages = info["stages"]
+    # The ones made at start first (demo, the scenario stages), then the most recently made.
+    first = [name for name in ("demo", "chinoike") if name in stages]
+    shown = (first + [name for name in reversed(list(stages)) if name not in first])[:BANNER_STAGES]
+    for name in shown:
+        entry = stages[name]
         lines += [f"stage {name}  ({entry['stage_id']})",
                   f"  page (player):  {entry['stage_url']}",
                   f"  agent key:      {entry['agent_key']}"]
-    if "demo" in info["stages"]:
-        demo = info["stages"]["demo"]
+    if len(stages) > len(shown):
+        lines += [f"… and {len(stages) - len(shown)} more: .venv/bin/butai stage list"]
+    if "demo" in stages:
+        demo = stages["demo"]
         lines += ["", "make the character speak:",
                   f"  curl -s -X POST {info['api_url']}/stages/{demo['stage_id']}/speak \\",
                   f"    -H 'Authorization: Bearer {demo['agent_key']}' -H 'Content-Type: application/json' \\",
@@ -411,7 +425,8 @@ def print_banner(info: dict) -> None:
                   f"    -H 'Authorization: Bearer {demo['agent_key']}'"]
     if info.get("expression_judge"):
         lines += ["", f"expression judge (lines sent without an expression): {info['expression_judge']}"]
-    lines += ["", "keys and URLs are also in .butai/local.json"]
-    from butai_tools.llm.doctor import banner_lines
-    lines += ["", *banner_lines()]
+    lines += ["", "keys and URLs are also in .butai/local.json (readable by you only)"]
+    if services is not None and services.models is not None:
+        from butai_tools.llm.doctor import banner_lines
+        lines += ["", *banner_lines(services.models.classifier(), services.director.talker.generator)]
     print("\n".join(lines), flush=True)

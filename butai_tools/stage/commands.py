@@ -137,7 +137,9 @@ def _create(args) -> int:
               f"  page (player):  {entry['stage_url']}\n"
               f"  agent key:      {created.agent_key}\n"
               f"  player key:     {created.player_key}\n"
-              "keys are shown only now; butai keeps only their hashes.")
+              + (f"the stage keeps only the keys' hashes; this machine also keeps both keys in "
+                 f"{local_json_path()} (readable by you only)." if local is not None else
+                 "keys are shown only now: the stage keeps only their hashes."))
     return 0
 
 

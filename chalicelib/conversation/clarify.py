@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ..interpret.choices import Interpretation, InterpretChoices
+from ..interpret.options import Interpretation, InterpretChoices
 from ..interpret.text import TextForms, make_matcher, nfkc
 from ..scenario import CompiledScenario, PlayerInput
 

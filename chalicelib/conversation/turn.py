@@ -30,9 +30,9 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..answers import Answer, Answerer, Found
-from ..interpret.choices import InterpretChoices, Recent
 from ..interpret.cues import invited_place, unstretched
 from ..interpret.interpreter import Interpreter, TurnResult
+from ..interpret.options import InterpretChoices, Recent
 from ..interpret.text import TextForms, make_matcher, nfkc
 from ..scenario import FreeTalk, GameRules, GameState, PlayerInput, Step
 from ..scenario.inputs import NONE

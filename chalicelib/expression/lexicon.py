@@ -28,8 +28,8 @@ import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
 
-from ..stage.face_images import FALLBACK
-from .choice import ExpressionChoice, Judgment, family
+from ..faces import NEUTRAL
+from .judgment import ExpressionChoice, Judgment, family
 
 # (pattern, weight, negatable).  Patterns are matched on NFKC text.
 _CUES: dict[str, list[tuple[str, float, bool]]] = {
@@ -84,7 +84,7 @@ _SENTENCES = re.compile(r"[^。！？!?]+[。！？!?]*|[。！？!?]+")
 
 
 @dataclass(frozen=True)
-class Settings:
+class LexiconTuning:
     threshold: float = 0.9            # least weight for a feeling to beat neutral
     neutral_weight: float = 0.8       # neutral's own weight in the scores
     question_factor: float = 0.4      # glad / worried cues inside a question
@@ -104,16 +104,16 @@ def _compiled() -> list[tuple[str, re.Pattern[str], float, bool]]:
 class LexiconJudge:
     name = "lexicon"
 
-    def __init__(self, settings: Settings | None = None, **overrides: float) -> None:
-        base = settings or Settings()
+    def __init__(self, tuning: LexiconTuning | None = None, **overrides: float) -> None:
+        base = tuning or LexiconTuning()
         if overrides:
-            known = {k: float(v) for k, v in overrides.items() if k in Settings.__dataclass_fields__}
-            base = Settings(**{**base.__dict__, **known})
-        self.settings = base
+            known = {k: float(v) for k, v in overrides.items() if k in LexiconTuning.__dataclass_fields__}
+            base = LexiconTuning(**{**base.__dict__, **known})
+        self.tuning = base
 
     def weights(self, text: str) -> tuple[dict[str, float], list[str]]:
         """Weight per family of feeling, and the cues found (for the debug record)."""
-        s = self.settings
+        s = self.tuning
         # NFKC turns … into "..."; the cues are written with …
         text = unicodedata.normalize("NFKC", text).replace("...", "…").strip()
         weights: dict[str, float] = {}
@@ -155,16 +155,16 @@ class LexiconJudge:
         result = Judgment(judge=self.name)
         try:
             weights, result.cues = self.weights(text)
-            s = self.settings
+            s = self.tuning
             offered: dict[str, float] = {}
             for key in choice.keys:
-                offered[key] = s.neutral_weight if key == FALLBACK else weights.get(family(key) or "", 0.0)
+                offered[key] = s.neutral_weight if key == NEUTRAL else weights.get(family(key) or "", 0.0)
             total = sum(offered.values()) or 1.0
             result.scores = {k: v / total for k, v in offered.items()}
-            best = max((k for k in choice.keys if k != FALLBACK), key=lambda k: offered[k], default=FALLBACK)
-            result.expression = best if best != FALLBACK and offered[best] >= s.threshold else FALLBACK
+            best = max((k for k in choice.keys if k != NEUTRAL), key=lambda k: offered[k], default=NEUTRAL)
+            result.expression = best if best != NEUTRAL and offered[best] >= s.threshold else NEUTRAL
         except Exception as exc:      # a line must always get a face
-            result.expression, result.error = FALLBACK, "internal"
+            result.expression, result.error = NEUTRAL, "internal"
             result.detail = f"{type(exc).__name__}: {exc}"
         result.elapsed_ms = (time.perf_counter() - start) * 1000.0
         return result

@@ -3,9 +3,9 @@ state's candidates, or なし.
 
 The game loop needs one call::
 
-    from chalicelib.interpret import Interpreter, backend_from_env
+    from chalicelib.interpret import Interpreter, build_backend
 
-    interpreter = Interpreter(rules, backend_from_env())    # BUTAI_CLASSIFIER, default lexical
+    interpreter = Interpreter(rules, build_backend("lexical"))  # the services: context.build_models(settings)
     turn = interpreter.interpret_turn(text, state, addressee=None)
     step = rules.handle(turn.input, state, turn.addressee)
     log(turn.debug.to_json())                               # the typed record (turn_record.py)
@@ -16,11 +16,11 @@ context budget, and four backends with one interface (`lexical`,
 `sagemaker`, `openai`, `transformers`).  See docs/interpretation.md.
 """
 from .addressee import AddresseeFound, addressee_narrowing, detect_addressee
-from .backends import BACKENDS, Backend, LexicalBackend, backend_from_env, build_backend, settings_from_env
-from .choices import (
+from .backends import BACKENDS, Backend, LexicalBackend, build_backend
+from .interpreter import Interpreter, TurnResult
+from .options import (
     LEAVE_LABEL,
     NONE_ANSWER,
-    BackendError,
     ErrorKind,
     Interpretation,
     InterpretChoices,
@@ -29,14 +29,12 @@ from .choices import (
     Person,
     move_label,
 )
-from .interpreter import Interpreter, TurnResult
 from .refine import RULES, RefinedInterpreter, refine
 from .text import PlainMatcher, TextForms, WordMatcher, make_matcher
 
 __all__ = [
-    "AddresseeFound", "BACKENDS", "Backend", "BackendError", "ErrorKind", "InterpretChoices", "InterpretContext",
+    "AddresseeFound", "BACKENDS", "Backend", "ErrorKind", "InterpretChoices", "InterpretContext",
     "Interpretation", "Interpreter", "LEAVE_LABEL", "LexicalBackend", "NONE_ANSWER", "Option", "Person",
     "PlainMatcher", "RULES", "RefinedInterpreter", "TextForms", "TurnResult", "WordMatcher", "addressee_narrowing",
-    "backend_from_env", "build_backend", "detect_addressee", "make_matcher", "move_label", "refine",
-    "settings_from_env",
+    "build_backend", "detect_addressee", "make_matcher", "move_label", "refine",
 ]

@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass
 
 from ..scenario import GameRules, GameState
-from .choices import InterpretChoices, Option
+from .options import InterpretChoices, Option
 from .text import nfkc
 
 _LEAD = r"(?:ねえ|ねぇ|ねー|なあ|なぁ|おい|あの|あのさ|あのね|ちょっと|ところで|で|えっと|じゃあ)?[、,\s]*"

@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from .choices import NONE_ANSWER
+from .options import NONE_ANSWER
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,7 @@
 """The turn-level entry point the game loop calls.
 
     interpreter = Interpreter(rules)                      # lexical backend
-    interpreter = Interpreter(rules, backend_from_env())  # as configured
+    interpreter = Interpreter(rules, build_backend(name, **options))  # a model backend
     turn = interpreter.interpret_turn(text, state, addressee=None)
     step = rules.handle(turn.input, state, turn.addressee)
 
@@ -31,8 +31,8 @@ from ..turn_record import (
 from .addressee import AddresseeFound, addressee_narrowing, detect_addressee
 from .backends import Backend, LexicalBackend
 from .backends.base import elapsed_ms
-from .choices import ErrorKind, Interpretation, InterpretChoices, InterpretContext, Recent
 from .cues import SceneNames
+from .options import ErrorKind, Interpretation, InterpretChoices, InterpretContext, Recent
 from .refine import NOT_A_CANDIDATE, SAME_PLACE, RefinedInterpreter
 from .related import IntentMeaning
 from .text import WordMatcher

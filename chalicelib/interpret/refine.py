@@ -31,7 +31,6 @@ from dataclasses import dataclass
 from ..scenario import PlayerInput
 from ..scenario.inputs import LEAVE, NONE
 from .backends.base import Backend, elapsed_ms
-from .choices import Interpretation, InterpretChoices, InterpretContext
 from .confidence import best_and_margin
 from .cues import (
     SceneNames,
@@ -47,6 +46,7 @@ from .cues import (
     short_agreement,
     without_quoted_phrases,
 )
+from .options import Interpretation, InterpretChoices, InterpretContext
 from .related import IntentMeaning
 from .text import TextForms, WordMatcher, lcs_length, make_matcher, nfkc, strip_punctuation
 
@@ -201,7 +201,7 @@ class RefinedInterpreter:
         try:
             result = self.inner.interpret(text, narrowed, context)
         except Exception as exc:        # a backend that breaks its promise still must not break the game
-            from .choices import ErrorKind
+            from .options import ErrorKind
             result = Interpretation(NONE, error=ErrorKind.INTERNAL, detail=f"{type(exc).__name__}: {exc}",
                                     backend=getattr(self.inner, "name", ""))
         model_ms = elapsed_ms(t)

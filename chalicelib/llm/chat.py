@@ -41,6 +41,9 @@ class Chat:
         self.mode = mode
         self._vllm: bool | None = None if mode == PROBE else (mode == ChoiceMode.VLLM.value)
 
+    def describe(self) -> str:
+        return f"{self.transport.name} at {self.transport.describe()}"
+
     @property
     def current_mode(self) -> str | None:
         if self._vllm is None:

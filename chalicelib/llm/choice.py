@@ -34,7 +34,7 @@ import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
+from typing import Any, Protocol
 
 from .errors import ErrorKind, ModelCallError
 from .transport import OpenAITransport, Transport
@@ -85,7 +85,7 @@ def choice_body(messages: list[dict[str, str]], labels: Sequence[str], mode: Cho
 class Choice:
     label: str
     probabilities: dict[str, float]      # per label; empty when the server gave no logprobs
-    mode: ChoiceMode
+    mode: ChoiceMode | None              # None: a model in process, which scores the labels
     raw: str = ""                        # the content as the model wrote it
 
 
@@ -152,14 +152,15 @@ def _logprob_entries(choice: dict[str, Any]) -> list[dict[str, Any]]:
     return []
 
 
-def _top_at(entries: list[dict[str, Any]], content: str, offset: int | None) -> list[tuple[str, float]]:
+def _top_at(entries: list[dict[str, Any]], content: str, offset: int | None) -> list[tuple[str, Any]]:
     """The alternatives at the position where the label starts: the first token for a bare label, the
     token covering the value's first character for a JSON answer.  When that token also carries text
     before the value (``"B`` or `` "B``), the same leading text is cut from every alternative."""
+    entry: dict[str, Any] | None = None
     if offset is None:
         entry, cut = entries[0], 0
     else:
-        position, entry, cut = 0, None, 0
+        position, cut = 0, 0
         for candidate in entries:
             text = str(candidate.get("token", ""))
             if position + len(text) > offset:
@@ -227,15 +228,50 @@ def rejects_json_schema(exc: ModelCallError) -> bool:
     return "response_format" in lowered or "json_object" in lowered or "json_schema" in lowered
 
 
+class ChoiceModel(Protocol):
+    """What every constrained-choice model offers its callers (the classifier, the expression judge): a
+    server behind a `Transport` (`Chooser`) or a model in this process (`llm.local.LocalModel`)."""
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def timeout(self) -> float: ...
+
+    def choose(self, messages: list[dict[str, str]], labels: Sequence[str]) -> Choice: ...
+
+    def count_tokens(self, messages: list[dict[str, str]]) -> int:
+        """The prompt's tokens as the model will read them; `LookupError` when it cannot tell."""
+        ...
+
+    def context_limit(self) -> int | None: ...
+
+    def defuse(self, text: str) -> str:
+        """`text` with whatever the model would read as a control token broken up."""
+        ...
+
+    def single_tokens(self, labels: Sequence[str]) -> bool:
+        """Whether every label is one distinct token (a label scheme is chosen so where it can)."""
+        ...
+
+    @property
+    def current_mode(self) -> str | None: ...
+
+    def describe(self) -> str: ...
+
+
 @dataclass
 class Chooser:
-    """Asks `transport` to choose among labels.  ``mode`` is a `ChoiceMode` value or ``probe``."""
+    """Asks `transport` to choose among labels.  ``mode`` is a `ChoiceMode` value or ``probe``; ``model``
+    None asks an OpenAI-compatible server for its first model."""
     transport: Transport
     mode: str = PROBE
+    model: str | None = None
     max_tokens: int = 16
     top_logprobs: int = 20
+    use_server_tokenizer: bool = True
     _settled: ChoiceMode | None = field(default=None, init=False, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
+    _tokenize_ok: bool | None = field(default=None, init=False, repr=False)
 
     def __post_init__(self) -> None:
         if self.mode not in MODE_SETTINGS:
@@ -244,9 +280,63 @@ class Chooser:
             self._settled = ChoiceMode(self.mode)
 
     @property
+    def name(self) -> str:
+        return self.transport.name
+
+    @property
+    def timeout(self) -> float:
+        return self.transport.timeout
+
+    def describe(self) -> str:
+        return self.transport.describe()
+
+    @property
     def current_mode(self) -> ChoiceMode | None:
         """The mode calls use now (None: a probe not yet made)."""
         return self._settled
+
+    def model_name(self) -> str | None:
+        if not self.model and isinstance(self.transport, OpenAITransport):
+            self.model = self.transport.default_model()
+        return self.model
+
+    def defuse(self, text: str) -> str:
+        return text            # the server applies its own template to the message text
+
+    def single_tokens(self, labels: Sequence[str]) -> bool:
+        return True            # the answer is constrained to the labels whatever their tokens
+
+    def context_limit(self) -> int | None:
+        """The server's own figure when it reports one (vLLM's ``max_model_len``)."""
+        if not isinstance(self.transport, OpenAITransport):
+            return None
+        for entry in self.transport.models():
+            if self.model is None or entry.get("id") == self.model:
+                value = entry.get("max_model_len") or entry.get("context_length")
+                if isinstance(value, int) and value > 0:
+                    return value
+        return None
+
+    def count_tokens(self, messages: list[dict[str, str]]) -> int:
+        """The server's ``/tokenize`` (vLLM) when it has one; asked once, then never again if it fails."""
+        transport = self.transport
+        if not isinstance(transport, OpenAITransport) or not self.use_server_tokenizer or self._tokenize_ok is False:
+            raise LookupError("no server tokenizer")
+        base = transport.base_url[:-3] if transport.base_url.endswith("/v1") else transport.base_url
+        body = {"model": self.model_name(), "messages": messages, "add_generation_prompt": True}
+        tokenizer = OpenAITransport(base, api_key=transport.api_key, timeout=min(transport.timeout, 2.0))
+        try:
+            data = json.loads(tokenizer.request("POST", "/tokenize", body, retries=0))
+            count = data.get("count")
+            if count is None and isinstance(data.get("tokens"), list):
+                count = len(data["tokens"])
+            if not isinstance(count, int):
+                raise ValueError("no count")
+            self._tokenize_ok = True
+            return count
+        except Exception:
+            self._tokenize_ok = False       # don't ask again; characters from now on
+            raise LookupError("the server has no /tokenize") from None
 
     def settle(self) -> ChoiceMode:
         if self._settled is None:
@@ -258,19 +348,22 @@ class Chooser:
                     self._settled = mode
         return self._settled
 
-    def choose(self, messages: list[dict[str, str]], labels: Sequence[str], *, model: str | None = None) -> Choice:
+    def body(self, messages: list[dict[str, str]], labels: Sequence[str], mode: ChoiceMode | None = None
+             ) -> dict[str, Any]:
+        return choice_body(messages, labels, mode or self.settle(), model=self.model_name(),
+                           max_tokens=self.max_tokens, top_logprobs=self.top_logprobs)
+
+    def choose(self, messages: list[dict[str, str]], labels: Sequence[str]) -> Choice:
         mode = self.settle()
         try:
-            return self._call(messages, labels, mode, model)
+            return self._call(messages, labels, mode)
         except ModelCallError as exc:
             # A probed standard server that rejects json_schema bodies may take the older json_object form.
             if not (self.mode == PROBE and mode is ChoiceMode.JSON_SCHEMA and rejects_json_schema(exc)):
                 raise
-            result = self._call(messages, labels, ChoiceMode.JSON_OBJECT, model)
+            result = self._call(messages, labels, ChoiceMode.JSON_OBJECT)
             self._settled = ChoiceMode.JSON_OBJECT
             return result
 
-    def _call(self, messages, labels, mode: ChoiceMode, model: str | None) -> Choice:
-        body = choice_body(messages, labels, mode, model=model, max_tokens=self.max_tokens,
-                           top_logprobs=self.top_logprobs)
-        return read_choice(self.transport.chat(body), labels, mode)
+    def _call(self, messages, labels, mode: ChoiceMode) -> Choice:
+        return read_choice(self.transport.chat(self.body(messages, labels, mode)), labels, mode)

@@ -17,7 +17,10 @@ The per-use names (``BUTAI_OPENAI_BASE_URL``, ``BUTAI_GENERATOR_BASE_URL``, …)
 
 Every model setting — the switch, the classifier's, free conversation's and the expression judge's — is read
 here, once, into one ``ModelSettings`` that ``config.Settings`` carries; the builders
-(``interpret.backends.build_backend``, ``talk.build_generator``, ``expression.build_judge``) take its parts.
+(``interpret.backends.build_backend``, ``talk.build_generator``, ``expression.build_judge``, all called from
+``chalicelib.context``) take its parts.  A process that overrides a setting (``butai doctor --base-url``,
+``butai eval-interpret --backend``) says so explicitly with ``ModelSettings.with_(model_url=…)``: the keyword
+is the variable's name without ``BUTAI_``, lower-cased, and the uses are derived again from the result.
 Reading is plain string work with no model library imported, so a new process pays nothing for it.
 """
 from __future__ import annotations
@@ -47,8 +50,7 @@ class ModelSwitch:
     retries: int = 0
 
     @classmethod
-    def from_env(cls, environ: Mapping[str, str] | None = None) -> ModelSwitch:
-        source = os.environ if environ is None else environ
+    def read(cls, source: Mapping[str, str]) -> ModelSwitch:
         mode = (source.get(env.MODEL_MODE) or PROBE).strip().lower()
         if mode not in MODE_SETTINGS:
             raise ValueError(f"BUTAI_MODEL_MODE={mode!r}; expected one of {', '.join(MODE_SETTINGS)}")
@@ -72,11 +74,8 @@ class ModelUse:
         return dict(self.options)
 
 
-def classifier_use(source: Mapping[str, str] | None = None, name: str | None = None,
-                   switch: ModelSwitch | None = None) -> ModelUse:
+def classifier_use(source: Mapping[str, str], switch: ModelSwitch, name: str | None = None) -> ModelUse:
     """``BUTAI_CLASSIFIER`` and its backend's settings (see ``chalicelib/interpret/backends``)."""
-    source = os.environ if source is None else source
-    switch = switch or ModelSwitch.from_env(source)
     name = (name or source.get(env.CLASSIFIER) or ("openai" if switch.url else DEFAULT_CLASSIFIER)).strip().lower()
     options: dict[str, Any] = {}
     if source.get(env.CLASSIFIER_TIMEOUT):
@@ -103,11 +102,9 @@ def classifier_use(source: Mapping[str, str] | None = None, name: str | None = N
     return ModelUse(name, options)
 
 
-def generator_use(source: Mapping[str, str] | None = None, switch: ModelSwitch | None = None) -> ModelUse:
+def generator_use(source: Mapping[str, str], switch: ModelSwitch) -> ModelUse:
     """``BUTAI_GENERATOR=sagemaker|openai`` picks the free-conversation model; unset: the one switch's server
     (``BUTAI_MODEL_URL``) when set, else none (``name`` None: the characters' fallback lines)."""
-    source = os.environ if source is None else source
-    switch = switch or ModelSwitch.from_env(source)
     kind = (source.get(env.GENERATOR) or ("openai" if switch.url else "")).strip().lower()
     timeout = float(source.get(env.GENERATOR_TIMEOUT) or DEFAULT_GENERATOR_TIMEOUT)
     if kind == "openai":
@@ -132,30 +129,73 @@ def generator_use(source: Mapping[str, str] | None = None, switch: ModelSwitch |
     return ModelUse(None)
 
 
-def judge_use(source: Mapping[str, str] | None = None, name: str | None = None,
-              switch: ModelSwitch | None = None) -> ModelUse:
+def judge_use(source: Mapping[str, str], switch: ModelSwitch) -> ModelUse:
     """``BUTAI_EXPRESSION_JUDGE``: the embedded lexicon, or a classifier backend built from the classifier's
     settings with its own timeout (``BUTAI_EXPRESSION_TIMEOUT``)."""
-    source = os.environ if source is None else source
-    name = (name or source.get(env.EXPRESSION_JUDGE) or DEFAULT_JUDGE).strip().lower()
+    name = (source.get(env.EXPRESSION_JUDGE) or DEFAULT_JUDGE).strip().lower()
     if name == DEFAULT_JUDGE:
         return ModelUse(name)
-    options = classifier_use(source, name, switch).kwargs()
+    options = classifier_use(source, switch, name).kwargs()
     options["timeout"] = float(source.get(env.EXPRESSION_TIMEOUT) or DEFAULT_JUDGE_TIMEOUT)
     return ModelUse(name, options)
 
 
+# Every variable a model use reads; ``ModelSettings`` keeps the ones that were set.
+VARIABLES = (env.MODEL_URL, env.MODEL, env.MODEL_API_KEY, env.MODEL_MODE, env.MODEL_RETRIES,
+             env.CLASSIFIER, env.CLASSIFIER_TIMEOUT, env.CLASSIFIER_LABELS, env.CONTEXT_LIMIT,
+             env.SAGEMAKER_ENDPOINT, env.SAGEMAKER_MODEL, env.OPENAI_BASE_URL, env.OPENAI_MODEL, env.OPENAI_API_KEY,
+             env.TRANSFORMERS_MODEL, env.TRANSFORMERS_DEVICE,
+             env.GENERATOR, env.GENERATOR_BASE_URL, env.GENERATOR_MODEL, env.GENERATOR_API_KEY,
+             env.GENERATOR_ENDPOINT, env.GENERATOR_TIMEOUT, env.EXPRESSION_JUDGE, env.EXPRESSION_TIMEOUT)
+PREFIX = "BUTAI_"
+
+
+def keyword(variable: str) -> str:
+    """``BUTAI_MODEL_URL`` -> ``model_url``: the name an override uses (`ModelSettings.with_`)."""
+    return variable[len(PREFIX):].lower()
+
+
+_BY_KEYWORD = {keyword(v): v for v in VARIABLES}
+
+
 @dataclass(frozen=True)
 class ModelSettings:
-    """Every model use's configuration, read from the environment once."""
+    """Every model use's configuration, read once: from the environment (`from_env`), with explicit
+    overrides on top (`with_`)."""
     switch: ModelSwitch = field(default_factory=ModelSwitch)
     classifier: ModelUse = field(default_factory=lambda: ModelUse(DEFAULT_CLASSIFIER))
     generator: ModelUse = field(default_factory=lambda: ModelUse(None))
     judge: ModelUse = field(default_factory=lambda: ModelUse(DEFAULT_JUDGE))
+    # The model variables that were set, by name (read-only): what `with_` derives the uses from again.
+    variables: Mapping[str, str] = field(default_factory=dict, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "variables", MappingProxyType(dict(self.variables)))
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> ModelSettings:
         source = os.environ if environ is None else environ
-        switch = ModelSwitch.from_env(source)
-        return cls(switch=switch, classifier=classifier_use(source, switch=switch),
-                   generator=generator_use(source, switch), judge=judge_use(source, switch=switch))
+        return cls.read({name: source[name] for name in VARIABLES if source.get(name)})
+
+    @classmethod
+    def read(cls, variables: Mapping[str, str]) -> ModelSettings:
+        """The uses that these variables ask for; a bad value raises `ValueError` naming the variable."""
+        switch = ModelSwitch.read(variables)
+        return cls(switch=switch, classifier=classifier_use(variables, switch),
+                   generator=generator_use(variables, switch), judge=judge_use(variables, switch),
+                   variables=variables)
+
+    def with_(self, **changes: str | float | int | None) -> ModelSettings:
+        """These settings with some variables set (or, given None, unset):
+        ``with_(model_url="http://127.0.0.1:8080/v1", classifier="openai")``."""
+        unknown = sorted(set(changes) - set(_BY_KEYWORD))
+        if unknown:
+            raise TypeError(f"unknown model setting(s) {', '.join(unknown)}; expected some of "
+                            f"{', '.join(sorted(_BY_KEYWORD))}")
+        variables = dict(self.variables)
+        for key, value in changes.items():
+            if value is None or value == "":
+                variables.pop(_BY_KEYWORD[key], None)
+            else:
+                variables[_BY_KEYWORD[key]] = str(value)
+        return self.read(variables)

@@ -179,31 +179,21 @@ class SageMakerTransport:
     """A SageMaker endpoint whose container takes OpenAI chat-completions bodies (vLLM's does)."""
     name = "sagemaker"
 
-    def __init__(self, endpoint: str, *, client: Any = None, region: str | None = None,
-                 timeout: float = DEFAULT_TIMEOUT, retries: int = 0) -> None:
+    def __init__(self, endpoint: str, *, client: Any, timeout: float = DEFAULT_TIMEOUT, retries: int = 0) -> None:
         if not endpoint:
             raise ValueError("a SageMaker transport needs an endpoint name (BUTAI_SAGEMAKER_ENDPOINT)")
+        if client is None:
+            raise ValueError("a SageMaker transport needs a sagemaker-runtime client (made from the settings: "
+                             "chalicelib.context.model_clients)")
         self.endpoint = endpoint
-        self.region = region
         self.timeout = float(timeout)
         self.retries = int(retries)
-        self._client = client
+        # Handed in, never made here: the caller's settings and session decide the region and the endpoint
+        # override, and this layer reads no settings of its own.
+        self.client = client
 
     def describe(self) -> str:
         return f"sagemaker endpoint {self.endpoint}"
-
-    @property
-    def client(self) -> Any:
-        if self._client is None:
-            # Outside the services (a command, a test), the client is made from the environment here;
-            # the services hand one made from their settings and session (context.build).
-            from ..aws import LazyClient
-            from ..config import Settings
-            settings = Settings.from_env(models=False)
-            if self.region:
-                settings = settings.with_(region=self.region)
-            self._client = LazyClient("sagemaker-runtime", settings, timeout=self.timeout)
-        return self._client
 
     def _once(self, payload: bytes) -> bytes:
         from botocore.exceptions import (

@@ -14,35 +14,15 @@ from collections.abc import Iterable
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from ..config import origin_of
 from ..errors import ValidationFailed
 
 AUDIO_PREFIX = "audio/"
 CONTENT_TYPES = {"mp3": "audio/mpeg", "m4a": "audio/mp4", "aac": "audio/aac", "ogg": "audio/ogg",
                  "oga": "audio/ogg", "opus": "audio/ogg", "wav": "audio/wav", "webm": "audio/webm"}
 MAX_UPLOAD_BYTES = 10 * 1024 * 1024
-_ORIGIN = re.compile(r"^https://[A-Za-z0-9.-]+(?::[0-9]{1,5})?$")
 # Printable ASCII without spaces, quotes, angle brackets or backslashes: a URL, nothing else.
 _URL_CHARS = re.compile(r"^[!#-&(-;=?-\[\]-~]+$")
-
-
-def parse_origins(value: str | None) -> tuple[str, ...]:
-    """``BUTAI_AUDIO_ORIGINS``: https origins separated by spaces or commas."""
-    origins = []
-    for part in re.split(r"[\s,]+", value or ""):
-        if not part:
-            continue
-        origin = part.rstrip("/")
-        if not _ORIGIN.match(origin):
-            raise ValueError(f"BUTAI_AUDIO_ORIGINS: {part!r} is not an https origin (https://host[:port])")
-        origins.append(origin.lower())
-    return tuple(dict.fromkeys(origins))
-
-
-def origin_of(url: str) -> str | None:
-    parts = urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.netloc:
-        return None
-    return f"{parts.scheme}://{parts.netloc}".lower()
 
 
 def check_audio_url(url: str, own_origins: Iterable[str], listed_origins: Iterable[str]) -> str:

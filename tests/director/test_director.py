@@ -6,12 +6,13 @@ import pytest
 
 from butai_tools.interpret.export import export_eval
 from chalicelib.director import Director, ScenarioLibrary
+from chalicelib.llm.errors import ModelCallError
 from chalicelib.scenario import PlayerInput
 from chalicelib.stage.models import ReplyRequest
 from chalicelib.stage.records import DirectorMemory
 from chalicelib.stage.store import AlreadyClaimed, StaleGame
 from chalicelib.stage.tails import LogTails
-from chalicelib.talk import GenerationError, Talker
+from chalicelib.talk import Talker
 from tests.conftest import ROOT
 
 SCENARIO = ROOT / "scenarios/chinoike.json"
@@ -147,7 +148,7 @@ class Broken:
     def complete(self, messages, *, max_tokens, temperature):
         self.calls += 1
         if self.calls % 2:
-            raise GenerationError("unavailable", "HTTP 503")
+            raise ModelCallError("unavailable", "HTTP 503")
         return "Sure! Here is the answer."
 
 

@@ -23,8 +23,8 @@ from pathlib import Path
 import pytest
 
 from chalicelib.interpret import InterpretChoices, InterpretContext, Interpreter
-from chalicelib.interpret.backends.base import AnswerSheet
-from chalicelib.interpret.choices import Interpretation
+from chalicelib.interpret.backends.base import AnswerSheet, messages
+from chalicelib.interpret.options import Interpretation
 from chalicelib.interpret.prompts import PromptTemplates, neutralise
 from chalicelib.scenario import GameRules, PlayerInput, load_scenario
 from tests.hardening.conftest import SCENARIO
@@ -341,10 +341,12 @@ def special_tokens_in_prompt(rules, state, backend, text: str) -> int:
     """How many special tokens the transformers backend's input holds for this player text."""
     choices, context = InterpretChoices.make(rules, state), InterpretContext.make(rules, state)
     sheet = AnswerSheet.make(choices, "letters")
-    # the backend's own path: fit() defuses the tokenizer's special tokens in the player's text
-    user = PromptTemplates().prompt(backend.defuse(text), choices, context, sheet.answers)
-    ids = backend._encode(backend.render(PromptTemplates().instructions(), user))
-    special = set(backend.tokenizer.all_special_ids)
+    # the backend's own path: fit() defuses the tokenizer's special tokens in the player's text, and the
+    # prompt is encoded as the model expects (its template's own tokens; none typed by the player)
+    local = backend.chooser
+    user = PromptTemplates().prompt(local.defuse(text), choices, context, sheet.answers)
+    ids = local.prompt_ids(messages(PromptTemplates().instructions(), user))
+    special = set(local.tokenizer.all_special_ids)
     return sum(1 for i in ids if i in special)
 
 

@@ -8,7 +8,9 @@ import pytest
 
 from butai_tools.cli import main
 from butai_tools.interpret.evaluation import DatasetError, classify_miss, load_dataset, parse_dataset
-from chalicelib.interpret.backends import backend_from_env, build_backend, settings_from_env
+from chalicelib.config import Settings
+from chalicelib.context import build_models
+from chalicelib.interpret.backends import build_backend
 
 EVAL_SET = str(Path(__file__).resolve().parents[2] / "scenarios" / "eval" / "interpret.json")
 
@@ -123,24 +125,32 @@ def test_bench_interpret(capsys, reference_path):
     assert data["variant_words"]["correct"] > data["plain_words"]["correct"]
 
 
+def classifier_from(environ: dict):
+    """The classifier the services build from settings read from `environ`."""
+    return build_models(Settings.from_env(environ)).classifier()
+
+
 def test_backend_configuration(monkeypatch):
     assert build_backend().name == "lexical"
-    assert backend_from_env({}).name == "lexical"
-    name, settings = settings_from_env({"BUTAI_CLASSIFIER": "openai", "BUTAI_OPENAI_BASE_URL": "http://127.0.0.1:1/v1",
-                                        "BUTAI_OPENAI_MODEL": "m", "BUTAI_CLASSIFIER_TIMEOUT": "2.5",
-                                        "BUTAI_CONTEXT_LIMIT": "4096"})
-    assert name == "openai" and settings["timeout"] == 2.5 and settings["context_limit"] == 4096
-    backend = backend_from_env({"BUTAI_CLASSIFIER": "openai", "BUTAI_OPENAI_BASE_URL": "http://127.0.0.1:1/v1",
-                                "BUTAI_OPENAI_MODEL": "m", "BUTAI_CLASSIFIER_TIMEOUT": "2.5"})
+    assert classifier_from({}).name == "lexical"
+    use = Settings.from_env({"BUTAI_CLASSIFIER": "openai", "BUTAI_OPENAI_BASE_URL": "http://127.0.0.1:1/v1",
+                             "BUTAI_OPENAI_MODEL": "m", "BUTAI_CLASSIFIER_TIMEOUT": "2.5",
+                             "BUTAI_CONTEXT_LIMIT": "4096"}).models.classifier
+    assert use.name == "openai" and use.options["timeout"] == 2.5 and use.options["context_limit"] == 4096
+    backend = classifier_from({"BUTAI_CLASSIFIER": "openai", "BUTAI_OPENAI_BASE_URL": "http://127.0.0.1:1/v1",
+                               "BUTAI_OPENAI_MODEL": "m", "BUTAI_CLASSIFIER_TIMEOUT": "2.5"})
     assert backend.name == "openai" and backend.timeout == 2.5 and backend.model == "m"
-    sm = backend_from_env({"BUTAI_CLASSIFIER": "sagemaker", "BUTAI_SAGEMAKER_ENDPOINT": "ep"})
-    assert sm.name == "sagemaker" and sm.endpoint == "ep"
-    tf = backend_from_env({"BUTAI_CLASSIFIER": "transformers", "BUTAI_TRANSFORMERS_MODEL": "/nowhere"})
+    sm = classifier_from({"BUTAI_CLASSIFIER": "sagemaker", "BUTAI_SAGEMAKER_ENDPOINT": "ep"})
+    # the endpoint's client is made from the same settings (context.model_clients), never by the transport
+    assert sm.name == "sagemaker" and sm.endpoint == "ep" and sm.client is not None
+    tf = classifier_from({"BUTAI_CLASSIFIER": "transformers", "BUTAI_TRANSFORMERS_MODEL": "/nowhere"})
     assert tf.name == "transformers" and tf.model_path == "/nowhere"
     with pytest.raises(ValueError):
         build_backend("oracle")
     with pytest.raises(ValueError):
-        backend_from_env({"BUTAI_CLASSIFIER": "sagemaker"})       # no endpoint
+        classifier_from({"BUTAI_CLASSIFIER": "sagemaker"})       # no endpoint
+    with pytest.raises(ValueError):
+        build_backend("sagemaker", endpoint="ep")                # no client: the transport reads no settings
 
 
 def test_classify_miss_names_the_narrowing(rules, states, interpreter):

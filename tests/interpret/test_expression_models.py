@@ -1,7 +1,7 @@
-"""Model expression judges: the classifier's backends choosing a face, constrained the same way.
+"""Model expression judges: the model-call layer's constrained choice choosing a face, as the classifier's.
 
-The openai backend against the fake OpenAI-compatible server on 127.0.0.1,
-and the transformers backend on the tiny random model built for its tests.
+The openai model against the fake OpenAI-compatible server on 127.0.0.1,
+and the transformers model on the tiny random model built for its tests.
 """
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 
 from chalicelib.expression import ExpressionChoice, build_judge
 from chalicelib.expression.model import ModelJudge
-from chalicelib.interpret.backends.openai_server import OpenAIBackend
+from chalicelib.llm.build import build_chooser
 from tests.interpret.test_openai import FakeServer, completion
 
 MAMA = ("neutral", "smile", "troubled", "surprised", "angry")
@@ -45,7 +45,8 @@ def test_openai_choice_is_constrained_to_the_characters_keys(server):
 def test_a_failing_model_leaves_the_line_to_the_embedded_judge(server):
     server.queue.append((200, completion("embarrassed"), 0.0))         # not one of ママ's keys
     server.queue.append((503, {"error": "down"}, 0.0))
-    judge = ModelJudge(OpenAIBackend(server.base_url, model="tiny-qwen", context_limit=4096, timeout=2))
+    judge = ModelJudge(build_chooser("openai", base_url=server.base_url, model="tiny-qwen", timeout=2),
+                       context_limit=4096)
     off_list = judge.judge("えっ、まさか！", ExpressionChoice.of(MAMA))
     assert off_list.error == "invalid_answer" and off_list.judge == "openai→lexicon"
     assert off_list.expression == "surprised"

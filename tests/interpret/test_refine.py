@@ -55,7 +55,7 @@ def test_example_match_near_misses(rules, states, text):
 
 
 def test_example_match_needs_exactly_one_intent(small_rules):
-    from chalicelib.interpret.choices import Option
+    from chalicelib.interpret.options import Option
     from chalicelib.scenario import PlayerInput as P
     choices = InterpretChoices((Option("A1", P.intent("天気"), "a", ("今日はいい天気だね",)),
                                 Option("A2", P.intent("花"), "b", ("今日はいい天気だね",))), "部屋", ())

@@ -11,7 +11,6 @@ from botocore.response import StreamingBody
 from botocore.stub import ANY, Stubber
 
 from chalicelib.interpret import ErrorKind, InterpretChoices, InterpretContext
-from chalicelib.interpret.backends import build_backend
 from chalicelib.interpret.backends.sagemaker import SageMakerBackend
 from chalicelib.scenario import PlayerInput
 
@@ -99,9 +98,10 @@ def test_exact_request_body(call):
 def test_model_name_is_sent_when_configured(call):
     choices, context = call
     backend = SageMakerBackend(ENDPOINT, model="qwen", client=object())
-    from chalicelib.interpret.backends.base import AnswerSheet
+    from chalicelib.interpret.backends.base import AnswerSheet, messages
     sheet = AnswerSheet.make(choices)
-    assert backend.body(backend.fit("x", choices, context, sheet), sheet)["model"] == "qwen"
+    fit = backend.fit("x", choices, context, sheet)
+    assert backend.chooser.body(messages(fit.system, fit.user), sheet.allowed)["model"] == "qwen"
 
 
 @pytest.mark.parametrize("body, kind", [
@@ -192,12 +192,20 @@ def test_context_overflow_without_a_call(call):
     assert result.error == ErrorKind.CONTEXT_OVERFLOW and result.examples_dropped
 
 
-def test_builds_its_own_client(monkeypatch, call):
+def test_the_client_is_made_from_the_settings(monkeypatch, call):
+    """The transport reads no settings: the services hand it a client made from theirs (region, endpoint
+    override, the call's timeout and no botocore retries)."""
     from moto import mock_aws
+
+    from chalicelib.config import Settings
+    from chalicelib.context import build_models
     choices, context = call
+    settings = Settings.from_env({"AWS_REGION": "us-east-1", "BUTAI_CLASSIFIER": "sagemaker",
+                                  "BUTAI_SAGEMAKER_ENDPOINT": ENDPOINT, "BUTAI_CLASSIFIER_TIMEOUT": "3"})
     with mock_aws():
         queue(completion("none"))
-        backend = build_backend("sagemaker", endpoint=ENDPOINT, timeout=3)
+        backend = build_models(settings).classifier()
         result = backend.interpret("こんばんは", choices, context)
         assert backend.client.meta.config.read_timeout == 3
+        assert backend.client.meta.config.retries["total_max_attempts"] == 1
     assert result.error is None and result.input == PlayerInput.none()

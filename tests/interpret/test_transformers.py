@@ -104,16 +104,16 @@ def test_always_a_listed_token_or_none(model_dir, small_rules, tmp_path):
 
 def test_auto_labels_are_single_tokens(backend, call):
     choices, _ = call
-    scheme = backend._label_scheme(choices)
+    scheme = backend.label_scheme(choices)
     sheet = AnswerSheet.make(choices, scheme)
-    assert all(backend._single_token(a) is not None for a in sheet.allowed)
+    assert all(backend.chooser.single_token(a) is not None for a in sheet.allowed)
 
 
 def test_multi_token_answers_use_one_batched_pass(model_dir, call):
     choices, context = call
     backend = TransformersBackend(model_dir, device="cpu", labels="tokens")
     sheet = AnswerSheet.make(choices, "tokens")
-    assert any(backend._single_token(a) is None for a in sheet.allowed)    # A10 is several tokens here
+    assert any(backend.chooser.single_token(a) is None for a in sheet.allowed)    # A10 is several tokens here
     result = backend.interpret("流す曲を変えてみたら？", choices, context)
     assert result.error is None
     assert result.token is None or result.token in choices.tokens
@@ -124,25 +124,26 @@ def test_batched_scores_match_a_plain_forward_pass(model_dir):
     backend = TransformersBackend(model_dir, device="cpu", labels="tokens")
     prompt = "選択肢を一つ選ぶ。発言:「流す曲を変えてみたら？」 答え: "
     answers = ["A1", "A10", "none"]
-    got = backend.score(prompt, answers)
-    prompt_ids = backend._encode(prompt)
+    local = backend.chooser
+    prompt_ids = local._encode(prompt)
+    got = local.score(prompt_ids, answers)
     for answer, value in zip(answers, got):
-        ids = prompt_ids + backend._encode(answer)
+        ids = prompt_ids + local._encode(answer)
         with torch.inference_mode():
-            logprobs = torch.log_softmax(backend.model(input_ids=torch.tensor([ids])).logits[0].float(), dim=-1)
-        expected = sum(float(logprobs[len(prompt_ids) + i - 1, t]) for i, t in enumerate(backend._encode(answer)))
+            logprobs = torch.log_softmax(local.model(input_ids=torch.tensor([ids])).logits[0].float(), dim=-1)
+        expected = sum(float(logprobs[len(prompt_ids) + i - 1, t]) for i, t in enumerate(local._encode(answer)))
         assert abs(value - expected) < 1e-3
 
 
 def test_budget_drops_examples_when_the_context_is_small(model_dir, backend, call):
     choices, context = call
-    sheet = AnswerSheet.make(choices, backend._label_scheme(choices))
+    sheet = AnswerSheet.make(choices, backend.label_scheme(choices))
     full = backend.fit("こんばんは", choices, context, sheet)
     assert not full.examples_dropped
     system, bare_user = backend.instructions, backend.templates.prompt(
         "こんばんは", choices, context, sheet.answers, with_examples=False)
-    bare_tokens = backend._count_tokens(system, bare_user)
-    full_tokens = backend._count_tokens(full.system, full.user)
+    bare_tokens = backend.count_tokens(system, bare_user)
+    full_tokens = backend.count_tokens(full.system, full.user)
     assert bare_tokens < full_tokens
     small = TransformersBackend(model_dir, device="cpu", context_limit=bare_tokens + 64 + 1)
     result = small.interpret("こんばんは", choices, context)

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from chalicelib.interpret.choices import Recent
 from chalicelib.interpret.cues import answers_return_question, cancelled, farewell, goes_along, unstretched
 from chalicelib.interpret.ja import analyse
+from chalicelib.interpret.options import Recent
 from chalicelib.interpret.related import IntentMeaning
 from chalicelib.interpret.senses import is_counted_quantity, verb_argument
 from chalicelib.scenario import PlayerInput

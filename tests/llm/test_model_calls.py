@@ -9,6 +9,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 from butai_tools.llm.doctor import banner_lines, diagnose
+from chalicelib.config import Settings
+from chalicelib.context import build_models
 from chalicelib.llm import Chat, ChoiceMode, Chooser, ErrorKind, ModelCallError, OpenAITransport, with_retries
 
 LABELS = ["A", "B", "none"]
@@ -81,8 +83,8 @@ def test_probe_picks_vllm_for_a_vllm_server(serve):
     server = serve([{"id": "qwen", "owned_by": "vllm", "max_model_len": 4096}],
                    lambda body: message(body["structured_outputs"]["choice"][1] if "structured_outputs" in body
                                         else "はい"))
-    chooser = Chooser(OpenAITransport(server.url))
-    assert chooser.choose(MESSAGES, LABELS, model="qwen").label == "B"
+    chooser = Chooser(OpenAITransport(server.url), model="qwen")
+    assert chooser.choose(MESSAGES, LABELS).label == "B"
     assert chooser.current_mode is ChoiceMode.VLLM
     chat = Chat(OpenAITransport(server.url))
     chat.complete(MESSAGES, max_tokens=8, temperature=0.5)
@@ -92,8 +94,8 @@ def test_probe_picks_vllm_for_a_vllm_server(serve):
 
 def test_probe_picks_the_standard_for_other_servers(serve):
     server = serve([{"id": "qwen2.5:7b", "owned_by": "library"}], standard)
-    chooser = Chooser(OpenAITransport(server.url))
-    choice = chooser.choose(MESSAGES, LABELS, model="qwen2.5:7b")
+    chooser = Chooser(OpenAITransport(server.url), model="qwen2.5:7b")
+    choice = chooser.choose(MESSAGES, LABELS)
     assert (choice.label, choice.mode) == ("A", ChoiceMode.JSON_SCHEMA)
     assert server.bodies[-1]["response_format"]["type"] == "json_schema"
     chat = Chat(OpenAITransport(server.url))
@@ -172,7 +174,14 @@ def test_transient_failures_are_retried_and_others_not():
 # ---------------------------------------------------------------- butai doctor
 
 def env_for(url, **more):
-    return {"BUTAI_MODEL_URL": url, **more}
+    """The settings `make run MODEL_URL=url` reads (with more variables set)."""
+    return Settings.from_env({"BUTAI_MODEL_URL": url, **more})
+
+
+def built(settings):
+    """The classifier and the generator that the services build from `settings`."""
+    models = build_models(settings)
+    return models.classifier(), models.generator()
 
 
 def test_doctor_all_live(serve):
@@ -192,7 +201,10 @@ def test_doctor_unreachable():
     checks = diagnose(env_for(f"http://127.0.0.1:{port}/v1"))
     assert all(not c.ok and c.kind == ErrorKind.UNREACHABLE for c in checks)
     assert "cannot reach the server" in checks[0].message and "MODEL_URL" in checks[0].message
-    assert "unreachable" in banner_lines(env_for(f"http://127.0.0.1:{port}/v1"))[0]
+    banner = banner_lines(*built(env_for(f"http://127.0.0.1:{port}/v1")))
+    assert banner[0] == f"models: classifier openai at http://127.0.0.1:{port}/v1"
+    assert banner[1] == f"        free conversation openai at http://127.0.0.1:{port}/v1"
+    assert "unreachable" in banner[2] and len(banner) == 4       # one server, asked once
 
 
 def test_doctor_missing_model(serve):
@@ -212,12 +224,21 @@ def test_doctor_server_that_ignores_constraints(serve):
     assert talk.ok                              # free text is what free conversation wants
 
 
-def test_doctor_without_models_and_bad_settings():
-    checks = diagnose({})
+def test_doctor_without_models_and_bad_settings(monkeypatch, capsys):
+    checks = diagnose(Settings.from_env({}))
     assert [c.backend for c in checks] == ["lexical", "fallback lines"] and all(c.ok for c in checks)
-    bad = diagnose({"BUTAI_CLASSIFIER": "sagemaker", "BUTAI_GENERATOR": "openai"})
+    assert banner_lines(*built(Settings.from_env({}))) == ["models: classifier lexical (word matching, no model)",
+                                                          "        free conversation fallback lines"]
+    bad = diagnose(Settings.from_env({"BUTAI_CLASSIFIER": "sagemaker"}))
     assert not bad[0].ok and "endpoint" in bad[0].message
-    assert not bad[1].ok and "BUTAI_MODEL_URL" in bad[1].message
+    with pytest.raises(ValueError, match="BUTAI_MODEL_URL"):
+        Settings.from_env({"BUTAI_GENERATOR": "openai"})
+    # the command reads the settings first and says which one is wrong
+    from butai_tools.cli import main
+    monkeypatch.setenv("BUTAI_GENERATOR", "openai")
+    monkeypatch.delenv("BUTAI_MODEL_URL", raising=False)
+    assert main(["doctor"]) == 1
+    assert "FAIL settings: BUTAI_GENERATOR=openai needs BUTAI_MODEL_URL" in capsys.readouterr().err
 
 
 def test_cli_doctor_exit_status(serve, capsys, monkeypatch):

@@ -5,10 +5,11 @@ import pytest
 
 from butai_tools import cli
 from butai_tools.page_policy import content_security_policy
-from chalicelib.config import Settings
+from chalicelib.config import Settings, parse_origins
+from chalicelib.context import build_models
 from chalicelib.errors import ValidationFailed
-from chalicelib.expression import ExpressionChoice, LexiconJudge, build_judge, contradicts, judge_from_env
-from chalicelib.stage.audio import check_audio_url, parse_origins
+from chalicelib.expression import ExpressionChoice, LexiconJudge, build_judge, contradicts
+from chalicelib.stage.audio import check_audio_url
 from chalicelib.stage.catalog import CharacterCatalog
 from chalicelib.stage.models import SpeakRequest
 from chalicelib.stage.service import StageService
@@ -73,12 +74,17 @@ def test_contradiction_is_a_turned_around_feeling():
     assert not contradicts("surprised", "smile") and not contradicts("neutral", "angry")
 
 
+def judge_from(environ: dict):
+    """The judge the services build from settings read from `environ`."""
+    return build_models(Settings.from_env(environ)).judge()
+
+
 def test_configured_like_the_classifier():
-    assert judge_from_env({}).name == "lexicon"
-    assert judge_from_env({"BUTAI_EXPRESSION_JUDGE": "lexicon"}).name == "lexicon"
-    model = judge_from_env({"BUTAI_EXPRESSION_JUDGE": "openai", "BUTAI_OPENAI_BASE_URL": "http://127.0.0.1:9/v1",
+    assert judge_from({}).name == "lexicon"
+    assert judge_from({"BUTAI_EXPRESSION_JUDGE": "lexicon"}).name == "lexicon"
+    model = judge_from({"BUTAI_EXPRESSION_JUDGE": "openai", "BUTAI_OPENAI_BASE_URL": "http://127.0.0.1:9/v1",
                             "BUTAI_EXPRESSION_TIMEOUT": "0.5"})
-    assert model.name == "openai" and model.backend.timeout == 0.5
+    assert model.name == "openai" and model.chooser.timeout == 0.5
     with pytest.raises(ValueError):
         build_judge("nonsense")
 
@@ -171,7 +177,7 @@ def test_audio_origins_and_the_page_policy():
 def test_the_start_banner_names_the_judge(capsys):
     from butai_tools.local.runtime import print_banner
     from chalicelib.expression import describe
-    print_banner({"api_url": "http://127.0.0.1:1", "stages": {}, "expression_judge": describe(judge_from_env({}))})
+    print_banner({"api_url": "http://127.0.0.1:1", "stages": {}, "expression_judge": describe(judge_from({}))})
     assert "expression judge (lines sent without an expression): lexicon (embedded, no model)" in capsys.readouterr().out
-    model = judge_from_env({"BUTAI_EXPRESSION_JUDGE": "openai", "BUTAI_OPENAI_BASE_URL": "http://127.0.0.1:9/v1"})
-    assert describe(model) == "openai http://127.0.0.1:9/v1, falling back to lexicon"
+    model = judge_from({"BUTAI_EXPRESSION_JUDGE": "openai", "BUTAI_OPENAI_BASE_URL": "http://127.0.0.1:9/v1"})
+    assert describe(model) == "openai at http://127.0.0.1:9/v1, falling back to lexicon"

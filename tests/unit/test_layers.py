@@ -33,30 +33,9 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 DOC = ROOT / "docs" / "architecture.md"
 
-# Edges that break a row today; each goes when the change named is made (then its xfail test below fails).
-PENDING: dict[tuple[str, str], str] = {
-    ("chalicelib.config", "chalicelib.stage.audio"):
-        "config imports nothing above it: the audio origins are parsed below config, not in stage/",
-    ("chalicelib.llm.transport", "chalicelib.aws"):
-        "break the aws -> config -> llm.settings -> llm.choice -> llm.transport -> aws cycle: "
-        "the transport takes the client that it is handed",
-    ("chalicelib.llm.transport", "chalicelib.config"):
-        "the same cycle: the transport reads no Settings; its caller hands it the client and the timeout",
-    ("chalicelib.expression.choice", "chalicelib.stage.face_images"):
-        "expression/ takes the neutral face from faces.py, not from stage/ (stage/ imports expression/)",
-    ("chalicelib.expression.lexicon", "chalicelib.stage.face_images"):
-        "expression/ takes the neutral face from faces.py, not from stage/",
-    ("chalicelib.expression.model", "chalicelib.stage.face_images"):
-        "expression/ takes the neutral face from faces.py, not from stage/",
-    ("chalicelib.expression.model", "chalicelib.interpret.backends.base"):
-        "the expression model calls its model through llm/, not the classifier backends' private _complete",
-    ("chalicelib.expression.model", "chalicelib.interpret.choices"):
-        "the expression model's choice is made through llm/, not interpret/",
-    ("chalicelib.expression.model", "chalicelib.interpret.prompts"):
-        "the expression model renders its own prompt (or llm/'s), not interpret/'s",
-    ("chalicelib.expression.judges", "chalicelib.interpret.backends"):
-        "the expression judges build their model through llm/, not the classifier backends",
-}
+# Edges that break a row today, each with what must change (none left: the settings/llm work removed the
+# last ones; an edge added here is an exception to a row, never a permission).
+PENDING: dict[tuple[str, str], str] = {}
 
 
 # ---------------------------------------------------------------- the source's imports
@@ -272,19 +251,10 @@ def test_no_import_cycle_among_chalicelib_modules():
     assert cycles(runtime_edges(leave_out=PENDING)) == []
 
 
-@pytest.mark.parametrize("edge", sorted(PENDING), ids=lambda e: f"{e[0]}->{e[1]}")
-@pytest.mark.xfail(strict=True, reason="pending: removed on the settings/llm line of work; "
-                                       "when this passes, delete the edge from PENDING")
-def test_pending_edge_is_gone(edge):
-    assert edge[1] not in chalicelib_edges().get(edge[0], ()), PENDING[edge]
-
-
 def test_the_cycle_check_finds_a_cycle():
-    """The check itself: a two-module loop and the llm/aws/config loop (while it lasts) are found."""
+    """The check itself: a two-module loop is found, a chain is not."""
     assert cycles({"a": {"b"}, "b": {"a"}, "c": {"a"}}) == [["a", "b"]]
     assert cycles({"a": {"b"}, "b": {"c"}, "c": set()}) == []
-    if any(e in chalicelib_edges().get(e[0], ()) for e in PENDING if e[0] == "chalicelib.llm.transport"):
-        assert any("chalicelib.aws" in c for c in cycles(runtime_edges()))
 
 
 # ---------------------------------------------------------------- packages and third-party imports
@@ -320,8 +290,8 @@ def test_the_lambda_code_imports_only_the_listed_third_party_packages():
     classifier backends' packages are imported only by the modules that use them, lazily."""
     may, _ = package_rows()["chalicelib/"]
     optional = {"pykakasi": "chalicelib/interpret/text.py",          # readings, when installed
-                "torch": "chalicelib/interpret/backends/transformers_local.py",
-                "transformers": "chalicelib/interpret/backends/transformers_local.py"}
+                "torch": "chalicelib/llm/local.py",                    # the in-process model
+                "transformers": "chalicelib/llm/local.py"}
     allowed = {n.rstrip("/") for n in may} | {"chalicelib"}
     broken = []
     for path in files_of("chalicelib/"):

@@ -6,7 +6,7 @@ import json
 
 from chalicelib import observability
 from chalicelib.interpret import Interpreter
-from chalicelib.interpret.choices import BackendError, ErrorKind
+from chalicelib.llm.errors import ErrorKind, ModelCallError
 from chalicelib.scenario import GameRules, load_scenario
 from tests.conftest import ROOT
 
@@ -16,7 +16,7 @@ class DeadEndpoint:
     name = "openai"
 
     def interpret(self, text, choices, context):
-        raise BackendError(ErrorKind.UNREACHABLE, "connection refused")
+        raise ModelCallError(ErrorKind.UNREACHABLE, "connection refused")
 
 
 def emitted(capsys) -> list[dict]:

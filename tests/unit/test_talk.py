@@ -6,8 +6,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 from chalicelib.llm.chat import chat_text
+from chalicelib.llm.errors import ModelCallError
 from chalicelib.scenario import load_scenario
-from chalicelib.talk import GenerationError, OpenAIGenerator, Talker, TalkRequest, check, clean, next_fallback
+from chalicelib.talk import OpenAIGenerator, Talker, TalkRequest, check, clean, next_fallback
 from tests.conftest import ROOT
 
 
@@ -71,7 +72,7 @@ def test_one_retry_then_the_model_answer(scenario):
 
 
 def test_two_failures_give_a_fallback_with_the_reason(scenario):
-    gen = Scripted(GenerationError("timeout"), "English only please")
+    gen = Scripted(ModelCallError("timeout"), "English only please")
     result = Talker(gen).say(request(scenario))
     assert result.source == "fallback" and result.reason == "not_japanese"
     assert result.fallback_id == "赤尾妙子-拒1" and result.text == "さあ、どうだったかしらね。"
@@ -112,10 +113,10 @@ def test_fallback_of_a_character_without_fallbacks():
 def test_clean_and_chat_text():
     assert clean("  『やあ』 ") == "やあ"
     assert chat_text({"choices": [{"message": {"content": "はい"}, "finish_reason": "stop"}]}) == "はい"
-    with pytest.raises(GenerationError) as err:
+    with pytest.raises(ModelCallError) as err:
         chat_text({"choices": [{"message": {"content": "x"}, "finish_reason": "content_filter"}]})
     assert err.value.kind == "refused"
-    with pytest.raises(GenerationError):
+    with pytest.raises(ModelCallError):
         chat_text({"nope": 1})
 
 
@@ -143,7 +144,7 @@ def test_openai_generator_over_http(scenario):
         _Server.replies[:] = [(503, {"error": "busy"}), (200, b"not json"),
                               (200, {"choices": [{"message": {"content": "いらっしゃい"}, "finish_reason": "stop"}]})]
         gen = OpenAIGenerator(f"http://127.0.0.1:{server.server_address[1]}/v1", model="m", mode="vllm")
-        with pytest.raises(GenerationError) as err:
+        with pytest.raises(ModelCallError) as err:
             gen.complete([{"role": "user", "content": "x"}], max_tokens=10, temperature=0.5)
         assert err.value.kind == "unavailable"
         result = Talker(gen).say(request(scenario))

@@ -1,7 +1,8 @@
 """Classifier backends and the small configuration that builds them.
 
-``build_backend(name, **settings)`` builds one by name; ``backend_from_env()``
-reads the ``BUTAI_*`` variables (default: ``lexical``):
+``build_backend(name, **settings)`` builds one by name.  The process's settings
+(`chalicelib.config.Settings`, read once from the ``BUTAI_*`` variables below)
+say which, and `chalicelib.context.build_classifier` builds it from them:
 
 ================================  ====================================================
 ``BUTAI_CLASSIFIER``              ``lexical`` | ``sagemaker`` | ``openai`` | ``transformers``, or
@@ -17,17 +18,16 @@ reads the ``BUTAI_*`` variables (default: ``lexical``):
 ``BUTAI_OPENAI_API_KEY``          bearer token, if the server wants one (default ``BUTAI_MODEL_API_KEY``)
 ``BUTAI_MODEL_MODE``              constrained-choice mode (``probe`` | ``vllm`` | ``json_schema`` | ``json_object``)
 ``BUTAI_MODEL_RETRIES``           extra tries after a transient failure (default 0)
-``BUTAI_TRANSFORMERS_MODEL``      local model directory (transformers)
+``BUTAI_TRANSFORMERS_MODEL``      local model directory or ``.gguf`` file (transformers)
 ``BUTAI_TRANSFORMERS_DEVICE``     ``auto`` | ``cpu`` | ``cuda``
 ================================  ====================================================
 """
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
-from ...llm.settings import DEFAULT_CLASSIFIER, classifier_use
-from .base import AnswerSheet, Backend, ModelBackend, chat_body, parse_chat_completion, probabilities_from_logprobs
+from ...llm.settings import DEFAULT_CLASSIFIER
+from .base import AnswerSheet, Backend, ModelBackend
 from .lexical import LexicalBackend
 
 BACKENDS = ("lexical", "sagemaker", "openai", "transformers",
@@ -63,19 +63,5 @@ def build_backend(name: str = DEFAULT_BACKEND, **settings: Any) -> Backend:
     raise ValueError(f"unknown classifier backend {name!r}; expected one of {', '.join(BACKENDS)}")
 
 
-def settings_from_env(environ: Mapping[str, str] | None = None, name: str | None = None) -> tuple[str, dict[str, Any]]:
-    """The classifier's name and keyword arguments as the environment sets them (read in ``llm.settings``)."""
-    use = classifier_use(environ, name)
-    return use.name or DEFAULT_BACKEND, use.kwargs()
-
-
-def backend_from_env(environ: Mapping[str, str] | None = None, name: str | None = None, **overrides: Any) -> Backend:
-    """The backend the environment asks for (``BUTAI_CLASSIFIER``, default lexical)."""
-    name, settings = settings_from_env(environ, name)
-    settings.update({k: v for k, v in overrides.items() if v is not None})
-    return build_backend(name, **settings)
-
-
 __all__ = ["AnswerSheet", "BACKENDS", "Backend", "DEFAULT_BACKEND", "LexicalBackend", "ModelBackend",
-           "backend_from_env", "build_backend", "chat_body", "parse_chat_completion",
-           "probabilities_from_logprobs", "settings_from_env"]
+           "build_backend"]

@@ -3,29 +3,28 @@
 `Backend.interpret(text, choices, context) -> Interpretation` never raises:
 a failure becomes an `Interpretation` with input なし and an `error` kind.
 
-`ModelBackend` is the common part of the three model backends: the answer
-labels the model sees, the prompt and its context budget, the timing and
-the mapping of the answer back to the call's options.
+`ModelBackend` is the one model backend: the answer labels the model sees,
+the prompt and its context budget, the timing and the mapping of the answer
+back to the call's options.  The model itself is a `ChoiceModel` of the
+model-call layer (`chalicelib.llm`): a server behind a transport, or a model
+in this process.
 """
 from __future__ import annotations
 
 import logging
 import string
 import time
-from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol, runtime_checkable
+from typing import Protocol, runtime_checkable
 
-from ...llm.choice import ChoiceMode, choice_body, label_probabilities, read_choice
-from ...llm.transport import read_json
+from ...llm.choice import ChoiceModel
+from ...llm.errors import ErrorKind, ModelCallError
+from ...llm.prompt import ANSWER_RESERVE, DEFAULT_CONTEXT_LIMIT, MAX_TEXT_CHARS, PromptFit, fit_prompt
 from ...scenario.inputs import NONE
-from ..choices import NONE_ANSWER, BackendError, ErrorKind, Interpretation, InterpretChoices, InterpretContext
-from ..prompts import ANSWER_RESERVE, MAX_TEXT_CHARS, PromptFit, PromptTemplates, fit_prompt
+from ..options import NONE_ANSWER, Interpretation, InterpretChoices, InterpretContext
+from ..prompts import PromptTemplates
 
 log = logging.getLogger(__name__)
-
-DEFAULT_CONTEXT_LIMIT = 8192
-DEFAULT_TIMEOUT = 10.0
 
 
 @runtime_checkable
@@ -91,25 +90,18 @@ def _token_number(token: str) -> int | None:
     return None
 
 
-def probabilities_from_logprobs(sheet: AnswerSheet, top: Sequence[tuple[str, float]]) -> dict[str, float]:
-    """Per-option probabilities (keyed by option token, plus ``none``) from the first answer position's
-    top log-probabilities (`llm.choice.label_probabilities`, mapped back to the options)."""
-    return sheet.by_token(label_probabilities(sheet.allowed, top))
-
-
-# ---------------------------------------------------------------- model backends
+# ---------------------------------------------------------------- the model backend
 
 class ModelBackend:
-    """Prompt, budget, call, map back.  Subclasses implement `_complete` (and
-    may implement `_count_tokens` and `_server_context_limit`)."""
-    name = "model"
+    """Prompt, budget, call, map back, around one `ChoiceModel` (``chooser``)."""
     default_labels = "letters"
 
-    def __init__(self, *, context_limit: int | None = None, timeout: float = DEFAULT_TIMEOUT,
-                 labels: str | None = None, templates: PromptTemplates | None = None,
-                 reserve: int = ANSWER_RESERVE, text_limit: int = MAX_TEXT_CHARS) -> None:
+    def __init__(self, chooser: ChoiceModel, *, context_limit: int | None = None, labels: str | None = None,
+                 templates: PromptTemplates | None = None, reserve: int = ANSWER_RESERVE,
+                 text_limit: int = MAX_TEXT_CHARS) -> None:
+        self.chooser = chooser
+        self.name = chooser.name
         self.configured_context_limit = context_limit
-        self.timeout = float(timeout)
         self.labels = labels or self.default_labels
         if self.labels not in LABEL_SCHEMES + ("auto",):
             raise ValueError(f"unknown label scheme {self.labels!r}; expected one of {', '.join(LABEL_SCHEMES)}")
@@ -119,26 +111,17 @@ class ModelBackend:
         self._instructions: str | None = None
         self._context_limit: int | None = None
 
-    # ---- hooks
-
-    def _complete(self, fit: PromptFit, sheet: AnswerSheet) -> tuple[str, dict[str, float]]:
-        raise NotImplementedError
-
-    def _count_tokens(self, system: str, user: str) -> int:
-        raise NotImplementedError     # → character count
-
-    def _server_context_limit(self) -> int | None:
-        return None
-
-    def _label_scheme(self, choices: InterpretChoices) -> str:
-        return "letters" if self.labels == "auto" else self.labels
+    @property
+    def timeout(self) -> float:
+        return self.chooser.timeout
 
     @property
     def current_mode(self) -> str | None:
-        """How answers are constrained now, for the debug record (None before a probe, or not a model)."""
-        return None
+        """How answers are constrained now, for the debug record (None before a probe, or in process)."""
+        return self.chooser.current_mode
 
-    # ---- shared
+    def describe(self) -> str:
+        return f"{self.name} at {self.chooser.describe()}"
 
     @property
     def instructions(self) -> str:
@@ -151,28 +134,37 @@ class ModelBackend:
             return int(self.configured_context_limit)
         if self._context_limit is None:
             try:
-                value = self._server_context_limit()
+                value = self.chooser.context_limit()
             except Exception:
                 return DEFAULT_CONTEXT_LIMIT        # ask again next call
             self._context_limit = value or DEFAULT_CONTEXT_LIMIT
         return self._context_limit
 
-    def _counter(self) -> Callable[[str, str], int] | None:
-        if type(self)._count_tokens is ModelBackend._count_tokens:
-            return None
-        return self._count_tokens
+    def count_tokens(self, system: str, user: str) -> int:
+        return self.chooser.count_tokens(messages(system, user))
+
+    def label_scheme(self, choices: InterpretChoices) -> str:
+        """``auto``: option tokens when each is one token of the model, else letters where they are."""
+        if self.labels != "auto":
+            return self.labels
+        for scheme in ("tokens", "letters"):
+            sheet = AnswerSheet.make(choices, scheme)
+            if sheet.scheme == scheme and self.chooser.single_tokens(sheet.allowed):
+                return scheme
+        return "letters"
 
     def fit(self, text: str, choices: InterpretChoices, context: InterpretContext, sheet: AnswerSheet) -> PromptFit:
         addressee = None
         if context.addressee is not None:
             addressee = next((p.name for p in context.people if p.id == context.addressee), context.addressee)
+        text = self.chooser.defuse(text)
 
         def render(with_examples: bool) -> tuple[str, str]:
             return self.instructions, self.templates.prompt(
                 text, choices, context, sheet.answers, with_examples=with_examples, addressee=addressee,
                 text_limit=self.text_limit)
 
-        return fit_prompt(render, self._counter(), self.context_limit(), self.reserve)
+        return fit_prompt(render, self.count_tokens, self.context_limit(), self.reserve)
 
     def interpret(self, text: str, choices: InterpretChoices, context: InterpretContext) -> Interpretation:
         start = time.perf_counter()
@@ -181,26 +173,27 @@ class ModelBackend:
             if not choices.options:
                 result.detail = "no options left to choose from"
                 return result
-            sheet = AnswerSheet.make(choices, self._label_scheme(choices))
+            sheet = AnswerSheet.make(choices, self.label_scheme(choices))
             fit = self.fit(text, choices, context, sheet)
             result.examples_dropped = fit.examples_dropped
             result.prompt_tokens = fit.tokens
             if not fit.fits:
-                raise BackendError(ErrorKind.CONTEXT_OVERFLOW,
-                                   f"prompt needs {fit.tokens} tokens ({fit.counted_by}); "
-                                   f"limit {self.context_limit()} less {self.reserve} for the answer")
-            answer, scores = self._complete(fit, sheet)
-            result.answer = answer
-            result.scores = scores
-            if answer == NONE_ANSWER:
+                raise ModelCallError(ErrorKind.CONTEXT_OVERFLOW,
+                                     f"prompt needs {fit.tokens} tokens ({fit.counted_by}); "
+                                     f"limit {self.context_limit()} less {self.reserve} for the answer")
+            choice = self.chooser.choose(messages(fit.system, fit.user), sheet.allowed)
+            result.answer = choice.label
+            result.scores = sheet.by_token(choice.probabilities)
+            if choice.label == NONE_ANSWER:
                 result.input = NONE
             else:
-                token = sheet.token_for(answer)
+                token = sheet.token_for(choice.label)
                 if token is None:
-                    raise BackendError(ErrorKind.INVALID_ANSWER, f"answer {answer!r} is not one of {sheet.allowed}")
+                    raise ModelCallError(ErrorKind.INVALID_ANSWER,
+                                         f"answer {choice.label!r} is not one of {sheet.allowed}")
                 result.token = token
                 result.input = choices.input_for(token)
-        except BackendError as exc:
+        except ModelCallError as exc:
             result.input, result.token = NONE, None
             result.error, result.detail = exc.kind, exc.message
         except Exception as exc:      # never into the game
@@ -213,19 +206,5 @@ class ModelBackend:
         return result
 
 
-def parse_chat_completion(data: Any, sheet: AnswerSheet,
-                          mode: ChoiceMode = ChoiceMode.VLLM) -> tuple[str, dict[str, float]]:
-    """Read a chat-completions response (bytes, str or dict): the answer label and per-option
-    probabilities.  Raises `BackendError`."""
-    if isinstance(data, (bytes, bytearray, str)):
-        data = read_json(data)
-    choice = read_choice(data, sheet.allowed, mode)
-    return choice.label, sheet.by_token(choice.probabilities)
-
-
-def chat_body(system: str, user: str, sheet: AnswerSheet, *, model: str | None = None, max_tokens: int = 16,
-              top_logprobs: int = 20, mode: ChoiceMode = ChoiceMode.VLLM) -> dict[str, Any]:
-    """The chat-completions body that asks for one of the sheet's answers (vLLM's structured outputs
-    unless another mode is given)."""
-    messages = [{"role": "system", "content": system}, {"role": "user", "content": user}]
-    return choice_body(messages, sheet.allowed, mode, model=model, max_tokens=max_tokens, top_logprobs=top_logprobs)
+def messages(system: str, user: str) -> list[dict[str, str]]:
+    return [{"role": "system", "content": system}, {"role": "user", "content": user}]

@@ -12,8 +12,8 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from ..choices import Interpretation, InterpretChoices, InterpretContext
 from ..confidence import Band
+from ..options import Interpretation, InterpretChoices, InterpretContext
 from .base import Backend, elapsed_ms
 from .lexical import LexicalBackend
 

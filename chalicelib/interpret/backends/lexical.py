@@ -29,11 +29,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...scenario.inputs import NONE
-from ..choices import NONE_ANSWER, ErrorKind, Interpretation, InterpretChoices, InterpretContext, Option
 from ..confidence import is_unsure
 from ..cues import Place, SceneNames, clause_spans, explicit_moves, farewell
 from ..ja import analyse, word_meaning
 from ..ja.tokens import Token
+from ..options import NONE_ANSWER, ErrorKind, Interpretation, InterpretChoices, InterpretContext, Option
 from ..owners import place_owned_words, said_of_person
 from ..related import THRESHOLD as MEANING_THRESHOLD
 from ..related import IntentMeaning
@@ -59,7 +59,7 @@ _PARENS = re.compile(r"[（(]([^）)]*)[）)]")
 
 
 @dataclass(frozen=True)
-class Settings:
+class LexicalTuning:
     threshold: float = 0.55           # least score to choose an intent (just under one one-character word)
     margin: float = 0.1               # least lead over the runner-up ...
     confident: float = 1.0            # ... unless the best is at least this (two topics both named: the
@@ -118,13 +118,13 @@ class _Profile:
 class LexicalBackend:
     name = "lexical"
 
-    def __init__(self, settings: Settings | None = None, *, matcher: WordMatcher | None = None,
+    def __init__(self, tuning: LexicalTuning | None = None, *, matcher: WordMatcher | None = None,
                  variant_words: bool = True, **overrides: Any) -> None:
-        base = settings or Settings()
+        base = tuning or LexicalTuning()
         if overrides:
-            known = {k: v for k, v in overrides.items() if k in Settings.__dataclass_fields__}
-            base = Settings(**{**base.__dict__, **{k: float(v) for k, v in known.items()}})
-        self.settings = base
+            known = {k: v for k, v in overrides.items() if k in LexicalTuning.__dataclass_fields__}
+            base = LexicalTuning(**{**base.__dict__, **{k: float(v) for k, v in known.items()}})
+        self.tuning = base
         self.matcher = matcher or make_matcher(variant_words)
         self._profiles: dict[tuple, _Profile] = {}
         self._df: dict[str, int] = {}
@@ -143,7 +143,7 @@ class LexicalBackend:
         """Learn term specificity from all of a scenario's intents at once (the
         backend otherwise learns it from the options it is shown)."""
         from ...scenario import PlayerInput
-        from ..choices import Option as _Option
+        from ..options import Option as _Option
         self.names = SceneNames.of(scenario)
         self._owned = place_owned_words(scenario)
         if self.meaning is None:
@@ -184,14 +184,14 @@ class LexicalBackend:
         if df == 0:
             return 0.0
         documents = self._documents + self._background_documents
-        return math.log(1.0 + documents / (df + self.settings.background_weight * self._background_df.get(unit, 0)))
+        return math.log(1.0 + documents / (df + self.tuning.background_weight * self._background_df.get(unit, 0)))
 
     # ---- scoring
 
     def _word_score(self, forms: TextForms, option: Option, profile: _Profile,
                     set_aside: list[tuple[int, int]], found: list[WordHit]) -> tuple[float, int]:
         """(score, position after the last counted hit)."""
-        s = self.settings
+        s = self.tuning
         best = 0.0
         last = 0
         distinct: set[str] = set()
@@ -240,13 +240,13 @@ class LexicalBackend:
         for unit in units & profile.units:
             weight = self.idf(unit)
             if unit in set_aside_units:
-                weight *= self.settings.contrast_factor
+                weight *= self.tuning.contrast_factor
             mass += weight
-        return 1.0 - math.exp(-mass / self.settings.similarity_scale)
+        return 1.0 - math.exp(-mass / self.tuning.similarity_scale)
 
     def scores(self, text: str, choices: InterpretChoices, context: InterpretContext | None = None) -> dict[str, float]:
         """Score per option token (0 for options with no evidence)."""
-        s = self.settings
+        s = self.tuning
         forms = TextForms.of(text)
         for option in choices:
             self._profile(option)
@@ -319,11 +319,11 @@ class LexicalBackend:
             best_token, best = ranked[0]
             runner_up = ranked[1][1] if len(ranked) > 1 else 0.0
             result.scores = dict(scores)
-            s = self.settings
+            s = self.tuning
             chosen = best >= s.threshold and (best - runner_up >= s.margin or best >= s.confident)
             result.best, result.margin = best, best - runner_up
             result.unsure = is_unsure(best, best - runner_up)
-            result.scores[NONE_ANSWER] = 0.0 if chosen else max(self.settings.threshold, best)
+            result.scores[NONE_ANSWER] = 0.0 if chosen else max(self.tuning.threshold, best)
             if chosen:
                 result.token = best_token
                 result.input = choices.input_for(best_token)

@@ -1,4 +1,4 @@
-"""Candidates for one interpretation call, and what a backend returns.
+"""The options offered to one interpretation call, and what a backend returns.
 
 `InterpretChoices.make(rules, state)` turns the rule engine's candidates into
 options a classifier can read: a per-call token (A1, A2, … in the engine's
@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
-from ..llm.errors import ErrorKind, ModelCallError  # noqa: F401  (ErrorKind is re-exported)
+from ..llm.errors import ErrorKind  # noqa: F401  (re-exported: an Interpretation's error is one of its kinds)
 from ..scenario import GameRules, GameState, PlayerInput
 from ..scenario import token as make_token
 from ..scenario.inputs import NONE
@@ -173,10 +173,6 @@ class InterpretChoices:
 
 
 # ---------------------------------------------------------------- results
-
-# A backend failure is a model-call failure: one error type and one list of kinds for every model use.
-BackendError = ModelCallError
-
 
 @dataclass
 class Interpretation:

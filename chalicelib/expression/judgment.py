@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
-from ..stage.face_images import FALLBACK
+from ..faces import NEUTRAL
 
 # Families of feeling the embedded judge knows.  A character's key belongs to
 # the family named like it, or listed here (a character drawn with `happy`
@@ -52,14 +52,14 @@ class ExpressionChoice:
 
     @classmethod
     def of(cls, keys: Iterable[str], character: str = "", character_name: str = "") -> ExpressionChoice:
-        ordered = [FALLBACK] + [k for k in dict.fromkeys(keys) if k != FALLBACK]
+        ordered = [NEUTRAL] + [k for k in dict.fromkeys(keys) if k != NEUTRAL]
         return cls(tuple(ordered), character, character_name)
 
 
 @dataclass
 class Judgment:
     """One judge call's outcome; ``expression`` is always one of the offered keys."""
-    expression: str = FALLBACK
+    expression: str = NEUTRAL
     scores: dict[str, float] = field(default_factory=dict)   # per offered key, summing to 1 when known
     judge: str = ""
     elapsed_ms: float = 0.0

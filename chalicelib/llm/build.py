@@ -1,0 +1,34 @@
+"""Constrained-choice models by name, from a model use's options (`llm.settings.ModelUse`).
+
+``openai`` and ``sagemaker`` are a `Chooser` over a transport; ``transformers`` a `LocalModel` in this
+process.  The classifier's model backends and the expression judge are both built here, so both reach a
+model the same way.  A SageMaker endpoint's client is handed in (``client``): this layer reads no settings.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from .choice import PROBE, ChoiceMode, ChoiceModel, Chooser
+from .transport import DEFAULT_TIMEOUT, OpenAITransport, SageMakerTransport, Transport
+
+MODELS = ("openai", "sagemaker", "transformers")
+
+
+def build_chooser(name: str, *, timeout: float = DEFAULT_TIMEOUT, **options: Any) -> ChoiceModel:
+    """``openai``: base_url, model, api_key, mode (probe), retries, max_tokens, top_logprobs,
+    use_server_tokenizer; ``sagemaker``: endpoint, client, model, mode (vllm), retries, max_tokens,
+    top_logprobs; ``transformers``: model_path, device, dtype, model, tokenizer."""
+    if name == "openai":
+        if not options.get("base_url"):
+            raise ValueError("the openai backend needs a base URL (BUTAI_MODEL_URL or BUTAI_OPENAI_BASE_URL)")
+        transport: Transport = OpenAITransport(options.pop("base_url"), api_key=options.pop("api_key", None), timeout=timeout,
+                                    retries=options.pop("retries", 0))
+        return Chooser(transport, mode=options.pop("mode", PROBE), **options)
+    if name == "sagemaker":
+        endpoint: Transport = SageMakerTransport(options.pop("endpoint", ""), client=options.pop("client", None),
+                                       timeout=timeout, retries=options.pop("retries", 0))
+        return Chooser(endpoint, mode=options.pop("mode", ChoiceMode.VLLM.value), **options)
+    if name == "transformers":
+        from .local import LocalModel
+        return LocalModel(options.pop("model_path", ""), timeout=timeout, **options)
+    raise ValueError(f"unknown model {name!r}; expected one of {', '.join(MODELS)}")
