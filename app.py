@@ -15,6 +15,9 @@ from chalicelib.stage.service import AGENT, PLAYER, NotModified, etag  # noqa: E
 
 app = Chalice(app_name="butai")
 snapstart.install()   # the SnapStart hooks (Lambda's Python runtimes only): chalicelib/snapstart.py
+# Pages subscribe to their stage over API Gateway's WebSocket API (chalicelib/push/): chalice's WebSocket
+# handlers are behind this flag.
+app.experimental_feature_flags.update(["WEBSOCKETS"])
 # Chalice would answer other content types with its own error shape; taking
 # every type lets parse_body reject them with butai's JSON error.
 ANY_BODY = ["*/*"]
@@ -135,6 +138,15 @@ def debug(stage_id):
         services.stage.check_key(stage_id, key, agent_only=not services.director.players_see_debug)
         raise
     return json_response(200, {"turns": [turn.to_dict() for turn in services.director.debug(stage_id, key, limit)]})
+
+
+@app.on_ws_message()
+def push(event):
+    # A page's subscription (`{"action": "subscribe", "stage", "key"}`), answered on its socket. No $connect
+    # or $disconnect handler: a socket is worth nothing until it subscribes with a key, and a closed one's
+    # subscription goes with the first push that finds it gone, or with its TTL.
+    from chalicelib.push.lambda_handlers import on_message
+    on_message(event.connection_id, event.body)
 
 
 @app.route("/openapi.json", methods=["GET"], content_types=ANY_BODY)

@@ -47,6 +47,10 @@ API_ALIAS = "live"
 API_GATEWAY_STAGE = "api"          # .chalice/config.json api_gateway_stage
 # Both functions run on this runtime; the package's wheels and bytecode are built for it.
 LAMBDA_RUNTIME = lambda_runtime.RUNTIME
+# The WebSocket API for pushes to the page (app.py's `on_ws_message`; chalice names it and its stage so).
+WEBSOCKET_API = "WebsocketAPI"
+WEBSOCKET_STAGE = "WebsocketAPIStage"
+WEBSOCKET_FUNCTION = "WebsocketMessage"
 
 CLASSIFIER_CONDITION = "ClassifierOn"
 # The endpoint's name is fixed from the stack name so that its log group (and
@@ -65,6 +69,10 @@ CACHING_DISABLED = "4135ea2d-6df8-44a3-9df3-4b5a84be39ad"
 ALL_VIEWER_EXCEPT_HOST_HEADER = "b689b0a8-53d0-40ab-baf2-68738e2966ac"
 # Paths CloudFront sends to API Gateway; everything else is the page and images in S3.
 API_PATHS = ["/stages/*", "/openapi.json"]
+# The page's push socket, on its own origin; CloudFront sends it to the WebSocket API's stage (which
+# takes no path of its own after the stage: a CloudFront function rewrites it).
+PUSH_PATH = "/push"
+PUSH_ENDPOINT = f"https://${{{WEBSOCKET_API}}}.execute-api.${{AWS::Region}}.${{AWS::URLSuffix}}/{API_GATEWAY_STAGE}"
 # The page's policy; media-src adds the audio origins the operator lists (AudioOrigins).
 CONTENT_SECURITY_POLICY = content_security_policy(["${AudioOrigins}"])
 
@@ -716,6 +724,10 @@ def web_resources() -> dict:
                      "OriginCustomHeaders": [{"HeaderName": ORIGIN_HEADER, "HeaderValue": sub(ORIGIN_SECRET)}],
                      "CustomOriginConfig": {"OriginProtocolPolicy": "https-only", "HTTPSPort": 443,
                                             "OriginSSLProtocols": ["TLSv1.2"]}},
+                    {"Id": "push",
+                     "DomainName": sub(f"${{{WEBSOCKET_API}}}.execute-api.${{AWS::Region}}.${{AWS::URLSuffix}}"),
+                     "CustomOriginConfig": {"OriginProtocolPolicy": "https-only", "HTTPSPort": 443,
+                                            "OriginSSLProtocols": ["TLSv1.2"]}},
                 ],
                 "DefaultCacheBehavior": {
                     "TargetOriginId": "assets",
@@ -736,9 +748,32 @@ def web_resources() -> dict:
                     "CachePolicyId": CACHING_DISABLED,
                     "OriginRequestPolicyId": ALL_VIEWER_EXCEPT_HOST_HEADER,
                     "ResponseHeadersPolicyId": ref("PageHeadersPolicy"),
-                } for path in API_PATHS],
+                } for path in API_PATHS] + [push_behaviour()],
             }}},
+        **push_path_function(),
     }
+
+
+def push_behaviour() -> dict:
+    """/push → the WebSocket API: never cached, every viewer header but Host (the Sec-WebSocket-* headers
+    of the upgrade) forwarded, the path rewritten to the API's stage."""
+    return {
+        "PathPattern": PUSH_PATH, "TargetOriginId": "push", "ViewerProtocolPolicy": "https-only",
+        "AllowedMethods": ["GET", "HEAD"], "CachedMethods": ["GET", "HEAD"], "Compress": False,
+        "CachePolicyId": CACHING_DISABLED, "OriginRequestPolicyId": ALL_VIEWER_EXCEPT_HOST_HEADER,
+        "FunctionAssociations": [{"EventType": "viewer-request",
+                                  "FunctionARN": getatt("PushPathFunction", "FunctionMetadata.FunctionARN")}],
+    }
+
+
+def push_path_function() -> dict:
+    return {"PushPathFunction": {
+        "Type": "AWS::CloudFront::Function",
+        "Properties": {
+            "Name": account_unique_name("push-path"), "AutoPublish": True,
+            "FunctionConfig": {"Comment": "butai: /push is the WebSocket API's stage", "Runtime": "cloudfront-js-2.0"},
+            "FunctionCode": "function handler(event) { var request = event.request; "
+                            f"request.uri = '/{API_GATEWAY_STAGE}'; return request; }}"}}}
 
 
 # ---------------------------------------------------------------- classifier endpoint
@@ -936,6 +971,118 @@ def webhook_resources() -> dict:
     }
 
 
+# ---------------------------------------------------------------- push to the page
+
+PUSH_MESSAGE_ROLE = "PushMessageRole"
+PUSH_FUNCTION = "PushFanOutFunction"
+PUSH_ROLE = "PushFanOutRole"
+PUSH_HANDLER = "chalicelib.push.stream.handler"
+PUSH_TIMEOUT_S = 60
+PUSH_RETRIES = 2                 # the event source mapping's retries of a stage's change that failed
+PUSH_MAX_RECORD_AGE_S = 300      # an older change is stale: a page reconnecting catches up with a GET
+
+
+def manage_connections() -> dict:
+    """Post to a page's socket and close it, on this stack's WebSocket API only."""
+    return {"Sid": "PushToPages", "Effect": "Allow", "Action": ["execute-api:ManageConnections"],
+            "Resource": [arn("execute-api", f"${{{WEBSOCKET_API}}}/{API_GATEWAY_STAGE}/{method}/@connections/*")
+                         for method in ("POST", "DELETE")]}
+
+
+def lambda_role(name: str, statements: list[dict]) -> dict:
+    return {"Type": "AWS::IAM::Role", "Properties": {
+        "AssumeRolePolicyDocument": {"Version": "2012-10-17", "Statement": [{
+            "Effect": "Allow", "Principal": {"Service": "lambda.amazonaws.com"}, "Action": "sts:AssumeRole"}]},
+        "Policies": [{"PolicyName": name, "PolicyDocument": {"Version": "2012-10-17", "Statement": statements}}]}}
+
+
+def function_logs(function: str, role: str, policy_name: str) -> dict:
+    """A function's log group with a retention, and the right to write there only."""
+    group = f"{function}LogGroup"
+    return {
+        group: {"Type": "AWS::Logs::LogGroup", "DeletionPolicy": "Delete", "UpdateReplacePolicy": "Delete",
+                "Properties": {"LogGroupName": sub(f"/aws/lambda/${{{function}}}"),
+                               "RetentionInDays": ref("LogRetentionDays")}},
+        f"{function}LogsPolicy": {"Type": "AWS::IAM::Policy", "Properties": {
+            "PolicyName": policy_name, "Roles": [ref(role)],
+            "PolicyDocument": {"Version": "2012-10-17", "Statement": [{
+                "Sid": "FunctionLogs", "Effect": "Allow", "Action": ["logs:CreateLogStream", "logs:PutLogEvents"],
+                "Resource": [getatt(group, "Arn")]}]}}},
+    }
+
+
+def push_environment() -> dict:
+    env = {var: ref(resource_id) for resource_id, var in (tables.CFN_TABLES["current"], tables.CFN_TABLES["log"])}
+    env.update({names.DEPLOYMENT_STAGE: ref("StageName"), names.BUCKET: ref("AssetsBucket"),
+                names.PUSH_ENDPOINT: sub(PUSH_ENDPOINT)})
+    return env
+
+
+def push_resources() -> dict:
+    """Pages subscribe over the WebSocket API (chalice's message function, here with its own role), and
+    DynamoDB Streams on `current` → a fan-out function → every subscribed page of the changed stage.
+    Neither runs inside a player's or an agent's request."""
+    current, _ = tables.CFN_TABLES["current"]
+    log_table, _ = tables.CFN_TABLES["log"]
+    return {
+        # The subscription: read the stage (the key check), write the subscription, answer on the socket.
+        WEBSOCKET_FUNCTION: {"Properties": {
+            # chalice writes its own interpreter's version: the package's runtime, as for the API function.
+            "Runtime": LAMBDA_RUNTIME, "Architectures": [lambda_runtime.ARCHITECTURE],
+            "MemorySize": 256, "Role": getatt(PUSH_MESSAGE_ROLE, "Arn"),
+            "Environment": {"Variables": push_environment()}}},
+        PUSH_MESSAGE_ROLE: lambda_role("butai-push-subscribe", [
+            {"Sid": "ReadStage", "Effect": "Allow", "Action": ["dynamodb:GetItem"],
+             "Resource": [getatt(current, "Arn")]},
+            {"Sid": "Subscribe", "Effect": "Allow", "Action": ["dynamodb:PutItem"],
+             "Resource": [getatt(log_table, "Arn")]},
+            manage_connections()]),
+        **function_logs(WEBSOCKET_FUNCTION, PUSH_MESSAGE_ROLE, "butai-push-subscribe-logs"),
+        # API Gateway's throttling of the socket's messages, with the REST API's limits.
+        WEBSOCKET_STAGE: {"Properties": {"DefaultRouteSettings": {
+            "ThrottlingRateLimit": ref("ApiThrottleRateLimit"),
+            "ThrottlingBurstLimit": ref("ApiThrottleBurstLimit")}}},
+        PUSH_ROLE: lambda_role("butai-push-fan-out", [
+            # The subscriptions and the log tail of a view; a gone socket's subscription is deleted.
+            {"Sid": "SubscriptionsAndLog", "Effect": "Allow", "Action": ["dynamodb:Query", "dynamodb:DeleteItem"],
+             "Resource": [getatt(log_table, "Arn")]},
+            # Character names and voices in a view.
+            {"Sid": "Characters", "Effect": "Allow", "Action": ["s3:GetObject"],
+             "Resource": [bucket_objects(f"{CHARACTER_PREFIX}*")]},
+            {"Sid": "ReadStageStream", "Effect": "Allow",
+             "Action": ["dynamodb:DescribeStream", "dynamodb:GetRecords", "dynamodb:GetShardIterator"],
+             "Resource": [getatt(current, "StreamArn")]},
+            # ListStreams has no resource type: AWS requires "*".
+            {"Sid": "ListStreams", "Effect": "Allow", "Action": ["dynamodb:ListStreams"], "Resource": "*"},
+            manage_connections()]),
+        **function_logs(PUSH_FUNCTION, PUSH_ROLE, "butai-push-fan-out-logs"),
+        PUSH_FUNCTION: {
+            "Type": "AWS::Serverless::Function",
+            "Properties": {
+                "CodeUri": "./deployment.zip", "Handler": PUSH_HANDLER, "Runtime": LAMBDA_RUNTIME,
+                "Architectures": [lambda_runtime.ARCHITECTURE], "MemorySize": 256, "Timeout": PUSH_TIMEOUT_S, "Role": getatt(PUSH_ROLE, "Arn"),
+                "Environment": {"Variables": push_environment()}}},
+        "PushFanOutEventSource": {
+            "Type": "AWS::Lambda::EventSourceMapping",
+            "Properties": {
+                "EventSourceArn": getatt(current, "StreamArn"),
+                "FunctionName": ref(PUSH_FUNCTION),
+                "StartingPosition": "LATEST",
+                # One fan-out per stage per batch: a busy stage's changes in one batch cost one view.
+                "BatchSize": 100,
+                "MaximumBatchingWindowInSeconds": 0,
+                # Up to 10 batches per shard at once (one stage's changes stay in order).
+                "ParallelizationFactor": 10,
+                # A new stage (INSERT) has no pages yet; a REMOVE shows nothing.
+                "FilterCriteria": {"Filters": [{"Pattern": json.dumps({"eventName": ["MODIFY"]})}]},
+                "FunctionResponseTypes": ["ReportBatchItemFailures"],
+                "BisectBatchOnFunctionError": True,
+                "MaximumRetryAttempts": PUSH_RETRIES,
+                "MaximumRecordAgeInSeconds": PUSH_MAX_RECORD_AGE_S,
+            }},
+    }
+
+
 # ---------------------------------------------------------------- outputs
 
 def outputs() -> dict:
@@ -1008,6 +1155,7 @@ def build() -> dict:
     resources.update(classifier_resources())
     resources.update(webhook_resources())
     resources.update(long_poll_resources())
+    resources.update(push_resources())
     return {"Parameters": parameters(), "Conditions": conditions(), "Rules": rules(),
             "Resources": resources, "Outputs": outputs()}
 

@@ -21,6 +21,7 @@ from chalice.local import ChaliceRequestHandler, LocalChalice, RouteMatcher, Thr
 
 from butai_tools import env as tool_env
 from butai_tools.local.aws import LocalAws, Saver, Snapshots, ensure_resources
+from butai_tools.local.push import LocalPush
 from butai_tools.local.ratelimit import TokenBuckets, retry_after_header
 from butai_tools.local.webhooks import LocalDeliveryWorker
 from butai_tools.page_policy import page_headers
@@ -28,7 +29,10 @@ from butai_tools.stage import images
 from chalicelib import aws, context, env
 from chalicelib.config import Settings
 from chalicelib.expression import describe as describe_judge
+from chalicelib.push.connections import DynamoConnections
+from chalicelib.push.service import PushService
 from chalicelib.stage import waiting
+from chalicelib.stage.dynamo import DynamoStageStore
 from chalicelib.stage.keys import bearer_token, hash_key
 from chalicelib.stage.service import StageService
 from chalicelib.stage.waiting import ReplySignal
@@ -75,6 +79,15 @@ LISTEN_BACKLOG = 1024
 
 class _Server(ThreadedHTTPServer):
     request_queue_size = LISTEN_BACKLOG
+    push: LocalPush | None = None
+
+    def finish_request(self, request, client_address) -> None:
+        # A page's push socket (`GET /push`, an upgrade to WebSocket) goes to the websockets library on
+        # this same origin, as CloudFront sends /push to the WebSocket API in the cloud.
+        if self.push is not None and self.push.wants(request):
+            self.push.take(request, client_address)
+            return
+        super().finish_request(request, client_address)
 
 
 def peer_gone(sock: socket.socket) -> bool:
@@ -268,6 +281,16 @@ class LocalRuntime:
         self.reply_signal.listen(self.webhook_worker.reply_added)
         self.webhook_worker.start()
         context.use(self.services)
+        # Pages' push sockets: the cloud's protocol and service; every write of the API's client to the
+        # `current` table starts a fan-out, as the table's stream does in the cloud.
+        # The pushes have their own DynamoDB client, as the cloud's push functions are not the API's.
+        self.push = LocalPush(self.settings, self.host)
+        push_db = aws.client("dynamodb", self.settings)
+        push_stages = StageService(DynamoStageStore(push_db, self.settings), self.services.stage.catalog,
+                                   assets_base_url=self.settings.assets_base_url,
+                                   default_character=self.settings.default_character)
+        self.push_service = PushService(push_stages, DynamoConnections(push_db, self.settings), self.push.sockets)
+        self.push.start(self.push_service, self.services.stage.store._db)
 
         app = load_app()
         # chalice's local mode keeps the current request per thread (the local server answers requests on
@@ -282,6 +305,7 @@ class LocalRuntime:
         config = Config(chalice_stage="local", config_from_disk={})
         self._http = _Server((self.host, self.port),
                                         lambda *a: handler(*a, app_object=app, config=config))
+        self._http.push = self.push
         self.port = self._http.server_address[1]
         self.api_url = f"http://{self.host}:{self.port}"
         self._http_thread = threading.Thread(target=self._http.serve_forever, name="http", daemon=True)
@@ -328,8 +352,10 @@ class LocalRuntime:
         """Stops taking requests, lets those in flight finish, then saves: every write a client
         was told succeeded is in the snapshot."""
         self._in_flight.closing = True
-        # Waiting long-polls answer [] now rather than hold the drain for their full wait.
+        # Waiting long-polls answer [] now rather than hold the drain for their full wait; open pages'
+        # sockets close (going away), and the pages poll until the stage is back.
         self.reply_signal.close()
+        self.push.stop()
         self._http.shutdown()
         self._in_flight.drain(timeout=30)
         self._http.server_close()

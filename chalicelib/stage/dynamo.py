@@ -467,3 +467,8 @@ class DynamoStageStore:
             kwargs["ExclusiveStartKey"] = got["LastEvaluatedKey"]
         turns.reverse()
         return turns
+
+
+def stage_from_item(item: dict) -> StageRecord:
+    """A stage item as DynamoDB sends it (GetItem, a stream record's image) as a StageRecord."""
+    return StageRecord.from_attributes(_plain(item))

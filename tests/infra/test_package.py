@@ -249,3 +249,33 @@ def test_sam_makes_a_version_and_an_alias_and_every_integration_and_permission_c
     assert resources[long_poll_alias]["Type"] == "AWS::Lambda::Alias"
     assert targets == {json.dumps({"Target": {"Ref": alias_id}}), json.dumps({"Target": {"Ref": long_poll_alias}})}
     assert resources["APIHandlerInvokePermission"]["Properties"]["FunctionName"] == {"Ref": alias_id}
+
+
+def test_the_websocket_api_is_chalices_with_our_role_throttling_and_fan_out(sam):
+    resources = sam["Resources"]
+    # chalice emits the API, its $default route, the message function and the stage; the merge gives the
+    # function its own role and variables and the stage its throttling, and keeps chalice's own keys.
+    assert resources[infra.WEBSOCKET_API]["Properties"]["ProtocolType"] == "WEBSOCKET"
+    assert resources[infra.WEBSOCKET_API]["Properties"]["RouteSelectionExpression"] == "$request.body.action"
+    assert [r["Properties"]["RouteKey"] for r in resources.values()
+            if r["Type"] == "AWS::ApiGatewayV2::Route"] == ["$default"]
+    function = resources[infra.WEBSOCKET_FUNCTION]["Properties"]
+    assert function["Handler"] == "app.push" and function["CodeUri"] == resources["APIHandler"]["Properties"]["CodeUri"]
+    assert function["Role"] == {"Fn::GetAtt": [infra.PUSH_MESSAGE_ROLE, "Arn"]}
+    assert function["Environment"]["Variables"]["BUTAI_DEFAULT_CHARACTER"] == "hiyori"      # chalice's
+    assert function["Environment"]["Variables"]["BUTAI_PUSH_ENDPOINT"] == {"Fn::Sub": infra.PUSH_ENDPOINT}
+    stage = resources[infra.WEBSOCKET_STAGE]["Properties"]
+    assert stage["StageName"] == infra.API_GATEWAY_STAGE and stage["DeploymentId"]
+    assert stage["DefaultRouteSettings"]["ThrottlingRateLimit"] == {"Ref": "ApiThrottleRateLimit"}
+    fan_out = resources[infra.PUSH_FUNCTION]["Properties"]
+    for props in (fan_out, function):
+        assert props["Runtime"] == resources["APIHandler"]["Properties"]["Runtime"] == infra.LAMBDA_RUNTIME
+        assert props["Architectures"] == resources["APIHandler"]["Properties"]["Architectures"]
+
+
+def test_the_package_holds_no_local_socket_library(packaged):
+    # The local run serves /push with `websockets`; Lambda answers sockets through API Gateway.
+    out, _ = packaged
+    with zipfile.ZipFile(out / "deployment.zip") as archive:
+        assert not [n for n in archive.namelist() if n.startswith("websockets/")]
+        assert "chalicelib/push/stream.py" in archive.namelist()
