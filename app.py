@@ -10,11 +10,14 @@ from chalicelib import context, observability, snapstart  # noqa: E402
 from chalicelib.errors import ApiError, Unauthorized  # noqa: E402
 from chalicelib.http import handles_errors, header, json_response, parse_body, query_int  # noqa: E402
 from chalicelib.stage.keys import bearer_token  # noqa: E402
-from chalicelib.stage.models import FetchRequest, ReplyRequest, SpeakRequest  # noqa: E402
+from chalicelib.stage.models import AckRequest, FetchRequest, ReplyRequest, SpeakRequest  # noqa: E402
 from chalicelib.stage.service import AGENT, PLAYER, NotModified, etag  # noqa: E402
 
 app = Chalice(app_name="butai")
 snapstart.install()   # the SnapStart hooks (Lambda's Python runtimes only): chalicelib/snapstart.py
+# Pages subscribe to their stage over API Gateway's WebSocket API (chalicelib/push/): chalice's WebSocket
+# handlers are behind this flag.
+app.experimental_feature_flags.update(["WEBSOCKETS"])
 # Chalice would answer other content types with its own error shape; taking
 # every type lets parse_body reject them with butai's JSON error.
 ANY_BODY = ["*/*"]
@@ -75,8 +78,16 @@ def reply(stage_id):
 def fetch_replies(stage_id):
     key = _key()
     body = _body(stage_id, key, FetchRequest, AGENT, optional=True)
-    return json_response(200, context.get().stage.fetch_replies(stage_id, key, body.request_id,
-                                                                       body.wait))
+    return json_response(200, context.get().stage.fetch_replies(stage_id, key, body.request_id, body.wait,
+                                                                ack=body.ack, lease=body.lease))
+
+
+@app.route("/stages/{stage_id}/ack_replies", methods=["POST"], content_types=ANY_BODY)
+@handles_errors
+def ack_replies(stage_id):
+    key = _key()
+    body = _body(stage_id, key, AckRequest, AGENT)
+    return json_response(200, context.get().stage.ack_replies(stage_id, key, body.ids))
 
 
 @app.route("/stages/{stage_id}/webhook", methods=["PUT"], content_types=ANY_BODY)
@@ -129,9 +140,19 @@ def debug(stage_id):
     return json_response(200, {"turns": [turn.to_dict() for turn in services.director.debug(stage_id, key, limit)]})
 
 
+@app.on_ws_message()
+def push(event):
+    # A page's subscription (`{"action": "subscribe", "stage", "key"}`), answered on its socket. No $connect
+    # or $disconnect handler: a socket is worth nothing until it subscribes with a key, and a closed one's
+    # subscription goes with the first push that finds it gone, or with its TTL.
+    from chalicelib.push.lambda_handlers import on_message
+    on_message(event.connection_id, event.body)
+
+
 @app.route("/openapi.json", methods=["GET"], content_types=ANY_BODY)
 @handles_errors
 def openapi():
     # Needs no key: it describes the API, not a stage.
     from chalicelib.openapi import document
-    return json_response(200, document(app), {"Cache-Control": "public, max-age=300"})
+    return json_response(200, document(app, local_webhooks=context.get().settings.local_webhooks),
+                         {"Cache-Control": "public, max-age=300"})

@@ -2,10 +2,16 @@
 
     from butai.client import Stage
 
-    stage = Stage.from_local()                      # the `make run` demo stage
-    stage.speak("こんにちは！", expression="smile")
-    for reply in stage.wait_for_replies(timeout=120):
-        stage.speak(f"「{reply.text}」ですね", expression="surprised")
+    with Stage.from_local() as stage:              # the `make run` demo stage
+        stage.speak("こんにちは！", expression="smile")
+        for reply in stage.wait_for_replies(timeout=120):
+            stage.speak(f"「{reply.text}」ですね", expression="surprised")
+
+Replies are handed over under a lease (docs/stage.md): the stage gives them to no one else for 30 s,
+and gives them out again if they are not acknowledged by then, so a program that dies holding replies
+loses none.  This client acknowledges what it handed over with its next ``fetch_replies`` /
+``wait_for_replies`` (in the same request), with :meth:`Stage.ack`, and when the ``with`` block ends
+(:meth:`Stage.close`).  ``reply.deliveries`` above 1 marks a reply handed out before.
 
 Only the standard library does the HTTP.  Requests that fail with 429, a 5xx
 or a connection error are retried with exponential backoff and jitter,
@@ -21,6 +27,7 @@ import email.utils
 import http.client
 import json
 import random
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -48,12 +55,22 @@ from .errors import (
     UnsupportedMediaType,
     error_class,
 )
-from .protocol import MAX_WAIT_S, Reply, SpeakResult, StageView, WebhookCreated, WebhookTestResult, WebhookView
+from .protocol import (
+    ACK_MAX,
+    MAX_WAIT_S,
+    AckResult,
+    Reply,
+    SpeakResult,
+    StageView,
+    WebhookCreated,
+    WebhookTestResult,
+    WebhookView,
+)
 from .signing import SignatureError
 from .signing import verify as _verify_signature
 
 __all__ = [
-    "Stage", "RetryPolicy", "new_request_id", "verify_webhook", "Reply", "SpeakResult", "StageView",
+    "Stage", "RetryPolicy", "new_request_id", "verify_webhook", "Reply", "AckResult", "SpeakResult", "StageView",
     "WebhookCreated", "WebhookView", "WebhookTestResult", "WebhookSignatureError",
     "ButaiError", "ConfigError", "ConnectionFailed", "StageError", "InvalidRequest", "Unauthorized", "Forbidden",
     "NotFound", "Conflict", "PayloadTooLarge", "UnsupportedMediaType", "RateLimited", "ServerError",
@@ -106,12 +123,35 @@ class Stage:
         self.timeout = timeout
         self.retry = retry or RetryPolicy()
         self._sleep = sleep
+        # Ids handed over to the caller and not acknowledged yet (sent as `ack` by the next fetch).
+        self._handed_over: list[str] = []
+        self._acks = threading.Lock()
         # The opener skips proxies: a stage URL on 127.0.0.1 must not go through one.
         self._opener = urllib.request.build_opener() if not _is_loopback(self.api_url) else \
             urllib.request.build_opener(urllib.request.ProxyHandler({}))
 
     def __repr__(self) -> str:
         return f"Stage(api_url={self.api_url!r}, stage_id={self.stage_id!r})"
+
+    def __enter__(self) -> Stage:
+        return self
+
+    def __exit__(self, kind, value, traceback) -> None:
+        # Leaving the block by an exception acknowledges nothing: the replies in hand may not have been
+        # handled, and their lease brings them back.
+        if kind is None:
+            self.close()
+
+    def close(self) -> None:
+        """Acknowledges every reply handed over and not acknowledged yet (call it when done with them)."""
+        if self.handed_over:
+            self.ack()
+
+    @property
+    def handed_over(self) -> list[str]:
+        """Ids of the replies this object handed over and has not acknowledged yet, oldest first."""
+        with self._acks:
+            return list(self._handed_over)
 
     # -- construction -------------------------------------------------------------
     @classmethod
@@ -158,19 +198,54 @@ class Stage:
             body["audio"] = audio
         return SpeakResult.model_validate(self._call("POST", "speak", body))
 
-    def fetch_replies(self, request_id: str | None = None, wait: float | None = None) -> list[Reply]:
-        """The player's new replies, oldest first.  Each reply is returned once only.
+    def fetch_replies(self, request_id: str | None = None, wait: float | None = None, *,
+                      lease: float | None = None) -> list[Reply]:
+        """The player's new replies, oldest first, each handed to this caller only, under a lease.
 
-        Every call carries a request id (made here when not given) that its
-        retries reuse, so a reply whose answer was lost on the way comes back
-        on the retry instead of being lost.  ``wait`` (seconds, at most 20)
-        long-polls: an empty answer is held until a reply arrives or the wait ends."""
+        The replies handed over by earlier calls are acknowledged in the same request (calling again
+        means they were handled), so none of them comes back.  Replies this call returns are held for
+        ``lease`` seconds (the stage's default, 30, when not given): acknowledge them before, by the
+        next call or :meth:`ack`, or the stage gives them out again (``reply.deliveries`` then counts).
+
+        Every call carries a request id (made here when not given) that its retries reuse, so a
+        reply whose answer was lost on the way comes back on the retry instead of waiting for its
+        lease.  ``wait`` (seconds, at most 20) long-polls: an empty answer is held until a reply
+        arrives or the wait ends."""
         body: dict[str, Any] = {"request_id": request_id or new_request_id()}
         if wait:
             body["wait"] = min(float(wait), MAX_WAIT_S)
+        if lease is not None:
+            body["lease"] = lease
+        with self._acks:
+            acking = self._handed_over[:ACK_MAX]
+        if acking:
+            body["ack"] = acking
         # The request may take the wait on top of the usual time.
         timeout = self.timeout + (body.get("wait") or 0)
-        return [Reply.model_validate(r) for r in self._call("POST", "fetch_replies", body, timeout=timeout)]
+        replies = [Reply.model_validate(r) for r in self._call("POST", "fetch_replies", body, timeout=timeout)]
+        with self._acks:
+            done = set(acking)
+            self._handed_over = [rid for rid in self._handed_over if rid not in done]
+            self._handed_over += [r.id for r in replies if r.id not in self._handed_over]
+        return replies
+
+    def ack(self, replies: list[Reply] | list[str] | None = None) -> AckResult:
+        """Acknowledges replies (or ids) as handled: the stage never gives them out again.  Without an
+        argument, every reply handed over and not acknowledged yet."""
+        with self._acks:
+            wanted = list(self._handed_over) if replies is None else \
+                [r if isinstance(r, str) else r.id for r in replies]
+        acked: list[str] = []
+        unknown: list[str] = []
+        for start in range(0, len(wanted), ACK_MAX):
+            result = AckResult.model_validate(self._call("POST", "ack_replies",
+                                                         {"ids": wanted[start:start + ACK_MAX]}))
+            acked += result.acked
+            unknown += result.unknown
+        with self._acks:
+            done = set(wanted)
+            self._handed_over = [rid for rid in self._handed_over if rid not in done]
+        return AckResult(acked=acked, unknown=unknown)
 
     def get_stage(self) -> StageView:
         """The current line and the recent log (replies stay unread)."""

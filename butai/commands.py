@@ -112,12 +112,16 @@ def _speak(args) -> int:
 
 
 def _replies(args) -> int:
-    replies = _stage(args).fetch_replies()
+    stage = _stage(args)
+    replies = stage.fetch_replies()
     if args.json:
-        print(json.dumps([r.model_dump(mode="json") for r in replies], ensure_ascii=False))
+        print(json.dumps([r.model_dump(mode="json") for r in replies], ensure_ascii=False), flush=True)
     else:
         for reply in replies:
-            print(_line(reply))
+            print(_line(reply), flush=True)
+    # Printed: handed over.  Acknowledged only now, so replies whose printing failed come back.
+    if replies:
+        stage.ack(replies)
     return 0
 
 
@@ -131,16 +135,20 @@ def _watch(args) -> int:
     stage = _stage(args)
     # Ctrl-C must stop the watch even when SIGINT was ignored by whoever started it (a background job
     # of a non-interactive shell starts with SIGINT ignored, and Python then never raises
-    # KeyboardInterrupt): that was why a watch could outlive its Ctrl-C.
+    # KeyboardInterrupt): that was why a watch could outlive its Ctrl-C.  SIGTERM stops it the same way,
+    # so what it printed is acknowledged before it goes.
     signal.signal(signal.SIGINT, signal.default_int_handler)
-    request_id, shown = None, set()
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
+    request_id, printed = None, set()
     try:
         print(f"butai: watching {stage.stage_id} for replies (Ctrl-C to stop)", file=sys.stderr, flush=True)
         while True:
             # Each fetch carries its own request id until its replies are all printed: a fetch cut short
             # by Ctrl-C (even a slow one: Ctrl-C does not wait for it) may have claimed replies whose
-            # answer never arrived, and the same id gets exactly those back.
-            request_id, shown, failed = new_request_id(), set(), False
+            # answer never arrived, and the same id gets exactly those back.  The replies printed so far
+            # are acknowledged by this very fetch; a watch killed before that leaves them to their lease,
+            # and the next watch prints them again (marked as a redelivery).
+            request_id, failed = new_request_id(), False
             try:
                 # Long-poll: the answer comes as soon as a reply is written, or [] after 20 s.
                 replies = (stage.fetch_replies(request_id) if args.poll
@@ -155,18 +163,19 @@ def _watch(args) -> int:
                 replies, failed = [], True
             for reply in replies:
                 _show(reply, args.json)
-                shown.add(reply.id)
+                printed.add(reply.id)
             request_id = None
             if args.poll or failed:
                 time.sleep(args.interval)
     except KeyboardInterrupt:
-        if request_id is not None:
-            _recover(stage, request_id, shown, args.json)
+        recovered = _recover(stage, request_id, printed, args.json) if request_id is not None else []
+        _acknowledge(stage, [rid for rid in stage.handed_over if rid in printed] + recovered)
         return 0
 
 
-def _recover(stage, request_id: str, shown: set[str], as_json: bool) -> None:
-    """After Ctrl-C during a fetch: print what that fetch claimed (and had not printed), or say how to."""
+def _recover(stage, request_id: str, printed: set[str], as_json: bool) -> list[str]:
+    """After Ctrl-C during a fetch: print what that fetch claimed (and had not printed), or say how to.
+    Returns the ids it printed."""
     from butai.client import RetryPolicy, Stage
     from butai.errors import ButaiError
     quick = Stage(stage.api_url, stage.stage_id, stage.agent_key, timeout=5.0,
@@ -175,12 +184,32 @@ def _recover(stage, request_id: str, shown: set[str], as_json: bool) -> None:
         replies = quick.fetch_replies(request_id)
     except (ButaiError, KeyboardInterrupt) as exc:
         reason = "interrupted again" if isinstance(exc, KeyboardInterrupt) else str(exc)
-        print(f"butai: replies claimed by the interrupted fetch were not read back ({reason}); a fetch_replies "
-              f"with request_id {request_id!r} returns them", file=sys.stderr, flush=True)
-        return
+        print(f"butai: replies claimed by the interrupted fetch were not read back ({reason}); they are "
+              "handed out again when their lease ends", file=sys.stderr, flush=True)
+        return []
+    shown = []
     for reply in replies:
-        if reply.id not in shown:
+        if reply.id not in printed:
             _show(reply, as_json)
+            printed.add(reply.id)
+        shown.append(reply.id)
+    return shown
+
+
+def _acknowledge(stage, unacked: list[str]) -> None:
+    """Acknowledges what was printed and not yet acknowledged (never what was not printed)."""
+    from butai.client import RetryPolicy, Stage
+    from butai.errors import ButaiError
+    unacked = list(dict.fromkeys(unacked))
+    if not unacked:
+        return
+    quick = Stage(stage.api_url, stage.stage_id, stage.agent_key, timeout=5.0,
+                  retry=RetryPolicy(attempts=2, backoff=0.2))
+    try:
+        quick.ack(unacked)
+    except (ButaiError, KeyboardInterrupt):
+        print("butai: could not acknowledge the replies printed last; they are handed out again when their "
+              "lease ends", file=sys.stderr, flush=True)
 
 
 def _show(reply, as_json: bool) -> None:
@@ -188,8 +217,10 @@ def _show(reply, as_json: bool) -> None:
 
 
 def _line(reply) -> str:
-    # One reply per line: a reply's own line breaks are shown as "⏎ ".
-    return f"{reply.created_at}  " + reply.text.replace("\r\n", "\n").replace("\n", " ⏎ ")
+    # One reply per line: a reply's own line breaks are shown as "⏎ ".  A redelivery (handed out before,
+    # never acknowledged: its first reader may have gone away) says so.
+    again = f"  (delivery {reply.deliveries})" if getattr(reply, "deliveries", 1) > 1 else ""
+    return f"{reply.created_at}  " + reply.text.replace("\r\n", "\n").replace("\n", " ⏎ ") + again
 
 
 def _mcp(args) -> int:

@@ -14,6 +14,10 @@ from pydantic import BaseModel, ConfigDict, Field
 
 SPEAK_MAX = 2000                 # characters in one line
 MAX_WAIT_S = 20.0                # the longest long-poll `fetch_replies` accepts
+LEASE_DEFAULT_S = 30             # how long a fetch holds the replies it hands out, unless it asks otherwise
+LEASE_MIN_S = 1
+LEASE_MAX_S = 900
+ACK_MAX = 100                    # reply ids one acknowledgement may carry
 FALLBACK_EXPRESSION = "neutral"  # shown for a key the character has no image for
 # The basic set every project-drawn character has (the stage design's §4.1).
 BASIC_EXPRESSIONS = ("neutral", "smile", "troubled", "surprised", "embarrassed", "determined")
@@ -26,9 +30,17 @@ class _Wire(BaseModel):
 
 
 class Reply(_Wire):
-    id: str
+    id: str = Field(description="The same on every delivery of the reply.")
     text: str
     created_at: str
+    deliveries: int = Field(default=1, description="Above 1: handed out before (an earlier lease ended "
+                                                   "unacknowledged).")
+    lease_expires_at: str | None = None
+
+
+class AckResult(_Wire):
+    acked: list[str]
+    unknown: list[str]
 
 
 class SpeakResult(_Wire):

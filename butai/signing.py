@@ -2,8 +2,9 @@
 
 A delivery carries ``Butai-Webhook-Id`` (the reply id, the same on every retry),
 ``Butai-Webhook-Timestamp`` (unix seconds when the attempt was signed) and
-``Butai-Webhook-Signature: v1=<hex HMAC-SHA256(secret, "<timestamp>.<raw body>")>``;
-several comma-separated ``v1=`` values may come (any one matching is enough).
+``Butai-Webhook-Signature: v2=<hex HMAC-SHA256(secret, "<id>.<timestamp>.<raw body>")>``;
+several comma-separated ``v2=`` values may come (any one matching is enough).  The id is signed, so
+the id ``verify`` returns is the one the stage sent.
 The stage signs (``chalicelib/webhooks/signing.py``); a test keeps both sides in step.
 """
 from __future__ import annotations
@@ -16,7 +17,7 @@ from collections.abc import Mapping
 ID_HEADER = "Butai-Webhook-Id"
 TIMESTAMP_HEADER = "Butai-Webhook-Timestamp"
 SIGNATURE_HEADER = "Butai-Webhook-Signature"
-SCHEME = "v1"
+SCHEME = "v2"
 TOLERANCE_S = 300
 
 
@@ -35,15 +36,17 @@ def _header(headers: Mapping[str, str], name: str) -> str | None:
 
 def verify(secret: str, headers: Mapping[str, str], body: bytes, *, tolerance: float = TOLERANCE_S,
            now: float | None = None) -> str:
-    """Checks a delivery; returns its id (the reply id) or raises SignatureError.
+    """Checks a delivery; returns its id (the reply id, covered by the signature) or raises SignatureError.
 
     ``body`` must be the raw bytes received, before any JSON parsing."""
     if not secret:
         raise SignatureError("no_secret", "no webhook secret to verify with")
+    delivery_id = _header(headers, ID_HEADER)
     stamp = _header(headers, TIMESTAMP_HEADER)
     given = _header(headers, SIGNATURE_HEADER)
-    if not stamp or not given:
-        raise SignatureError("missing_header", f"{TIMESTAMP_HEADER} and {SIGNATURE_HEADER} are required")
+    if not delivery_id or not stamp or not given:
+        raise SignatureError("missing_header",
+                             f"{ID_HEADER}, {TIMESTAMP_HEADER} and {SIGNATURE_HEADER} are required")
     try:
         timestamp = int(stamp)
     except ValueError:
@@ -53,10 +56,10 @@ def verify(secret: str, headers: Mapping[str, str], body: bytes, *, tolerance: f
         # The timestamp is inside the signed text: a captured request cannot be replayed with a fresh one.
         raise SignatureError("stale_timestamp", f"the delivery was signed {int(current - timestamp)} s away from "
                                                 f"now (more than {int(tolerance)} s): refused as a replay")
-    signed = str(timestamp).encode("ascii") + b"." + body
+    signed = delivery_id.encode("utf-8", "surrogateescape") + b"." + str(timestamp).encode("ascii") + b"." + body
     expected = hmac.new(secret.encode("utf-8"), signed, hashlib.sha256).hexdigest()
     candidates = [part.strip()[len(SCHEME) + 1:] for part in given.split(",")
                   if part.strip().startswith(SCHEME + "=")]
     if not any(hmac.compare_digest(expected, c) for c in candidates):
-        raise SignatureError("bad_signature", "the signature does not match the body and timestamp")
-    return _header(headers, ID_HEADER) or ""
+        raise SignatureError("bad_signature", "the signature does not match the id, timestamp and body")
+    return delivery_id

@@ -20,8 +20,9 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
-# What chalicelib makes clients for: the stage's tables, the bucket, the classifier endpoint.
-SERVICES = ("dynamodb", "s3", "sagemaker-runtime")
+# What chalicelib makes clients for: the stage's tables, the bucket, the classifier endpoint, the pages'
+# push sockets (API Gateway's connection-management API).
+SERVICES = ("dynamodb", "s3", "sagemaker-runtime", "apigatewaymanagementapi")
 DATA = "botocore/data/"
 
 

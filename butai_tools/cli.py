@@ -33,6 +33,7 @@ BENCH_MODULES = (
     "butai_tools.bench.coldstart",
     "butai_tools.expression.commands",
     "butai_tools.bench.wake",
+    "butai_tools.bench.push",
 )
 
 

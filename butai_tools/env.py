@@ -9,3 +9,4 @@ LOCAL_JSON = "BUTAI_LOCAL_JSON"      # where the local run writes its state file
 LOCAL_RATE = "BUTAI_LOCAL_RATE"      # the local run's requests per second per key (0: no limit)
 LOCAL_BURST = "BUTAI_LOCAL_BURST"    # and the burst it allows
 LAMBDA_PYTHON = "BUTAI_LAMBDA_PYTHON"  # an interpreter of the Lambda runtime's version, when not found on its own
+CHROMIUM = "BUTAI_CHROMIUM"          # the Chromium `butai bench push` drives (default /usr/bin/chromium)

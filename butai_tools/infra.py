@@ -31,6 +31,7 @@ from butai_tools.page_policy import content_security_policy
 from butai_tools.stage import images
 from chalicelib import env as names
 from chalicelib import tables
+from chalicelib.stage.keys import AUTHORIZATION_PATTERN
 
 ROOT = Path(__file__).resolve().parent.parent
 RESOURCES = ROOT / "infra" / "resources.json"
@@ -46,6 +47,10 @@ API_ALIAS = "live"
 API_GATEWAY_STAGE = "api"          # .chalice/config.json api_gateway_stage
 # Both functions run on this runtime; the package's wheels and bytecode are built for it.
 LAMBDA_RUNTIME = lambda_runtime.RUNTIME
+# The WebSocket API for pushes to the page (app.py's `on_ws_message`; chalice names it and its stage so).
+WEBSOCKET_API = "WebsocketAPI"
+WEBSOCKET_STAGE = "WebsocketAPIStage"
+WEBSOCKET_FUNCTION = "WebsocketMessage"
 
 CLASSIFIER_CONDITION = "ClassifierOn"
 # The endpoint's name is fixed from the stack name so that its log group (and
@@ -64,6 +69,10 @@ CACHING_DISABLED = "4135ea2d-6df8-44a3-9df3-4b5a84be39ad"
 ALL_VIEWER_EXCEPT_HOST_HEADER = "b689b0a8-53d0-40ab-baf2-68738e2966ac"
 # Paths CloudFront sends to API Gateway; everything else is the page and images in S3.
 API_PATHS = ["/stages/*", "/openapi.json"]
+# The page's push socket, on its own origin; CloudFront sends it to the WebSocket API's stage (which
+# takes no path of its own after the stage: a CloudFront function rewrites it).
+PUSH_PATH = "/push"
+PUSH_ENDPOINT = f"https://${{{WEBSOCKET_API}}}.execute-api.${{AWS::Region}}.${{AWS::URLSuffix}}/{API_GATEWAY_STAGE}"
 # The page's policy; media-src adds the audio origins the operator lists (AudioOrigins).
 CONTENT_SECURITY_POLICY = content_security_policy(["${AudioOrigins}"])
 
@@ -81,6 +90,8 @@ SCENARIO_PREFIX = "scenarios/"
 PAGE_FILES = list(images.PAGE_FILES)
 # Voices uploaded with `butai audio upload` (chalicelib/stage/audio.py), played by the page.
 AUDIO_PREFIX = "audio/"
+# Days an overwritten or deleted object of the assets bucket can still be restored.
+NONCURRENT_DAYS = 90
 
 
 def ref(name: str) -> dict:
@@ -147,6 +158,16 @@ def parameters() -> dict:
             "Description": "Concurrent executions reserved for (and the most allowed to) the API function, so "
                            "one client cannot take the account's whole Lambda concurrency; 0 leaves it unset "
                            "(accounts whose concurrency quota is below 120 must use 0)"},
+        "LongPollReservedConcurrency": {
+            "Type": "Number", "Default": 40, "MinValue": 0,
+            "Description": "Concurrent executions reserved for (and the most allowed to) the long-poll function, "
+                           "which serves fetch_replies: each waiting agent holds one for up to 20 s, so this is "
+                           "how many agents can wait at once; they never take the API function's. 0 leaves it "
+                           "unset"},
+        "WebhookReservedConcurrency": {
+            "Type": "Number", "Default": 5, "MinValue": 0,
+            "Description": "Concurrent executions reserved for (and the most allowed to) the webhook delivery "
+                           "function; stream batches beyond it wait and are retried. 0 leaves it unset"},
         "ApiAccessLogs": {
             "Type": "String", "Default": "true", "AllowedValues": ["true", "false"],
             "Description": "true: API Gateway writes an access log (CloudWatch Logs) and sets the account's API "
@@ -207,6 +228,8 @@ EDGE_ACL_GIVEN = "EdgeWebAclGiven"              # elsewhere: one made in us-east
 PER_KEY_REGIONAL = "PerKeyAtTheApi"
 PER_ADDRESS_CONDITION = "PerAddressLimitOn"
 RESERVED_CONCURRENCY = "ConcurrencyReserved"
+LONG_POLL_RESERVED = "LongPollConcurrencyReserved"
+WEBHOOK_RESERVED = "WebhookConcurrencyReserved"
 API_LOGS = "ApiAccessLogsOn"
 CLOUDFRONT_LOGS = "CloudFrontAccessLogsOn"
 # The header CloudFront adds to every request it sends to API Gateway; the API's web ACL lets through only
@@ -232,6 +255,8 @@ def conditions() -> dict:
             PER_KEY_REGIONAL: {"Fn::And": [{"Fn::Not": [in_us_east_1]}, {"Condition": PER_KEY_CONDITION}]},
             PER_ADDRESS_CONDITION: not_zero("PerAddressRequestsPer5Min"),
             RESERVED_CONCURRENCY: not_zero("FunctionReservedConcurrency"),
+            LONG_POLL_RESERVED: not_zero("LongPollReservedConcurrency"),
+            WEBHOOK_RESERVED: not_zero("WebhookReservedConcurrency"),
             API_LOGS: {"Fn::Equals": [ref("ApiAccessLogs"), "true"]},
             CLOUDFRONT_LOGS: {"Fn::Equals": [ref("CloudFrontAccessLogs"), "true"]}}
 
@@ -253,14 +278,40 @@ def _rate_rule(name: str, priority: int, statement: dict) -> dict:
 
 def per_key_rule(priority: int) -> dict:
     """Each stage key gets its own limit (API Gateway usage plans count API Gateway API keys, which
-    butai's bearer keys are not).  The app reads `Authorization` loosely (`bEaReR    <key>  `: scheme in
-    any case, spaces around the key), so the header is normalised before it is counted: runs of white
-    space become one space and letters lower case.  Lower-casing can only merge counts (of keys that
-    differ in case only, which are not both valid), never split one key's count into several."""
+    butai's bearer keys are not).  The app takes a key only as exactly `Bearer <key>`, and the key-format
+    rule before this one blocks every other spelling, so the header is counted as it is: one key, one
+    count, byte for byte."""
     return _rate_rule("per-key", priority, {
         "Limit": ref("PerKeyRequestsPer5Min"), "AggregateKeyType": "CUSTOM_KEYS",
-        "CustomKeys": [{"Header": {"Name": "authorization", "TextTransformations": [
-            {"Priority": 0, "Type": "COMPRESS_WHITE_SPACE"}, {"Priority": 1, "Type": "LOWERCASE"}]}}]})
+        "CustomKeys": [{"Header": {"Name": "authorization",
+                                   "TextTransformations": [{"Priority": 0, "Type": "NONE"}]}}]})
+
+
+MALFORMED_KEY_BODY = {"malformed-key": {
+    "ContentType": "APPLICATION_JSON",
+    "Content": json.dumps({"error": {"code": "missing_key", "message": "send `Authorization: Bearer <key>`",
+                                     "field": "Authorization"}})}}
+
+
+def key_format_rule(priority: int) -> dict:
+    """An `Authorization` header that is not exactly `Bearer <key>` is refused at the edge with the app's own
+    401, by the app's own pattern (chalicelib/stage/keys.py): what the per-key rule then counts is only
+    what the app takes as a key.  A request without the header is not this rule's business (the size
+    check: WAF treats a missing header as not matching)."""
+    header = {"SingleHeader": {"Name": "authorization"}}
+    none = [{"Priority": 0, "Type": "NONE"}]
+    return {"Name": "key-format", "Priority": priority,
+            "Action": {"Block": {"CustomResponse": {"ResponseCode": 401,
+                                                    "CustomResponseBodyKey": "malformed-key"}}},
+            "VisibilityConfig": {"SampledRequestsEnabled": True, "CloudWatchMetricsEnabled": True,
+                                 "MetricName": sub("${AWS::StackName}-key-format")},
+            "Statement": {"AndStatement": {"Statements": [
+                {"SizeConstraintStatement": {"FieldToMatch": header, "ComparisonOperator": "GE", "Size": 1,
+                                             "TextTransformations": none}},
+                {"NotStatement": {"Statement": {"RegexMatchStatement": {
+                    "FieldToMatch": header, "RegexString": AUTHORIZATION_PATTERN,
+                    "TextTransformations": none}}}},
+            ]}}}
 
 
 def per_address_rule(priority: int) -> dict:
@@ -282,8 +333,11 @@ def per_key_limit() -> dict:
             "Scope": "CLOUDFRONT", "DefaultAction": {"Allow": {}},
             "VisibilityConfig": {"SampledRequestsEnabled": True, "CloudWatchMetricsEnabled": True,
                                  "MetricName": sub("${AWS::StackName}-web")},
-            "CustomResponseBodies": RATE_LIMITED_BODY,
-            "Rules": [when(PER_KEY_CONDITION, per_key_rule(0)), when(PER_ADDRESS_CONDITION, per_address_rule(1))],
+            "CustomResponseBodies": {**RATE_LIMITED_BODY, **MALFORMED_KEY_BODY},
+            # Every request counts against its address first; then a malformed key is refused before the
+            # per-key rule could count it as a key of its own.
+            "Rules": [when(PER_ADDRESS_CONDITION, per_address_rule(0)), when(PER_KEY_CONDITION, key_format_rule(1)),
+                      when(PER_KEY_CONDITION, per_key_rule(2))],
         }}}
 
 
@@ -307,13 +361,14 @@ def origin_lock() -> dict:
                                                                "CustomResponseBodyKey": "not-through-cloudfront"}}},
                 "VisibilityConfig": {"SampledRequestsEnabled": True, "CloudWatchMetricsEnabled": True,
                                      "MetricName": sub("${AWS::StackName}-api")},
-                "CustomResponseBodies": {**RATE_LIMITED_BODY, "not-through-cloudfront": {
+                "CustomResponseBodies": {**RATE_LIMITED_BODY, **MALFORMED_KEY_BODY, "not-through-cloudfront": {
                     "ContentType": "APPLICATION_JSON",
                     "Content": json.dumps({"error": {"code": "forbidden",
                                                      "message": "call the API through its CloudFront URL"}})}},
                 "Rules": [
-                    when(PER_KEY_REGIONAL, per_key_rule(0)),
-                    {"Name": "through-cloudfront", "Priority": 1, "Action": {"Allow": {}},
+                    when(PER_KEY_REGIONAL, key_format_rule(0)),
+                    when(PER_KEY_REGIONAL, per_key_rule(1)),
+                    {"Name": "through-cloudfront", "Priority": 2, "Action": {"Allow": {}},
                      "VisibilityConfig": {"SampledRequestsEnabled": False, "CloudWatchMetricsEnabled": True,
                                           "MetricName": sub("${AWS::StackName}-through-cloudfront")},
                      "Statement": {"ByteMatchStatement": {
@@ -416,6 +471,75 @@ def function_resources() -> dict:
     }
 
 
+# ---------------------------------------------------------------- long-poll function
+
+LONG_POLL_FUNCTION = "LongPollFunction"
+# The route whose requests may wait (fetch_replies with `wait`): served by a function of its own.
+LONG_POLL_PATH = "/stages/{stage_id}/fetch_replies"
+LONG_POLL_TIMEOUT_S = 30         # a wait is at most 20 s; API Gateway ends a request at 29 s
+LONG_POLL_MEMORY_MB = 256        # it waits and claims: the app and its clients take about 60 MB
+CHALICE_CONFIG = ROOT / ".chalice" / "config.json"
+
+
+def _integration_uri(function: str) -> dict:
+    """The integration of a function's alias (SnapStart snapshots published versions only), in the form the
+    API function's integrations are given after packaging (`route_api_to_alias`)."""
+    return {"Fn::Sub": ["arn:${AWS::Partition}:apigateway:${AWS::Region}:lambda:path/2015-03-31/functions/"
+                        f"${{{_TARGET}}}/invocations", {_TARGET: ref(f"{function}.Alias")}]}
+
+
+def long_poll_resources() -> dict:
+    """fetch_replies, the one route that may wait, is served by its own function: the same package and
+    handler as the API function (the Chalice app), its own concurrency.  Each waiting agent holds one instance
+    for up to 20 s, so waiting agents take the long-poll function's instances, never the API function's: 20
+    waiting agents leave the players' replies and the agents' speak untouched.  API Gateway sends this path's
+    POST there (the rest of the swagger chalice writes is unchanged; the template merge replaces just this
+    integration's uri)."""
+    chalice_env = json.loads(CHALICE_CONFIG.read_text(encoding="utf-8")).get("environment_variables", {})
+    log_group = f"{LONG_POLL_FUNCTION}LogGroup"
+    return {
+        LONG_POLL_FUNCTION: {
+            "Type": "AWS::Serverless::Function",
+            "Properties": {
+                "CodeUri": "./deployment.zip", "Handler": "app.app",
+                # As the API function: the same runtime and architecture, SnapStart on versions published
+                # under the same alias name, which API Gateway calls.
+                "Runtime": LAMBDA_RUNTIME, "Architectures": [lambda_runtime.ARCHITECTURE],
+                "AutoPublishAlias": API_ALIAS, "SnapStart": {"ApplyOn": "PublishedVersions"},
+                "MemorySize": LONG_POLL_MEMORY_MB, "Timeout": LONG_POLL_TIMEOUT_S,
+                "Role": getatt(FUNCTION_ROLE, "Arn"),
+                "Environment": {"Variables": {**chalice_env, **function_environment()}},
+                "ReservedConcurrentExecutions": {"Fn::If": [LONG_POLL_RESERVED, ref("LongPollReservedConcurrency"),
+                                                            ref("AWS::NoValue")]}}},
+        f"{LONG_POLL_FUNCTION}InvokePermission": {
+            "Type": "AWS::Lambda::Permission",
+            "Properties": {
+                "FunctionName": ref(f"{LONG_POLL_FUNCTION}.Alias"), "Action": "lambda:InvokeFunction",
+                "Principal": "apigateway.amazonaws.com",
+                "SourceArn": {"Fn::Sub": ["arn:${AWS::Partition}:execute-api:${AWS::Region}:${AWS::AccountId}"
+                                          ":${RestAPIId}/*", {"RestAPIId": ref(REST_API)}]}}},
+        log_group: {
+            "Type": "AWS::Logs::LogGroup", "DeletionPolicy": "Delete", "UpdateReplacePolicy": "Delete",
+            "Properties": {"LogGroupName": sub(f"/aws/lambda/${{{LONG_POLL_FUNCTION}}}"),
+                           "RetentionInDays": ref("LogRetentionDays")}},
+        f"{LONG_POLL_FUNCTION}LogsPolicy": {
+            "Type": "AWS::IAM::Policy",
+            "Properties": {
+                "PolicyName": "butai-long-poll-logs",
+                "Roles": [ref(FUNCTION_ROLE)],
+                "PolicyDocument": {"Version": "2012-10-17", "Statement": [{
+                    "Sid": "LongPollLogs", "Effect": "Allow",
+                    "Action": ["logs:CreateLogStream", "logs:PutLogEvents"],
+                    "Resource": [getatt(log_group, "Arn")]}]}}},
+    }
+
+
+def long_poll_route() -> dict:
+    """The merge into chalice's swagger: this path's POST goes to the long-poll function."""
+    return {"DefinitionBody": {"paths": {LONG_POLL_PATH: {"post": {
+        "x-amazon-apigateway-integration": {"uri": _integration_uri(LONG_POLL_FUNCTION)}}}}}}
+
+
 # API Gateway's own rejections in butai's error shape, without echoing the request (its default message
 # for an unknown route repeats the Authorization header).
 GATEWAY_RESPONSES = {
@@ -453,6 +577,7 @@ API_ACCESS_LOG_FORMAT = json.dumps({
 
 def api_resources() -> dict:
     return {**gateway_responses(), **origin_lock(), **api_access_log_resources(), REST_API: {"Properties": {
+        **long_poll_route(),
         # CloudFront is the edge; an edge-optimised API would put a second
         # CloudFront distribution behind the first.
         "EndpointConfiguration": "REGIONAL",
@@ -503,6 +628,14 @@ def web_resources() -> dict:
                 "BucketEncryption": {"ServerSideEncryptionConfiguration": [{
                     "ServerSideEncryptionByDefault": {"SSEAlgorithm": "AES256"}, "BucketKeyEnabled": True}]},
                 "OwnershipControls": {"Rules": [{"ObjectOwnership": "BucketOwnerEnforced"}]},
+                # The page and the images are rebuilt from the repository, the voices (audio/, uploaded with
+                # `butai audio upload`) are not: every object keeps its earlier versions, so an overwrite or
+                # a delete can be undone for NONCURRENT_DAYS.
+                "VersioningConfiguration": {"Status": "Enabled"},
+                "LifecycleConfiguration": {"Rules": [{
+                    "Id": "keep-earlier-versions-for-a-while", "Status": "Enabled",
+                    "NoncurrentVersionExpiration": {"NoncurrentDays": NONCURRENT_DAYS},
+                    "AbortIncompleteMultipartUpload": {"DaysAfterInitiation": 7}}]},
             }},
         "AssetsBucketPolicy": {
             "Type": "AWS::S3::BucketPolicy",
@@ -534,6 +667,16 @@ def web_resources() -> dict:
                     "Id": "expire-access-logs", "Status": "Enabled",
                     "ExpirationInDays": ref("AccessLogRetentionDays")}]},
             }},
+        "AccessLogsBucketPolicy": {
+            "Type": "AWS::S3::BucketPolicy", "Condition": CLOUDFRONT_LOGS,
+            "Properties": {
+                "Bucket": ref("AccessLogsBucket"),
+                "PolicyDocument": {"Version": "2012-10-17", "Statement": [
+                    {"Sid": "DenyInsecureTransport", "Effect": "Deny", "Principal": "*", "Action": "s3:*",
+                     "Resource": [getatt("AccessLogsBucket", "Arn"),
+                                  {"Fn::Join": ["", [getatt("AccessLogsBucket", "Arn"), "/*"]]}],
+                     "Condition": {"Bool": {"aws:SecureTransport": "false"}}},
+                ]}}},
         "AssetsOriginAccessControl": {
             "Type": "AWS::CloudFront::OriginAccessControl",
             "Properties": {"OriginAccessControlConfig": {
@@ -581,6 +724,10 @@ def web_resources() -> dict:
                      "OriginCustomHeaders": [{"HeaderName": ORIGIN_HEADER, "HeaderValue": sub(ORIGIN_SECRET)}],
                      "CustomOriginConfig": {"OriginProtocolPolicy": "https-only", "HTTPSPort": 443,
                                             "OriginSSLProtocols": ["TLSv1.2"]}},
+                    {"Id": "push",
+                     "DomainName": sub(f"${{{WEBSOCKET_API}}}.execute-api.${{AWS::Region}}.${{AWS::URLSuffix}}"),
+                     "CustomOriginConfig": {"OriginProtocolPolicy": "https-only", "HTTPSPort": 443,
+                                            "OriginSSLProtocols": ["TLSv1.2"]}},
                 ],
                 "DefaultCacheBehavior": {
                     "TargetOriginId": "assets",
@@ -601,9 +748,32 @@ def web_resources() -> dict:
                     "CachePolicyId": CACHING_DISABLED,
                     "OriginRequestPolicyId": ALL_VIEWER_EXCEPT_HOST_HEADER,
                     "ResponseHeadersPolicyId": ref("PageHeadersPolicy"),
-                } for path in API_PATHS],
+                } for path in API_PATHS] + [push_behaviour()],
             }}},
+        **push_path_function(),
     }
+
+
+def push_behaviour() -> dict:
+    """/push → the WebSocket API: never cached, every viewer header but Host (the Sec-WebSocket-* headers
+    of the upgrade) forwarded, the path rewritten to the API's stage."""
+    return {
+        "PathPattern": PUSH_PATH, "TargetOriginId": "push", "ViewerProtocolPolicy": "https-only",
+        "AllowedMethods": ["GET", "HEAD"], "CachedMethods": ["GET", "HEAD"], "Compress": False,
+        "CachePolicyId": CACHING_DISABLED, "OriginRequestPolicyId": ALL_VIEWER_EXCEPT_HOST_HEADER,
+        "FunctionAssociations": [{"EventType": "viewer-request",
+                                  "FunctionARN": getatt("PushPathFunction", "FunctionMetadata.FunctionARN")}],
+    }
+
+
+def push_path_function() -> dict:
+    return {"PushPathFunction": {
+        "Type": "AWS::CloudFront::Function",
+        "Properties": {
+            "Name": account_unique_name("push-path"), "AutoPublish": True,
+            "FunctionConfig": {"Comment": "butai: /push is the WebSocket API's stage", "Runtime": "cloudfront-js-2.0"},
+            "FunctionCode": "function handler(event) { var request = event.request; "
+                            f"request.uri = '/{API_GATEWAY_STAGE}'; return request; }}"}}}
 
 
 # ---------------------------------------------------------------- classifier endpoint
@@ -715,6 +885,7 @@ WEBHOOK_QUEUE = "WebhookDeadLetterQueue"
 WEBHOOK_HANDLER = "chalicelib.webhooks.stream.handler"
 WEBHOOK_TIMEOUT_S = 120        # LAMBDA_SCHEDULE (40 s of retries) plus the last attempt, with room
 WEBHOOK_RETRIES = 2            # the event source mapping's retries of a record still undelivered
+WEBHOOK_PARALLEL_BATCHES = 5
 
 
 def webhook_resources() -> dict:
@@ -775,7 +946,10 @@ def webhook_resources() -> dict:
                 "CodeUri": "./deployment.zip", "Handler": WEBHOOK_HANDLER, "Runtime": LAMBDA_RUNTIME,
                 "Architectures": [lambda_runtime.ARCHITECTURE],
                 "MemorySize": 256, "Timeout": WEBHOOK_TIMEOUT_S, "Role": getatt(WEBHOOK_ROLE, "Arn"),
-                "Environment": {"Variables": env}}},
+                "Environment": {"Variables": env},
+                # A cap, so that deliveries (fanned out per shard) never take the account's concurrency.
+                "ReservedConcurrentExecutions": {"Fn::If": [WEBHOOK_RESERVED, ref("WebhookReservedConcurrency"),
+                                                            ref("AWS::NoValue")]}}},
         "WebhookDeliveryEventSource": {
             "Type": "AWS::Lambda::EventSourceMapping",
             "Properties": {
@@ -784,14 +958,127 @@ def webhook_resources() -> dict:
                 "StartingPosition": "LATEST",
                 "BatchSize": 10,
                 "MaximumBatchingWindowInSeconds": 0,
-                # Up to 10 batches per shard at once (records of one stage stay in order).
-                "ParallelizationFactor": 10,
+                # Up to 5 batches per shard at once (records of one stage stay in order), as many as the
+                # function's default concurrency cap.
+                "ParallelizationFactor": WEBHOOK_PARALLEL_BATCHES,
                 "FilterCriteria": {"Filters": [{"Pattern": json.dumps({"eventName": ["INSERT"]})}]},
                 "FunctionResponseTypes": ["ReportBatchItemFailures"],
                 "BisectBatchOnFunctionError": True,
                 "MaximumRetryAttempts": WEBHOOK_RETRIES,
                 "MaximumRecordAgeInSeconds": 3600,
                 "DestinationConfig": {"OnFailure": {"Destination": getatt(WEBHOOK_QUEUE, "Arn")}},
+            }},
+    }
+
+
+# ---------------------------------------------------------------- push to the page
+
+PUSH_MESSAGE_ROLE = "PushMessageRole"
+PUSH_FUNCTION = "PushFanOutFunction"
+PUSH_ROLE = "PushFanOutRole"
+PUSH_HANDLER = "chalicelib.push.stream.handler"
+PUSH_TIMEOUT_S = 60
+PUSH_RETRIES = 2                 # the event source mapping's retries of a stage's change that failed
+PUSH_MAX_RECORD_AGE_S = 300      # an older change is stale: a page reconnecting catches up with a GET
+
+
+def manage_connections() -> dict:
+    """Post to a page's socket and close it, on this stack's WebSocket API only."""
+    return {"Sid": "PushToPages", "Effect": "Allow", "Action": ["execute-api:ManageConnections"],
+            "Resource": [arn("execute-api", f"${{{WEBSOCKET_API}}}/{API_GATEWAY_STAGE}/{method}/@connections/*")
+                         for method in ("POST", "DELETE")]}
+
+
+def lambda_role(name: str, statements: list[dict]) -> dict:
+    return {"Type": "AWS::IAM::Role", "Properties": {
+        "AssumeRolePolicyDocument": {"Version": "2012-10-17", "Statement": [{
+            "Effect": "Allow", "Principal": {"Service": "lambda.amazonaws.com"}, "Action": "sts:AssumeRole"}]},
+        "Policies": [{"PolicyName": name, "PolicyDocument": {"Version": "2012-10-17", "Statement": statements}}]}}
+
+
+def function_logs(function: str, role: str, policy_name: str) -> dict:
+    """A function's log group with a retention, and the right to write there only."""
+    group = f"{function}LogGroup"
+    return {
+        group: {"Type": "AWS::Logs::LogGroup", "DeletionPolicy": "Delete", "UpdateReplacePolicy": "Delete",
+                "Properties": {"LogGroupName": sub(f"/aws/lambda/${{{function}}}"),
+                               "RetentionInDays": ref("LogRetentionDays")}},
+        f"{function}LogsPolicy": {"Type": "AWS::IAM::Policy", "Properties": {
+            "PolicyName": policy_name, "Roles": [ref(role)],
+            "PolicyDocument": {"Version": "2012-10-17", "Statement": [{
+                "Sid": "FunctionLogs", "Effect": "Allow", "Action": ["logs:CreateLogStream", "logs:PutLogEvents"],
+                "Resource": [getatt(group, "Arn")]}]}}},
+    }
+
+
+def push_environment() -> dict:
+    env = {var: ref(resource_id) for resource_id, var in (tables.CFN_TABLES["current"], tables.CFN_TABLES["log"])}
+    env.update({names.DEPLOYMENT_STAGE: ref("StageName"), names.BUCKET: ref("AssetsBucket"),
+                names.PUSH_ENDPOINT: sub(PUSH_ENDPOINT)})
+    return env
+
+
+def push_resources() -> dict:
+    """Pages subscribe over the WebSocket API (chalice's message function, here with its own role), and
+    DynamoDB Streams on `current` → a fan-out function → every subscribed page of the changed stage.
+    Neither runs inside a player's or an agent's request."""
+    current, _ = tables.CFN_TABLES["current"]
+    log_table, _ = tables.CFN_TABLES["log"]
+    return {
+        # The subscription: read the stage (the key check), write the subscription, answer on the socket.
+        WEBSOCKET_FUNCTION: {"Properties": {
+            # chalice writes its own interpreter's version: the package's runtime, as for the API function.
+            "Runtime": LAMBDA_RUNTIME, "Architectures": [lambda_runtime.ARCHITECTURE],
+            "MemorySize": 256, "Role": getatt(PUSH_MESSAGE_ROLE, "Arn"),
+            "Environment": {"Variables": push_environment()}}},
+        PUSH_MESSAGE_ROLE: lambda_role("butai-push-subscribe", [
+            {"Sid": "ReadStage", "Effect": "Allow", "Action": ["dynamodb:GetItem"],
+             "Resource": [getatt(current, "Arn")]},
+            {"Sid": "Subscribe", "Effect": "Allow", "Action": ["dynamodb:PutItem"],
+             "Resource": [getatt(log_table, "Arn")]},
+            manage_connections()]),
+        **function_logs(WEBSOCKET_FUNCTION, PUSH_MESSAGE_ROLE, "butai-push-subscribe-logs"),
+        # API Gateway's throttling of the socket's messages, with the REST API's limits.
+        WEBSOCKET_STAGE: {"Properties": {"DefaultRouteSettings": {
+            "ThrottlingRateLimit": ref("ApiThrottleRateLimit"),
+            "ThrottlingBurstLimit": ref("ApiThrottleBurstLimit")}}},
+        PUSH_ROLE: lambda_role("butai-push-fan-out", [
+            # The subscriptions and the log tail of a view; a gone socket's subscription is deleted.
+            {"Sid": "SubscriptionsAndLog", "Effect": "Allow", "Action": ["dynamodb:Query", "dynamodb:DeleteItem"],
+             "Resource": [getatt(log_table, "Arn")]},
+            # Character names and voices in a view.
+            {"Sid": "Characters", "Effect": "Allow", "Action": ["s3:GetObject"],
+             "Resource": [bucket_objects(f"{CHARACTER_PREFIX}*")]},
+            {"Sid": "ReadStageStream", "Effect": "Allow",
+             "Action": ["dynamodb:DescribeStream", "dynamodb:GetRecords", "dynamodb:GetShardIterator"],
+             "Resource": [getatt(current, "StreamArn")]},
+            # ListStreams has no resource type: AWS requires "*".
+            {"Sid": "ListStreams", "Effect": "Allow", "Action": ["dynamodb:ListStreams"], "Resource": "*"},
+            manage_connections()]),
+        **function_logs(PUSH_FUNCTION, PUSH_ROLE, "butai-push-fan-out-logs"),
+        PUSH_FUNCTION: {
+            "Type": "AWS::Serverless::Function",
+            "Properties": {
+                "CodeUri": "./deployment.zip", "Handler": PUSH_HANDLER, "Runtime": LAMBDA_RUNTIME,
+                "Architectures": [lambda_runtime.ARCHITECTURE], "MemorySize": 256, "Timeout": PUSH_TIMEOUT_S, "Role": getatt(PUSH_ROLE, "Arn"),
+                "Environment": {"Variables": push_environment()}}},
+        "PushFanOutEventSource": {
+            "Type": "AWS::Lambda::EventSourceMapping",
+            "Properties": {
+                "EventSourceArn": getatt(current, "StreamArn"),
+                "FunctionName": ref(PUSH_FUNCTION),
+                "StartingPosition": "LATEST",
+                # One fan-out per stage per batch: a busy stage's changes in one batch cost one view.
+                "BatchSize": 100,
+                "MaximumBatchingWindowInSeconds": 0,
+                # Up to 10 batches per shard at once (one stage's changes stay in order).
+                "ParallelizationFactor": 10,
+                # A new stage (INSERT) has no pages yet; a REMOVE shows nothing.
+                "FilterCriteria": {"Filters": [{"Pattern": json.dumps({"eventName": ["MODIFY"]})}]},
+                "FunctionResponseTypes": ["ReportBatchItemFailures"],
+                "BisectBatchOnFunctionError": True,
+                "MaximumRetryAttempts": PUSH_RETRIES,
+                "MaximumRecordAgeInSeconds": PUSH_MAX_RECORD_AGE_S,
             }},
     }
 
@@ -867,6 +1154,8 @@ def build() -> dict:
     resources.update(per_key_limit())
     resources.update(classifier_resources())
     resources.update(webhook_resources())
+    resources.update(long_poll_resources())
+    resources.update(push_resources())
     return {"Parameters": parameters(), "Conditions": conditions(), "Rules": rules(),
             "Resources": resources, "Outputs": outputs()}
 

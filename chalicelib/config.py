@@ -79,6 +79,9 @@ class Settings:
     # Whether webhooks may be plain http to 127.0.0.1 (the local runtime only; the cloud sends https to
     # public addresses only).
     local_webhooks: bool = False
+    # Where pages' sockets are managed (https://{api}.execute-api.{region}.amazonaws.com/{stage}): the
+    # push fan-out posts there (chalicelib/push/). Unset locally, where the local runtime holds the sockets.
+    push_endpoint: str = ""
     # The classifier, free conversation and the expression judge (llm/settings.py); the default is the
     # embedded, model-free configuration.
     models: ModelSettings = field(default_factory=_no_models)
@@ -108,6 +111,7 @@ class Settings:
             retention_days=int(source.get(env.RETENTION_DAYS, base.retention_days)),
             players_see_debug=source.get(env.PLAYERS_SEE_DEBUG, "") == "1",
             audio_origins=parse_origins(source.get(env.AUDIO_ORIGINS)),
+            push_endpoint=source.get(env.PUSH_ENDPOINT, base.push_endpoint).rstrip("/"),
             models=model_settings,
         )
 

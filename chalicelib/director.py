@@ -399,18 +399,20 @@ class Director:
         """`first`: authored lines said before the turn's answer (the answer to a first part of the line,
         by another character), each (speaker, text, expression)."""
         compiled = loaded.compiled
-        expressions = dict(state_before.expressions)
         entries: list[LogRecord] = []
 
-        # Faces shown in the scene besides the game's own: judged ones, until a scripted line sets another.
+        # Faces belong to the turn (docs/stage.md, "Faces at rest"): a character shows the face set for them
+        # in this turn (an effect of one of its lines, an authored answer's face, a model line's judged face);
+        # one without, silent or speaking a line that sets none, shows the resting face.
         faces: dict[str, str] = {}
 
         def say(character: str, text: str, judged: str | None = None, scores: dict[str, float] | None = None) -> None:
             entry_id = self._new_id()
+            faces[character] = judged or faces.get(character) or NEUTRAL
             entries.append(LogRecord(id=entry_id, role=Role.CHARACTER, text=text,
                                      created_at=ids.iso_from_ms(ids.id_time_ms(entry_id)),
                                      speaker=compiled.characters[character].name, character=character,
-                                     expression=judged or expressions.get(character, NEUTRAL),
+                                     expression=faces[character],
                                      expression_source=ExpressionSource.AUTO if scores is not None
                                      else ExpressionSource.AGENT,
                                      expression_scores=scores))
@@ -423,13 +425,11 @@ class Director:
             speaker = step.free_talk.speaker
             if talk.expression:
                 # An authored line (reaction, knowledge, fallback) carries its own face.
-                expressions[speaker] = talk.expression
-                faces.pop(speaker, None)
+                faces[speaker] = talk.expression
                 say(speaker, talk.text)
             else:
                 # A model's line has no authored face: the stage judges one from its words.
                 judgment = self.stages.judge_line(speaker, talk.text)
-                faces[speaker] = judgment.expression
                 if turn is not None and turn.free_talk is not None:
                     # Still part of building the write: the record is complete before it is returned.
                     turn.free_talk.expression = judgment.expression
@@ -437,9 +437,7 @@ class Director:
                 say(speaker, talk.text, judgment.expression, judgment.rounded_scores())
         for line in step.lines:
             for effect in line.effects:
-                expressions[effect.character] = effect.key
-                faces.pop(effect.character, None)
-            faces.pop(line.speaker, None)        # a scripted line shows the game's face again
+                faces[effect.character] = effect.key
             say(line.speaker, line.text)
         for notice in step.notices:
             if isinstance(notice, ExitsNotice) and notice.destinations:
@@ -476,7 +474,7 @@ class Director:
         responder = compiled.responder(place.id)
         characters = []
         for cid in place.people:
-            image = self.stages.image(cid, (faces or {}).get(cid) or state.expressions.get(cid, NEUTRAL))
+            image = self.stages.image(cid, (faces or {}).get(cid) or NEUTRAL)
             characters.append(StoredCharacter(id=cid, name=compiled.characters[cid].name,
                                               expression=image.expression, image_key=image.image_key,
                                               fallback_key=image.fallback_key, responder=cid == responder))

@@ -18,7 +18,10 @@ from . import errors
 from .stage.face_images import BASIC, FALLBACK
 from .stage.models import (
     BODY_MAX_BYTES,
+    LEASE_DEFAULT_S,
     LOG_LIMIT,
+    AckRequest,
+    AckResult,
     DebugTurns,
     ErrorBody,
     FetchRequest,
@@ -31,7 +34,7 @@ from .stage.models import (
     id_pattern,
     visible_pattern,
 )
-from .webhooks import signing
+from .webhooks import signing, targets
 from .webhooks.models import (
     SHOWN_DELIVERIES,
     WebhookCreated,
@@ -45,9 +48,9 @@ OPENAPI_VERSION = "3.1.0"
 API_VERSION = "1.0"
 REF = "#/components/schemas/{model}"
 
-REQUEST_MODELS = (SpeakRequest, ReplyRequest, FetchRequest, WebhookRequest)
-RESPONSE_MODELS = (SpeakResult, ReplyAccepted, Reply, StageView, DebugTurns, ErrorBody, WebhookCreated, WebhookView,
-                   WebhookDeleted, WebhookTestResult)
+REQUEST_MODELS = (SpeakRequest, ReplyRequest, FetchRequest, AckRequest, WebhookRequest)
+RESPONSE_MODELS = (SpeakResult, ReplyAccepted, Reply, AckResult, StageView, DebugTurns, ErrorBody, WebhookCreated,
+                   WebhookView, WebhookDeleted, WebhookTestResult)
 
 AGENT, PLAYER, EITHER, NONE = "agent", "player", "either", "none"
 SECURITY = {AGENT: [{"agentKey": []}], PLAYER: [{"playerKey": []}],
@@ -118,20 +121,30 @@ OPERATIONS: dict[tuple[str, str], Operation] = {
         PLAYER, 202, "The reply is stored for the agent.", _ref(ReplyAccepted),
         (400, 401, 403, 404, 413, 415), ReplyRequest),
     ("POST", "/stages/{stage_id}/fetch_replies"): Operation(
-        "fetch_replies", "Receive new replies, each once (agent)",
-        "Returns every unread reply, oldest first, and marks them read: each reply is returned once only. "
-        "The body is optional; with a `request_id`, a retry of the same call returns the replies that call "
-        "claimed (so an answer lost on the way loses no reply) and claims nothing new. With `wait` (seconds, "
-        "at most 20) it long-polls: when nothing is unread, the answer is held until a reply arrives (then "
-        "returned at once) or the wait ends (`[]`); the key is checked before any waiting.",
-        AGENT, 200, "The new replies (possibly none).", {"type": "array", "items": _ref(Reply)},
+        "fetch_replies", "Receive new replies under a lease (agent)",
+        "Returns every reply nobody holds, oldest first, each handed to this caller alone for a lease "
+        f"(`lease` seconds, default {LEASE_DEFAULT_S}): no other fetch gets it meanwhile. Acknowledge each "
+        "reply once handled (`ack` in the next fetch, or `ack_replies`); one whose lease ends "
+        "unacknowledged is handed out again with `deliveries` one higher, so a reply whose agent went "
+        "away, or whose answer was lost on the way, is not lost. The body is optional; with a `request_id`, "
+        "a retry of the same call returns what that call still holds (lease renewed) and claims nothing "
+        "new. With `wait` (seconds, at most 20) it long-polls: when nothing is there, the answer is held "
+        "until a reply arrives or a lease ends (then returned at once) or the wait ends (`[]`); the key is "
+        "checked before any waiting.",
+        AGENT, 200, "The replies handed out (possibly none).", {"type": "array", "items": _ref(Reply)},
         (400, 401, 403, 404, 413, 415), FetchRequest, body_required=False),
+    ("POST", "/stages/{stage_id}/ack_replies"): Operation(
+        "ack_replies", "Acknowledge handled replies (agent)",
+        "Marks replies a fetch handed out as handled: they are never handed out again. Acknowledging one "
+        "twice is harmless; ids of no reply, or of one no fetch has handed out, come back in `unknown`.",
+        AGENT, 200, "What was acknowledged.", _ref(AckResult), (400, 401, 403, 404, 413, 415), AckRequest),
     ("PUT", "/stages/{stage_id}/webhook"): Operation(
         "set_webhook", "Register the stage's webhook (agent)",
         "Every new reply on the stage is then POSTed to `url` as `{\"type\": \"reply.created\", \"stage_id\", "
         "\"reply\": {id, text, created_at}}`, at least once (retried with exponential backoff for a bounded time; "
         f"`{signing.ID_HEADER}` is the reply id on every attempt), signed: `{signing.TIMESTAMP_HEADER}` (unix "
-        f"seconds) and `{signing.SIGNATURE_HEADER}: v1=<hex HMAC-SHA256(secret, \"<timestamp>.<raw body>\")>`. "
+        f"seconds) and `{signing.SIGNATURE_HEADER}: {signing.SCHEME}=<hex HMAC-SHA256(secret, \"<id>.<timestamp>.<raw "
+        "body>\")>`. "
         "A delivery wakes the agent; `fetch_replies` still claims each reply once. The URL must be https on a "
         "public address (http://127.0.0.1 in a local run); redirects are not followed. Replaces an earlier "
         "webhook; the new `secret` is shown only in this answer. Scenario stages take no webhook (409).",
@@ -187,7 +200,7 @@ def error_statuses() -> set[int]:
     return found | {500}
 
 
-def schemas() -> dict[str, Any]:
+def schemas(local_webhooks: bool = False) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for models, mode in ((REQUEST_MODELS, "validation"), (RESPONSE_MODELS, "serialization")):
         for model in models:
@@ -196,6 +209,8 @@ def schemas() -> dict[str, Any]:
                 out.setdefault(name, sub)
             out[model.__name__] = schema
     _write_text_rules(out)
+    # The webhook URL's shape as the API checks it (local runs also take http to loopback).
+    out["WebhookRequest"]["properties"]["url"]["pattern"] = targets.url_pattern(local_webhooks)
     return out
 
 
@@ -248,8 +263,9 @@ def _operation(method: str, path: str, entry) -> dict:
     return out
 
 
-def build(app) -> dict:
-    """The document for a Chalice app: every route in ``app.routes``, every model the routes use."""
+def build(app, local_webhooks: bool = False) -> dict:
+    """The document for a Chalice app: every route in ``app.routes``, every model the routes use
+    (``local_webhooks``: as the local runtime serves it, which takes webhooks on loopback)."""
     paths: dict[str, dict] = {}
     for path, methods in sorted(app.routes.items()):
         for method, entry in sorted(methods.items()):
@@ -262,13 +278,14 @@ def build(app) -> dict:
             "description": (
                 "The agent protocol of a butai stage. The agent `speak`s lines (with an expression, or "
                 "leaving the face to the stage) and "
-                "receives the player's replies with `fetch_replies` (each reply once); the player's page "
+                "receives the player's replies with `fetch_replies` (each under a lease, acknowledged once "
+                "handled); the player's page "
                 "calls `reply` and `get_stage`. Every error has the shape `{\"error\": {\"code\", "
                 "\"message\", \"field\"?}}`. Keys travel as `Authorization: Bearer <key>`."),
         },
         "paths": paths,
         "components": {
-            "schemas": schemas(),
+            "schemas": schemas(local_webhooks),
             "securitySchemes": {
                 "agentKey": {"type": "http", "scheme": "bearer", "description": "The stage's agent key (`bka_…`)."},
                 "playerKey": {"type": "http", "scheme": "bearer",
@@ -278,12 +295,12 @@ def build(app) -> dict:
     }
 
 
-_cache: dict[int, dict] = {}
+_cache: dict[tuple[int, bool], dict] = {}
 
 
-def document(app) -> dict:
+def document(app, local_webhooks: bool = False) -> dict:
     """``build(app)``, made once per app (routes do not change after import)."""
-    key = id(app)
+    key = (id(app), local_webhooks)
     if key not in _cache:
-        _cache[key] = build(app)
+        _cache[key] = build(app, local_webhooks)
     return copy.deepcopy(_cache[key])

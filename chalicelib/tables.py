@@ -16,6 +16,9 @@ from .config import Settings
 # retried `speak` with the same request_id a no-op.
 LOG_EVENT_PREFIX = "e#"
 LOG_REQUEST_PREFIX = "r#"
+# Pages subscribed to a stage's pushes (chalicelib/push/connections.py): short-lived items beside the
+# stage's log, so one strongly consistent Query of the stage's partition finds them all.
+LOG_CONNECTION_PREFIX = "c#"
 # GSI of pending_replies holding only unread replies (the attribute is removed
 # when a reply is claimed, which drops it from the index).
 UNREAD_INDEX = "unread"
@@ -26,6 +29,9 @@ TABLES: dict[str, dict[str, Any]] = {
         "settings_attr": "table_current",
         "AttributeDefinitions": [{"AttributeName": "stage_id", "AttributeType": "S"}],
         "KeySchema": [{"AttributeName": "stage_id", "KeyType": "HASH"}],
+        # Every change of a stage reaches its open pages through the table's stream (cloud only): the
+        # new image is the stage to show, the old one tells a new version and a rotated key apart.
+        "stream_view": "NEW_AND_OLD_IMAGES",
     },
     "log": {
         "settings_attr": "table_log",

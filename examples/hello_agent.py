@@ -34,7 +34,7 @@ def run(stage: Stage, timeout: float, interval: float) -> int:
                 expression="smile")
     print("said hello; answer on the stage page …", flush=True)
 
-    # 2. Wait for the player. Each reply is delivered once: keep what you fetched.
+    # 2. Wait for the player. Each reply is handed to this agent alone until it is acknowledged (step 3).
     replies = stage.wait_for_replies(timeout=timeout, interval=interval)
     if not replies:
         stage.speak("お返事、また今度聞かせてね。", expression="troubled")
@@ -45,7 +45,10 @@ def run(stage: Stage, timeout: float, interval: float) -> int:
     said = replies[-1].text
     print(f"the player said: {said}", flush=True)
     stage.speak(f"「{said[:200]}」……そうなんだ！ 教えてくれてありがとう。",
-                expression="surprised")
+                expression="surprised", request_id=f"answer-{replies[-1].id}")
+    # Answered: acknowledge, so the stage never hands these replies out again.  (Had the agent died before,
+    # they would come back to the next fetch after their lease; the request_id keeps the answer single.)
+    stage.ack(replies)
     print("answered.", flush=True)
     return 0
 

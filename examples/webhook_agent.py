@@ -1,8 +1,10 @@
 """An event-driven agent: it runs only when the stage's webhook wakes it, and answers with speak.
 
 Nothing polls.  The stage POSTs each new reply, signed, to this agent; the agent checks the
-signature, claims the new replies with `fetch_replies` (each reply is claimed once, so a repeated
-delivery answers nothing twice) and speaks.  Two ways to run the same `answer`:
+signature, claims the new replies with `fetch_replies` (each reply is handed to one caller under a
+lease, so a repeated delivery answers nothing twice), speaks, and acknowledges each reply once its
+line is spoken.  An agent that dies in between loses nothing: the lease ends, and the next wake-up
+(or the agent's start, which looks once) gets the reply again.  Two ways to run the same `answer`:
 
 1. A tiny HTTP server (standard library only).  Against the local stage:
 
@@ -37,10 +39,18 @@ def answer(stage: Stage, payload: dict) -> int:
     """One turn, woken by a delivery: claim what is new and answer it.  Returns the lines spoken."""
     if payload.get("type") != "reply.created":
         return 0                                # e.g. `webhook.test`
+    return catch_up(stage)
+
+
+def catch_up(stage: Stage) -> int:
+    """Claims every reply nobody holds, answers each and acknowledges it once answered."""
     with _turn:
         spoken = 0
         for reply in stage.fetch_replies():     # the claim: an earlier wake-up may already have answered
-            stage.speak(f"「{reply.text}」、ちゃんと届いたよ！", expression="smile")
+            # The request id makes the line safe to say again: a redelivered reply (its first claimer died
+            # after speaking, before acknowledging) is not spoken twice.
+            stage.speak(f"「{reply.text}」、ちゃんと届いたよ！", expression="smile", request_id=f"answer-{reply.id}")
+            stage.ack([reply])
             spoken += 1
         return spoken
 
@@ -115,6 +125,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         stage = Stage.from_local(args.stage)
         server, _ = serve(stage, port=args.port)
+        catch_up(stage)       # replies that came while no agent listened (or whose lease ended)
     except ButaiError as exc:
         print(f"webhook_agent: {exc}", file=sys.stderr)
         return 2

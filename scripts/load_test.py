@@ -208,14 +208,18 @@ def agent(rec: Recorder, api: str, stage: dict, index: int, args, stop: threadin
           rng: random.Random, run_id: str):
     path = f"/stages/{stage['stage_id']}"
     seq = 0
+    handled: list[str] = []      # acknowledged by the next fetch, as an agent does once it answered them
 
     def fetch() -> list | None:
-        nonlocal seq
+        nonlocal seq, handled
         seq += 1
-        got = rec.request(api, ROUTES[3], "POST", f"{path}/fetch_replies", stage["agent_key"],
-                          body={"request_id": f"{run_id}-a{index}-f{seq}"})
+        body: dict = {"request_id": f"{run_id}-a{index}-f{seq}"}
+        if handled:
+            body["ack"] = handled[:100]
+        got = rec.request(api, ROUTES[3], "POST", f"{path}/fetch_replies", stage["agent_key"], body=body)
         if got is None:
             return None
+        handled = handled[100:] + [r["id"] for r in got[2]]
         with rec.lock:
             rec.fetched.extend((r["id"], r["text"], f"agent {index}") for r in got[2])
         return got[2]
@@ -235,7 +239,7 @@ def agent(rec: Recorder, api: str, stage: dict, index: int, args, stop: threadin
     deadline = time.monotonic() + DRAIN_SECONDS
     while time.monotonic() < deadline:
         got = fetch()
-        if got == []:
+        if got == [] and not handled:
             return
         if got is None:
             time.sleep(0.2)

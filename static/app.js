@@ -10,15 +10,19 @@
 (function () {
   "use strict";
 
-  var POLL_MS = 3000;          // normal polling interval
-  var HIDDEN_POLL_MS = 15000;  // while the tab is in the background
+  var POLL_MS = 3000;          // polling interval while no push socket is subscribed
+  var HIDDEN_POLL_MS = 15000;  // while the tab is in the background (it holds no socket)
   var BACKOFF_MAX_MS = 30000;  // ceiling for retries after network errors
+  var PUSH_RETRY_MS = 1000;    // the socket is tried again after this (doubling, with jitter) …
+  var PUSH_RETRY_MAX_MS = 30000;  // … up to this
+  var SUBSCRIBE_TIMEOUT_MS = 10000;  // a socket not subscribed by then is closed and tried again
+  var KEEPALIVE_MS = 540000;   // a ping after 9 silent minutes: API Gateway closes a socket idle for 10
   var MAX_CHARS = 1000;
+  var LOG_LIMIT = 50;          // the stage's log window (GET /stages/{id} answers the last 50 entries)
 
   var MSG_BAD_URL = "舞台の URL が正しくありません。受け取った URL をそのまま開いてください。";
   var MSG_FORBIDDEN = "この舞台は開けません（鍵が違うか、舞台がありません）";
   var MSG_SENT = "送信しました。応答をお待ちください";
-  var MSG_SENT_SHOWN = "送信しました";
   var SEND_PREFIX = "送信できませんでした: ";
 
   function $(id) { return document.getElementById(id); }
@@ -77,8 +81,13 @@
     }
     base = base.replace(/\/+$/, "");
     var stageUrl = base + "/stages/" + encodeURIComponent(stage);
+    // The push socket on the same origin (CloudFront sends /push to the WebSocket API in the cloud).
+    var pushUrl = new URL(base + "/push");
+    pushUrl.protocol = pushUrl.protocol === "https:" ? "wss:" : "ws:";
     return {
+      stage: stage,
       stageUrl: stageUrl,
+      pushUrl: pushUrl.href,
       replyUrl: stageUrl + "/reply",
       // development menu: only when the fragment asks for it; no key in this URL
       debugUrl: params.get("debug") === "1" ? stageUrl + "/debug?limit=1" : null,
@@ -121,6 +130,7 @@
   // ------------------------------------------------------------- rendering
 
   var lastVersion = null;
+  var shownLog = [];          // the log entries of the view on the page, as the stage sent them
   var characterName = "";
 
   function resolveUrl(url) {
@@ -595,6 +605,9 @@
       }
     });
 
+    // The log follows new entries, unless the player has scrolled back to read older ones.
+    var region = els.logRegion;
+    var following = !entryNodes.size || region.scrollHeight - region.scrollTop - region.clientHeight < 24;
     var added = false;
     var ref = els.log.firstChild;
     entries.forEach(function (entry) {
@@ -620,7 +633,8 @@
       }
     });
 
-    if (added) els.logRegion.scrollTop = els.logRegion.scrollHeight;
+    if (added && following) region.scrollTop = region.scrollHeight;
+    if (added) answerArrived(entries);
   }
 
   function render(data) {
@@ -635,15 +649,63 @@
 
     renderScene(sc);
     renderCurrent(data.current || {});
-    renderLog(Array.isArray(data.log) ? data.log : []);
+    shownLog = Array.isArray(data.log) ? data.log : [];
+    renderLog(shownLog);
 
-    lastVersion = data.version == null ? "" : String(data.version);
+    var version = data.version == null ? "" : String(data.version);
+    var fresh = version !== lastVersion;
+    lastVersion = version;
     document.body.dataset.version = lastVersion;
+    if (fresh) revealLine();
     announceFromNowOn();
     document.body.dataset.state = "ready";
     refreshDebug();
     // voice.js (the 読み上げ toggle) listens for each rendered view
     document.dispatchEvent(new CustomEvent("butai:view", { detail: data }));
+  }
+
+  // After a change, the faces and the current line are brought into view above the sticky composer:
+  // both when they fit together, else the line (what the player has to read). A player who has scrolled
+  // the stage card away (reading the log or the debug view) is not moved.
+  var stageCard = els.speechBox.closest(".stage-card");
+  var replyCard = els.form.closest(".reply-card");
+  var EDGE = 8;
+
+  function revealLine() {
+    var stage = stageCard.getBoundingClientRect();
+    if (stage.bottom <= 0) return;
+    var line = els.speechBox.hidden ? stage : els.speech.getBoundingClientRect();
+    var room = Math.min(window.innerHeight, replyCard.getBoundingClientRect().top) - EDGE;
+    var delta = 0;
+    if (line.bottom - stage.top <= room - EDGE) {
+      if (stage.top < EDGE) delta = stage.top - EDGE;
+      else if (line.bottom > room) delta = line.bottom - room;
+    } else {
+      delta = line.bottom - room;
+    }
+    if (Math.abs(delta) >= 1) window.scrollBy(0, delta);
+  }
+
+  // 「送信しました…」 stays until the answer is there: an entry from someone else than the player that
+  // was not on the page when the reply was sent.
+  var awaiting = null;   // ids on the page when the reply was sent
+
+  function awaitAnswer(replyId) {
+    els.note.textContent = MSG_SENT;
+    els.note.hidden = false;
+    awaiting = new Set(entryNodes.keys());
+    if (replyId) awaiting.add(replyId);
+  }
+
+  function answerArrived(entries) {
+    if (!awaiting) return;
+    for (var i = 0; i < entries.length; i++) {
+      if (!awaiting.has(entries[i].id) && entries[i].role !== "player") {
+        awaiting = null;
+        els.note.hidden = true;
+        return;
+      }
+    }
   }
 
   // The log turns polite only after the first view is on the page, so opening
@@ -905,6 +967,8 @@
   }
 
   // --------------------------------------------------------------- polling
+  // The fallback, and each subscription's catch-up: while no push socket is subscribed (it cannot
+  // connect, it dropped, the tab is hidden) the page polls with If-None-Match, backing off on errors.
 
   var etag = null;
   var timer = null;
@@ -920,6 +984,8 @@
   function schedule(ms) {
     if (stopped) return;
     clearTimeout(timer);
+    // Pushed: no polling, but for a poll asked for meanwhile (a catch-up).
+    if (push.live && !pollQueued) return;
     timer = setTimeout(poll, ms);
   }
 
@@ -940,6 +1006,7 @@
   function stop(message) {
     stopped = true;
     clearTimeout(timer);
+    closePush();
     showNotice(message, "forbidden");
   }
 
@@ -966,7 +1033,7 @@
       return res.json().then(function (data) {
         if (!data || typeof data !== "object") return { ok: false };
         if (epoch !== viewEpoch) {
-          // a reply's view was shown while this was under way: it may be the newer one
+          // a reply's or a push's view was shown while this was under way: it may be the newer one
           pollQueued = true;
           return { ok: true };
         }
@@ -991,10 +1058,145 @@
     });
   }
 
+  // ------------------------------------------------------------------ push
+  // The stage pushes every change over a WebSocket on the page's own origin (/push): the page subscribes
+  // with its key, and each change arrives as the view a GET would answer with only the log entries the
+  // change added (or, when even those do not fit in a message, as news to fetch the view). After every
+  // subscription one conditional GET catches up on what was written before it held, so a reconnect
+  // misses nothing; a view already shown (same version) is not shown again. A hidden tab holds no socket.
+
+  var push = { socket: null, live: false, failures: 0, retry: null, refused: false, keepalive: null };
+
+  function keepAlive(socket) {
+    clearTimeout(push.keepalive);
+    push.keepalive = setTimeout(function () {
+      if (push.socket !== socket || !push.live) return;
+      socket.send(JSON.stringify({ action: "ping" }));
+      keepAlive(socket);
+    }, KEEPALIVE_MS);
+  }
+
+  function connectPush() {
+    if (typeof window.WebSocket !== "function" || stopped || push.refused || push.socket || document.hidden) return;
+    clearTimeout(push.retry);
+    var socket;
+    try {
+      socket = new WebSocket(config.pushUrl);
+    } catch (e) {
+      pushLost(null);
+      return;
+    }
+    push.socket = socket;
+    var waiting = setTimeout(function () { socket.close(); }, SUBSCRIBE_TIMEOUT_MS);
+    socket.addEventListener("open", function () {
+      socket.send(JSON.stringify({ action: "subscribe", stage: config.stage, key: config.key }));
+    });
+    socket.addEventListener("message", function (ev) {
+      if (push.socket !== socket) return;
+      var msg;
+      try { msg = JSON.parse(ev.data); } catch (e) { return; }
+      if (!isObject(msg)) return;
+      keepAlive(socket);
+      if (msg.type === "subscribed") {
+        clearTimeout(waiting);
+        pushLive();
+      } else if (msg.type === "view" && isObject(msg.view)) {
+        showPushed(msg.view, msg.after == null ? null : str(msg.after));
+      } else if (msg.type === "changed") {
+        if (str(msg.version) !== lastVersion) pollNow();
+      } else if (msg.type === "error") {
+        // A refused key stays refused (the poll's own answer shows the notice); a busy stage is tried again.
+        if (!isObject(msg.error) || msg.error.code !== "unavailable") push.refused = true;
+        socket.close();
+      }
+    });
+    socket.addEventListener("close", function () {
+      clearTimeout(waiting);
+      pushLost(socket);
+    });
+  }
+
+  function pushLive() {
+    push.live = true;
+    push.failures = 0;
+    document.body.dataset.push = "live";
+    clearTimeout(timer);
+    pollNow();   // the catch-up: anything written before the subscription held
+  }
+
+  function logIndex(id) {
+    for (var i = shownLog.length - 1; i >= 0; i--) if (String(shownLog[i].id) === id) return i;
+    return -1;
+  }
+
+  // A push's log holds the entries its change added, `after` the entry before them: they follow that entry
+  // on the page; a page without it missed a change and fetches the view. A push older than what a poll
+  // already showed (its newest entry is on the page, with others after it) is not shown.
+  function showPushed(view, after) {
+    var version = view.version == null ? "" : String(view.version);
+    if (version && version === lastVersion) return;
+    var added = Array.isArray(view.log) ? view.log : [];
+    var newest = added.length ? str(added[added.length - 1].id) : after;
+    if (newest) {
+      var seen = logIndex(newest);
+      if (seen >= 0 && seen < shownLog.length - 1) return;
+    }
+    if (after !== null) {
+      var at = logIndex(after);
+      if (at < 0 || !Array.isArray(view.log)) {
+        pollNow();
+        return;
+      }
+      var whole = {};
+      for (var k in view) whole[k] = view[k];
+      whole.log = shownLog.slice(0, at + 1).concat(view.log).slice(-LOG_LIMIT);
+      view = whole;
+    }
+    if (version) etag = '"' + version + '"';   // a later poll answers 304 for what is shown
+    renderView(view);
+  }
+
+  function pushLost(socket) {
+    if (socket && push.socket !== socket) return;
+    clearTimeout(push.keepalive);
+    var wasLive = push.live;
+    push.socket = null;
+    push.live = false;
+    document.body.dataset.push = "off";
+    if (stopped) return;
+    // Polling until a socket is subscribed again (a socket that never held leaves the polls' own pace alone).
+    if (wasLive && !inFlight) schedule(nextDelay());
+    if (document.hidden || push.refused) return;
+    if (!wasLive) push.failures += 1;
+    var delay = Math.min(PUSH_RETRY_MS * Math.pow(2, push.failures), PUSH_RETRY_MAX_MS);
+    clearTimeout(push.retry);
+    push.retry = setTimeout(connectPush, delay * (0.5 + Math.random() / 2));
+  }
+
+  function closePush() {
+    clearTimeout(push.retry);
+    clearTimeout(push.keepalive);
+    var socket = push.socket;
+    if (!socket) return;
+    push.socket = null;
+    push.live = false;
+    document.body.dataset.push = "off";
+    socket.close(1000);
+    if (!stopped && !inFlight) schedule(nextDelay());
+  }
+
   document.addEventListener("visibilitychange", function () {
-    if (!document.hidden) pollNow();
+    if (document.hidden) {
+      closePush();
+      return;
+    }
+    connectPush();
+    pollNow();
   });
-  window.addEventListener("online", pollNow);
+  window.addEventListener("online", function () {
+    connectPush();
+    pollNow();
+  });
   window.addEventListener("hashchange", function () { location.reload(); });
 
   // ------------------------------------------------------------ reply form
@@ -1035,6 +1237,7 @@
   function postReply(body, fromForm) {
     showError("");
     setSending(true, !!scene);
+    var epoch = viewEpoch;
 
     fetch(config.replyUrl, {
       method: "POST",
@@ -1052,10 +1255,19 @@
             updateCount();
           }
           var view = isObject(payload) && isObject(payload.view) ? payload.view : null;
-          if (view && !stopped) renderView(view);
-          els.note.textContent = view ? MSG_SENT_SHOWN : MSG_SENT;
-          els.note.hidden = false;
-          pollNow();
+          // A scenario stage answers with the turn itself: nothing to wait for. An agent answers later.
+          els.note.hidden = !!view;
+          if (!view) awaitAnswer(isObject(payload) ? str(payload.id) : "");
+          if (view && !stopped) {
+            if (viewEpoch === epoch) {
+              renderView(view);
+            } else if (str(view.version) !== lastVersion) {
+              // a pushed view came in between: which of the two is newer is the stage's to say
+              pollNow();
+              return;
+            }
+          }
+          if (!push.live) pollNow();
         });
       }
       return readErrorMessage(res).then(function (msg) {
@@ -1134,4 +1346,5 @@
 
   updateCount();
   poll();
+  connectPush();
 })();

@@ -111,8 +111,11 @@
       player.src = line.audio;
       var started = player.play();
       if (started && typeof started.catch === "function") {
-        // a file that cannot play (blocked, missing) is read aloud instead
-        started.catch(function () { speak(line); });
+        // A file that cannot play (blocked, missing) is read aloud instead; one cut short by the next
+        // line (pushed lines can follow each other within the clip) is not.
+        started.catch(function (err) {
+          if (latest === line && !(err && err.name === "AbortError")) speak(line);
+        });
       }
       return;
     }

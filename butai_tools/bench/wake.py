@@ -11,6 +11,11 @@ A trial sends one player reply over HTTP at a random moment and measures from
 just before the request to the moment the agent holds the reply (the poll or
 long-poll returned it; the receiver verified it).  Then, with no replies, each
 agent's requests are counted for ``--idle`` seconds: requests per idle hour.
+
+Last, the webhook path again while ``--slow`` other stages have slowloris
+receivers (a byte every 3 s, as long as they are let), each with replies
+queued: how much later the healthy stage's deliveries come than the webhook
+path's own in the same run (the floor).
 """
 from __future__ import annotations
 
@@ -32,6 +37,8 @@ def register_bench(sub) -> None:
     p = sub.add_parser("wake", help="reply → agent wake-up latency: polling vs long-poll vs webhook")
     p.add_argument("--trials", type=int, default=20, help="replies per path (default 20)")
     p.add_argument("--idle", type=float, default=45.0, help="seconds of idle counting per path (default 45)")
+    p.add_argument("--slow", type=int, default=6, help="stages with slowloris receivers beside a healthy one "
+                                                        "(default 6; 0 skips it)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=_run)
 
@@ -118,7 +125,7 @@ def _per_hour(starts: list[float], window_start: float, window: float) -> float:
     return round(3600 * len(inside) / window, 1)
 
 
-def run_bench(trials: int, idle: float) -> dict:
+def run_bench(trials: int, idle: float, slow: int = 0) -> dict:
     from butai.client import Stage
     from butai_tools.local.runtime import LocalRuntime
     from chalicelib.stage.waiting import MAX_WAIT_S, BackoffPolling
@@ -163,13 +170,51 @@ def run_bench(trials: int, idle: float) -> dict:
                     "requests_per_idle_hour": _per_hour(starts, window_start, idle),
                 }
             lambda_wait = BackoffPolling()
+            neighbours = _slow_neighbours(runtime, trials, slow, paths["webhook"]) if slow else None
             return {"trials": trials, "idle_window_s": idle, "poll_interval_s": POLL_INTERVAL_S,
-                    "long_poll_wait_s": MAX_WAIT_S, "paths": paths,
+                    "long_poll_wait_s": MAX_WAIT_S, "paths": paths, "slow_neighbours": neighbours,
                     "lambda_long_poll": {
                         "queries_per_empty_wait": lambda_wait.queries_per_wait(MAX_WAIT_S),
                         "backoff": f"{lambda_wait.first} s doubling to {lambda_wait.cap} s"}}
         finally:
             runtime.stop()
+
+
+def _slow_neighbours(runtime, trials: int, slow: int, floor: dict) -> dict:
+    """Webhook latency of a healthy stage while ``slow`` stages' receivers dribble a byte every 3 s."""
+    from butai.client import Stage
+    from butai_tools.bench.slow_receivers import SlowLoris
+    receivers = [SlowLoris(pause=3.0) for _ in range(slow)]
+    try:
+        for i, receiver in enumerate(receivers):
+            created = runtime.stage_service.create_stage(f"slow-{i}")
+            Stage(runtime.api_url, created.stage_id, created.agent_key, timeout=30).set_webhook(receiver.url)
+            player = _Player(runtime.api_url, created.stage_id, created.player_key)
+            for text in ("一", "二", "三"):
+                player.send(text)            # one attempt held, two waiting behind it, for each slow stage
+        for receiver in receivers:
+            receiver.wait_for_connections(1)
+        created = runtime.stage_service.create_stage("healthy")
+        healthy = _Receiver()
+        healthy.secret = Stage(runtime.api_url, created.stage_id, created.agent_key, timeout=30).set_webhook(
+            healthy.url).secret
+        player = _Player(runtime.api_url, created.stage_id, created.player_key)
+        latencies = []
+        for i in range(trials):
+            time.sleep(random.uniform(0.2, 1.0))
+            text = f"healthy-{i}"
+            sent = time.perf_counter()
+            player.send(text)
+            latencies.append(healthy.wait_for(text) - sent)
+        healthy.http.shutdown()
+        held = sum(r.open_connections() for r in receivers)
+        p50 = statistics.median(latencies)
+        return {"slow_stages": slow, "slow_attempts_open_at_the_end": held, "p50_s": round(p50, 4),
+                "max_s": round(max(latencies), 4), "delay_p50_s": round(p50 - floor["p50_s"], 4),
+                "delay_max_s": round(max(latencies) - floor["p50_s"], 4)}
+    finally:
+        for receiver in receivers:
+            receiver.close()
 
 
 class _Player:
@@ -189,7 +234,7 @@ class _Player:
 
 
 def _run(args) -> int:
-    report = run_bench(args.trials, args.idle)
+    report = run_bench(args.trials, args.idle, args.slow)
     if args.json:
         print(json.dumps(report, ensure_ascii=False, indent=2))
         return 0
@@ -202,4 +247,9 @@ def _run(args) -> int:
     lp = report["lambda_long_poll"]
     print(f"in Lambda a long-poll re-queries ({lp['backoff']}): {lp['queries_per_empty_wait']} queries per "
           f"empty {report['long_poll_wait_s']:g} s wait")
+    slow = report["slow_neighbours"]
+    if slow:
+        print(f"webhook beside {slow['slow_stages']} stages with slowloris receivers: p50 {slow['p50_s']:.3f} s, "
+              f"max {slow['max_s']:.3f} s; later than the webhook path's p50 by {slow['delay_p50_s']:.3f} s "
+              f"(p50), {slow['delay_max_s']:.3f} s (max)")
     return 0

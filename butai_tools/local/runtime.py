@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import json
 import os
+import select
 import signal
+import socket
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,6 +21,7 @@ from chalice.local import ChaliceRequestHandler, LocalChalice, RouteMatcher, Thr
 
 from butai_tools import env as tool_env
 from butai_tools.local.aws import LocalAws, Saver, Snapshots, ensure_resources
+from butai_tools.local.push import LocalPush
 from butai_tools.local.ratelimit import TokenBuckets, retry_after_header
 from butai_tools.local.webhooks import LocalDeliveryWorker
 from butai_tools.page_policy import page_headers
@@ -26,6 +29,10 @@ from butai_tools.stage import images
 from chalicelib import aws, context, env
 from chalicelib.config import Settings
 from chalicelib.expression import describe as describe_judge
+from chalicelib.push.connections import DynamoConnections
+from chalicelib.push.service import PushService
+from chalicelib.stage import waiting
+from chalicelib.stage.dynamo import DynamoStageStore
 from chalicelib.stage.keys import bearer_token, hash_key
 from chalicelib.stage.service import StageService
 from chalicelib.stage.waiting import ReplySignal
@@ -72,6 +79,31 @@ LISTEN_BACKLOG = 1024
 
 class _Server(ThreadedHTTPServer):
     request_queue_size = LISTEN_BACKLOG
+    push: LocalPush | None = None
+
+    def finish_request(self, request, client_address) -> None:
+        # A page's push socket (`GET /push`, an upgrade to WebSocket) goes to the websockets library on
+        # this same origin, as CloudFront sends /push to the WebSocket API in the cloud.
+        if self.push is not None and self.push.wants(request):
+            self.push.take(request, client_address)
+            return
+        super().finish_request(request, client_address)
+
+
+def peer_gone(sock: socket.socket) -> bool:
+    """Whether the caller has closed (or reset) its side of the connection: the socket reads as at its end.
+    A caller that has sent more (a next request) is still there."""
+    try:
+        poller = select.poll()
+        poller.register(sock, select.POLLIN | select.POLLRDHUP)
+        events = poller.poll(0)
+        if not events:
+            return False
+        if events[0][1] & (select.POLLRDHUP | select.POLLHUP | select.POLLERR):
+            return True
+        return sock.recv(1, socket.MSG_PEEK) == b""
+    except (OSError, ValueError):
+        return True
 
 
 def _handler_class(settings: Settings, limiter: TokenBuckets | None, in_flight: InFlight, routes: dict):
@@ -117,9 +149,12 @@ def _handler_class(settings: Settings, limiter: TokenBuckets | None, in_flight: 
                 return self._send_http_response(
                     503, {"Content-Type": "application/json", "Retry-After": "1", "Connection": "close"},
                     b'{"error":{"code":"unavailable","message":"the local stage is stopping"}}')
+            # A waiting fetch looks at this probe: a caller whose connection closed gets nothing claimed.
+            waiting.watch_client(lambda: peer_gone(self.connection))
             try:
                 self._route()
             finally:
+                waiting.watch_client(None)
                 in_flight.leave()
 
         def _route(self) -> None:
@@ -207,7 +242,9 @@ class LocalRuntime:
     demo_stage: str | None = "demo"
     # Scenario stages made on first start: name -> scenario file.
     scenario_stages: dict = field(default_factory=lambda: {"chinoike": ROOT / "scenarios" / "chinoike.json"})
-    saver_interval: float = 1.0
+    # Seconds between snapshots while writes come (the journal makes each write durable before it is
+    # answered; the snapshot only keeps the journal short).
+    saver_interval: float = 10.0
     # Requests per second and burst allowed per key (API Gateway throttles in the cloud);
     # None: BUTAI_LOCAL_RATE / BUTAI_LOCAL_BURST, else 20 and 40; a rate of 0 turns limiting off.
     rate: float | None = None
@@ -244,6 +281,16 @@ class LocalRuntime:
         self.reply_signal.listen(self.webhook_worker.reply_added)
         self.webhook_worker.start()
         context.use(self.services)
+        # Pages' push sockets: the cloud's protocol and service; every write of the API's client to the
+        # `current` table starts a fan-out, as the table's stream does in the cloud.
+        # The pushes have their own DynamoDB client, as the cloud's push functions are not the API's.
+        self.push = LocalPush(self.settings, self.host)
+        push_db = aws.client("dynamodb", self.settings)
+        push_stages = StageService(DynamoStageStore(push_db, self.settings), self.services.stage.catalog,
+                                   assets_base_url=self.settings.assets_base_url,
+                                   default_character=self.settings.default_character)
+        self.push_service = PushService(push_stages, DynamoConnections(push_db, self.settings), self.push.sockets)
+        self.push.start(self.push_service, self.services.stage.store._db)
 
         app = load_app()
         # chalice's local mode keeps the current request per thread (the local server answers requests on
@@ -258,6 +305,7 @@ class LocalRuntime:
         config = Config(chalice_stage="local", config_from_disk={})
         self._http = _Server((self.host, self.port),
                                         lambda *a: handler(*a, app_object=app, config=config))
+        self._http.push = self.push
         self.port = self._http.server_address[1]
         self.api_url = f"http://{self.host}:{self.port}"
         self._http_thread = threading.Thread(target=self._http.serve_forever, name="http", daemon=True)
@@ -304,14 +352,17 @@ class LocalRuntime:
         """Stops taking requests, lets those in flight finish, then saves: every write a client
         was told succeeded is in the snapshot."""
         self._in_flight.closing = True
-        # Waiting long-polls answer [] now rather than hold the drain for their full wait.
+        # Waiting long-polls answer [] now rather than hold the drain for their full wait; open pages'
+        # sockets close (going away), and the pages poll until the stage is back.
         self.reply_signal.close()
+        self.push.stop()
         self._http.shutdown()
         self._in_flight.drain(timeout=30)
         self._http.server_close()
         self._saver.stop()
         self.webhook_worker.stop()
         self.snapshots.save()
+        self.snapshots.journal.close()
         self.local_aws.stop()
         context.use(None)
         path = self.state_dir / "local.json"
@@ -396,7 +447,9 @@ def print_banner(info: dict, services: context.Services | None = None) -> None:
                   "    -d '{\"text\": \"こんにちは！\", \"expression\": \"smile\"}'",
                   "", "read the player's replies:",
                   f"  curl -s -X POST {info['api_url']}/stages/{demo['stage_id']}/fetch_replies \\",
-                  f"    -H 'Authorization: Bearer {demo['agent_key']}'"]
+                  f"    -H 'Authorization: Bearer {demo['agent_key']}'",
+                  "  (each reply is yours for 30 s: acknowledge it with {\"ack\": [ids]} in the next fetch, "
+                  "docs/stage.md)"]
     if info.get("expression_judge"):
         lines += ["", f"expression judge (lines sent without an expression): {info['expression_judge']}"]
     lines += ["", "keys and URLs are also in .butai/local.json (readable by you only)"]

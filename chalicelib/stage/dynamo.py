@@ -5,7 +5,8 @@ import json
 import random
 import secrets
 import time
-from dataclasses import asdict, fields
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, fields
 
 from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 from botocore.exceptions import ClientError
@@ -16,10 +17,12 @@ from ..faces import ExpressionSource
 from ..turn_record import TurnRecord
 from .store import (
     AlreadyClaimed,
+    Claim,
     DuplicateRequest,
     Guard,
     GuardFailed,
     LogRecord,
+    Pending,
     ReplyRecord,
     Role,
     SpeakWrite,
@@ -33,7 +36,7 @@ from .store import (
 _ser = TypeSerializer()
 _de = TypeDeserializer()
 # DynamoDB allows 100 actions per transaction; one is the key guard.
-_CLAIMS_PER_TRANSACTION = 99
+_ACTIONS_PER_TRANSACTION = 99
 _CLAIM_ATTEMPTS = 8
 # Cancellation reasons that say nothing about our conditions, only that DynamoDB was busy.
 _BUSY_REASONS = {"ThrottlingError", "ProvisionedThroughputExceeded", "TransactionConflict"}
@@ -50,6 +53,31 @@ def _plain(item: dict) -> dict:
 
 TURN_PREFIX = "t#"
 _LOG_FIELDS = {f.name for f in fields(LogRecord)}
+
+
+def _reply(plain: dict) -> ReplyRecord:
+    """A `pending_replies` item as a record (with where its delivery stands)."""
+    lease = plain.get("lease_until")
+    return ReplyRecord(id=plain["reply_id"], text=plain["text"], created_at=plain["created_at"],
+                       to=plain.get("to"), move=plain.get("move"), deliveries=int(plain.get("deliveries", 0)),
+                       lease_until_ms=None if lease is None else int(lease), claim_id=plain.get("claim_id"))
+
+
+def _claimed(reply: ReplyRecord, claim: Claim, count: bool = True) -> ReplyRecord:
+    return ReplyRecord(id=reply.id, text=reply.text, created_at=reply.created_at, to=reply.to, move=reply.move,
+                       deliveries=reply.deliveries + (1 if count else 0), lease_until_ms=claim.until_ms,
+                       claim_id=claim.claim_id)
+
+
+@dataclass(frozen=True)
+class _Update:
+    """One conditional update of a `pending_replies` item, in a key-guarded transaction."""
+    kind: str                      # "claim", "renew" or "ack"
+    reply_id: str
+    expression: str
+    condition: str
+    values: dict
+    ours: Callable[[dict], bool] | None = None    # the item shows an earlier attempt of this very call applied it
 
 
 class DynamoStageStore:
@@ -235,7 +263,14 @@ class DynamoStageStore:
                 e["expression_source"] = ExpressionSource(e["expression_source"])
         return [LogRecord(**{k: v for k, v in e.items() if k in _LOG_FIELDS}) for e in entries]
 
+    def _now_ms(self) -> int:
+        return int(self._clock() * 1000)
+
     def unread_replies(self, stage_id: str) -> list[ReplyRecord]:
+        return self.pending_replies(stage_id).claimable
+
+    def pending_replies(self, stage_id: str) -> Pending:
+        """The stage's unacknowledged replies (the `unread` index), split by the lease clock: one query."""
         out: list[ReplyRecord] = []
         live, values = self._live()
         kwargs = dict(TableName=self._pending, IndexName=tables.UNREAD_INDEX,
@@ -243,70 +278,107 @@ class DynamoStageStore:
                       ExpressionAttributeValues={":s": {"S": stage_id}, **values})
         while True:
             got = self._db.query(**kwargs)
-            for item in got["Items"]:
-                plain = _plain(item)
-                out.append(ReplyRecord(id=plain["reply_id"], text=plain["text"], created_at=plain["created_at"],
-                                       to=plain.get("to"), move=plain.get("move")))
+            out.extend(_reply(_plain(item)) for item in got["Items"])
             if "LastEvaluatedKey" not in got:
-                return out
+                break
             kwargs["ExclusiveStartKey"] = got["LastEvaluatedKey"]
+        now = self._now_ms()
+        held = [r for r in out if r.lease_until_ms is not None and r.lease_until_ms > now]
+        return Pending([r for r in out if r.lease_until_ms is None or r.lease_until_ms <= now], held)
 
-    def claimed_by(self, stage_id: str, claim_id: str) -> list[ReplyRecord]:
-        """Replies claimed under ``claim_id``, oldest first (reads the stage's retained replies)."""
-        out: list[ReplyRecord] = []
-        kwargs = dict(TableName=self._pending, KeyConditionExpression="stage_id = :s",
-                      FilterExpression="claim_id = :c", ConsistentRead=True,
-                      ExpressionAttributeValues={":s": {"S": stage_id}, ":c": {"S": claim_id}})
-        while True:
-            got = self._db.query(**kwargs)
-            for item in got["Items"]:
-                plain = _plain(item)
-                out.append(ReplyRecord(id=plain["reply_id"], text=plain["text"], created_at=plain["created_at"]))
-            if "LastEvaluatedKey" not in got:
-                return out
-            kwargs["ExclusiveStartKey"] = got["LastEvaluatedKey"]
+    def claim_replies(self, stage_id: str, guard: Guard, replies: list[ReplyRecord], claim: Claim,
+                      ack: list[str] | None = None) -> list[ReplyRecord]:
+        """Each reply is claimed only while unread, with no lease held and no other claim since it was read
+        (its delivery count unchanged): of two fetches racing for it, exactly one wins.  The acknowledgements
+        ride in the same transactions (one request for a fetch that acknowledges the last batch)."""
+        now = self._now_ms()
+        by_id = {r.id: r for r in replies}
+        updates = [self._ack_update(rid) for rid in dict.fromkeys(ack or []) if rid not in by_id]
+        for reply in replies:
+            values = {":c": {"S": claim.claim_id}, ":until": {"N": str(claim.until_ms)}, ":now": {"N": str(now)},
+                      ":one": {"N": "1"}}
+            if reply.deliveries:
+                values[":seen"] = {"N": str(reply.deliveries)}
+            updates.append(_Update(
+                "claim", reply.id, "SET claim_id = :c, lease_until = :until ADD deliveries :one",
+                "attribute_exists(#u) AND (attribute_not_exists(lease_until) OR lease_until <= :now) AND "
+                + ("deliveries = :seen" if reply.deliveries else "attribute_not_exists(deliveries)"), values,
+                # our own earlier attempt of this very call (the SDK retried after losing the answer)
+                ours=lambda item: item.get("claim_id") == claim.claim_id and
+                int(item.get("lease_until", 0)) == claim.until_ms))
+        done = self._apply(stage_id, guard, updates)
+        return [_claimed(by_id[u.reply_id], claim) for u in done if u.kind == "claim"]
 
-    def claim_replies(self, stage_id: str, guard: Guard, reply_ids: list[str], claim_id: str) -> list[str]:
-        claimed: list[str] = []
-        for start in range(0, len(reply_ids), _CLAIMS_PER_TRANSACTION):
-            claimed += self._claim_batch(stage_id, guard, reply_ids[start:start + _CLAIMS_PER_TRANSACTION],
-                                         claim_id)
-        return claimed
+    def renew_claim(self, stage_id: str, guard: Guard, replies: list[ReplyRecord], claim: Claim,
+                    ack: list[str] | None = None) -> list[ReplyRecord]:
+        by_id = {r.id: r for r in replies}
+        updates = [self._ack_update(rid) for rid in dict.fromkeys(ack or []) if rid not in by_id]
+        updates += [_Update("renew", r.id, "SET lease_until = :until", "claim_id = :c AND attribute_exists(#u)",
+                            {":c": {"S": claim.claim_id}, ":until": {"N": str(claim.until_ms)}}) for r in replies]
+        done = self._apply(stage_id, guard, updates)
+        return [_claimed(by_id[u.reply_id], claim, count=False) for u in done if u.kind == "renew"]
 
-    def _claim_batch(self, stage_id: str, guard: Guard, ids: list[str], claim_id: str) -> list[str]:
+    def ack_replies(self, stage_id: str, guard: Guard, reply_ids: list[str]) -> list[str]:
+        """Acknowledges replies a fetch handed out: they leave the unread index for good.  Acknowledging
+        one again is a no-op that still counts as acknowledged; ids of no reply, or of one nobody fetched,
+        are left out of the answer (and unchanged)."""
+        done = self._apply(stage_id, guard, [self._ack_update(rid) for rid in dict.fromkeys(reply_ids)])
+        return [u.reply_id for u in done]
+
+    @staticmethod
+    def _ack_update(reply_id: str) -> _Update:
+        # Only a reply some fetch has claimed (a claim id is there), acknowledged or not.
+        return _Update("ack", reply_id, "REMOVE #u", "attribute_exists(claim_id)", {})
+
+    def _apply(self, stage_id: str, guard: Guard, updates: list[_Update]) -> list[_Update]:
+        """Key-guarded transactions of up to 99 reply updates each.  An update whose condition fails is dropped
+        (unless the item shows it was this very call's earlier attempt); those cancelled only alongside it
+        are tried again.  Returns the updates applied, in order; with none to apply, only the key is checked."""
+        if not updates:
+            got = self._db.get_item(TableName=self._current, Key={"stage_id": {"S": stage_id}},
+                                    ConsistentRead=True, ProjectionExpression="#g",
+                                    ExpressionAttributeNames={"#g": guard.attr})
+            if got.get("Item", {}).get(guard.attr, {}).get("S") != guard.value:
+                raise GuardFailed()
+            return []
         check = {"ConditionCheck": {
             "TableName": self._current, "Key": {"stage_id": {"S": stage_id}},
             "ConditionExpression": "#g = :g",
             "ExpressionAttributeNames": {"#g": guard.attr},
             "ExpressionAttributeValues": {":g": {"S": guard.value}}}}
-        mine: list[str] = []
-        for attempt in range(_CLAIM_ATTEMPTS):
-            if not ids:
-                return mine
-            actions = [check] + [{"Update": {
-                "TableName": self._pending,
-                "Key": {"stage_id": {"S": stage_id}, "reply_id": {"S": rid}},
-                "UpdateExpression": "REMOVE #u SET claim_id = :c",
-                "ConditionExpression": "attribute_exists(#u)",
-                "ExpressionAttributeNames": {"#u": tables.UNREAD_ATTR},
-                "ExpressionAttributeValues": {":c": {"S": claim_id}},
-                "ReturnValuesOnConditionCheckFailure": "ALL_OLD"}} for rid in ids]
-            old: list = []
-            reasons = self._transact(actions, token=f"{claim_id}-{attempt}", items=old)
-            if reasons is None:
-                return mine + ids
-            if reasons[0] == "ConditionalCheckFailed":
-                raise GuardFailed()
-            old += [None] * (len(actions) - len(old))
-            retry = []
-            for rid, code, item in zip(ids, reasons[1:], old[1:]):
-                if code != "ConditionalCheckFailed":
-                    retry.append(rid)          # a conflict: try again
-                elif item and item.get("claim_id") == claim_id:
-                    mine.append(rid)           # our own earlier attempt claimed it
-                # else another caller claimed it first: not ours
-            ids = retry
-        raise RuntimeError("could not claim replies: too many concurrent conflicts")
+        applied: list[_Update] = []
+        for start in range(0, len(updates), _ACTIONS_PER_TRANSACTION):
+            batch = updates[start:start + _ACTIONS_PER_TRANSACTION]
+            for _attempt in range(_CLAIM_ATTEMPTS):
+                if not batch:
+                    break
+                actions = [check] + [{"Update": {
+                    "TableName": self._pending,
+                    "Key": {"stage_id": {"S": stage_id}, "reply_id": {"S": u.reply_id}},
+                    "UpdateExpression": u.expression, "ConditionExpression": u.condition,
+                    "ExpressionAttributeNames": {"#u": tables.UNREAD_ATTR},
+                    **({"ExpressionAttributeValues": u.values} if u.values else {}),
+                    "ReturnValuesOnConditionCheckFailure": "ALL_OLD"}} for u in batch]
+                old: list = []
+                # A fresh token per call: a request_id's claim id repeats across calls, a transaction token
+                # must not (DynamoDB would take a later claim for a replay of the first).
+                reasons = self._transact(actions, token=secrets.token_hex(16), items=old)
+                if reasons is None:
+                    applied += batch
+                    break
+                if reasons[0] == "ConditionalCheckFailed":
+                    raise GuardFailed()
+                old += [None] * (len(actions) - len(old))
+                retry = []
+                for update, code, item in zip(batch, reasons[1:], old[1:]):
+                    if code != "ConditionalCheckFailed":
+                        retry.append(update)          # cancelled alongside another: try again
+                    elif update.ours is not None and item and update.ours(item):
+                        applied.append(update)
+                batch = retry
+            else:
+                raise RuntimeError("could not update replies: too many concurrent conflicts")
+        return applied
 
     # -- scenario turns ---------------------------------------------------------
     def apply_turn(self, stage_id: str, write: TurnWrite) -> None:
@@ -345,13 +417,15 @@ class DynamoStageStore:
             if write.reply_entry is not None:     # a control (restart) is claimed with its turn but not logged
                 actions.append(self._log_put(stage_id, write.reply_entry, write_token=token))
         elif write.claim:
+            # Claimed and answered at once (so also acknowledged): only a reply no agent's fetch holds.
             actions.append({"Update": {
                 "TableName": self._pending,
                 "Key": {"stage_id": {"S": stage_id}, "reply_id": {"S": write.claim}},
                 "UpdateExpression": "REMOVE #u SET claim_id = :c",
-                "ConditionExpression": "attribute_exists(#u)",
+                "ConditionExpression": "attribute_exists(#u) AND (attribute_not_exists(lease_until) OR "
+                                       "lease_until <= :now)",
                 "ExpressionAttributeNames": {"#u": tables.UNREAD_ATTR},
-                "ExpressionAttributeValues": {":c": {"S": claim_id}},
+                "ExpressionAttributeValues": {":c": {"S": claim_id}, ":now": {"N": str(self._now_ms())}},
                 "ReturnValuesOnConditionCheckFailure": "ALL_OLD"}})
         actions += [self._log_put(stage_id, entry, write_token=token) for entry in write.entries]
         if write.turn is not None:
@@ -393,3 +467,8 @@ class DynamoStageStore:
             kwargs["ExclusiveStartKey"] = got["LastEvaluatedKey"]
         turns.reverse()
         return turns
+
+
+def stage_from_item(item: dict) -> StageRecord:
+    """A stage item as DynamoDB sends it (GetItem, a stream record's image) as a StageRecord."""
+    return StageRecord.from_attributes(_plain(item))

@@ -42,10 +42,23 @@ def same_hash(a: str | None, b: str | None) -> bool:
     return hmac.compare_digest(a.encode(), b.encode())
 
 
+# What a key is made of: token_urlsafe's alphabet (the prefix `bka_`/`bkp_` included).
+KEY_ALPHABET = "A-Za-z0-9_-"
+# An Authorization header carries a key only when it is exactly `Bearer <key>`: the scheme as written, one
+# space, the key, nothing around it.  Any other spelling (`bearer`, two spaces, a tab, a vertical tab,
+# U+0085, U+00A0 …) is no key at all.  The template's WAF rule is built from this same pattern and the WAF
+# counts the header as it is (butai_tools/infra.py), so the edge and the app read every header value alike.
+# The pattern is read the way WAF's PCRE reads it (Python's `re.match` is the same for it: `$` also matches
+# before one final line break), and the key is everything after the scheme, byte for byte: such a line
+# break, should one ever arrive, stays in the key and makes it a wrong one, as it makes it a count of its
+# own at the edge.
+AUTHORIZATION_PATTERN = f"^Bearer [{KEY_ALPHABET}]+$"
+SCHEME = "Bearer "
+_AUTHORIZATION = re.compile(AUTHORIZATION_PATTERN)
+
+
 def bearer_token(authorization: str | None) -> str | None:
-    if not authorization:
+    """The key of an `Authorization: Bearer <key>` header, or None for anything else."""
+    if not authorization or not _AUTHORIZATION.match(authorization):
         return None
-    scheme, _, token = authorization.strip().partition(" ")
-    if scheme.lower() != "bearer" or not token.strip():
-        return None
-    return token.strip()
+    return authorization[len(SCHEME):]

@@ -3,11 +3,13 @@ from __future__ import annotations
 
 import functools
 import unicodedata
+from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from ..faces import ExpressionSource
 from ..turn_record import TurnRecord
+from .audio import AUDIO_PATH_PATTERN
 from .store import Role, StageKind
 
 SPEAK_MAX = 2000
@@ -19,8 +21,7 @@ AUDIO_URL_MAX = 2048
 AUTO_EXPRESSION = "auto"
 
 
-# What `audio` looks like as a path on the stage's origin (stage/audio.py checks it, and the listed origins).
-AUDIO_PATH_PATTERN = r"^/(?!/)[!#-&(-;=?-\[\]-~]*$"
+# What `audio` looks like as a path on the stage's origin: stage/audio.py checks it (and the listed origins).
 
 
 class _Strict(BaseModel):
@@ -38,8 +39,9 @@ class SpeakRequest(_Strict):
                     "the face from the line among the character's own expressions.")
     audio: str | None = Field(
         default=None, min_length=1, max_length=AUDIO_URL_MAX,
-        description="Optional voice for the line: a URL under the stage's own origin (a path such as "
-                    "`/audio/…` from `butai audio upload`), or an https URL on an origin the operator listed "
+        description="Optional voice for the line: a voice uploaded to the stage's own origin (a path "
+                    "`/audio/<name>.<mp3|m4a|aac|ogg|oga|opus|wav|webm>` from `butai audio upload`, or the same "
+                    "as an absolute URL on that origin), or an https URL on an origin the operator listed "
                     "(BUTAI_AUDIO_ORIGINS; which origins are listed is the deployment's, so the published pattern "
                     "shows the path form only). The page plays it once the player has turned sound on.",
         json_schema_extra={"pattern": AUDIO_PATH_PATTERN})
@@ -152,14 +154,49 @@ def _require_id(value: str) -> str:
     return unicodedata.normalize("NFC", value)
 
 
+# Delivery to agents (docs/stage.md, "Leases and acknowledgements"): a fetch holds the replies it hands
+# out for a lease; an acknowledgement ends the hold for good, an expired lease hands them out again.
+# 30 s is SQS's default visibility timeout: long enough for an agent to answer a reply, short enough that
+# the replies of an agent that died come back while the player is still there.
+LEASE_DEFAULT_S = 30
+LEASE_MIN_S = 1
+LEASE_MAX_S = 900
+ACK_MAX = 100
+# Reply ids are ULIDs (chalicelib/ids.py).
+REPLY_ID_PATTERN = r"^[0-9A-HJKMNP-TV-Z]{26}$"
+ReplyId = Annotated[str, Field(pattern=REPLY_ID_PATTERN, min_length=26, max_length=26)]
+
+
 class FetchRequest(_Strict):
     request_id: str | None = Field(default=None, min_length=1, max_length=128, pattern=r"^[A-Za-z0-9._:-]+$",
                                    description="Idempotency key: a retry with the same id returns the replies "
-                                               "that call claimed, so an answer lost on the way is not lost.")
+                                               "that call claimed and still holds (not acknowledged, lease "
+                                               "renewed), so an answer lost on the way is not lost.")
     wait: float | None = Field(default=None, ge=0, le=20,
                                description="Long-poll: when nothing is unread, wait up to this many seconds "
                                            "(at most 20) and answer as soon as a reply arrives; `[]` when the "
                                            "wait ends. Leave it out (or 0) to answer at once.")
+    ack: list[ReplyId] | None = Field(
+        default=None, max_length=ACK_MAX,
+        description="Acknowledges these replies (ids an earlier fetch handed out) before anything is claimed: "
+                    "the acknowledgement carried by the next fetch. Acknowledged replies are never handed out "
+                    "again.")
+    lease: float | None = Field(
+        default=None, ge=LEASE_MIN_S, le=LEASE_MAX_S,
+        description=f"Seconds the replies handed out are held for this caller (default {LEASE_DEFAULT_S}). A "
+                    "reply not acknowledged when its lease ends is handed out again, with `deliveries` "
+                    "one higher.")
+
+
+class AckRequest(_Strict):
+    ids: list[ReplyId] = Field(min_length=1, max_length=ACK_MAX,
+                               description="Ids of replies a fetch handed out, now handled.")
+
+
+class AckResult(BaseModel):
+    acked: list[str] = Field(description="The ids now acknowledged (also those acknowledged before).")
+    unknown: list[str] = Field(description="Ids of no reply on this stage, or of a reply no fetch has handed "
+                                           "out yet: nothing was changed for them.")
 
 
 class SpeakResult(BaseModel):
@@ -183,9 +220,15 @@ class ReplyAccepted(BaseModel):
 
 
 class Reply(BaseModel):
-    id: str
+    id: str = Field(description="The reply's id: the same on every delivery of it.")
     text: str
     created_at: str
+    deliveries: int = Field(default=1, ge=1, description="How many fetches have handed this reply out, this one "
+                                                         "included: above 1 it is a redelivery (an earlier "
+                                                         "lease ended unacknowledged).")
+    lease_expires_at: str | None = Field(default=None,
+                                         description="When this caller's hold ends: acknowledge the reply "
+                                                     "before, or it is handed out again.")
 
 
 class LogEntry(BaseModel):

@@ -13,12 +13,14 @@ from ..expression import ExpressionChoice, ExpressionJudge, Judgment, LexiconJud
 from ..faces import ExpressionSource
 from ..turn_record import TurnRecord
 from . import face_images as ex
-from . import keys
+from . import keys, waiting
 from .audio import check_audio_url
 from .catalog import CharacterCatalog, ResolvedImage
 from .models import (
     AUTO_EXPRESSION,
+    LEASE_DEFAULT_S,
     LOG_LIMIT,
+    AckResult,
     CurrentLine,
     Destination,
     Ending,
@@ -37,10 +39,12 @@ from .models import (
 )
 from .records import StoredScene
 from .store import (
+    Claim,
     DuplicateRequest,
     Guard,
     GuardFailed,
     LogRecord,
+    Pending,
     ReplyRecord,
     Role,
     SpeakWrite,
@@ -55,6 +59,9 @@ from .waiting import MAX_WAIT_S, BackoffPolling, ReplySignal, ReplyWaiter
 
 AGENT = "agent_key_hash"
 PLAYER = "player_key_hash"
+# A long-poll waiting for someone else's lease to end looks again this long after it (clocks of the
+# reading and the writing process need not agree to the millisecond).
+_LEASE_SLACK_S = 0.05
 
 
 @dataclass(frozen=True)
@@ -80,8 +87,11 @@ class StageService:
                  default_character: str = "hiyori", new_id: Callable[[], str] = ids.new_id,
                  judge: ExpressionJudge | None = None, own_origins: tuple[str, ...] = (),
                  audio_origins: tuple[str, ...] = (),
-                 waiter: ReplyWaiter | None = None):
+                 waiter: ReplyWaiter | None = None, clock: Callable[[], float] = time.time):
         self.store = store
+        # Lease ends are wall-clock times (epoch milliseconds) stored with the reply, so that every
+        # process reads them alike.
+        self._clock = clock
         # How a long-polling fetch learns of a new reply: the reply write's own
         # signal in one process (the local runtime installs a ReplySignal),
         # else re-queries with backoff (Lambda).
@@ -211,60 +221,116 @@ class StageService:
         return ReplyAccepted(id=reply_id, created_at=created)
 
     def fetch_replies(self, stage_id: str, key: str | None, request_id: str | None = None,
-                      wait: float | None = None) -> list[Reply]:
-        """The unread replies, each claimed once.  With ``wait`` (seconds, at most 20) an empty answer
-        is held until a reply arrives or the wait ends; the key is checked before any waiting."""
-        if not wait:
-            return self._fetch(stage_id, key, request_id, None)
-        deadline = time.monotonic() + min(float(wait), MAX_WAIT_S)
-        # The mark is taken before the first look, so a reply written in between still wakes the wait.
-        mark = self.waiter.mark(stage_id)
+                      wait: float | None = None, *, ack: list[str] | None = None,
+                      lease: float | None = None) -> list[Reply]:
+        """The replies nobody holds, each handed out under a lease (``lease`` seconds, default 30) to this
+        caller alone.  ``ack`` acknowledges earlier ones first.  With ``wait`` (seconds, at most 20) an
+        empty answer is held until a reply arrives, a lease ends or the wait ends; the key is checked
+        before any waiting.  A retry with the same ``request_id`` gets back what that call still holds."""
+        guard = self._guard(key, AGENT)
+        _known_shape(stage_id)
+        lease_ms = int((lease or LEASE_DEFAULT_S) * 1000)
+        acks = list(dict.fromkeys(ack or []))
         claim_id = f"req:{request_id}" if request_id else self._new_id()
-        replies = self._fetch(stage_id, key, request_id, claim_id)
-        while not replies:
-            woken = self.waiter.wait(stage_id, mark, deadline - time.monotonic())
-            if woken is None:
-                return []
-            # Woken: claim (another fetch may have claimed the reply first; then wait on).  In one
-            # process the signal knows what was written since the mark: claim that without a query.
-            known = self.waiter.published_since(stage_id, mark) if isinstance(self.waiter, ReplySignal) else None
-            replies = self._claim_unread(stage_id, key, claim_id, known)
-            mark = woken
-        return replies
-
-    def _claim_unread(self, stage_id: str, key: str | None, claim_id: str,
-                      unread: list[ReplyRecord] | None = None) -> list[Reply]:
-        unread = self.store.unread_replies(stage_id) if unread is None else unread
-        if not unread:
-            return []
         try:
-            claimed = set(self.store.claim_replies(stage_id, self._guard(key, AGENT), [r.id for r in unread],
-                                                   claim_id))
+            deadline = time.monotonic() + min(float(wait or 0), MAX_WAIT_S)
+            # The mark is taken before the first look, so a reply written in between still wakes the wait.
+            mark = self.waiter.mark(stage_id) if wait else None
+            pending = self.store.pending_replies(stage_id)
+            if request_id:
+                # A retry of a fetch whose answer was lost: the replies that call still holds, again (lease
+                # renewed), and nothing new.  The one query above shows them: no second read.
+                mine = [r for r in pending.held + pending.claimable if r.claim_id == claim_id]
+                if mine:
+                    held = self.store.renew_claim(stage_id, guard, mine, self._claim_of(claim_id, lease_ms), ack=acks)
+                    acks = []               # applied with the renewal
+                    if held:
+                        return [_handed_out(r) for r in held]
+            chosen = set(acks)
+            claimable = [r for r in pending.claimable if r.id not in chosen]
+            if waiting.client_gone():
+                # The caller has gone already (the local server saw it): claim nothing for it.
+                if acks:
+                    self.store.ack_replies(stage_id, guard, acks)
+                return []
+            if claimable or acks:
+                # One guarded write: the acknowledgements and the claims (and so the key check).
+                replies = self._claim(stage_id, guard, claimable, claim_id, lease_ms, ack=acks)
+            else:
+                # Nothing to write, so no guarded write checks the key: check it here, before any waiting.
+                self._check_agent(stage_id, key, guard)
+                replies = []
+            if replies or not wait or not self.waiter.admit(stage_id):
+                # Past the cap on waiting fetches the answer comes at once (docs/scaling.md).
+                return replies
+            try:
+                return self._wait_and_claim(stage_id, guard, claim_id, lease_ms, deadline, mark, pending)
+            finally:
+                self.waiter.release(stage_id)
         except GuardFailed:
             # Also a key rotated while a long-poll waited.
             raise self._auth_error(self.store.get_stage(stage_id), key, AGENT) from None
-        return [Reply(id=r.id, text=r.text, created_at=r.created_at) for r in unread if r.id in claimed]
 
-    def _fetch(self, stage_id: str, key: str | None, request_id: str | None, claim_id: str | None) -> list[Reply]:
+    def _wait_and_claim(self, stage_id: str, guard: Guard, claim_id: str, lease_ms: int, deadline: float,
+                        mark: object, pending: Pending) -> list[Reply]:
+        replies: list[Reply] = []
+        while not replies:
+            left = deadline - time.monotonic()
+            if left <= 0 or waiting.client_gone():
+                return []
+            # Wake for a new reply, or when the earliest lease held by someone else ends (its reply
+            # may then be handed out here).
+            until_lease = None if pending.next_lease_end_ms is None else \
+                max(0.0, (pending.next_lease_end_ms - self._now_ms()) / 1000) + _LEASE_SLACK_S
+            woken = self.waiter.wait(stage_id, mark, left if until_lease is None else min(left, until_lease))
+            if waiting.client_gone() or self.waiter.closed:
+                # The caller is gone (the local server saw its socket close): claim nothing for it.
+                return []
+            if woken is None:
+                if until_lease is None or until_lease >= left:
+                    return []
+                pending = self.store.pending_replies(stage_id)      # a lease ended: look again
+                replies = self._claim(stage_id, guard, pending.claimable, claim_id, lease_ms)
+                continue
+            # Woken by a reply (another fetch may claim it first; then wait on).  In one process the
+            # signal knows what was written since the mark: claim that without a query.
+            known = self.waiter.published_since(stage_id, mark) if isinstance(self.waiter, ReplySignal) \
+                else None
+            mark = woken
+            if known is None:
+                pending = self.store.pending_replies(stage_id)
+                known = pending.claimable
+            replies = self._claim(stage_id, guard, known, claim_id, lease_ms)
+        return replies
+
+    def _claim(self, stage_id: str, guard: Guard, unread: list[ReplyRecord], claim_id: str,
+               lease_ms: int, ack: list[str] | None = None) -> list[Reply]:
+        if not unread and not ack:
+            return []
+        claimed = self.store.claim_replies(stage_id, guard, unread, self._claim_of(claim_id, lease_ms), ack=ack)
+        return [_handed_out(r) for r in sorted(claimed, key=lambda r: r.id)]
+
+    def _claim_of(self, claim_id: str, lease_ms: int) -> Claim:
+        return Claim(claim_id, self._now_ms() + lease_ms)
+
+    def ack_replies(self, stage_id: str, key: str | None, reply_ids: list[str]) -> AckResult:
+        """Acknowledges replies handed out by fetches: they are handled and never handed out again."""
         guard = self._guard(key, AGENT)
         _known_shape(stage_id)
-        claim_id = claim_id or (f"req:{request_id}" if request_id else self._new_id())
-        if request_id:
-            # A retry of a fetch whose answer was lost: the same replies again, and nothing new.
-            stage = self.store.get_stage(stage_id)
-            if stage is None or not keys.same_hash(stage.agent_key_hash, guard.value):
-                raise self._auth_error(stage, key, AGENT)
-            earlier = self.store.claimed_by(stage_id, claim_id)
-            if earlier:
-                return [Reply(id=r.id, text=r.text, created_at=r.created_at) for r in earlier]
-        unread = self.store.unread_replies(stage_id)
-        if not unread:
-            # Nothing to claim, so no guarded write checked the key: check it here.
-            stage = self.store.get_stage(stage_id)
-            if stage is None or not keys.same_hash(stage.agent_key_hash, guard.value):
-                raise self._auth_error(stage, key, AGENT)
-            return []
-        return self._claim_unread(stage_id, key, claim_id, unread)
+        try:
+            acked = self.store.ack_replies(stage_id, guard, list(reply_ids))
+        except GuardFailed:
+            raise self._auth_error(self.store.get_stage(stage_id), key, AGENT) from None
+        done = set(acked)
+        return AckResult(acked=acked, unknown=[rid for rid in dict.fromkeys(reply_ids) if rid not in done])
+
+    def _check_agent(self, stage_id: str, key: str | None, guard: Guard) -> None:
+        stage = self.store.get_stage(stage_id)
+        if stage is None or not keys.same_hash(stage.agent_key_hash, guard.value):
+            raise self._auth_error(stage, key, AGENT)
+
+    def _now_ms(self) -> int:
+        return int(self._clock() * 1000)
 
     def get_stage(self, stage_id: str, key: str | None, if_none_match: str | None = None) -> StageView | NotModified:
         stage = self.check_key(stage_id, key, agent_only=False)
@@ -456,6 +522,11 @@ def _known_shape(stage_id: str) -> None:
     # Not one of our ids: no stage by that id, and no reason to ask the store.
     if not keys.is_stage_id(stage_id):
         raise NotFound("no such stage", "stage_id", code="stage_not_found")
+
+
+def _handed_out(reply: ReplyRecord) -> Reply:
+    return Reply(id=reply.id, text=reply.text, created_at=reply.created_at, deliveries=max(1, reply.deliveries),
+                 lease_expires_at=None if reply.lease_until_ms is None else ids.iso_from_ms(reply.lease_until_ms))
 
 
 def _etags(header: str) -> set[str]:

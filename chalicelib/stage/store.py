@@ -165,6 +165,31 @@ class ReplyRecord:
     to: str | None = None
     move: str | None = None
     restart: bool = False      # the restart control after an ending (scenario stages): claimed, never logged
+    # Delivery to agents (leases, docs/stage.md): how many fetches have claimed the reply so far, and
+    # until when (epoch milliseconds) the latest claim holds it; 0 and None while nobody has fetched it.
+    deliveries: int = 0
+    lease_until_ms: int | None = None
+    claim_id: str | None = None          # the latest claim (a fetch's `req:<request_id>`, or a fresh id)
+
+
+@dataclass(frozen=True)
+class Claim:
+    """One fetch's hold on replies: an id (``req:<request_id>`` or a fresh one) and when its lease ends."""
+    claim_id: str
+    until_ms: int
+
+
+@dataclass
+class Pending:
+    """A stage's replies nobody has acknowledged yet, oldest first: those a fetch may claim now (never
+    fetched, or their lease ended) and those a lease still holds."""
+    claimable: list[ReplyRecord]
+    held: list[ReplyRecord] = field(default_factory=list)
+
+    @property
+    def next_lease_end_ms(self) -> int | None:
+        """When the earliest lease still held ends (None: none is held)."""
+        return min((r.lease_until_ms for r in self.held if r.lease_until_ms is not None), default=None)
 
 
 @dataclass
@@ -234,8 +259,16 @@ class StageStore(Protocol):
     def add_reply(self, stage_id: str, guard: Guard, reply: ReplyRecord, entry: LogRecord) -> None: ...
     def recent_log(self, stage_id: str, limit: int) -> list[LogRecord]: ...
     def unread_replies(self, stage_id: str) -> list[ReplyRecord]: ...
-    def claim_replies(self, stage_id: str, guard: Guard, reply_ids: list[str], claim_id: str) -> list[str]: ...
-    def claimed_by(self, stage_id: str, claim_id: str) -> list[ReplyRecord]: ...
+    def pending_replies(self, stage_id: str) -> Pending: ...
+    def claim_replies(self, stage_id: str, guard: Guard, replies: list[ReplyRecord], claim: Claim,
+                      ack: list[str] | None = None) -> list[ReplyRecord]:
+        """Claims ``replies`` (as read) under ``claim``; acknowledges ``ack`` in the same write."""
+        ...
+    def renew_claim(self, stage_id: str, guard: Guard, replies: list[ReplyRecord], claim: Claim,
+                    ack: list[str] | None = None) -> list[ReplyRecord]:
+        """Renews the lease of those of ``replies`` that ``claim.claim_id`` still holds; acknowledges ``ack``."""
+        ...
+    def ack_replies(self, stage_id: str, guard: Guard, reply_ids: list[str]) -> list[str]: ...
     def set_key_hashes(self, stage_id: str, hashes: dict[str, str]) -> None: ...
     def apply_turn(self, stage_id: str, write: TurnWrite) -> None: ...
     def recent_turns(self, stage_id: str, limit: int | None) -> list[TurnRecord]: ...

@@ -66,10 +66,11 @@ class Sender:
     """Signs and POSTs one attempt; never raises."""
 
     def __init__(self, *, local: bool = False, resolver: targets.Resolver = targets.system_resolver,
-                 tls=None):
+                 tls=None, deadline_s: float = targets.ATTEMPT_DEADLINE_S):
         self.local = local
         self.resolver = resolver
         self.tls = tls
+        self.deadline_s = deadline_s     # one attempt, connect to last byte
 
     def send(self, config: WebhookConfig, delivery_id: str, body: bytes) -> Outcome:
         started = time.perf_counter()
@@ -79,9 +80,14 @@ class Sender:
 
         headers = signing.sign(config.secret, delivery_id, body)
         try:
-            answer = targets.post(config.url, body, headers, local=self.local, resolver=self.resolver, tls=self.tls)
+            answer = targets.post(config.url, body, headers, local=self.local, resolver=self.resolver, tls=self.tls,
+                                  deadline_s=self.deadline_s)
         except targets.TargetRefused as exc:
             return done(ok=False, error=f"{exc.reason}: {exc}", retryable=False)
+        except TimeoutError as exc:
+            return done(ok=False, error=f"timeout: {exc}"[:300])
+        except targets.AnswerRefused as exc:
+            return done(ok=False, error=f"bad_answer: {exc}"[:300])
         except (OSError, http.client.HTTPException) as exc:
             return done(ok=False, error=f"unreachable: {type(exc).__name__}: {exc}"[:300])
         if 200 <= answer.status < 300:

@@ -21,7 +21,7 @@ from .models import (
 from .store import DynamoWebhookStore
 
 SIGNATURE_FORMAT = (f"{signing.SIGNATURE_HEADER}: {signing.SCHEME}=<hex HMAC-SHA256(secret, "
-                    f"\"<{signing.TIMESTAMP_HEADER}>.<raw body>\")>")
+                    f"\"<{signing.ID_HEADER}>.<{signing.TIMESTAMP_HEADER}>.<raw body>\")>")
 
 
 class WebhookService:
@@ -39,7 +39,14 @@ class WebhookService:
                            "stages", "stage_id", code="scenario_stage")
         try:
             target = targets.parse(request.url, local=self.local)
-            targets.resolve(target, local=self.local, resolver=self.sender.resolver)
+            try:
+                targets.resolve(target, local=self.local, resolver=self.sender.resolver)
+            except targets.TargetRefused as exc:
+                # A name that does not resolve (yet) is taken: every delivery resolves and checks it again,
+                # and `webhook test` / `webhook show` say that it does not resolve.  A name that resolves to
+                # an address inside is refused now.
+                if exc.reason != "dns_failed":
+                    raise
         except targets.TargetRefused as exc:
             raise ValidationFailed(f"url refused ({exc.reason}): {exc}", "url", code="webhook_url_refused") from None
         config = WebhookConfig(url=request.url, secret=signing.new_secret(),

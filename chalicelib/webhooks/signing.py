@@ -4,11 +4,13 @@ Every delivery carries three headers:
 
     Butai-Webhook-Id: <reply id>          the same on every retry of one delivery (deduplicate on it)
     Butai-Webhook-Timestamp: <unix seconds when this attempt was signed>
-    Butai-Webhook-Signature: v1=<hex HMAC-SHA256(secret, "<timestamp>.<raw body>")>
+    Butai-Webhook-Signature: v2=<hex HMAC-SHA256(secret, "<id>.<timestamp>.<raw body>")>
 
-The timestamp is inside the signed text, so a captured request cannot be
-replayed later with a fresh timestamp; a receiver refuses timestamps more than
-five minutes away from its clock.  Several ``v1=`` values separated by
+The id and the timestamp are inside the signed text: a captured request cannot
+be replayed later with a fresh timestamp, nor within the five minutes a
+receiver allows with a new id (which would defeat deduplication on the id).
+(``v1`` signed only "<timestamp>.<raw body>", leaving the id header open to
+change; it is no longer sent or accepted.)  Several ``v2=`` values separated by
 commas are allowed (any one matching is enough), so the format can carry two
 signatures while a secret is being replaced.
 """
@@ -22,7 +24,7 @@ import time
 ID_HEADER = "Butai-Webhook-Id"
 TIMESTAMP_HEADER = "Butai-Webhook-Timestamp"
 SIGNATURE_HEADER = "Butai-Webhook-Signature"
-SCHEME = "v1"
+SCHEME = "v2"
 SECRET_PREFIX = "bkw_"
 
 
@@ -30,8 +32,8 @@ def new_secret() -> str:
     return SECRET_PREFIX + secrets.token_urlsafe(32)
 
 
-def signature(secret: str, timestamp: int | str, body: bytes) -> str:
-    signed = str(timestamp).encode("ascii") + b"." + body
+def signature(secret: str, delivery_id: str, timestamp: int | str, body: bytes) -> str:
+    signed = delivery_id.encode("utf-8") + b"." + str(timestamp).encode("ascii") + b"." + body
     return hmac.new(secret.encode("utf-8"), signed, hashlib.sha256).hexdigest()
 
 
@@ -39,4 +41,4 @@ def sign(secret: str, delivery_id: str, body: bytes, now: float | None = None) -
     """The three headers of one delivery attempt."""
     timestamp = int(time.time() if now is None else now)
     return {ID_HEADER: delivery_id, TIMESTAMP_HEADER: str(timestamp),
-            SIGNATURE_HEADER: f"{SCHEME}={signature(secret, timestamp, body)}"}
+            SIGNATURE_HEADER: f"{SCHEME}={signature(secret, delivery_id, timestamp, body)}"}

@@ -1,9 +1,13 @@
 """The cloud's delivery function: DynamoDB Streams on `pending_replies` → this handler → the webhook.
 
-The event source mapping passes only INSERT records (a new reply; the claim is a
-MODIFY, the TTL expiry a REMOVE).  Each record is delivered with backoff for
-at most ``LAMBDA_SCHEDULE.total`` seconds inside the invocation, records of one
-batch side by side (a slow receiver holds its own record, not the others').
+The event source mapping passes only INSERT records (a new reply; a claim or an
+acknowledgement is a MODIFY, the TTL expiry a REMOVE).  Each record is delivered
+with backoff for at most ``LAMBDA_SCHEDULE.total`` seconds inside the
+invocation; every attempt ends within its deadline (targets.ATTEMPT_DEADLINE_S,
+connect to last byte).  One stage's records go one after the other (at most
+one attempt in flight per stage), different stages' side by side: a slow
+receiver holds its own stage's records, not the others'.  The template caps
+the function's concurrency (butai_tools/infra.py).
 A record still undelivered is reported as a batch item failure: Lambda retries
 it (the mapping's MaximumRetryAttempts) and then sends its description to the
 dead-letter queue.  The reply itself stays unread on the stage either way: a
@@ -64,22 +68,26 @@ def deliver(job: Job, target: Dispatcher, sleep=time.sleep) -> bool:
 
 def handle(event: dict, target: Dispatcher, sleep=time.sleep) -> dict:
     records = event.get("Records") or []
-    jobs = [(record, reply_of(record)) for record in records]
+    by_stage: dict[str, list[tuple[int, ReplyRecord]]] = {}
+    for index, record in enumerate(records):
+        found = reply_of(record)
+        if found is not None:
+            by_stage.setdefault(found[0], []).append((index, found[1]))
+    ok = [True] * len(records)
 
-    def run(item) -> bool:
-        record, found = item
-        if found is None:
-            return True
-        try:
-            return deliver(Job(found[0], found[1]), target, sleep)
-        except Exception:  # noqa: BLE001 - storage trouble: let Lambda retry this record
-            log.exception("delivery of a reply failed")
-            return False
+    def run(stage_id: str) -> None:
+        # One stage's replies in order, one attempt at a time.
+        for index, reply in by_stage[stage_id]:
+            try:
+                ok[index] = deliver(Job(stage_id, reply), target, sleep)
+            except Exception:  # noqa: BLE001 - storage trouble: let Lambda retry this record
+                log.exception("delivery of a reply failed")
+                ok[index] = False
 
     with ThreadPoolExecutor(max_workers=PARALLEL) as pool:
-        results = list(pool.map(run, jobs))
+        list(pool.map(run, list(by_stage)))
     failures = [{"itemIdentifier": record["dynamodb"]["SequenceNumber"]}
-                for record, ok in zip(records, results) if not ok]
+                for record, delivered in zip(records, ok) if not delivered]
     return {"batchItemFailures": failures}
 
 

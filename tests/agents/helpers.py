@@ -96,6 +96,7 @@ class LocalStage:
     agent_key: str
     player_key: str
     local_json: Path
+    aws_endpoint: str = ""
 
     def env(self, **extra: str) -> dict:
         env = {k: v for k, v in os.environ.items()
@@ -114,6 +115,12 @@ class LocalStage:
         assert status == 200, body
         return body
 
+    def held(self) -> int | None:
+        """When the earliest lease held on one of the stage's unacknowledged replies ends (None: no reply is
+        held), read from the stage's table."""
+        store = context.build(Settings(aws_endpoint=self.aws_endpoint)).stage.store
+        return store.pending_replies(self.stage_id).next_lease_end_ms
+
 
 def local_stage(runtime, tmp_path: Path, name: str) -> LocalStage:
     service = context.build(Settings(aws_endpoint=runtime.info["aws_endpoint"])).stage
@@ -124,4 +131,5 @@ def local_stage(runtime, tmp_path: Path, name: str) -> LocalStage:
              "stage_url": f"{api}/#stage={created.stage_id}&key={created.player_key}"}
     path.write_text(json.dumps({"api_url": api, "aws_endpoint": runtime.info["aws_endpoint"],
                                 "pid": runtime.info["pid"], "stages": {name: entry}}), encoding="utf-8")
-    return LocalStage(name, api, created.stage_id, created.agent_key, created.player_key, path)
+    return LocalStage(name, api, created.stage_id, created.agent_key, created.player_key, path,
+                      runtime.info["aws_endpoint"])

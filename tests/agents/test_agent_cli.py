@@ -57,7 +57,7 @@ def test_speak_json_speaker_request_id_and_unknown_expression(cli, fresh_stage):
     assert len(log) == 1 and log[0]["speaker"] == "語り手"
     fresh_stage.reply("json")
     code, out, _ = cli("replies", "agent", "--json")
-    assert [r["text"] for r in json.loads(out)] == ["json"] and set(json.loads(out)[0]) == {"id", "text",
+    assert [r["text"] for r in json.loads(out)] == ["json"] and set(json.loads(out)[0]) == {"id", "text", "deliveries", "lease_expires_at",
                                                                                            "created_at"}
 
 

@@ -65,7 +65,10 @@ def test_tools_speak_and_fetch_replies_once_over_stdio(fresh_stage):
     env = {"BUTAI_LOCAL_JSON": str(fresh_stage.local_json), "BUTAI_STAGE": "agent"}
     spoken, first, second, view, bad = run_session(server_params(env), body)
     assert [r["text"] for r in first["replies"]] == ["MCP さん、こんにちは"]
+    assert first["replies"][0]["deliveries"] == 1
     assert second == {"replies": []}  # fetched once, never again
+    # Handed to the host: acknowledged, so no lease is left to bring it back.
+    assert fresh_stage.held() is None
     assert view["current"]["text"] == "MCP から、こんにちは"
     assert [e["role"] for e in view["log"]] == ["character", "player"]
     assert bad.is_error and "request_id" in bad.content[0].text
@@ -158,3 +161,28 @@ def test_wait_for_replies_waits_inside_one_call(fresh_stage):
     assert [r["text"] for r in woken["replies"]] == ["待ってた？"]
     assert again == {"replies": []}          # the waited reply was claimed: fetch-once holds
     assert too_long.is_error
+    assert fresh_stage.held() is None        # and acknowledged once the result was written
+
+
+def test_a_server_killed_before_its_result_is_written_leaves_the_reply_to_its_lease(fresh_stage):
+    """The reply is claimed, but the server dies before the result reaches the host: nothing is
+    acknowledged, so the lease brings the reply back (not lost)."""
+    async def body(session):
+        await anyio.to_thread.run_sync(fresh_stage.reply, "届かなかった返事")
+        result = await session.call_tool("fetch_replies", {})
+        return result
+
+    # The server process kills itself after the stage answered and before the result is written.
+    script = ("import os, signal, butai.mcp_server as m\n"
+              "original = m.HandedOver.returned\n"
+              "def dying(self, replies):\n"
+              "    if replies: os.kill(os.getpid(), signal.SIGKILL)\n"
+              "    return original(self, replies)\n"
+              "m.HandedOver.returned = dying\n"
+              "m.main()\n")
+    params = StdioServerParameters(command=sys.executable, args=["-c", script], cwd=str(ROOT),
+                                   env={"PYTHONPATH": str(ROOT), "BUTAI_LOCAL_JSON": str(fresh_stage.local_json),
+                                        "BUTAI_STAGE": "agent"})
+    with pytest.raises(ExceptionGroup):      # the server is gone: the session cannot finish
+        run_session(params, body, timeout=30)
+    assert fresh_stage.held() is not None   # claimed, held, not acknowledged: it comes back after the lease

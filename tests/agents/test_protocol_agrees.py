@@ -15,7 +15,7 @@ from chalicelib.webhooks import models as webhook_models
 from chalicelib.webhooks import signing as server_signing
 
 PAIRS = [
-    (protocol.Reply, models.Reply), (protocol.SpeakResult, models.SpeakResult),
+    (protocol.Reply, models.Reply), (protocol.AckResult, models.AckResult), (protocol.SpeakResult, models.SpeakResult),
     (protocol.LogEntry, models.LogEntry), (protocol.CurrentLine, models.CurrentLine),
     (protocol.Voice, models.Voice), (protocol.StageInfo, models.StageInfo),
     (protocol.WebhookCreated, webhook_models.WebhookCreated),
@@ -45,6 +45,8 @@ def test_the_stage_view_keeps_what_the_client_does_not_model():
 def test_constants_agree():
     assert protocol.SPEAK_MAX == models.SPEAK_MAX
     assert protocol.MAX_WAIT_S == MAX_WAIT_S
+    assert (protocol.LEASE_DEFAULT_S, protocol.LEASE_MIN_S, protocol.LEASE_MAX_S, protocol.ACK_MAX) == \
+        (models.LEASE_DEFAULT_S, models.LEASE_MIN_S, models.LEASE_MAX_S, models.ACK_MAX)
     assert protocol.BASIC_EXPRESSIONS == expressions.BASIC
     assert protocol.FALLBACK_EXPRESSION == expressions.FALLBACK
     for name in ("ID_HEADER", "TIMESTAMP_HEADER", "SIGNATURE_HEADER", "SCHEME"):

@@ -180,3 +180,20 @@ def test_no_cross_origin_access_is_granted(client, stage):
                         headers={"Authorization": f"Bearer {stage.player_key}", "Origin": "https://elsewhere.example"})
     assert r.status_code == 200
     assert not any(h.lower().startswith("access-control-allow") for h in r.headers)
+
+
+@pytest.mark.parametrize("spelling", [
+    "Bearer {k}\x0b", "Bearer {k}\x0c", "Bearer {k}\x1c", "Bearer {k}\x1f", "Bearer {k}\x85", "Bearer {k}\xa0",
+    "Bearer {k}\t", "Bearer\t{k}", "Bearer  {k}", "bearer {k}", "BEARER {k}", " Bearer {k}", "Bearer {k} ",
+    "Bearer \x0b{k}"])
+def test_a_key_written_any_other_way_than_exactly_bearer_key_is_refused(client, stage, aws_settings, spelling):
+    """Strict keys: the same key with a vertical tab, a form feed, U+001C … U+00A0 after it, tabs, two spaces or
+    the scheme in another case is no key at all: 401, and nothing changes."""
+    before = snapshot(aws_settings)
+    headers = {"Authorization": spelling.format(k=stage.agent_key), "Content-Type": "application/json"}
+    r = client.http.post(f"/stages/{stage.stage_id}/speak", headers=headers, body='{"text": "別の書き方"}')
+    assert r.status_code == 401 and r.json_body["error"]["code"] == "missing_key", spelling
+    assert client.http.get(f"/stages/{stage.stage_id}", headers=headers).status_code == 401
+    assert snapshot(aws_settings) == before
+    exact = {"Authorization": f"Bearer {stage.agent_key}", "Content-Type": "application/json"}
+    assert client.http.post(f"/stages/{stage.stage_id}/speak", headers=exact, body='{"text": "正しい書き方"}').status_code == 200

@@ -350,3 +350,18 @@ def test_the_restart_control_is_not_a_line_and_does_nothing_before_the_end(servi
     assert view["scene"].get("ending") is None and view["log"][-1]["text"].startswith("ママ、その話はあと")
     assert [e["text"] for e in view["log"]].count("もう一度") == 0
     assert DirectorMemory.read(services.stage.read_stage(played.stage_id).director).conversation.said == {}
+
+
+def test_faces_belong_to_the_turn_and_then_rest(client, played):
+    """A face lasts the turn it is set in: O2 makes 葵 angry; the next turn in which she says nothing she
+    rests (neutral), and a line of hers that sets no face of its own (B01) is said at rest too."""
+    faces = lambda view: {c["id"]: c["expression"] for c in view["scene"]["characters"]}  # noqa: E731
+    reply(client, played, "こんばんは")
+    view = reply(client, played, "流す曲を変えてみたら？")
+    assert faces(view) == {"赤尾妙子": "neutral", "神楽坂葵": "angry"}      # O1 sets no face for ママ; O2 angry
+    view = reply(client, played, "ママ、きれいですね")                      # ママ's reaction only
+    assert [e["character"] for e in view["log"][-2:]] == [None, "赤尾妙子"]
+    assert faces(view) == {"赤尾妙子": "smile", "神楽坂葵": "neutral"}
+    view = reply(client, played, "控え室に行こう")
+    assert view["log"][-1]["text"].startswith("散らかっててごめんね")
+    assert view["log"][-1]["expression"] == "neutral" and faces(view) == {"神楽坂葵": "neutral"}

@@ -14,8 +14,22 @@ def test_bench_stage_reports_every_operation_and_its_dynamodb_requests():
     assert results["speak"]["calls"] == {"TransactWriteItems": 1}
     assert results["poll unchanged (304)"]["calls"] == {"GetItem": 1}
     assert results["reply"]["calls"] == {"TransactWriteItems": 1}
-    assert results["fetch_replies (1 unread)"]["calls"] == {"Query": 1, "TransactWriteItems": 1}
+    # the acknowledgement of the last batch rides in the claim's transaction
+    assert results["fetch_replies (1 unread, ack 1)"]["calls"] == {"Query": 1, "TransactWriteItems": 1}
+    assert results["fetch_replies (none)"]["calls"] == {"Query": 1, "GetItem": 1}
     assert all(r["p50_ms"] > 0 for r in results.values())
+    journal = json.loads(out.stdout)["journal"]
+    assert journal["fsync_floor_p50_ms"] > 0
+    for name in ("speak", "reply"):
+        cost = journal[name]
+        # the cost is the raw medians' difference, rounded: within a rounding step of the rounded medians' one
+        assert abs(cost["cost_per_write_ms"] - (cost["journal_on_p50_ms"] - cost["journal_off_p50_ms"])) <= 0.011
+        # the ratio is taken from the raw figures, each reported to 0.01: it lies between the ratios the rounded
+        # figures' extremes give (the floor can be a quarter of a ms, so a fixed tolerance would not do)
+        c, f = cost["cost_per_write_ms"], journal["fsync_floor_p50_ms"]
+        ratios = [(c + dc) / (f + df) for dc in (-0.006, 0.006) for df in (-0.005, 0.005) if f + df > 0]
+        assert min(ratios) - 0.006 <= cost["cost_in_floors"] <= max(ratios) + 0.006 or f <= 0.005
+    assert journal["burst"]["writes"] == journal["burst"]["writers"] * 5 and journal["burst"]["records_per_sync"] >= 1
 
 
 def test_bench_turn_counts_two_requests_per_turn_and_three_when_the_log_is_read():
@@ -42,3 +56,32 @@ def test_bench_coldstart_times_new_processes_against_the_floor():
     assert report["floor_cpu_ms"] > 0 and abs(report["cpu_ratio"] - report["first_turn_cpu_ms"] / report["floor_cpu_ms"]) < 0.02
     assert abs(report["overhead_ratio"] - (report["ratio"] - 1)) < 0.02
     assert abs(report["cpu_overhead_ratio"] - (report["cpu_ratio"] - 1)) < 0.02
+
+
+def test_bench_wake_measures_a_healthy_webhook_beside_slowloris_receivers_against_its_own_floor():
+    out = subprocess.run([sys.executable, "-m", "butai_tools.cli", "bench", "wake", "--trials", "2", "--idle", "1",
+                          "--slow", "2", "--json"], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    report = json.loads(out.stdout)
+    slow, floor = report["slow_neighbours"], report["paths"]["webhook"]
+    assert slow["slow_stages"] == 2 and 0 < slow["p50_s"] <= slow["max_s"]
+    # the delays are the raw figures' differences, rounded: within a rounding step of the rounded ones'
+    assert abs(slow["delay_p50_s"] - (slow["p50_s"] - floor["p50_s"])) <= 0.00011
+    assert abs(slow["delay_max_s"] - (slow["max_s"] - floor["p50_s"])) <= 0.00011
+
+
+def test_bench_push_measures_both_paths_and_counts_a_fan_outs_requests():
+    out = subprocess.run([sys.executable, "-m", "butai_tools.cli", "bench", "push", "--lines", "3", "--sockets", "1,3",
+                          "--fan-out-lines", "2", "--json"], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    report = json.loads(out.stdout)
+    assert report["lines"] == 3 and report["push_stayed_live"] is True
+    for path in ("push", "polling"):
+        assert set(report[path]) == {"from_response", "from_request"}
+    # The pushed page asked for nothing after its subscription's catch-up; the polled one kept asking.
+    assert report["get_requests_per_page_minute"]["push"] == 0
+    assert report["get_requests_per_page_minute"]["polling"] > 0
+    # A fan-out: the subscriptions and the log tail (and, locally only, the stage the stream would carry).
+    assert report["fan_out"]["dynamodb_requests_per_fan_out"] == {"GetItem": 1.0, "Query": 2.0}
+    assert set(report["fan_out"]["by_open_sockets"]) == {"1", "3"}
+    assert all(r["fan_outs"] == 2 for r in report["fan_out"]["by_open_sockets"].values())

@@ -68,12 +68,17 @@ def test_fetch_once_race_16_fetchers_500_replies(local_runtime):
                 (sent if status == 202 else errors).append(text if status == 202 else (status, body))
 
     def fetcher():
+        handled: list[str] = []
         while True:
             finished = done_sending.is_set()
-            status, _, body = call(api, "POST", f"/stages/{s.stage_id}/fetch_replies", s.agent_key)
+            # Each fetch acknowledges what the previous one handed over; the lease is long, since a fetch
+            # may wait seconds for its answer on a machine this busy.
+            status, _, body = call(api, "POST", f"/stages/{s.stage_id}/fetch_replies", s.agent_key,
+                                   {"ack": handled, "lease": 600})
             with lock:
                 if status == 200:
                     received.extend(r["text"] for r in body)
+                    handled = [r["id"] for r in body]
                 else:
                     errors.append((status, body))
             if finished and not body:

@@ -86,6 +86,28 @@ def test_local_json_is_readable_by_its_owner_only(local_runtime, tmp_path):
     assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
 
 
+def test_the_saved_data_and_its_journal_are_readable_by_their_owner_only(tmp_path):
+    """data.json and the journal hold what the tables hold (webhook secrets among it): 0600, like local.json,
+    also when an older run left data.json readable by all."""
+    from butai_tools.local.runtime import LocalRuntime
+    state = tmp_path / "state"
+    state.mkdir()
+    (state / "data.json").write_text('{"version": 1, "tables": {}, "objects": {}}')
+    os.chmod(state / "data.json", 0o644)
+    runtime = LocalRuntime(state_dir=state, port=0, demo_stage="demo", scenario_stages={}, rate=0)
+    runtime.start()
+    try:
+        created = runtime.stage_service.create_stage("secrets")
+        assert created.stage_id
+        runtime.snapshots.save()
+        files = [state / "data.json", *state.glob("journal-*.log")]
+        assert len(files) >= 2
+        assert {p.name: stat.S_IMODE(os.stat(p).st_mode) for p in files} == {p.name: 0o600 for p in files}
+    finally:
+        runtime.stop()
+    assert stat.S_IMODE(os.stat(state / "data.json").st_mode) == 0o600
+
+
 def test_stage_names_are_unique(local_runtime):
     env = {**os.environ, "BUTAI_LOCAL_JSON": str(local_runtime.state_dir / "local.json")}
     again = subprocess.run([sys.executable, "-m", "butai_tools.cli", "stage", "create", "demo"],

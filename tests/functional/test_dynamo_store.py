@@ -1,5 +1,6 @@
 """The DynamoDB store against moto: atomic writes, fetch-once claims, request counts."""
 import itertools
+import time
 
 import pytest
 
@@ -66,14 +67,46 @@ def test_reply_is_one_request_and_fetch_is_a_query_and_claims(counted, stage):
     assert counter.calls == ["Query", "TransactWriteItems"]
 
 
-def test_claimed_reply_leaves_the_unread_index(services, stage, aws_settings):
+def test_the_agent_loop_is_two_requests_per_fetch(counted, stage):
+    """fetch with `ack` of the last batch: one query, one transaction (acknowledgements and claims together);
+    nothing to acknowledge or claim: the query and the key check; a retried request id: the query and the
+    renewal."""
+    service, counter = counted
+    service.reply(stage.stage_id, stage.player_key, ReplyRequest(text="一"))
+    [first] = service.fetch_replies(stage.stage_id, stage.agent_key, "loop-1")
+    service.reply(stage.stage_id, stage.player_key, ReplyRequest(text="二"))
+    counter.calls.clear()
+    [second] = service.fetch_replies(stage.stage_id, stage.agent_key, "loop-2", ack=[first.id])
+    assert second.text == "二" and counter.calls == ["Query", "TransactWriteItems"]
+    counter.calls.clear()
+    assert service.fetch_replies(stage.stage_id, stage.agent_key, "loop-3", ack=[second.id]) == []
+    assert counter.calls == ["Query", "TransactWriteItems"]
+    counter.calls.clear()
+    assert service.fetch_replies(stage.stage_id, stage.agent_key, "loop-4") == []
+    assert counter.calls == ["Query", "GetItem"]
+    service.reply(stage.stage_id, stage.player_key, ReplyRequest(text="三"))
+    [third] = service.fetch_replies(stage.stage_id, stage.agent_key, "loop-5")
+    counter.calls.clear()
+    assert [r.id for r in service.fetch_replies(stage.stage_id, stage.agent_key, "loop-5")] == [third.id]
+    assert counter.calls == ["Query", "TransactWriteItems"]
+    assert service.store.pending_replies(stage.stage_id).claimable == []
+
+
+def test_a_claimed_reply_is_held_under_its_lease_and_leaves_the_unread_index_when_acknowledged(
+        services, stage, aws_settings):
     service = services.stage
     service.reply(stage.stage_id, stage.player_key, ReplyRequest(text="やあ"))
-    service.fetch_replies(stage.stage_id, stage.agent_key)
-    items = _scan(aws_settings, "pending_replies")
-    assert len(items) == 1
-    assert tables.UNREAD_ATTR not in items[0] and "claim_id" in items[0]
-    assert service.store.unread_replies(stage.stage_id) == []
+    [got] = service.fetch_replies(stage.stage_id, stage.agent_key)
+    [item] = _scan(aws_settings, "pending_replies")
+    assert tables.UNREAD_ATTR in item and item["deliveries"] == {"N": "1"} and "claim_id" in item
+    lease_until = int(item["lease_until"]["N"])
+    assert ids.iso_from_ms(lease_until) == got.lease_expires_at and got.deliveries == 1
+    assert abs(lease_until - (time.time() * 1000 + 30_000)) < 5_000      # the default lease: 30 s
+    assert service.store.unread_replies(stage.stage_id) == []      # held: nobody else may claim it
+    assert service.ack_replies(stage.stage_id, stage.agent_key, [got.id]).acked == [got.id]
+    [item] = _scan(aws_settings, "pending_replies")
+    assert tables.UNREAD_ATTR not in item
+    assert service.store.pending_replies(stage.stage_id).claimable == []
 
 
 def test_fetch_claims_more_than_one_transaction_holds(services, stage):
@@ -93,11 +126,12 @@ def test_a_reply_already_claimed_elsewhere_is_not_returned_again(services, stage
     unread = store.unread_replies(stage.stage_id)
     # Another caller claims the first reply between our query and our claim.
     from chalicelib.stage.keys import hash_key
-    from chalicelib.stage.store import Guard
-    store.claim_replies(stage.stage_id, Guard("agent_key_hash", hash_key(stage.agent_key)), [unread[0].id], "x")
-    claimed = store.claim_replies(stage.stage_id, Guard("agent_key_hash", hash_key(stage.agent_key)),
-                                  [r.id for r in unread], "y")
-    assert claimed == [unread[1].id]
+    from chalicelib.stage.store import Claim, Guard
+    guard = Guard("agent_key_hash", hash_key(stage.agent_key))
+    until = int(time.time() * 1000) + 30_000
+    store.claim_replies(stage.stage_id, guard, unread[:1], Claim("x", until))
+    claimed = store.claim_replies(stage.stage_id, guard, unread, Claim("y", until))
+    assert [r.id for r in claimed] == [unread[1].id]
 
 
 def _fixed_ids(stage_service, values):
@@ -194,17 +228,21 @@ def test_a_different_call_colliding_on_an_id_is_an_error_not_a_silent_success(se
 
 def test_a_replayed_claim_still_returns_the_replies_it_claimed(services, stage):
     from chalicelib.stage.keys import hash_key
-    from chalicelib.stage.store import Guard
+    from chalicelib.stage.store import Claim, Guard
     service = services.stage
     for text in ("一", "二"):
         service.reply(stage.stage_id, stage.player_key, ReplyRequest(text=text))
     store = service.store
     guard = Guard("agent_key_hash", hash_key(stage.agent_key))
-    wanted = [r.id for r in store.unread_replies(stage.stage_id)]
-    assert store.claim_replies(stage.stage_id, guard, wanted, "claim-1") == wanted
+    unread = store.unread_replies(stage.stage_id)
+    wanted = [r.id for r in unread]
+    first = Claim("claim-1", int(time.time() * 1000) + 30_000)
+    assert [r.id for r in store.claim_replies(stage.stage_id, guard, unread, first)] == wanted
     # The answer was lost and the same claim arrives again: the replies are still this caller's.
-    assert sorted(store.claim_replies(stage.stage_id, guard, wanted, "claim-1")) == sorted(wanted)
-    assert store.claim_replies(stage.stage_id, guard, wanted, "claim-2") == []
+    again = store.claim_replies(stage.stage_id, guard, unread, first)
+    assert sorted(r.id for r in again) == sorted(wanted) and {r.deliveries for r in again} == {1}
+    assert {r.claim_id for r in again} == {"claim-1"}
+    assert store.claim_replies(stage.stage_id, guard, unread, Claim("claim-2", first.until_ms)) == []
 
 
 def test_retention_sets_ttl_and_expired_items_are_ignored_before_dynamodb_deletes_them(aws_settings, services, stage):

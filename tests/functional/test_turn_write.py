@@ -5,7 +5,7 @@ from chalicelib import ids
 from chalicelib.stage.keys import hash_key
 from chalicelib.stage.models import ReplyRequest
 from chalicelib.stage.service import StageService
-from chalicelib.stage.store import GuardFailed, LogRecord, ReplyRecord, StageUpdate, StaleGame, TurnWrite
+from chalicelib.stage.store import GuardFailed, LogRecord, Pending, ReplyRecord, StageUpdate, StaleGame, TurnWrite
 from chalicelib.turn_record import TurnRecord
 
 
@@ -50,7 +50,8 @@ def test_the_reply_is_written_with_its_turn_already_claimed(stages, made):
     assert [(e.role, e.text) for e in log] == [("player", "やあ"), ("character", "「やあ」への返事")]
     assert stages.store.unread_replies(made.stage_id) == []
     assert stages.fetch_replies(made.stage_id, made.agent_key) == []          # fetch-once: the turn has it
-    assert [r.text for r in stages.store.claimed_by(made.stage_id, write.claim_id)] == ["やあ"]
+    # Answered by the turn, so also acknowledged: not waiting for anyone, not held by any lease.
+    assert stages.store.pending_replies(made.stage_id) == Pending([], [])
     record = stages.store.get_stage(made.stage_id)
     assert record.game_version == 1 and record.version == write.entries[-1].id
     assert stages.store.recent_turns(made.stage_id, None) == [write.turn]      # typed, as written

@@ -152,6 +152,27 @@ class StageState:
         return {i["reply_id"]["S"] for i in cls.items(state, "pending_replies", stage_id)
                 if tables.UNREAD_ATTR in i}
 
+    @classmethod
+    def claimable(cls, state: dict, stage_id: str, now_ms: int) -> set[str]:
+        """Unread replies no lease holds at ``now_ms``: what a fetch then hands out (docs/stage.md)."""
+        return {i["reply_id"]["S"] for i in cls.items(state, "pending_replies", stage_id)
+                if tables.UNREAD_ATTR in i and int(i.get("lease_until", {}).get("N", 0)) <= now_ms}
+
+    @classmethod
+    def held_by(cls, state: dict, stage_id: str, claim_id: str) -> set[str]:
+        """Unread replies whose latest claim is ``claim_id`` (a retried request id gets them back)."""
+        return {i["reply_id"]["S"] for i in cls.items(state, "pending_replies", stage_id)
+                if tables.UNREAD_ATTR in i and i.get("claim_id", {}).get("S") == claim_id}
+
+    @staticmethod
+    def without_leases(state: dict) -> dict:
+        """The state with every lease end left out (a retried fetch renews its lease, nothing else)."""
+        def strip(item: str) -> str:
+            data = json.loads(item)
+            data.pop("lease_until", None)
+            return json.dumps(data, sort_keys=True, ensure_ascii=False)
+        return {key: sorted(strip(i) for i in items) for key, items in state.items()}
+
     @staticmethod
     def events(state: dict, stage_id: str) -> int:
         marker = '"sk": {"S": "' + tables.LOG_EVENT_PREFIX   # as json.dumps writes the item

@@ -21,8 +21,8 @@ from tests.hardening._support import body_text, error_of, header, http_call
 
 
 def key_forms(key: str) -> list[str]:
-    """Ways to send a key that count on its own stage."""
-    return [f"Bearer {key}", f"bearer {key}", f"BEARER {key}", f"  Bearer   {key}  "]
+    """How a key is sent: exactly `Bearer <key>` (no other spelling counts, docs/stage.md)."""
+    return [f"Bearer {key}"]
 
 
 def calls(stage_id: str, version: str) -> list[tuple[str, str, dict | None, dict]]:

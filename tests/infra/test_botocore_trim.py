@@ -25,6 +25,7 @@ def _zip(path, names):
 FILES = ["app.py", "botocore/__init__.py", "botocore/data/endpoints.json", "botocore/data/_retry.json",
          "botocore/data/dynamodb/2012-08-10/service-2.json.gz", "botocore/data/s3/2006-03-01/service-2.json.gz",
          "botocore/data/sagemaker-runtime/2017-05-13/service-2.json.gz",
+         "botocore/data/apigatewaymanagementapi/2018-11-29/service-2.json.gz",
          "botocore/data/ec2/2016-11-15/service-2.json.gz", "botocore/data/ec2/2016-11-15/paginators-1.json",
          "botocore/data/lambda/2015-03-31/service-2.json.gz", "other/data/ec2/kept.json"]
 

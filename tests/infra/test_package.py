@@ -150,6 +150,25 @@ def test_the_function_ships_only_what_lambda_runs(packaged):
     assert not [n for n in shipped if n.rsplit("/", 1)[-1] in tools or "bench" in n], shipped
 
 
+def test_fetch_replies_goes_to_the_long_poll_function_and_every_other_route_to_the_api_function(sam):
+    """Long-polls hold their own function's instances, never the API function's (docs/scaling.md); both are
+    called through their alias (SnapStart)."""
+    resources = sam["Resources"]
+    paths = resources["RestAPI"]["Properties"]["DefinitionBody"]["paths"]
+    for path, methods in paths.items():
+        for method, operation in methods.items():
+            text, variables = operation["x-amazon-apigateway-integration"]["uri"]["Fn::Sub"]
+            wanted = infra.LONG_POLL_FUNCTION if (path, method) == (infra.LONG_POLL_PATH, "post") else infra.FUNCTION
+            assert variables == {"Target": {"Ref": f"{wanted}.Alias"}}, (path, method, variables)
+    long_poll, api = resources["LongPollFunction"]["Properties"], resources["APIHandler"]["Properties"]
+    for same in ("CodeUri", "Runtime", "Architectures", "Role", "AutoPublishAlias", "SnapStart"):
+        assert long_poll[same] == api[same], same
+    assert long_poll["Handler"] == api["Handler"] == "app.app"
+    assert long_poll["Environment"]["Variables"] == api["Environment"]["Variables"]
+    assert resources["LongPollFunctionInvokePermission"]["Properties"]["FunctionName"] == \
+        {"Ref": "LongPollFunction.Alias"}
+
+
 def test_what_ships_is_what_requirements_txt_pins_and_loads_on_the_runtime(packaged):
     out, _ = packaged
     report = lambda_deps.check(out / "deployment.zip", ROOT / "requirements.txt")
@@ -192,7 +211,10 @@ def test_api_gateway_calls_the_alias_whose_versions_snapstart_snapshots(sam):
     assert len(uris) >= 8
     for uri in uris:
         text, variables = uri["Fn::Sub"]
-        assert text.endswith("/functions/${Target}/invocations") and variables == {"Target": {"Ref": "APIHandler.Alias"}}
+        # every route calls the API function's alias but fetch_replies, which calls the long-poll function's
+        assert text.endswith("/functions/${Target}/invocations") and variables in (
+            {"Target": {"Ref": "APIHandler.Alias"}}, {"Target": {"Ref": "LongPollFunction.Alias"}})
+    assert sum(uri["Fn::Sub"][1] == {"Target": {"Ref": "LongPollFunction.Alias"}} for uri in uris) == 1
     assert "APIHandler.Arn" not in json.dumps(api)
     assert resources["APIHandlerInvokePermission"]["Properties"]["FunctionName"] == {"Ref": "APIHandler.Alias"}
 
@@ -213,7 +235,8 @@ def test_sam_makes_a_version_and_an_alias_and_every_integration_and_permission_c
     resources = transform(template, {}, NoManagedPolicies())["Resources"]
     alias_id = f"APIHandlerAlias{infra.API_ALIAS}"
     alias = resources[alias_id]
-    versions = [k for k, r in resources.items() if r["Type"] == "AWS::Lambda::Version"]
+    versions = [k for k, r in resources.items() if r["Type"] == "AWS::Lambda::Version"
+                and r["Properties"]["FunctionName"] == {"Ref": "APIHandler"}]
     assert alias["Type"] == "AWS::Lambda::Alias" and alias["Properties"]["Name"] == infra.API_ALIAS
     assert len(versions) == 1 and alias["Properties"]["FunctionVersion"] == {"Fn::GetAtt": [versions[0], "Version"]}
     assert resources["APIHandler"]["Properties"]["SnapStart"] == {"ApplyOn": "PublishedVersions"}
@@ -222,5 +245,37 @@ def test_sam_makes_a_version_and_an_alias_and_every_integration_and_permission_c
     targets = {json.dumps(operation["x-amazon-apigateway-integration"]["uri"]["Fn::Sub"][1])
                for path in body["paths"].values() for operation in path.values()
                if isinstance(operation, dict) and "x-amazon-apigateway-integration" in operation}
-    assert targets == {json.dumps({"Target": {"Ref": alias_id}})}
+    long_poll_alias = f"{infra.LONG_POLL_FUNCTION}Alias{infra.API_ALIAS}"
+    assert resources[long_poll_alias]["Type"] == "AWS::Lambda::Alias"
+    assert targets == {json.dumps({"Target": {"Ref": alias_id}}), json.dumps({"Target": {"Ref": long_poll_alias}})}
     assert resources["APIHandlerInvokePermission"]["Properties"]["FunctionName"] == {"Ref": alias_id}
+
+
+def test_the_websocket_api_is_chalices_with_our_role_throttling_and_fan_out(sam):
+    resources = sam["Resources"]
+    # chalice emits the API, its $default route, the message function and the stage; the merge gives the
+    # function its own role and variables and the stage its throttling, and keeps chalice's own keys.
+    assert resources[infra.WEBSOCKET_API]["Properties"]["ProtocolType"] == "WEBSOCKET"
+    assert resources[infra.WEBSOCKET_API]["Properties"]["RouteSelectionExpression"] == "$request.body.action"
+    assert [r["Properties"]["RouteKey"] for r in resources.values()
+            if r["Type"] == "AWS::ApiGatewayV2::Route"] == ["$default"]
+    function = resources[infra.WEBSOCKET_FUNCTION]["Properties"]
+    assert function["Handler"] == "app.push" and function["CodeUri"] == resources["APIHandler"]["Properties"]["CodeUri"]
+    assert function["Role"] == {"Fn::GetAtt": [infra.PUSH_MESSAGE_ROLE, "Arn"]}
+    assert function["Environment"]["Variables"]["BUTAI_DEFAULT_CHARACTER"] == "hiyori"      # chalice's
+    assert function["Environment"]["Variables"]["BUTAI_PUSH_ENDPOINT"] == {"Fn::Sub": infra.PUSH_ENDPOINT}
+    stage = resources[infra.WEBSOCKET_STAGE]["Properties"]
+    assert stage["StageName"] == infra.API_GATEWAY_STAGE and stage["DeploymentId"]
+    assert stage["DefaultRouteSettings"]["ThrottlingRateLimit"] == {"Ref": "ApiThrottleRateLimit"}
+    fan_out = resources[infra.PUSH_FUNCTION]["Properties"]
+    for props in (fan_out, function):
+        assert props["Runtime"] == resources["APIHandler"]["Properties"]["Runtime"] == infra.LAMBDA_RUNTIME
+        assert props["Architectures"] == resources["APIHandler"]["Properties"]["Architectures"]
+
+
+def test_the_package_holds_no_local_socket_library(packaged):
+    # The local run serves /push with `websockets`; Lambda answers sockets through API Gateway.
+    out, _ = packaged
+    with zipfile.ZipFile(out / "deployment.zip") as archive:
+        assert not [n for n in archive.namelist() if n.startswith("websockets/")]
+        assert "chalicelib/push/stream.py" in archive.namelist()

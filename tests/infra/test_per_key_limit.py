@@ -33,27 +33,53 @@ def test_each_key_has_its_own_rate_limit_at_the_edge():
     assert "PerKeyRequestsPer5Min" in template["Parameters"]
 
 
-def waf_transform(value: str, transformations: list[dict]) -> str:
-    """What WAF's text transformations do to a header value (the two used), as AWS documents them."""
+KEY = "bka_AbCdEf0123456789-_xyzXYZ0123456789"
+# One key written many ways: each is either exactly the key for the app and its own count at the edge, or
+# refused by both.  The issue's list (\x0b, \x0c, \x1c, \x1f, \x85, \xa0 after the key), tabs, double
+# spaces, the scheme's case, spaces around, other schemes, look-alikes, invisible and control characters.
+SUFFIXES = ["\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\x1f", "\x85", "\xa0", "\t", " ", "  ", "\x00", "\r", "\n",
+            "\u2028", "\u2029", "\u3000", "\u200b", "\ufeff", "\u2003", "=", ",", ";", ".", "\u00ad"]
+VARIANTS = list(dict.fromkeys(["Bearer " + KEY] + ["Bearer " + KEY + s for s in SUFFIXES] + ["Bearer " + s + KEY for s in SUFFIXES]
+            + ["Bearer" + s + KEY for s in SUFFIXES] + [s + "Bearer " + KEY for s in SUFFIXES]
+            + ["bearer " + KEY, "BEARER " + KEY, "bEaReR " + KEY, "Bearer  " + KEY, "Bearer\t" + KEY,
+               " Bearer " + KEY, "Bearer " + KEY + " ", "Bearer " + KEY + "\r\n", "Basic " + KEY, KEY,
+               "Bearer", "Bearer ", "Bearer " + KEY + ",Bearer " + KEY, 'Bearer "' + KEY + '"',
+               "Bearer=" + KEY, "Token " + KEY, "Bearer " + KEY.upper(), "Bearer " + KEY[:-1],
+               "Ｂｅａｒｅｒ " + KEY, "Bearer " + KEY.replace("a", "\u0430"), "Bearer " + KEY + KEY]))
+
+
+def waf_key_format_blocks(statement: dict, value: str) -> bool:
+    """The key-format rule's statement on a header value, as WAF evaluates it (no text transformation; its
+    PCRE pattern is one Python's `re` reads the same way)."""
     import re
-    for step in sorted(transformations, key=lambda t: t["Priority"]):
-        if step["Type"] == "COMPRESS_WHITE_SPACE":
-            value = re.sub(" +", " ", re.sub("[\f\t\n\r\v\u00a0]", " ", value))
-        elif step["Type"] == "LOWERCASE":
-            value = value.lower()
-        else:
-            assert step["Type"] == "NONE"
-    return value
+    size, negated = statement["AndStatement"]["Statements"]
+    regex = negated["NotStatement"]["Statement"]["RegexMatchStatement"]
+    assert size["SizeConstraintStatement"]["TextTransformations"] == [{"Priority": 0, "Type": "NONE"}]
+    assert regex["TextTransformations"] == [{"Priority": 0, "Type": "NONE"}]
+    present = len(value.encode("utf-8", "surrogatepass")) >= size["SizeConstraintStatement"]["Size"]
+    return present and re.search(regex["RegexString"], value) is None
 
 
-def test_one_key_written_any_way_the_app_accepts_is_one_count():
-    statement = _rule(infra.build()["Resources"]["PerKeyWebAcl"], "per-key")["Statement"]["RateBasedStatement"]
-    transformations = statement["CustomKeys"][0]["Header"]["TextTransformations"]
-    key = "bka_AbCdEf0123456789-_xyzXYZ0123456789ab"
-    # HTTP drops the spaces around a header value (RFC 9110 5.5); what the app still accepts besides:
-    spellings = ["Bearer " + key, "bearer " + key, "bEaReR    " + key, "BEARER  " + key]
-    assert all(bearer_token(s) == key for s in spellings)
-    assert len({waf_transform(s, transformations) for s in spellings}) == 1
+def test_the_edge_and_the_app_read_every_spelling_of_a_key_alike():
+    acl = infra.build()["Resources"]["PerKeyWebAcl"]
+    key_format = _rule(acl, "key-format")
+    assert _if(acl, "key-format") == infra.PER_KEY_CONDITION
+    assert key_format["Priority"] < _rule(acl, "per-key")["Priority"]       # refused before it could count
+    assert key_format["Action"]["Block"]["CustomResponse"]["ResponseCode"] == 401
+    counted = _rule(acl, "per-key")["Statement"]["RateBasedStatement"]["CustomKeys"][0]["Header"]
+    assert counted == {"Name": "authorization", "TextTransformations": [{"Priority": 0, "Type": "NONE"}]}
+    accepted = []
+    for value in VARIANTS:
+        token = bearer_token(value)
+        blocked = waf_key_format_blocks(key_format["Statement"], value)
+        # Refused by the app exactly when refused at the edge …
+        assert (token is None) == blocked, repr(value)
+        if token is not None:
+            # … and otherwise the edge's count (the header, as it is) is the app's key, byte for byte.
+            assert value == "Bearer " + token, repr(value)
+            if token == KEY:
+                accepted.append(value)
+    assert accepted == ["Bearer " + KEY]      # one spelling of the key, so one count
 
 
 def test_every_address_is_limited_key_or_no_key():

@@ -172,7 +172,8 @@ def test_prefixes_match_what_the_code_reads():
 
 def test_no_star_resource_or_action_except_where_aws_requires_it(resources):
     allowed_star = {("ClassifierRole", ("ecr:GetAuthorizationToken",)),
-                    ("WebhookDeliveryRole", ("dynamodb:ListStreams",))}
+                    ("WebhookDeliveryRole", ("dynamodb:ListStreams",)),
+                    ("PushFanOutRole", ("dynamodb:ListStreams",))}
     for logical, statement in all_policy_statements(resources):
         actions = tuple(as_list(statement["Action"]))
         if statement["Effect"] == "Allow":
@@ -254,8 +255,8 @@ def test_distribution_serves_page_from_s3_and_api_paths_from_api_gateway(resourc
     assert default["ResponseHeadersPolicyId"] == {"Ref": "PageHeadersPolicy"}
 
     behaviours = {b["PathPattern"]: b for b in config["CacheBehaviors"]}
-    assert set(behaviours) == {"/stages/*", "/openapi.json"}
-    for behaviour in behaviours.values():
+    assert set(behaviours) == {"/stages/*", "/openapi.json", "/push"}
+    for behaviour in (b for b in behaviours.values() if b["PathPattern"] != "/push"):
         assert behaviour["TargetOriginId"] == "api"
         assert behaviour["CachePolicyId"] == "4135ea2d-6df8-44a3-9df3-4b5a84be39ad"          # CachingDisabled
         # AllViewerExceptHostHeader: Authorization and If-None-Match reach the API.

@@ -143,8 +143,8 @@ def test_an_explicit_expression_is_obeyed(stage_and_service):
     assert (result.expression, result.expression_source, result.expression_scores) == ("smile", "agent", None)
 
 
-@pytest.mark.parametrize("url", ["/audio/abc.mp3", "https://voice.example/a.ogg", "https://stage.example/x.wav",
-                                 "/audio/a.mp3?v=2"])
+@pytest.mark.parametrize("url", ["/audio/abc.mp3", "https://voice.example/a.ogg", "https://stage.example/audio/x.wav",
+                                 "/audio/a.mp3?v=2", "https://voice.example/tts?text=x"])
 def test_audio_on_the_own_or_a_listed_origin(stage_and_service, url):
     service, stage, _ = stage_and_service
     result = service.speak(stage.stage_id, stage.agent_key, SpeakRequest(text="どうぞ", audio=url))
@@ -154,7 +154,12 @@ def test_audio_on_the_own_or_a_listed_origin(stage_and_service, url):
 
 @pytest.mark.parametrize("url", ["http://voice.example/a.ogg", "https://evil.example/a.ogg", "//evil.example/a.ogg",
                                  "javascript:alert(1)", "audio/a.mp3", "/a b.mp3", "https://u:p@voice.example/a",
-                                 "data:audio/wav;base64,AAAA"])
+                                 "data:audio/wav;base64,AAAA",
+                                 # the own origin's other paths are no voice: only uploaded audio files
+                                 "/x.mp3", "/index.html", "/app.js", "/stages/s_0123456789abcdef", "/audio/",
+                                 "/audio/a.mp3#t=1", "/audio/a.exe", "/audio/../app.js", "/audio/sub/a.mp3",
+                                 "/characters/hiyori/smile.svg", "https://stage.example/app.js",
+                                 "https://stage.example/audio/a.txt"])
 def test_other_audio_is_a_400_naming_the_field_and_writes_nothing(stage_and_service, url):
     service, stage, store = stage_and_service
     with pytest.raises(ValidationFailed) as err:
@@ -171,7 +176,7 @@ def test_audio_origins_and_the_page_policy():
     assert Settings.from_env({"BUTAI_AUDIO_ORIGINS": "https://a.example"}).audio_origins == ("https://a.example",)
     assert "media-src 'self';" in content_security_policy()
     assert "media-src 'self' https://a.example;" in content_security_policy(["https://a.example"])
-    assert check_audio_url("/x.mp3", (), ()) == "/x.mp3"
+    assert check_audio_url("/audio/x.mp3", (), ()) == "/audio/x.mp3"
 
 
 def test_the_start_banner_names_the_judge(capsys):

@@ -32,7 +32,9 @@ def test_keys_have_at_least_128_random_bits_and_distinct_prefixes():
 
 
 @pytest.mark.parametrize("header,token", [
-    ("Bearer abc", "abc"), ("bearer  abc ", "abc"), ("Basic abc", None), ("Bearer", None), (None, None), ("", None)])
+    ("Bearer abc", "abc"), ("Bearer bka_A-b_9", "bka_A-b_9"), ("bearer  abc ", None), ("bearer abc", None),
+    ("Bearer  abc", None), ("Bearer abc ", None), ("Bearer abc\x0b", None), ("Bearer abc\xa0", None),
+    ("Bearer a+c", None), ("Basic abc", None), ("Bearer", None), ("Bearer ", None), (None, None), ("", None)])
 def test_bearer_token(header, token):
     assert keys.bearer_token(header) == token
 

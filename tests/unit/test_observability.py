@@ -40,8 +40,14 @@ def test_a_backend_failure_is_logged_and_counted(monkeypatch, capsys):
     # A Powertools logger of this service made earlier in the process keeps its first handler: start afresh.
     underlying = logging.getLogger("butai")
     monkeypatch.setattr(underlying, "handlers", [])
-    from aws_lambda_powertools.logging.constants import LOGGER_ATTRIBUTE_PRECONFIGURED
-    monkeypatch.delattr(underlying, LOGGER_ATTRIBUTE_PRECONFIGURED, raising=False)
+    from aws_lambda_powertools.logging.constants import (
+        LOGGER_ATTRIBUTE_POWERTOOLS_HANDLER,
+        LOGGER_ATTRIBUTE_PRECONFIGURED,
+    )
+    # Set (not deleted), so that undoing restores them as they were, or removes them: the logger Powertools
+    # configures here must not outlive the test (a later Logger would take its half-restored state).
+    monkeypatch.setattr(underlying, LOGGER_ATTRIBUTE_PRECONFIGURED, False, raising=False)
+    monkeypatch.setattr(underlying, LOGGER_ATTRIBUTE_POWERTOOLS_HANDLER, None, raising=False)
     lambda_logger = Logger(service="butai", logger_handler=logging.StreamHandler(stream))
     monkeypatch.setattr(observability, "logger", lambda: lambda_logger)
     rules = GameRules(load_scenario(ROOT / "scenarios" / "chinoike.json"))

@@ -20,7 +20,7 @@ NOW = 1_800_000_000
 
 def test_a_genuine_delivery_verifies_and_gives_the_payload():
     headers = signing.sign(SECRET, "01ABC", BODY, now=NOW)
-    assert headers[signing.SIGNATURE_HEADER].startswith("v1=")
+    assert headers[signing.SIGNATURE_HEADER].startswith("v2=")
     assert verify_webhook(SECRET, headers, BODY, now=NOW + 10)["reply"]["text"] == "こんにちは"
     # header names are matched without regard to case (frameworks lower-case them)
     lowered = {k.lower(): v for k, v in headers.items()}
@@ -29,8 +29,11 @@ def test_a_genuine_delivery_verifies_and_gives_the_payload():
 
 @pytest.mark.parametrize("tamper, reason", [
     (lambda h, b: (h, b.replace("こんにちは".encode(), "さようなら".encode())), "bad_signature"),
-    (lambda h, b: ({**h, signing.SIGNATURE_HEADER: "v1=" + "0" * 64}, b), "bad_signature"),
+    (lambda h, b: ({**h, signing.SIGNATURE_HEADER: "v2=" + "0" * 64}, b), "bad_signature"),
     (lambda h, b: ({**h, signing.TIMESTAMP_HEADER: str(NOW + 1)}, b), "bad_signature"),
+    # A delivery re-sent with a new id (to get past deduplication on it) no longer verifies.
+    (lambda h, b: ({**h, signing.ID_HEADER: "01FORGED"}, b), "bad_signature"),
+    (lambda h, b: ({k: v for k, v in h.items() if k != signing.ID_HEADER}, b), "missing_header"),
     (lambda h, b: ({k: v for k, v in h.items() if k != signing.SIGNATURE_HEADER}, b), "missing_header"),
     (lambda h, b: ({**h, signing.TIMESTAMP_HEADER: "soon"}, b), "bad_timestamp"),
 ])
@@ -58,10 +61,23 @@ def test_a_replayed_old_delivery_is_refused_even_with_its_valid_signature():
 
 
 def test_two_signatures_during_a_secret_change_verify():
-    old = signing.signature(signing.new_secret(), NOW, BODY)
+    old = signing.signature(signing.new_secret(), "01ABC", NOW, BODY)
     headers = signing.sign(SECRET, "01ABC", BODY, now=NOW)
-    headers[signing.SIGNATURE_HEADER] = f"v1={old}, {headers[signing.SIGNATURE_HEADER]}"
+    headers[signing.SIGNATURE_HEADER] = f"v2={old}, {headers[signing.SIGNATURE_HEADER]}"
     assert verify_webhook(SECRET, headers, BODY, now=NOW)
+
+
+def test_the_id_returned_is_the_signed_one_and_an_old_v1_signature_is_refused():
+    import hashlib
+    import hmac
+    headers = signing.sign(SECRET, "01ABC", BODY, now=NOW)
+    assert client_signing.verify(SECRET, headers, BODY, now=NOW) == "01ABC"
+    # The former scheme signed "<timestamp>.<body>" only: any id could ride along with it.
+    v1 = hmac.new(SECRET.encode(), str(NOW).encode() + b"." + BODY, hashlib.sha256).hexdigest()
+    forged = {**headers, signing.ID_HEADER: "01FORGED", signing.SIGNATURE_HEADER: f"v1={v1}"}
+    with pytest.raises(client_signing.SignatureError) as err:
+        client_signing.verify(SECRET, forged, BODY, now=NOW)
+    assert err.value.reason == "bad_signature"
 
 
 # ---------------------------------------------------------------- where a webhook may go
@@ -82,6 +98,16 @@ def test_two_signatures_during_a_secret_change_verify():
     ("https://169.254.169.254/latest/meta-data/", "metadata_address"),
     ("http://169.254.169.254/latest/meta-data/", "https_required"),
     ("https://[fd00:ec2::254]/", "metadata_address"),
+    # IPv6 addresses that carry an IPv4 one: 6to4 (2002::/16), Teredo, NAT64, IPv4-translated, IPv4-compatible
+    ("https://[2002:a9fe:a9fe::1]/", "metadata_address"),
+    ("https://[2002:7f00:1::1]/x", "loopback"),
+    ("https://[2002:a00:1::1]/x", "private_address"),
+    ("https://[2002:a9fe:1234::1]/x", "link_local_address"),
+    ("https://[2001:0:4136:e378:8000:63bf:5601:5601]/x", "metadata_address"),   # Teredo client 169.254.169.254
+    ("https://[64:ff9b::a9fe:a9fe]/x", "metadata_address"),
+    ("https://[64:ff9b::7f00:1]/x", "loopback"),
+    ("https://[::ffff:0:a9fe:a9fe]/x", "metadata_address"),
+    ("https://[::7f00:1]/x", "private_address"),
     ("https://127.0.0.1/x", "loopback"),
     ("https://localhost/x", "loopback"),
     ("https://hooks.example.com/x#frag", "invalid_url"),
@@ -91,6 +117,24 @@ def test_the_cloud_refuses_urls_that_reach_inside(url, reason):
     with pytest.raises(targets.TargetRefused) as err:
         targets.parse(url, local=False)
     assert err.value.reason == reason
+
+
+def test_a_name_resolving_to_the_6to4_address_of_a_public_ipv4_address_is_allowed():
+    target = targets.parse("https://hooks.example.com/x")
+    assert targets.resolve(target, resolver=lambda host, port: ["2002:5db8:d822::1"]) == "2002:5db8:d822::1"
+
+
+def test_a_public_ip_address_is_no_webhook_host_either():
+    with pytest.raises(targets.TargetRefused) as err:
+        targets.parse("https://93.184.216.34/x")
+    assert err.value.reason == "invalid_url"
+
+
+def test_a_name_resolving_to_a_6to4_metadata_address_is_refused_after_dns():
+    target = targets.parse("https://hooks.example.com/x")
+    with pytest.raises(targets.TargetRefused) as err:
+        targets.resolve(target, resolver=lambda host, port: ["2002:a9fe:a9fe::1"])
+    assert err.value.reason == "metadata_address"
 
 
 def test_a_local_run_allows_plain_http_to_loopback_only():
@@ -186,3 +230,55 @@ def test_only_a_bounded_part_of_the_answer_is_read():
     finally:
         server.shutdown()
         server.server_close()
+
+
+# ---------------------------------------------------------------- the published URL rule is the enforced one
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+
+def _accepted(url: str, local: bool) -> bool:
+    try:
+        targets.parse(url, local=local)
+        return True
+    except targets.TargetRefused:
+        return False
+
+
+@pytest.mark.parametrize("local", [False, True])
+@settings(max_examples=40, deadline=None)
+@given(data=st.data())
+def test_every_url_the_published_pattern_allows_is_accepted_before_dns(local, data):
+    url = data.draw(st.from_regex(targets.url_pattern(local), fullmatch=True).filter(
+        lambda u: len(u) <= targets.MAX_URL_LENGTH))
+    assert _accepted(url, local), url
+
+
+URL_PARTS = st.sampled_from(["https://", "http://", "HTTPS://", "ftp://", "", "a", ".", "-", ":", "443", "0", "65536",
+                             "/", "?", "#", "@", " ", "%20", "é", "[", "]", "::1", "127.0.0.1", "localhost",
+                             "10.0.0.1", "1.2.3.4", "example", "com", "xn--p1ai", "\\x00", "\\t", "user:pw@"])
+
+
+@pytest.mark.parametrize("local", [False, True])
+@settings(max_examples=600, deadline=None)
+@given(parts=st.lists(URL_PARTS, max_size=8))
+def test_nothing_outside_the_published_pattern_is_accepted(local, parts):
+    import re
+    url = "".join(parts)
+    assert _accepted(url, local) == bool(re.match(targets.url_pattern(local), url)), url
+
+
+def test_a_name_that_does_not_resolve_is_taken_and_checked_at_every_delivery(services, stage):
+    from chalicelib.webhooks.models import WebhookRequest
+    webhooks = services.webhooks
+    webhooks.sender = Sender(resolver=lambda host, port: (_ for _ in ()).throw(socket.gaierror("no such name")))
+    created = webhooks.set(stage.stage_id, stage.agent_key, WebhookRequest(url="https://hooks.example.com/x"))
+    assert created.url == "https://hooks.example.com/x"
+    outcome = webhooks.sender.send(WebhookConfig(created.url, created.secret, ""), "01ABC", BODY)
+    assert not outcome.ok and outcome.error.startswith("dns_failed")
+    # A name that resolves inside is refused when set.
+    webhooks.sender = Sender(resolver=lambda host, port: ["169.254.169.254"])
+    with pytest.raises(Exception) as err:
+        webhooks.set(stage.stage_id, stage.agent_key, WebhookRequest(url="https://hooks.example.com/x"))
+    assert getattr(err.value, "code", "") == "webhook_url_refused"

@@ -2,6 +2,7 @@
 from boto3.dynamodb.types import TypeSerializer
 
 from butai.client import verify_webhook
+from butai_tools.bench.slow_receivers import SlowLoris
 from chalicelib import aws
 from chalicelib.stage import keys
 from chalicelib.stage.store import Guard
@@ -75,3 +76,27 @@ def test_a_stage_without_webhook_is_skipped(aws_settings, services):
     dispatcher = Dispatcher(store, Sender(local=True))
     event = {"Records": [record("INSERT", other.stage_id, "01R4", "x", "300")]}
     assert stream.handle(event, dispatcher) == {"batchItemFailures": []}
+
+
+def test_the_delivery_function_takes_one_stage_at_a_time_and_stages_side_by_side(aws_settings, services):
+    slow, healthy = SlowLoris(answer=b"HTTP/1.1 200 OK\r\n\r\n" * 20, pause=1.0), Receiver()
+    store = DynamoWebhookStore(aws.client("dynamodb", aws_settings), aws_settings)
+    made = {}
+    for name, receiver in (("slow", slow), ("healthy", healthy)):
+        made[name] = services.stage.create_stage(name)
+        store.set(made[name].stage_id, Guard("agent_key_hash", keys.hash_key(made[name].agent_key)),
+                  WebhookConfig(receiver.url, "bkw_secret", "2026-01-01T00:00:00.000Z"))
+    # One attempt per record here (the schedule's retries are tested elsewhere), each bounded by 2 s.
+    dispatcher = Dispatcher(store, Sender(local=True, deadline_s=2.0), Schedule(first=1, cap=1, total=0))
+    event = {"Records": [record("INSERT", made["slow"].stage_id, "01S1", "遅い一", "1"),
+                         record("INSERT", made["slow"].stage_id, "01S2", "遅い二", "2"),
+                         record("INSERT", made["healthy"].stage_id, "01H1", "元気", "3")]}
+    try:
+        result = stream.handle(event, dispatcher, sleep=lambda s: None)
+        assert sorted(f["itemIdentifier"] for f in result["batchItemFailures"]) == ["1", "2"]
+        assert [verify_webhook("bkw_secret", r["headers"], r["body"])["reply"]["id"] for r in healthy.requests] == ["01H1"]
+        assert slow.wait_for_hang_ups(2)
+        assert len(slow.connections) == 2 and slow.most_open == 1      # one attempt at a time for the stage
+    finally:
+        slow.close()
+        healthy.close()

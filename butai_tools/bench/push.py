@@ -1,0 +1,220 @@
+"""`butai bench push`: how soon a line an agent speaks is on the player's page — pushed, and polled — in
+the same run; and what one push costs (the fan-out's DynamoDB requests and time, by open sockets).
+
+One local runtime in this process (moto on 127.0.0.1, the API and /push on an ephemeral port) and real
+headless Chromium at 390×844.  Two pages show the same stage: one subscribed over the push socket, one
+whose socket Chromium is made to drop at once (so it polls every 3 s, as it does without a socket).  Each
+line is spoken over HTTP at a random moment of the poll cycle; a MutationObserver in each page notes when
+the line's text is in the DOM (wall clock, the same machine's), and the figure is from the moment the
+speak response was read — and, beside it, from the moment the request was sent.
+
+The fan-out part opens 1, 10, 100 plain socket clients on one stage and speaks lines: each fan-out's time
+(its reads, the view, the sends to every socket) is what the write path would add to every `speak` and
+`reply` if the writer sent the pushes itself instead of the stream.
+"""
+from __future__ import annotations
+
+import collections
+import json
+import os
+import random
+import statistics
+import tempfile
+import threading
+import time
+import urllib.request
+from pathlib import Path
+
+from butai_tools import env as tool_env
+from butai_tools.bench.stage import _percentile as percentile
+
+POLL_INTERVAL_S = 3.0
+CHROMIUM = os.environ.get(tool_env.CHROMIUM, "/usr/bin/chromium")
+# Notes the wall-clock moment each new text of the speech bubble is on the page.
+OBSERVE = """
+window.__seen = {};
+new MutationObserver(function () {
+  var el = document.getElementById('speech-text');
+  if (el && el.textContent && !(el.textContent in window.__seen)) {
+    window.__seen[el.textContent] = performance.timeOrigin + performance.now();
+  }
+}).observe(document, {childList: true, subtree: true, characterData: true});
+"""
+
+
+def register_bench(sub) -> None:
+    p = sub.add_parser("push", help="agent line → player's page: pushed vs polled, and the fan-out's cost")
+    p.add_argument("--lines", type=int, default=20, help="lines spoken (default 20)")
+    p.add_argument("--sockets", default="1,10,100", help="open sockets for the fan-out figures (default 1,10,100)")
+    p.add_argument("--fan-out-lines", type=int, default=10, help="lines per socket count (default 10)")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=_run)
+
+
+def _summary(values: list[float]) -> dict:
+    return {"p50_s": round(statistics.median(values), 4), "p90_s": round(percentile(values, 0.9), 4),
+            "mean_s": round(statistics.fmean(values), 4), "max_s": round(max(values), 4),
+            "min_s": round(min(values), 4)}
+
+
+def _speak(api: str, stage, text: str) -> tuple[float, float, dict]:
+    request = urllib.request.Request(f"{api}/stages/{stage.stage_id}/speak", method="POST",
+                                     data=json.dumps({"text": text}).encode(),
+                                     headers={"Authorization": f"Bearer {stage.agent_key}",
+                                              "Content-Type": "application/json"})
+    sent = time.time()
+    with urllib.request.urlopen(request, timeout=30) as response:
+        body = json.loads(response.read())
+    return sent, time.time(), body
+
+
+class _DynamoCalls:
+    """DynamoDB requests made on the fan-out's own thread (botocore's event hooks on the clients it uses)."""
+
+    def __init__(self, *clients):
+        self.calls: list[str] = []
+        for client in clients:
+            client.meta.events.register("before-call.dynamodb", self._note)
+
+    def _note(self, model, **_):
+        if threading.current_thread().name.startswith(("push-fan-out", "push_")):
+            self.calls.append(model.name)
+
+
+def _pages(runtime, stage, lines: int, calls: _DynamoCalls) -> dict:
+    from playwright.sync_api import sync_playwright
+    url = f"{runtime.api_url}/#stage={stage.stage_id}&key={stage.player_key}"
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu"])
+        try:
+            pages, requests = {}, collections.Counter()
+            for name in ("push", "polling"):
+                context = browser.new_context(viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True)
+                context.add_init_script(OBSERVE)
+                page = context.new_page()
+                page.on("request", lambda req, name=name: requests.update(
+                    [name] if req.method == "GET" and "/stages/" in req.url else []))
+                if name == "polling":
+                    # The socket drops as soon as it opens: the page polls, as it does without one.
+                    page.route_web_socket("**/push", lambda ws: ws.close())
+                page.goto(url)
+                page.wait_for_selector("body[data-state=ready]", timeout=30000)
+                pages[name] = page
+            _wait(lambda: pages["push"].evaluate("document.body.dataset.push") == "live", 30)
+            latencies: dict[str, dict[str, list[float]]] = {name: {"response": [], "request": []} for name in pages}
+            started = time.monotonic()
+            counted_from = dict(requests)
+            calls_from, fan_outs_from = len(calls.calls), len(runtime.push.fan_outs)
+            for i in range(lines):
+                # Anywhere in the poll cycle.
+                time.sleep(random.uniform(0.2, POLL_INTERVAL_S + 0.2))
+                text = f"計測の台詞 {i + 1:02d}"
+                sent, answered, _ = _speak(runtime.api_url, stage, text)
+                for name, page in pages.items():
+                    _wait(lambda p=page, t=json.dumps(text): p.evaluate(f"() => {t} in window.__seen"), 15)
+                    seen = page.evaluate(f"() => window.__seen[{json.dumps(text)}]") / 1000
+                    latencies[name]["response"].append(seen - answered)
+                    latencies[name]["request"].append(seen - sent)
+            minutes = (time.monotonic() - started) / 60
+            per_minute = {name: round((requests[name] - counted_from.get(name, 0)) / minutes, 1) for name in pages}
+            still_live = pages["push"].evaluate("document.body.dataset.push") == "live"
+            fan_outs = len(runtime.push.fan_outs) - fan_outs_from
+            per_fan_out = {op: round(n / max(1, fan_outs), 2)
+                           for op, n in collections.Counter(calls.calls[calls_from:]).items()}
+        finally:
+            browser.close()
+    return {"latencies": latencies, "get_requests_per_page_minute": per_minute, "push_stayed_live": still_live,
+            "fan_outs": fan_outs, "dynamodb_requests_per_fan_out": per_fan_out}
+
+
+def _wait(condition, timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise RuntimeError("timed out")
+        time.sleep(0.005)
+
+
+def _fan_out(runtime, counts: list[int], lines: int) -> dict:
+    from websockets.sync.client import connect
+    push_url = runtime.api_url.replace("http://", "ws://") + "/push"
+    out = {}
+    for count in counts:
+        stage = runtime.stage_service.create_stage(f"fan-out-{count}")
+        sockets = []
+        try:
+            for _ in range(count):
+                ws = connect(push_url, open_timeout=30, max_size=None)
+                ws.send(json.dumps({"action": "subscribe", "stage": stage.stage_id, "key": stage.player_key}))
+                assert json.loads(ws.recv(timeout=30))["type"] == "subscribed"
+                sockets.append(ws)
+            done_before = len(runtime.push.fan_outs)
+            speak_ms = []
+            for i in range(lines):
+                sent, answered, _ = _speak(runtime.api_url, stage, f"{count} 人への台詞 {i}")
+                speak_ms.append((answered - sent) * 1000)
+                for ws in sockets:
+                    ws.recv(timeout=30)
+            _wait(lambda n=done_before + lines: len(runtime.push.fan_outs) >= n, 30)
+            took = [seconds * 1000 for stage_id, seconds, done in list(runtime.push.fan_outs)[done_before:]
+                    if stage_id == stage.stage_id and done.sent == count]
+            out[str(count)] = {"fan_out_p50_ms": round(statistics.median(took), 2),
+                               "fan_out_max_ms": round(max(took), 2),
+                               "speak_p50_ms": round(statistics.median(speak_ms), 2), "fan_outs": len(took)}
+        finally:
+            for ws in sockets:
+                ws.close()
+    return out
+
+
+def run_bench(lines: int, sockets: list[int], fan_out_lines: int) -> dict:
+    from butai_tools.local.runtime import LocalRuntime
+    with tempfile.TemporaryDirectory() as tmp:
+        runtime = LocalRuntime(state_dir=Path(tmp), port=0, demo_stage=None, scenario_stages={},
+                               saver_interval=3600, rate=0)
+        runtime.start()
+        try:
+            calls = _DynamoCalls(runtime.push_service.stages.store._db)
+            stage = runtime.stage_service.create_stage("bench-push")
+            seen = _pages(runtime, stage, lines, calls)
+            report = {
+                "lines": lines, "poll_interval_s": POLL_INTERVAL_S,
+                "push": {"from_response": _summary(seen["latencies"]["push"]["response"]),
+                         "from_request": _summary(seen["latencies"]["push"]["request"])},
+                "polling": {"from_response": _summary(seen["latencies"]["polling"]["response"]),
+                            "from_request": _summary(seen["latencies"]["polling"]["request"])},
+                "get_requests_per_page_minute": seen["get_requests_per_page_minute"],
+                "push_stayed_live": seen["push_stayed_live"],
+                "fan_out": {
+                    "fan_outs": seen["fan_outs"],
+                    # GetItem is the local run's read of the stage: the cloud's stream record carries it.
+                    "dynamodb_requests_per_fan_out": seen["dynamodb_requests_per_fan_out"],
+                    "by_open_sockets": _fan_out(runtime, sockets, fan_out_lines),
+                },
+            }
+            report["push_vs_polling_p50"] = round(
+                report["polling"]["from_response"]["p50_s"] / max(report["push"]["from_response"]["p50_s"], 1e-4), 1)
+            return report
+        finally:
+            runtime.stop()
+
+
+def _run(args) -> int:
+    report = run_bench(args.lines, [int(n) for n in args.sockets.split(",") if n.strip()], args.fan_out_lines)
+    if args.json:
+        print(json.dumps(report, ensure_ascii=False, indent=2))
+        return 0
+    print(f"butai bench push: {report['lines']} lines spoken over HTTP, two pages at 390x844 in Chromium, "
+          f"local stack; polling every {report['poll_interval_s']:g} s")
+    print(f"{'path':<9} {'from':<9} {'p50 s':>8} {'p90 s':>8} {'max s':>8}")
+    for path in ("push", "polling"):
+        for start in ("response", "request"):
+            r = report[path][f"from_{start}"]
+            print(f"{path:<9} {start:<9} {r['p50_s']:>8.3f} {r['p90_s']:>8.3f} {r['max_s']:>8.3f}")
+    print(f"GET requests per page-minute: {report['get_requests_per_page_minute']}")
+    fan = report["fan_out"]
+    print(f"DynamoDB requests per fan-out: {fan['dynamodb_requests_per_fan_out']} ({fan['fan_outs']} fan-outs)")
+    for count, r in fan["by_open_sockets"].items():
+        print(f"  {count:>4} sockets: fan-out p50 {r['fan_out_p50_ms']:.1f} ms (max {r['fan_out_max_ms']:.1f}), "
+              f"speak p50 {r['speak_p50_ms']:.1f} ms")
+    return 0
