@@ -21,7 +21,7 @@ from pathlib import Path
 
 from werkzeug.serving import make_server
 
-from butai_tools.local.journal import Journal
+from butai_tools.local.journal import Journal, sync_directory
 from chalicelib import aws, tables
 from chalicelib.config import Settings
 
@@ -228,7 +228,7 @@ class Snapshots:
                 fh.flush()
                 os.fsync(fh.fileno())
             os.replace(tmp, self.path)
-            _sync_directory(self.path.parent)
+            sync_directory(self.path.parent)
             if "journal" in data:
                 self.journal.drop_before(data["journal"])
 
@@ -270,14 +270,6 @@ class Snapshots:
                           ContentType=obj.get("content_type", "application/octet-stream"), **extra)
         self.local_aws.app.dirty.clear()
         return count
-
-
-def _sync_directory(directory: Path) -> None:
-    fd = os.open(directory, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 class Saver(threading.Thread):

@@ -71,7 +71,7 @@ class Journal:
         path = self.directory / segment_name(segment)
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_TRUNC, FILE_MODE)
         os.fchmod(fd, FILE_MODE)
-        _sync_directory(self.directory)       # the new file's name is durable too
+        sync_directory(self.directory)       # the new file's name is durable too
         self._fd, self.segment = fd, segment
 
     def append(self, request: dict) -> int:
@@ -145,7 +145,8 @@ class Journal:
                 return
 
 
-def _sync_directory(directory: Path) -> None:
+def sync_directory(directory: Path) -> None:
+    """fsync a directory, so that a file created or renamed in it survives a crash."""
     fd = os.open(directory, os.O_RDONLY)
     try:
         os.fsync(fd)
