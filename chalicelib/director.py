@@ -418,8 +418,7 @@ class Director:
                                      expression_scores=scores))
 
         for speaker_id, text, expression in first or ():
-            expressions[speaker_id] = expression
-            faces.pop(speaker_id, None)
+            faces[speaker_id] = expression     # an authored first part carries its own face
             say(speaker_id, text)
         if talk is not None:
             speaker = step.free_talk.speaker
