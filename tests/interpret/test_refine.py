@@ -74,7 +74,9 @@ def test_explicit_move_whatever_the_model_said(rules, states, text):
 # Asking leave to go to a place the line names (控え室に行ってもいい？) is the request itself: it moves
 # (tests/interpret/test_whole_sentence.py); not needing to go (行かなくてもいい？) does not.
 @pytest.mark.parametrize("text", ["控え室には行ったことある？", "控え室には行かなくてもいい？", "控え室には行かない",
-                                  "控え室ってどこにあるの？", "控え室に行ったら何がある？", "奥さんに会いに行こう"])
+                                  "控え室ってどこにあるの？", "控え室に行ったら何がある？", "奥さんに会いに行こう",
+                                  "お店の写真ならカウンターの方が入りやすそう", "控え室って入りにくいね",
+                                  "店内に戻りづらい", "控え室に入りそうな箱"])
 def test_questions_and_negations_are_not_moves(rules, states, text):
     assert decide(rules, states, "none", text, NONE).input == NONE
     # and a move the model chose is withdrawn
