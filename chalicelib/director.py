@@ -418,9 +418,8 @@ class Director:
                                      expression_scores=scores))
 
         for speaker_id, text, expression in first or ():
-            expressions[speaker_id] = expression
             faces.pop(speaker_id, None)
-            say(speaker_id, text)
+            say(speaker_id, text, expression)
         if talk is not None:
             speaker = step.free_talk.speaker
             if talk.expression:

@@ -60,7 +60,9 @@ _PERSONS = frozenset("姉 兄 妹 弟 姉さん 兄さん お姉さん お兄さ
 _LIGHT_HEADS = frozenset("人 子 方 タイプ もの 物 やつ 奴 感じ 系 派".split())
 # Nouns that never are what a question is about.
 _NOT_HEAD = frozenset("こと もの の ん ところ とき 時 方 ほう 感じ 今 ここ そこ あそこ これ それ あれ どこ 何 なに なん "
-                      "誰 だれ いつ どれ 自身 本人 自分 みんな 皆 さん ちゃん くん 件 話 やつ あと 後 例 本当 本真 ほんま ほんと まじ マジ".split())
+                      "誰 だれ いつ どれ 自身 本人 自分 みんな 皆 さん ちゃん くん 件 話 やつ あと 後 例 本当 本真 ほんま ほんと まじ マジ "
+                      # formal nouns: 継ぐつもり, 来るはず, やるわけ ask about the verb before them
+                      "つもり 積もり はず 筈 わけ 訳 ため 為 よう まま 通り とおり".split())
 
 
 @dataclass(frozen=True)
@@ -228,7 +230,9 @@ def _cached(reader: FocusReader, text: str, back: str, present: tuple[str, ...])
     if not question:
         whs = []
     wh_found = whs[-1] if whs else None
-    vague = bool(_VAGUE.search(text)) and not [n for n in nouns if n not in _VAGUE_EMPTY] and not about
+    # (the pointer is what the sentence that asks is about: 「それ次第だと思います」 after a question points at nothing)
+    vague = any(sentence is None or sentence[0] <= m.start() < sentence[1] for m in _VAGUE.finditer(text)) and \
+        not [n for n in nouns if n not in _VAGUE_EMPTY] and not about
     return Focus(text=text, taken_back=back, about=tuple(about), called=called, you=you, thing=thing,
                  head=head, phrase=phrase, sentence=sentence, head_word=text[head[0]:head[1]] if head else None,
                  wh=wh_found.group(0) if wh_found else None, wh_span=wh_found.span() if wh_found else None,

@@ -32,8 +32,9 @@ from typing import Any
 from ..answers import Answer, Answerer, Found
 from ..interpret.cues import invited_place, unstretched
 from ..interpret.interpreter import Interpreter, TurnResult
+from ..interpret.ja import analyse
 from ..interpret.options import InterpretChoices, Recent
-from ..interpret.text import TextForms, is_kanji, make_matcher, nfkc
+from ..interpret.text import TextForms, is_kanji, make_matcher, nfkc, without_asides
 from ..scenario import FreeTalk, GameRules, GameState, PlayerInput, Step
 from ..scenario.inputs import NONE
 from ..scenario.loader import NEUTRAL
@@ -70,7 +71,7 @@ _FOLLOW_ON = re.compile(r"教えて(?:くれ|よ|ください)|本当に?[？?]|
 # Acts that answer what the line does, not a topic guessed from its words.
 _SOCIAL_ACTS = frozenset({"挨拶", "感謝", "謝罪", "称賛", "暴言", "同意", "反対"})
 # Kinds of lines that answer the player in free conversation (whose speaker the player is talking with).
-_ANSWER_KINDS = frozenset({"knowledge", "reaction", "recall", "echo", "menu"})
+_ANSWER_KINDS = frozenset({"knowledge", "reaction", "recall", "echo", "unsure", "menu"})
 # What the price of a thing is asked with; the bill (without a thing named).
 _PRICE = re.compile(r"いくら|おいくら|値段|何円|なんえん|料金|価格")
 _BILL = re.compile(r"会計|勘定|おあいそ|お代|合計|全部で|トータル")
@@ -184,6 +185,7 @@ class Conversation:
                 errors.append(f"unknown destination {move!r}")
             interpretation = InterpretationRecord.of_button(text, str(chosen))
         else:
+            text = answer_text = without_asides(text)     # （笑）（小声）（一口食べて）: how it is said, not what
             resolved = None
             if clarification is not None and clarification.turn == state.turn:
                 resolved = self.clarifier.resolve(text, clarification.options)
@@ -757,8 +759,16 @@ class Conversation:
             context["followed"] = followed.ref
             return followed
         word = self._echo_word(focus, state)
+        # (a question is never taken up as news: 「Xの話、もっと聞かせて」 answers nothing that was asked)
+        echoing = word is not None and not asking
+        # 4a. a question about the one answering (their plans, their past) that nothing authored answers: an
+        #     honest answer in their voice (「うーん……まだ決めてないんだ」), not a stock "I don't know"
+        if asking and act in ("質問", "なし") and (free.speaker in focus.about or focus.you):
+            unsure = self._unsure(free.speaker, word, state, turn, variety)
+            if unsure is not None:
+                return unsure
         # 4. a reaction to what the line does (not the stock "I don't know" while there is a thing to take up)
-        if act != "質問" or word is None:
+        if act != "質問" or not echoing:
             found = self.answerer.reaction(free, state, text, found_act, turn, variety)
             if found is not None:
                 return self.answerer.make(found, act)
@@ -769,7 +779,7 @@ class Conversation:
             if news is not None:
                 return news
         # 6. what the player talked about, taken up in the character's voice (「ゴルフ？　私は詳しくないけど」)
-        if word is not None:
+        if echoing and word is not None:
             echoed = self._echo(free.speaker, word, state, turn, variety)
             if echoed is not None:
                 context["echo"] = word
@@ -948,8 +958,47 @@ class Conversation:
                 continue
             if len(word) == 1 or word in _NOT_ECHOED:
                 continue
+            if self._doing(focus.text, word):
+                continue      # 研究してみたい, 楽しみにしてる: what the player does, not a thing to take up
             return word
         return None
+
+    @staticmethod
+    def _doing(text: str, word: str) -> bool:
+        """The noun is the player's doing: a verbal noun made a verb of an object (お店を研究して) or 〜にする
+        (楽しみにしてる) — not a pastime (キャンプしてます, 釣りしてます: a thing to take up)."""
+        tokens = analyse(text).tokens
+        for i, token in enumerate(tokens):
+            if token.surface != word and (token.normalised or token.surface) != word and \
+                    not (word.endswith(token.surface) and token.end - len(word) >= 0 and
+                         text[token.end - len(word):token.end] == word):
+                continue
+            rest = [t for t in tokens[i + 1:i + 3]]
+            if not rest:
+                return False
+            verb = next((t for t in rest if t.pos[:1] == ("動詞",)), None)
+            if verb is None or verb.lemma not in ("する", "為る", "出来る", "できる"):
+                return False
+            between = [t.surface for t in rest[:rest.index(verb)]]
+            if between == ["に"]:
+                return True
+            return "サ変可能" in token.pos and not between and i > 0 and tokens[i - 1].surface == "を"
+        return False
+
+    def _unsure(self, speaker: str, word: str | None, state: GameState, turn: int, variety: Variety) -> Answer | None:
+        unsure = self.scenario.characters[speaker].unsure
+        if unsure is None or not unsure.lines:
+            return None
+        prefix = f"unsure/{speaker}"
+        said = self.answerer.line_set(prefix, unsure.mode, unsure.lines, state, turn, prefix, variety,
+                                      usable=lambda i: word is not None or "{word}" not in unsure.lines[i].text)
+        if said is None:
+            return None
+        index, variation = said
+        line = unsure.lines[index]
+        return Answer(speaker, line.text.replace("{word}", word or ""), line.expression or NEUTRAL,
+                      AnswerSource.UNSURE, f"{prefix}#{index + 1}", "質問", variation, refs=(f"{prefix}#{index + 1}",),
+                      detail={"word": word} if word else {})
 
     def _echo(self, speaker: str, word: str, state: GameState, turn: int, variety: Variety) -> Answer | None:
         echo = self.scenario.characters[speaker].echo

@@ -1,0 +1,86 @@
+"""A conversation that answers what was asked (chalicelib/conversation), on the small stall scenario of
+test_conversation_focus: stage directions and laughter are not read as words, a question is never taken up as
+news, an honest answer about oneself, what the player does is not a thing to take up."""
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from chalicelib.conversation import Conversation
+from chalicelib.conversation.focus import FocusReader
+from chalicelib.interpret.cues import SceneNames
+from chalicelib.interpret.interpreter import Interpreter
+from chalicelib.interpret.text import without_asides
+from chalicelib.scenario import GameRules, load_scenario_data
+from chalicelib.stage.records import ConversationMemory
+from tests.director.test_conversation_focus import STALL, L
+
+
+def stall(**changes: Any) -> Conversation:
+    data = copy.deepcopy(STALL)
+    data["characters"][0]["unsure"] = {"lines": [L("俺か？　……考えたこともねえな。")]}
+    data["characters"][1]["unsure"] = {"lines": [L("うーん、まだ決めてないの。")]}
+    for key, value in changes.items():
+        data[key] = value
+    rules = GameRules(load_scenario_data(data, source="stall.json"))
+    return Conversation(rules, Interpreter(rules))
+
+
+def play(conversation: Conversation, *texts: str, to: str | None = None):
+    state = conversation.rules.start().state
+    memory = ConversationMemory()
+    out = []
+    for text in texts:
+        played = conversation.play(text, state, memory, to=to)
+        state, memory = played.step.state, played.memory
+        out.append(played)
+    return out
+
+
+# ---------------------------------------------------------------- stage directions and laughter
+
+def test_stage_directions_and_laughter_are_not_words():
+    assert without_asides("それは困るなあ（笑）もう少し安くならない？") == "それは困るなあ。もう少し安くならない？"
+    assert without_asides("(ひそひそ)これ、内緒ね") == "これ、内緒ね"
+    assert without_asides("（腕を組んで）うーん、どうしよう") == "うーん、どうしよう"
+    assert without_asides("いいねｗ") == "いいね" and without_asides("ほんとに笑") == "ほんとに"
+    assert without_asides("笑顔が素敵ですね") == "笑顔が素敵ですね"      # a word with 笑 in it stays
+    assert without_asides("（笑）") == "（笑）"                            # nothing else: kept as it is
+
+
+def test_a_laugh_or_a_whisper_is_never_what_the_line_is_about():
+    for text in ("いやあ、参ったなあ（笑）", "ここだけの話ですけど（ひそひそ）", "そうなんですね笑"):
+        [played] = play(stall(), text)
+        assert played.kind != "echo" or not any(w in played.answer.text for w in ("笑", "ひそひそ"))
+
+
+# ---------------------------------------------------------------- a question is not news
+
+def test_a_question_about_a_thing_nobody_authored_is_not_echoed_as_news():
+    [asked] = play(stall(), "この辺にコインランドリーってあります？")
+    assert asked.kind != "echo" and "コインランドリー" not in asked.answer.text
+
+
+def test_a_question_about_the_one_asked_gets_an_honest_answer_in_their_voice():
+    [plans] = play(stall(), "由美ちゃんは、将来は海外に行くつもりなの？", to="由美")
+    assert plans.kind == "unsure" and plans.answer.text == "うーん、まだ決めてないの。"
+    assert "つもり" not in plans.answer.text
+    [own] = play(stall(), "大将って、ゴルフとかやるんですか？")
+    assert own.kind == "unsure" and own.answer.speaker == "大将"
+
+
+def test_a_formal_noun_is_never_the_head_of_a_question():
+    reader = FocusReader(SceneNames.of(stall().scenario))
+    for text in ("いつ帰るつもりなの？", "もう来るはずじゃないの？", "なんで怒ってるわけ？"):
+        assert reader.read(text).head_word not in ("つもり", "はず", "わけ")
+    [kept] = play(stall(), "由美ちゃんは、いずれ跡継ぎになるつもり？", to="由美")
+    assert kept.answer.text == "……その話はあとでね。"       # the entry's word, not つもり, is what it asks
+
+
+def test_what_the_player_does_is_not_taken_up_as_a_thing():
+    [doing] = play(stall(), "大学でこういう屋台を調査してみたいんです")
+    assert doing.kind != "echo" or "調査" not in doing.answer.text
+    [hoped] = play(stall(), "来週の旅行、楽しみにしてるんです")
+    assert hoped.kind != "echo" or "楽しみ" not in hoped.answer.text
+    [pastime] = play(stall(), "休みの日はだいたいキャンプしてます")
+    assert pastime.kind == "echo" and "キャンプ" in pastime.answer.text
