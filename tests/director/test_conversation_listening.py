@@ -84,3 +84,24 @@ def test_what_the_player_does_is_not_taken_up_as_a_thing():
     assert hoped.kind != "echo" or "楽しみ" not in hoped.answer.text
     [pastime] = play(stall(), "休みの日はだいたいキャンプしてます")
     assert pastime.kind == "echo" and "キャンプ" in pastime.answer.text
+
+
+# ---------------------------------------------------------------- a recall only for the same question
+
+def test_a_different_question_about_a_topic_answered_is_not_told_off_with_the_same_sentence():
+    _, more = play(stall(), "便所どこ？", "便所って男女別なの？")
+    assert more.kind != "recall" and "裏の公園" not in more.answer.text
+    _, same = play(stall(), "スープの仕込みは？", "スープの仕込み、何時から？")
+    assert same.kind == "recall" and "五時" in same.answer.text       # asked again: what was said
+    _, again = play(stall(), "この店の屋号は？", "で、屋号はなんだっけ？")
+    assert again.kind == "recall" and "源" in again.answer.text
+
+
+def test_a_statement_on_a_topic_answered_gets_no_recall():
+    _, said = play(stall(), "屋号の由来は？", "屋号、いい響きですね。覚えやすいです")
+    assert said.kind != "recall"
+
+
+def test_a_frame_word_shared_with_a_line_said_is_no_repeat_of_it():
+    _, other = play(stall(), "スープって何時間煮込むの？", "今日はお客さん、もう来ないのかな？")
+    assert other.kind != "recall"
