@@ -111,6 +111,13 @@ def _analysed(text: str) -> tuple[frozenset[str], frozenset[str], frozenset[str]
 
 
 @lru_cache(maxsize=4096)
+def _frame_word(word: str) -> bool:
+    """A noun that sets a frame (今日, 一番, 最近: 副詞可能) rather than names a thing."""
+    tokens = analyse(word).tokens
+    return len(tokens) == 1 and "副詞可能" in tokens[0].pos
+
+
+@lru_cache(maxsize=4096)
 def _frames(text: str) -> frozenset[str]:
     """Nouns that set a frame rather than name a thing (今日, 最近, いつも: 副詞可能)."""
     return frozenset(t.normalised or t.lemma for t in analyse(nfkc(text)).tokens if "副詞可能" in t.pos)
@@ -240,12 +247,14 @@ class Facts:
         shared = keys & sentence.keys
         counted = counter is not None and (counter in sentence.counters or
                                            (counter == "time" and bool(sentence.counters & _TIME_COUNTERS)))
-        # what the question is about: a noun they share, or the number it asks for
-        if not (shared & sentence.nouns) and not counted:
+        # what the question is about: a noun they share — a thing, not a frame (今日, 一番: 「今日は誰も来ないの？」
+        # is not about 「今日のお通し」) — or the number it asks for
+        if not frozenset(k for k in shared & sentence.nouns if not _frame_word(k)) and not counted:
             return 0.0
         return sum(self.idf(k) for k in shared) + (2.5 if counted else 0.0)
 
-    def asks_again(self, text: str, said: Iterable[Sentence], extra: Iterable[str] = ()) -> bool:
+    def asks_again(self, text: str, said: Iterable[Sentence], extra: Iterable[str] = (),
+                   head: str | None = None) -> bool:
         """Whether the question `text` asks again what the sentences `said` (and the words `extra`, an
         entry's own) told: they hold most of its words' weight (`AGAIN_SHARE`), a thing among them (not only
         a frame such as 今日), or the number it asks for.  「師匠さんに弟子入りしたきっかけは？」 after 「先代は私の
@@ -261,6 +270,9 @@ class Facts:
         hit = frozenset(k for k in keys if k in covered or _within(k, covered))
         if not hit - _frames(text):
             return False
+        if head and (heads := _analysed(head)[0] - _STOP) and not any(k in covered or _within(k, covered)
+                                                                      for k in heads):
+            return False        # 「その常連さん、お名前は？」 asks for a name the line about the regular did not say
         mass = sum(self.idf(k) for k in keys)
         return sum(self.idf(k) for k in hit) >= AGAIN_SHARE * mass
 

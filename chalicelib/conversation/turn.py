@@ -766,7 +766,8 @@ class Conversation:
             # (also a topic asked about again with nothing new to say of it: what was said, rather than a stock
             # line — when the question asks what that line told, not something else of the topic)
             recalled = self._recall_topic(free.intent, state, mem, turn, variety, free.speaker,
-                                          again=None if context.get("vague") else _asked_part(focus, self.facts))
+                                          again=None if context.get("vague") else _asked_part(focus, self.facts),
+                                          head=focus.head_word)
             if recalled is not None:
                 context["recall_topic"] = free.intent
                 return recalled
@@ -836,13 +837,14 @@ class Conversation:
             if fitting is ranked[0] and fitting.hit is not None and free.intent is None and focus.question:
                 # what the line asks was answered before: that answer again, as said before (only when it asks
                 # what that answer told: 「師匠さんに弟子入りしたきっかけは？」 asks more of 先代 than was said)
-                recalled = self._recall_entry(fitting, state, turn, variety, again=_asked_part(focus, self.facts))
+                recalled = self._recall_entry(fitting, state, turn, variety, again=_asked_part(focus, self.facts),
+                                              head=focus.head_word)
                 if recalled is not None:
                     return recalled, fitting
         return None, None
 
     def _recall_entry(self, fitting: Fitting, state: GameState, turn: int, variety: Variety,
-                      again: str | None = None) -> Found | None:
+                      again: str | None = None, head: str | None = None) -> Found | None:
         """An entry's line said before, brought back with its speaker's recall lead-in (`again`: only when
         this question asks what that line told)."""
         key = knowledge_key(fitting.person, fitting.entry.index)
@@ -851,7 +853,7 @@ class Conversation:
             return None
         index = said[-1]
         if again is not None and not self.facts.asks_again(
-                again, self.facts.of(f"{key}#{index + 1}"), fitting.entry.entry.words):
+                again, self.facts.of(f"{key}#{index + 1}"), fitting.entry.entry.words, head=head):
             return None
         line = fitting.entry.entry.lines[index]
         character = self.scenario.characters[fitting.person]
@@ -896,14 +898,16 @@ class Conversation:
                                                                   nouns=sentence.nouns - own))
                                   for sentence in self.facts.of(f"{key}#{i + 1}")), default=0.0) for i in used),
                             default=0.0)
-            asked = _asked_part(self.focus_reader.read(text), self.facts)
+            read = self.focus_reader.read(text)
             if said_best > best_score and is_question(text) and self.facts.asks_again(
-                    asked, [s for i in used for s in self.facts.of(f"{key}#{i + 1}")], entry.entry.words):
+                    _asked_part(read, self.facts), [s for i in used for s in self.facts.of(f"{key}#{i + 1}")],
+                    entry.entry.words, head=read.head_word):
                 return DEFER  # the line that answers it was said: the recall says it again, not another line
         return self.answerer.knowledge_line(person, entry, state, turn, variety)
 
     def _recall_topic(self, intent: str, state: GameState, mem: ConversationMemory, turn: int,
-                      variety: Variety, speaker: str | None = None, again: str | None = None) -> Answer | None:
+                      variety: Variety, speaker: str | None = None, again: str | None = None,
+                      head: str | None = None) -> Answer | None:
         """The latest line said of a topic (its knowledge lines, its story lines), brought back."""
         present = set(self.rules.people(state.place))
         said = []
@@ -928,7 +932,7 @@ class Conversation:
             return None
         own = [s for s in said if s[2].speaker == speaker]
         _, ref, line = max(own or said)
-        if again is not None and not self.facts.asks_again(again, self.facts.of(ref)):
+        if again is not None and not self.facts.asks_again(again, self.facts.of(ref), head=head):
             return None          # the question asks something else of the topic than what was said
         character = self.scenario.characters[line.speaker]
         lines = character.recall.lines if character.recall else []
@@ -1128,7 +1132,8 @@ class Conversation:
             if spoken.speaker in present:
                 said.extend(self.facts.spoken("model", spoken.speaker, spoken.text))
         # (what the line asks is in the sentence that asks: 「じゃあ歳は聞きません。弟子入りのきっかけは？」)
-        asked = text if statement else _asked_part(self.focus_reader.read(text), self.facts)
+        read = self.focus_reader.read(text)
+        asked = text if statement else _asked_part(read, self.facts)
         known: list[Sentence] = []
         for person in present:
             for ref in self._known_refs(person, state):
@@ -1144,7 +1149,7 @@ class Conversation:
             if found is not None and not statement:
                 context["recall"] = {"below": round(found.score, 2), "ref": found.sentence.ref}
             return None
-        if found.said and not self.facts.asks_again(asked, self.facts.of(found.sentence.ref)):
+        if found.said and not self.facts.asks_again(asked, self.facts.of(found.sentence.ref), head=read.head_word):
             # a sentence said before answers only a question that asks what it told, not more of its topic
             context["recall"] = {"not_again": found.sentence.ref}
             return None

@@ -105,3 +105,20 @@ def test_a_statement_on_a_topic_answered_gets_no_recall():
 def test_a_frame_word_shared_with_a_line_said_is_no_repeat_of_it():
     _, other = play(stall(), "スープって何時間煮込むの？", "今日はお客さん、もう来ないのかな？")
     assert other.kind != "recall"
+
+
+# ---------------------------------------------------------------- a common word does not hijack the question
+
+def test_a_name_asked_of_someone_not_here_is_not_the_speakers_name():
+    reader = FocusReader(SceneNames.of(stall().scenario))
+    assert reader.read("その常連さん、お名前は？").subjects("大将") == ()
+    assert reader.read("お名前は？").subjects("大将") == ("大将",)
+    [other] = play(stall(), "いつも来る常連さん、お名前は？")
+    assert "源三" not in other.answer.text
+    [own] = play(stall(), "大将、お名前は？")
+    assert own.answer.text.startswith("源三")
+
+
+def test_a_frame_word_alone_does_not_pull_up_a_line():
+    [today] = play(stall(), "今日はお客さん少ないですね。いつもこんな感じ？")
+    assert "十二時間" not in today.answer.text and "五時" not in today.answer.text
