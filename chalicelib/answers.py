@@ -242,12 +242,14 @@ class Answerer:
         return speaker, chosen.text, chosen.expression or NEUTRAL, AnswerSource.FALLBACK, f"fallback/{chosen.id}", variation
 
     def line_set(self, key: str, mode, lines: Sequence, state: GameState, turn: int, ref_prefix: str,
-                 variety: Freshness = ANYTHING, *, once: bool = False) -> tuple[int, dict] | None:
+                 variety: Freshness = ANYTHING, *, once: bool = False,
+                 usable: Callable[[int], bool] | None = None) -> tuple[int, dict] | None:
         """A line of any varying set (menu lines, chatter, recall and clarify lead-ins), fresh by `variety`
-        (`once`: each line once per game, like a knowledge entry)."""
+        (`once`: each line once per game, like a knowledge entry; `usable`: which lines may be said at all)."""
         used = set(state.variation.get(key, ())) if once else set()
         return self._say(key, mode, lines, state, turn,
-                         lambda i: i not in used and variety.fresh(f"{ref_prefix}#{i + 1}"))
+                         lambda i: i not in used and variety.fresh(f"{ref_prefix}#{i + 1}") and
+                         (usable is None or usable(i)))
 
     @staticmethod
     def _say(key: str, mode, lines: Sequence, state: GameState, turn: int,

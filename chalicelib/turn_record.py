@@ -44,6 +44,7 @@ class AnswerSource(StrEnum):
     CLARIFY = "clarify"        # a question back: which of two topics the player meant
     CHATTER = "chatter"        # something the character brings up when nothing else answers
     ECHO = "echo"              # what the player talked about, taken up in the character's voice
+    UNSURE = "unsure"          # an honest answer to a question about the character that nothing else answers
 
 
 # The interpretation of a tapped destination button: no text was read.

@@ -63,7 +63,7 @@ class LineBook:
                               spoken.replies, spoken.secret_from)
             for fallback in character.fallbacks:
                 self._put(f"fallback/{fallback.id}", c, fallback.text, fallback.expression, None)
-            for name in ("recall", "clarify", "chatter", "echo"):
+            for name in ("recall", "clarify", "chatter", "echo", "unsure"):
                 line_set = getattr(character, name)
                 for n, spoken in enumerate(line_set.lines if line_set else (), 1):
                     self._put(f"{name}/{c}#{n}", c, spoken.text, spoken.expression, spoken.replies,

@@ -44,6 +44,7 @@ TOLD_OTHER = 0.4     # ... and this share of the other line's weight; or
 TOLD_SENTENCE = 0.8  # one of its sentences, with that share of its weight, has this share of it in the other
 TOLD_RARE = 3.0      # and two of the shared words at least are this rare (idf) among the scenario's sentences,
 TOLD_RARE_SENTENCES = 3   # or held by this many of its sentences at most (a small scenario's idf says little)
+AGAIN_SHARE = 0.6    # a question asks again what a line said when that line holds this share of its words' weight
 # A question: a question mark, a question particle at the end (not かな alone: 「好きかな」 muses), a wh-word
 # with a sentence-final particle, or asking to be told.
 _QUESTION_CUE = re.compile(r"[？?]|(?:の|か|かしら|っけ|だっけ|ですか|ますか)\s*$|教えて|聞かせて|知りたい|って何|ってなに"
@@ -107,6 +108,19 @@ def _analysed(text: str) -> tuple[frozenset[str], frozenset[str], frozenset[str]
             if token.is_noun:
                 nouns.add(token.normalised or token.lemma)
     return frozenset(keys), frozenset(counters), frozenset(nouns)
+
+
+@lru_cache(maxsize=4096)
+def _frame_word(word: str) -> bool:
+    """A noun that sets a frame (今日, 一番, 最近: 副詞可能) rather than names a thing."""
+    tokens = analyse(word).tokens
+    return len(tokens) == 1 and "副詞可能" in tokens[0].pos
+
+
+@lru_cache(maxsize=4096)
+def _frames(text: str) -> frozenset[str]:
+    """Nouns that set a frame rather than name a thing (今日, 最近, いつも: 副詞可能)."""
+    return frozenset(t.normalised or t.lemma for t in analyse(nfkc(text)).tokens if "副詞可能" in t.pos)
 
 
 def _is_key(token: Token) -> bool:
@@ -233,10 +247,34 @@ class Facts:
         shared = keys & sentence.keys
         counted = counter is not None and (counter in sentence.counters or
                                            (counter == "time" and bool(sentence.counters & _TIME_COUNTERS)))
-        # what the question is about: a noun they share, or the number it asks for
-        if not (shared & sentence.nouns) and not counted:
+        # what the question is about: a noun they share — a thing, not a frame (今日, 一番: 「今日は誰も来ないの？」
+        # is not about 「今日のお通し」) — or the number it asks for
+        if not frozenset(k for k in shared & sentence.nouns if not _frame_word(k)) and not counted:
             return 0.0
         return sum(self.idf(k) for k in shared) + (2.5 if counted else 0.0)
+
+    def asks_again(self, text: str, said: Iterable[Sentence], extra: Iterable[str] = (),
+                   head: str | None = None) -> bool:
+        """Whether the question `text` asks again what the sentences `said` (and the words `extra`, an
+        entry's own) told: they hold most of its words' weight (`AGAIN_SHARE`), a thing among them (not only
+        a frame such as 今日), or the number it asks for.  「師匠さんに弟子入りしたきっかけは？」 after 「先代は私の
+        師匠」 asks something new (弟子入り, きっかけ); 「先代って誰だっけ？」 asks the same again."""
+        keys, counter = self.question_keys(text)
+        said = list(said)
+        covered = frozenset().union(*(s.keys for s in said)) if said else frozenset()
+        for word in extra:
+            covered |= _analysed(word)[0]
+        if counter is not None and any(counter in s.counters or (counter == "time" and s.counters & _TIME_COUNTERS)
+                                       for s in said):
+            return True
+        hit = frozenset(k for k in keys if k in covered or _within(k, covered))
+        if not hit - _frames(text):
+            return False
+        if head and (heads := _analysed(head)[0] - _STOP) and not any(k in covered or _within(k, covered)
+                                                                      for k in heads):
+            return False        # 「その常連さん、お名前は？」 asks for a name the line about the regular did not say
+        mass = sum(self.idf(k) for k in keys)
+        return sum(self.idf(k) for k in hit) >= AGAIN_SHARE * mass
 
     def best(self, text: str, said: Iterable[Sentence], known: Iterable[Sentence], *,
              prefer: str | None = None, topic: frozenset[str] = frozenset()) -> Found | None:

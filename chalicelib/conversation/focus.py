@@ -56,11 +56,17 @@ _TIMES = frozenset("日 夜 朝 昼 週末 休日 休み 時 頃 ころ 毎日 �
 # People named by a common noun (not a thing the line is about).
 _PERSONS = frozenset("姉 兄 妹 弟 姉さん 兄さん お姉さん お兄さん 彼 彼女 あの子 その子 店員 マスター 女将 大将 先輩 後輩 友達 "
                      "お客さん 客 常連 姪 叔母 おば 娘 息子 母 父 親".split())
+# People who are not here to answer for themselves: a question about one of them (「その常連さん、お名前は？」) is
+# not about the one asked.
+_THIRD = frozenset("常連 客 お客 友達 友人 先輩 後輩 彼 彼女 あの子 その子 先代 師匠 旦那 奥さん".split())
+_THIRD_AFTER = re.compile(r"^(?:さん|ちゃん|くん|様|さま)?(?:って|は|の|、|,|が)")
 # Heads that say little by themselves: what modifies them is what is asked (何してる人, どんな子).
 _LIGHT_HEADS = frozenset("人 子 方 タイプ もの 物 やつ 奴 感じ 系 派".split())
 # Nouns that never are what a question is about.
 _NOT_HEAD = frozenset("こと もの の ん ところ とき 時 方 ほう 感じ 今 ここ そこ あそこ これ それ あれ どこ 何 なに なん "
-                      "誰 だれ いつ どれ 自身 本人 自分 みんな 皆 さん ちゃん くん 件 話 やつ あと 後 例 本当 本真 ほんま ほんと まじ マジ".split())
+                      "誰 だれ いつ どれ 自身 本人 自分 みんな 皆 さん ちゃん くん 件 話 やつ あと 後 例 本当 本真 ほんま ほんと まじ マジ "
+                      # formal nouns: 継ぐつもり, 来るはず, やるわけ ask about the verb before them
+                      "つもり 積もり はず 筈 わけ 訳 ため 為 よう まま 通り とおり".split())
 
 
 @dataclass(frozen=True)
@@ -81,6 +87,7 @@ class Focus:
     question: bool = False
     request: bool = False                   # it asks the one spoken to to do something (歌ってください)
     vague: bool = False                     # only a pointer to something said (あれ, 例の件)
+    third: bool = False                     # it asks about someone not here (その常連さん, 先代)
     nouns: tuple[str, ...] = field(default=())   # content nouns (normalised forms), in order
 
     def subjects(self, asked: str | None, also: tuple[str, ...] = ()) -> tuple[str, ...]:
@@ -88,6 +95,8 @@ class Focus:
         it names nobody and speaks of them (you) or asks about no thing."""
         if self.about:
             return self.about
+        if self.third:
+            return ()
         if asked is not None and (self.you or ((self.question or self.request) and not self.thing)):
             return (asked, *(a for a in also if a != asked))
         return ()
@@ -228,8 +237,12 @@ def _cached(reader: FocusReader, text: str, back: str, present: tuple[str, ...])
     if not question:
         whs = []
     wh_found = whs[-1] if whs else None
-    vague = bool(_VAGUE.search(text)) and not [n for n in nouns if n not in _VAGUE_EMPTY] and not about
-    return Focus(text=text, taken_back=back, about=tuple(about), called=called, you=you, thing=thing,
+    # (the pointer is what the sentence that asks is about: 「それ次第だと思います」 after a question points at nothing)
+    vague = any(sentence is None or sentence[0] <= m.start() < sentence[1] for m in _VAGUE.finditer(text)) and \
+        not [n for n in nouns if n not in _VAGUE_EMPTY] and not about
+    third = not you and any((t.surface in _THIRD or t.normalised in _THIRD) and t.is_noun and
+                            _THIRD_AFTER.match(text[t.end:]) for t in tokens)
+    return Focus(text=text, taken_back=back, about=tuple(about), called=called, you=you, thing=thing, third=third,
                  head=head, phrase=phrase, sentence=sentence, head_word=text[head[0]:head[1]] if head else None,
                  wh=wh_found.group(0) if wh_found else None, wh_span=wh_found.span() if wh_found else None,
                  predicate=predicate,

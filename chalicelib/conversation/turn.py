@@ -32,8 +32,9 @@ from typing import Any
 from ..answers import Answer, Answerer, Found
 from ..interpret.cues import invited_place, unstretched
 from ..interpret.interpreter import Interpreter, TurnResult
+from ..interpret.ja import analyse
 from ..interpret.options import InterpretChoices, Recent
-from ..interpret.text import TextForms, is_kanji, make_matcher, nfkc
+from ..interpret.text import TextForms, is_kanji, make_matcher, nfkc, without_asides
 from ..scenario import FreeTalk, GameRules, GameState, PlayerInput, Step
 from ..scenario.inputs import NONE
 from ..scenario.loader import NEUTRAL
@@ -62,7 +63,7 @@ DEFER = object()          # an entry's answer was said already: leave it to the 
 Speak = Callable[[Step, str | None], Any]      # (step, addressee) -> the model's TalkResult
 # A follow-up that carries the last topic on: an opinion asked for, a why, a "tell me more", a short question
 # about what was just said (「直さないの？」「変えないの？」).
-_FOLLOW_UP = re.compile(r"どう思う|どう？|どうなの|どうなん|なんで|なぜ|どうして|本当|ほんと|教えて|もっと|詳しく|例えば|たとえば"
+_FOLLOW_UP = re.compile(r"どう思う|どう？|どうなの|どうなん|なんで(?!す|しょ)|なぜ|どうして|本当|ほんと|教えて|もっと|詳しく|例えば|たとえば"
                         r"|他には|ほかには|ほかに|他に|それで|それって|(?:ない|ないん|たい)(?:の|ですか)?\s*[？?]")
 # Asking for more of what was just said: 「教えてくれないの？」「本当に？」「それで？」「えー、なんで？」.
 _FOLLOW_ON = re.compile(r"教えて(?:くれ|よ|ください)|本当に?[？?]|ほんとに?[？?]|マジ|まじ|それで[？?]|で、?[？?]|なんで[？?]|どうして[？?]"
@@ -70,7 +71,7 @@ _FOLLOW_ON = re.compile(r"教えて(?:くれ|よ|ください)|本当に?[？?]|
 # Acts that answer what the line does, not a topic guessed from its words.
 _SOCIAL_ACTS = frozenset({"挨拶", "感謝", "謝罪", "称賛", "暴言", "同意", "反対"})
 # Kinds of lines that answer the player in free conversation (whose speaker the player is talking with).
-_ANSWER_KINDS = frozenset({"knowledge", "reaction", "recall", "echo", "menu"})
+_ANSWER_KINDS = frozenset({"knowledge", "reaction", "recall", "echo", "unsure", "menu"})
 # What the price of a thing is asked with; the bill (without a thing named).
 _PRICE = re.compile(r"いくら|おいくら|値段|何円|なんえん|料金|価格")
 _BILL = re.compile(r"会計|勘定|おあいそ|お代|合計|全部で|トータル")
@@ -78,6 +79,20 @@ _BILL = re.compile(r"会計|勘定|おあいそ|お代|合計|全部で|トー�
 _NOT_ECHOED = frozenset("感じ 人 人たち 気 話 場合 意味 理由 全部 普通 本当 最近 今日 今夜 今回 一番 自分 相手 時間 ここ そこ".split())
 # Dialogue acts a reply to a question can have (the rest do something else: greet, thank, order, insult).
 _ANSWERING_ACTS = frozenset({"なし", "同意", "反対", "称賛", "質問"})
+
+
+def _asked_part(focus: Focus, facts: Facts | None = None) -> str:
+    """What of the line asks: from its first question on (「じゃあ歳は聞きません。師匠さんに弟子入りしたきっかけは？」
+    asks about 弟子入り; 「昔は喫茶店だった？　どうしてスナックに？」 asks both) — the whole line when the question
+    names nothing of its own (「勇気がいりました。葵さんはどう思う？」 asks about what was said before it)."""
+    pieces = re.findall(r"[^。！!？?]+[。！!？?]*", focus.text)
+    for i, piece in enumerate(pieces):
+        if is_question(piece):
+            asked = "".join(pieces[i:])
+            if i and facts is not None and not facts.question_keys(asked)[0]:
+                return focus.text
+            return asked
+    return focus.text
 
 
 @dataclass(frozen=True)
@@ -184,6 +199,7 @@ class Conversation:
                 errors.append(f"unknown destination {move!r}")
             interpretation = InterpretationRecord.of_button(text, str(chosen))
         else:
+            text = answer_text = without_asides(text)     # （笑）（小声）（一口食べて）: how it is said, not what
             resolved = None
             if clarification is not None and clarification.turn == state.turn:
                 resolved = self.clarifier.resolve(text, clarification.options)
@@ -745,9 +761,13 @@ class Conversation:
         if found is not None:
             return self.answerer.make(found, act)
         # 3a. a vague pointer resolved to a topic that has nothing new: what was said of it, again
-        if free.intent is not None and (context.get("vague") or self._names_topic(text, PlayerInput.intent(free.intent))):
-            # (also a topic named again with nothing new to say of it: what was said, rather than a stock line)
-            recalled = self._recall_topic(free.intent, state, mem, turn, variety, free.speaker)
+        if free.intent is not None and (context.get("vague") or (
+                asking and self._names_topic(text, PlayerInput.intent(free.intent)))):
+            # (also a topic asked about again with nothing new to say of it: what was said, rather than a stock
+            # line — when the question asks what that line told, not something else of the topic)
+            recalled = self._recall_topic(free.intent, state, mem, turn, variety, free.speaker,
+                                          again=None if context.get("vague") else _asked_part(focus, self.facts),
+                                          head=focus.head_word)
             if recalled is not None:
                 context["recall_topic"] = free.intent
                 return recalled
@@ -757,8 +777,16 @@ class Conversation:
             context["followed"] = followed.ref
             return followed
         word = self._echo_word(focus, state)
+        # (a question is never taken up as news: 「Xの話、もっと聞かせて」 answers nothing that was asked)
+        echoing = word is not None and not asking
+        # 4a. a question about the one answering (their plans, their past) that nothing authored answers: an
+        #     honest answer in their voice (「うーん……まだ決めてないんだ」), not a stock "I don't know"
+        if asking and act in ("質問", "なし") and (free.speaker in focus.about or focus.you):
+            unsure = self._unsure(free.speaker, word, state, turn, variety)
+            if unsure is not None:
+                return unsure
         # 4. a reaction to what the line does (not the stock "I don't know" while there is a thing to take up)
-        if act != "質問" or word is None:
+        if act != "質問" or not echoing:
             found = self.answerer.reaction(free, state, text, found_act, turn, variety)
             if found is not None:
                 return self.answerer.make(found, act)
@@ -769,7 +797,7 @@ class Conversation:
             if news is not None:
                 return news
         # 6. what the player talked about, taken up in the character's voice (「ゴルフ？　私は詳しくないけど」)
-        if word is not None:
+        if echoing and word is not None:
             echoed = self._echo(free.speaker, word, state, turn, variety)
             if echoed is not None:
                 context["echo"] = word
@@ -807,19 +835,26 @@ class Conversation:
             if found is not None:
                 return found, fitting
             if fitting is ranked[0] and fitting.hit is not None and free.intent is None and focus.question:
-                # what the line asks was answered before: that answer again, as said before
-                recalled = self._recall_entry(fitting, state, turn, variety)
+                # what the line asks was answered before: that answer again, as said before (only when it asks
+                # what that answer told: 「師匠さんに弟子入りしたきっかけは？」 asks more of 先代 than was said)
+                recalled = self._recall_entry(fitting, state, turn, variety, again=_asked_part(focus, self.facts),
+                                              head=focus.head_word)
                 if recalled is not None:
                     return recalled, fitting
         return None, None
 
-    def _recall_entry(self, fitting: Fitting, state: GameState, turn: int, variety: Variety) -> Found | None:
-        """An entry's line said before, brought back with its speaker's recall lead-in."""
+    def _recall_entry(self, fitting: Fitting, state: GameState, turn: int, variety: Variety,
+                      again: str | None = None, head: str | None = None) -> Found | None:
+        """An entry's line said before, brought back with its speaker's recall lead-in (`again`: only when
+        this question asks what that line told)."""
         key = knowledge_key(fitting.person, fitting.entry.index)
         said = state.variation.get(key, ())
         if not said:
             return None
         index = said[-1]
+        if again is not None and not self.facts.asks_again(
+                again, self.facts.of(f"{key}#{index + 1}"), fitting.entry.entry.words, head=head):
+            return None
         line = fitting.entry.entry.lines[index]
         character = self.scenario.characters[fitting.person]
         lines = character.recall.lines if character.recall else []
@@ -863,12 +898,16 @@ class Conversation:
                                                                   nouns=sentence.nouns - own))
                                   for sentence in self.facts.of(f"{key}#{i + 1}")), default=0.0) for i in used),
                             default=0.0)
-            if said_best > best_score:
+            read = self.focus_reader.read(text)
+            if said_best > best_score and is_question(text) and self.facts.asks_again(
+                    _asked_part(read, self.facts), [s for i in used for s in self.facts.of(f"{key}#{i + 1}")],
+                    entry.entry.words, head=read.head_word):
                 return DEFER  # the line that answers it was said: the recall says it again, not another line
         return self.answerer.knowledge_line(person, entry, state, turn, variety)
 
     def _recall_topic(self, intent: str, state: GameState, mem: ConversationMemory, turn: int,
-                      variety: Variety, speaker: str | None = None) -> Answer | None:
+                      variety: Variety, speaker: str | None = None, again: str | None = None,
+                      head: str | None = None) -> Answer | None:
         """The latest line said of a topic (its knowledge lines, its story lines), brought back."""
         present = set(self.rules.people(state.place))
         said = []
@@ -893,6 +932,8 @@ class Conversation:
             return None
         own = [s for s in said if s[2].speaker == speaker]
         _, ref, line = max(own or said)
+        if again is not None and not self.facts.asks_again(again, self.facts.of(ref), head=head):
+            return None          # the question asks something else of the topic than what was said
         character = self.scenario.characters[line.speaker]
         lines = character.recall.lines if character.recall else []
         if not lines:
@@ -927,6 +968,8 @@ class Conversation:
         entry = next((e for e in self.answerer.entries_of(person) if e.index == int(index)), None)
         if entry is None or person not in self.rules.people(state.place):
             return None
+        if self.answerer.named_present(text, state.place) not in (None, person):
+            return None          # 「葵さんはどう思う？」 after ママ answered asks 葵, not for more of ママ's
         fitting = Fitting(person, entry, 0.0, None, False, False)
         found = self.answerer.knowledge_line(person, entry, state, turn, variety)
         if found is None:
@@ -948,8 +991,47 @@ class Conversation:
                 continue
             if len(word) == 1 or word in _NOT_ECHOED:
                 continue
+            if self._doing(focus.text, word):
+                continue      # 研究してみたい, 楽しみにしてる: what the player does, not a thing to take up
             return word
         return None
+
+    @staticmethod
+    def _doing(text: str, word: str) -> bool:
+        """The noun is the player's doing: a verbal noun made a verb of an object (お店を研究して) or 〜にする
+        (楽しみにしてる) — not a pastime (キャンプしてます, 釣りしてます: a thing to take up)."""
+        tokens = analyse(text).tokens
+        for i, token in enumerate(tokens):
+            if token.surface != word and (token.normalised or token.surface) != word and \
+                    not (word.endswith(token.surface) and token.end - len(word) >= 0 and
+                         text[token.end - len(word):token.end] == word):
+                continue
+            rest = [t for t in tokens[i + 1:i + 3]]
+            if not rest:
+                return False
+            verb = next((t for t in rest if t.pos[:1] == ("動詞",)), None)
+            if verb is None or verb.lemma not in ("する", "為る", "出来る", "できる"):
+                return False
+            between = [t.surface for t in rest[:rest.index(verb)]]
+            if between == ["に"]:
+                return True
+            return "サ変可能" in token.pos and not between and i > 0 and tokens[i - 1].surface == "を"
+        return False
+
+    def _unsure(self, speaker: str, word: str | None, state: GameState, turn: int, variety: Variety) -> Answer | None:
+        unsure = self.scenario.characters[speaker].unsure
+        if unsure is None or not unsure.lines:
+            return None
+        prefix = f"unsure/{speaker}"
+        said = self.answerer.line_set(prefix, unsure.mode, unsure.lines, state, turn, prefix, variety,
+                                      usable=lambda i: word is not None or "{word}" not in unsure.lines[i].text)
+        if said is None:
+            return None
+        index, variation = said
+        line = unsure.lines[index]
+        return Answer(speaker, line.text.replace("{word}", word or ""), line.expression or NEUTRAL,
+                      AnswerSource.UNSURE, f"{prefix}#{index + 1}", "質問", variation, refs=(f"{prefix}#{index + 1}",),
+                      detail={"word": word} if word else {})
 
     def _echo(self, speaker: str, word: str, state: GameState, turn: int, variety: Variety) -> Answer | None:
         echo = self.scenario.characters[speaker].echo
@@ -1049,6 +1131,9 @@ class Conversation:
         for spoken in mem.spoken:
             if spoken.speaker in present:
                 said.extend(self.facts.spoken("model", spoken.speaker, spoken.text))
+        # (what the line asks is in the sentence that asks: 「じゃあ歳は聞きません。弟子入りのきっかけは？」)
+        read = self.focus_reader.read(text)
+        asked = text if statement else _asked_part(read, self.facts)
         known: list[Sentence] = []
         for person in present:
             for ref in self._known_refs(person, state):
@@ -1056,7 +1141,7 @@ class Conversation:
                     known.extend(self.facts.of(ref))
         prefer = free.speaker if free.speaker != self.rules.responder(state.place) else None
         topic = frozenset(self._topic_refs(free.intent, present, state))
-        found = self.facts.best(text, [] if statement else said, known, prefer=prefer, topic=topic)
+        found = self.facts.best(asked, [] if statement else said, known, prefer=prefer, topic=topic)
         least = STATEMENT_MIN if statement else RECALL_MIN if found is not None and found.said else NEWS_MIN
         if found is not None and statement and head and not self._names_head(found.sentence, head):
             found = None        # a statement goes on about its head (釣り), not about a word said aside (休み)
@@ -1064,8 +1149,12 @@ class Conversation:
             if found is not None and not statement:
                 context["recall"] = {"below": round(found.score, 2), "ref": found.sentence.ref}
             return None
+        if found.said and not self.facts.asks_again(asked, self.facts.of(found.sentence.ref), head=read.head_word):
+            # a sentence said before answers only a question that asks what it told, not more of its topic
+            context["recall"] = {"not_again": found.sentence.ref}
+            return None
         if against is not None:
-            own = max((self.facts.score(text, s) for s in self.facts.spoken("knowledge", None, against)),
+            own = max((self.facts.score(asked, s) for s in self.facts.spoken("knowledge", None, against)),
                       default=0.0) + 1.0
             # the topic's own next line answers as well, unless this sentence fits clearly better (and a
             # sentence said before must fit better still: news before a repeat)

@@ -35,7 +35,7 @@ from .cues import SceneNames
 from .options import ErrorKind, Interpretation, InterpretChoices, InterpretContext, Recent
 from .refine import NOT_A_CANDIDATE, SAME_PLACE, RefinedInterpreter
 from .related import IntentMeaning
-from .text import WordMatcher
+from .text import WordMatcher, without_asides
 
 
 @dataclass
@@ -99,6 +99,7 @@ class Interpreter:
         """`recent`: what the conversation said last (its open question, a recent invitation), when the
         caller keeps a conversation (chalicelib/conversation); without it the last scripted line is used."""
         start = time.perf_counter()
+        text = without_asides(text)      # （笑）（小声） say how, not what
         t = time.perf_counter()
         choices = InterpretChoices.make(self.rules, state)
         candidates_ms = elapsed_ms(t)

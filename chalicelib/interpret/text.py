@@ -62,6 +62,25 @@ def fold(text: str) -> str:
 _PUNCT_RE = re.compile(r"[\s\u3000、。，．,.!?！？…・「」『』（）()\[\]【】〈〉《》\"'`~〜ー—\-:：;；/／*＊♪☆★♡♥w笑]+")
 
 
+# Stage directions and laughter marks: what the player does or how they say it, not what they say —
+# 「（笑）」「(小声)」「（一口食べて）」 in brackets, and a trailing 笑 / w / 爆笑 after a clause.
+_ASIDE_RE = re.compile(r"[（(][^（()）]{0,20}[)）]")
+_LAUGH_RE = re.compile(r"(?<![\u4e00-\u9fff])(?:爆笑|笑)+(?=[\s、。，．,.!?！？…]|$)"
+                       r"|(?<=[\u3041-\u30ff\u4e00-\u9fff。、！？!?…])[wｗＷ]+(?=[\s、。，．,.!?！？…]|$)")
+
+
+def without_asides(text: str) -> str:
+    """The line without stage directions and laughter marks (「濃いめは困ります（笑）」 → 「濃いめは困ります」,
+    「（一口食べて）ほんのり甘い」 → 「ほんのり甘い」); a line that is nothing else stays as it is."""
+    if not any(ch in text for ch in "（(笑wｗＷ"):
+        return text
+    # (an aside between two clauses ends the first: 「見えます（笑）葵さんは…」 → 「見えます。葵さんは…」)
+    cleaned = _LAUGH_RE.sub("\x00", _ASIDE_RE.sub("\x00", text))
+    cleaned = re.sub(r"(?<=[、。，．,.!?！？…\s])\x00+|\x00+(?=[、。，．,.!?！？…\s]|$)|^\x00+", "", cleaned)
+    cleaned = re.sub(r"\x00+", "。", cleaned).strip(" \u3000")
+    return cleaned if strip_punctuation(cleaned) else text
+
+
 def strip_punctuation(text: str) -> str:
     """The text without punctuation, brackets, spaces and trailing laughter
     marks (used to compare an input with an example)."""

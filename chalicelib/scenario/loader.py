@@ -480,7 +480,8 @@ def _check_conversation(out: _Collector, scenario: Scenario, characters: Mapping
     for character in scenario.characters:
         where = f"character {character.id}"
         for line_set, name in ((character.recall, "recall"), (character.clarify, "clarify"),
-                               (character.chatter, "chatter"), (character.echo, "echo")):
+                               (character.chatter, "chatter"), (character.echo, "echo"),
+                               (character.unsure, "unsure")):
             if line_set is None:
                 continue
             for n, spoken in enumerate(line_set.lines):
@@ -566,7 +567,7 @@ def _spoken_lines(character: Character) -> Iterator[tuple[str, SpokenLine]]:
     for reaction in character.reactions:
         for n, spoken in enumerate(reaction.lines):
             yield f"reaction {reaction.act} #{n + 1}", spoken
-    for name in ("recall", "clarify", "chatter", "echo"):
+    for name in ("recall", "clarify", "chatter", "echo", "unsure"):
         line_set = getattr(character, name)
         for n, spoken in enumerate(line_set.lines if line_set else ()):
             yield f"{name} #{n + 1}", spoken

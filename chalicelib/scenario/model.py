@@ -218,6 +218,12 @@ class Character(_Strict):
                                  description="Lines that take up what the player talked about when nothing authored "
                                              "covers it: {word} stands for the thing the line is about "
                                              "(「{word}？　私は詳しくないけど、好きなの？」). 話題を受ける台詞")
+    unsure: LineSet | None = Field(default=None,
+                                   description="Honest answers to a question about the character themselves (their "
+                                               "plans, their past, what they think) that nothing authored answers: "
+                                               "not knowing yet, thinking it over, in their voice "
+                                               "(「うーん……まだ決めてないんだ。」); {word}, if a line holds it, stands for "
+                                               "what the question is about. 自分のことを聞かれて答えが用意されていないときの台詞")
 
 
 class Place(_Strict):
