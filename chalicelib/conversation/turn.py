@@ -38,6 +38,7 @@ from ..interpret.text import TextForms, is_kanji, make_matcher, nfkc, without_as
 from ..scenario import FreeTalk, GameRules, GameState, PlayerInput, Step
 from ..scenario.inputs import NONE
 from ..scenario.loader import NEUTRAL
+from ..scenario.model import SpokenLine
 from ..scenario.variation import knowledge_key, reaction_key, remember
 from ..stage.records import AskedQuestion, ConversationMemory, OpenClarification, SpokenText
 from ..turn_record import AnswerSource, InterpretationRecord
@@ -856,20 +857,29 @@ class Conversation:
                 again, self.facts.of(f"{key}#{index + 1}"), fitting.entry.entry.words, head=head):
             return None
         line = fitting.entry.entry.lines[index]
-        character = self.scenario.characters[fitting.person]
+        lead = self._recall_lead(fitting.person, state, turn, variety)
+        if lead is None:
+            return None
+        said, ref, variation = lead
+        return (fitting.person, said.text.replace("{said}", line.text), said.expression or NEUTRAL, AnswerSource.RECALL,
+                ref, variation)
+
+    def _recall_lead(self, person: str, state: GameState, turn: int,
+                     variety: Variety) -> tuple[SpokenLine, str, dict] | None:
+        """The speaker's recall lead-in (「言ったでしょ、{said}」) for a line said again: its line, its ref and
+        the variation it moves; the one said least when the set's mode has none left; None without a set."""
+        character = self.scenario.characters[person]
         lines = character.recall.lines if character.recall else []
         if not lines:
             return None
-        prefix = f"recall/{fitting.person}"
+        prefix = f"recall/{person}"
         lead = self.answerer.line_set(prefix, character.recall.mode, lines, state, turn, prefix, variety)
         if lead is None:
             refs = [f"{prefix}#{i + 1}" for i in range(len(lines))]
             chosen = refs.index(variety.least_said(refs) or refs[0])
             lead = (chosen, {prefix: remember(state.variation.get(prefix, ()), chosen, len(lines))})
-        lead_index, variation = lead
-        text = lines[lead_index].text.replace("{said}", line.text)
-        return (fitting.person, text, lines[lead_index].expression or NEUTRAL, AnswerSource.RECALL,
-                f"{prefix}#{lead_index + 1}", variation)
+        index, variation = lead
+        return lines[index], f"{prefix}#{index + 1}", variation
     def _entry_line(self, fitting: Fitting, state: GameState, text: str, turn: int,
                     variety: Variety) -> Found | None | object:
         """A line of the entry for the question (the one sharing most with it, unsaid); DEFER when the line
@@ -934,22 +944,14 @@ class Conversation:
         _, ref, line = max(own or said)
         if again is not None and not self.facts.asks_again(again, self.facts.of(ref), head=head):
             return None          # the question asks something else of the topic than what was said
-        character = self.scenario.characters[line.speaker]
-        lines = character.recall.lines if character.recall else []
-        if not lines:
-            return None
-        prefix = f"recall/{line.speaker}"
-        lead = self.answerer.line_set(prefix, character.recall.mode, lines, state, turn, prefix, variety)
+        lead = self._recall_lead(line.speaker, state, turn, variety)
         if lead is None:
-            refs = [f"{prefix}#{i + 1}" for i in range(len(lines))]
-            chosen = refs.index(variety.least_said(refs) or refs[0])
-            lead = (chosen, {prefix: remember(state.variation.get(prefix, ()), chosen, len(lines))})
-        index, variation = lead
+            return None
+        said, lead_ref, variation = lead
         sentence = max(self.facts.of(ref), key=lambda s: sum(self.facts.idf(k) for k in s.keys), default=None)
         said_text = line.text if len(line.text) <= 40 or sentence is None else sentence.text
-        return Answer(line.speaker, lines[index].text.replace("{said}", said_text), lines[index].expression or NEUTRAL,
-                      AnswerSource.RECALL, f"{prefix}#{index + 1}", "質問", variation, refs=(f"{prefix}#{index + 1}",),
-                      detail={"recalled": ref})
+        return Answer(line.speaker, said.text.replace("{said}", said_text), said.expression or NEUTRAL,
+                      AnswerSource.RECALL, lead_ref, "質問", variation, refs=(lead_ref,), detail={"recalled": ref})
 
     def _follow_up_entry(self, text: str, state: GameState, mem: ConversationMemory, turn: int, variety: Variety,
                          speaker: str, pointer: bool = False) -> Answer | None:
@@ -1170,21 +1172,12 @@ class Conversation:
             news = self._say_ref(sentence.ref, state, turn)
             if news is not None:
                 return news
-        character = self.scenario.characters[speaker]
-        lines = character.recall.lines if character.recall else []
-        prefix = f"recall/{speaker}"
-        said_lead = self.answerer.line_set(prefix, character.recall.mode if character.recall else "cycle", lines,
-                                           state, turn, prefix, variety) if lines else None
-        if lines and said_lead is None:
-            refs = [f"{prefix}#{i + 1}" for i in range(len(lines))]
-            index = refs.index(variety.least_said(refs) or refs[0])
-            said_lead = (index, {prefix: remember(state.variation.get(prefix, ()), index, len(lines))})
+        said_lead = self._recall_lead(speaker, state, turn, variety)
         if said_lead is not None:
-            index, variation = said_lead
-            lead = lines[index]
+            lead, lead_ref, variation = said_lead
             line = lead.text.replace("{said}", sentence.text)
             expression = lead.expression or NEUTRAL
-            refs: tuple[str, ...] = (f"{prefix}#{index + 1}",)
+            refs: tuple[str, ...] = (lead_ref,)
         else:
             line, expression, variation, refs = sentence.text, self.book.get(sentence.ref).expression \
                 if self.book.get(sentence.ref) else NEUTRAL, {}, ()
