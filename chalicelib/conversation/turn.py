@@ -272,8 +272,10 @@ class Conversation:
                             chosen = carried
                             answer_text = f"{mem.player_last or ''}\n{text}"
                     if options is None and order is None and chosen.is_intent and result.rule is None and \
-                            not self._names_topic(text, chosen) and self.answerer.act(text).act in _SOCIAL_ACTS:
+                            not self._names_topic(text, chosen) and not is_question(text) and \
+                            self.answerer.act(text).act in _SOCIAL_ACTS:
                         # 「あつっ。でもおいしい！」: praise, not the menu topic guessed from a word near in meaning
+                        # (a question asks, whatever praise its words hold: 「いい店ってどんな店だと思う？」)
                         context["act_not_topic"] = str(chosen)
                         chosen = NONE
                     if options is None and order is None and self._echoes_question(text, chosen, question, recent):
