@@ -138,8 +138,13 @@ class Orders:
                 found.append(_Hit(item, owner, hit.start, hit.end))
         # a mention inside a longer word names something else (ウーロンハイ is no ウーロン茶)
         tokens = [t for t in analyse(forms.nfkc).tokens if t.is_noun] if found else []
+        text = forms.nfkc
         found = [h for h in found
-                 if not any(t.start < h.end < t.end or t.start < h.start < t.end for t in tokens)]
+                 if not any(t.start < h.end < t.end or t.start < h.start < t.end for t in tokens)
+                 and not (_KATAKANA.fullmatch(text[h.end - 1]) and h.end < len(text) and
+                          _KATAKANA.fullmatch(text[h.end]) and text[h.end] != "・")
+                 and not (_KATAKANA.fullmatch(text[h.start]) and h.start > 0 and
+                          _KATAKANA.fullmatch(text[h.start - 1]) and text[h.start - 1] != "・")]
         # the longest mention wins where two overlap (生ビール over 生)
         found.sort(key=lambda h: (h.start, -(h.end - h.start)))
         kept: list[_Hit] = []
@@ -230,7 +235,7 @@ class Orders:
             return OrderFound("again", served.item, served.server, None) if served.kind == "item" else served
         if offer_yes and offered:
             return self._served(offered, people, addressee, responder, None)
-        missing = self._unknown_item(normalised)
+        missing = None if switched else self._unknown_item(normalised)
         if missing is not None:
             server = self._server_for_missing(people, addressee, responder)
             return OrderFound("missing", None, server, missing, group=self.group_of(missing)) if server else None
