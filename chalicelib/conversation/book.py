@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 from ..faces import NEUTRAL
 from ..scenario import CompiledScenario
+from ..scenario.loader import MENU_LINE_SETS
 from ..scenario.model import Replies
 
 
@@ -72,7 +73,7 @@ class LineBook:
                 for item in character.menu.items:
                     for n, spoken in enumerate(item.lines, 1):
                         self._put(f"menu/{c}/{item.id}#{n}", c, spoken.text, spoken.expression, spoken.replies)
-                for kind in ("ask", "missing", "prices", "bill"):
+                for kind in MENU_LINE_SETS:
                     for n, spoken in enumerate(getattr(character.menu, kind), 1):
                         self._put(f"menu/{c}/{kind}#{n}", c, spoken.text, spoken.expression, spoken.replies)
         for place in scenario.scenario.places:

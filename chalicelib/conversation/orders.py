@@ -18,14 +18,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 from ..interpret.ja import analyse, word_meaning
 from ..interpret.text import TextForms, make_matcher, nfkc
 from ..scenario import CompiledScenario
 
-OrderKind = Literal["item", "again", "ask", "missing"]
+OrderKind = Literal["item", "again", "ask", "missing", "adjust", "treat"]
 
 _PAYING = re.compile(r"会計|お?勘定|おあいそ|お代|支払|払(?:う|い|います|える)|いくら|レシート|領収書")
 # Cues that order whatever is named right before them.
@@ -35,13 +35,13 @@ _CUE = re.compile(
     r"|^\s*(?:で|を)?\s*(?:[。！!…]|$)|^\s*(?:で|を|も)\s*(?:お願い|頼む|よろしく|いい|大丈夫|結構です|[！!。]|$)"
     r"|^\s*(?:に|で)(?:する|します|しよう|しよっかな|しようかな)|^\s*に(?:変え|かえ)(?:る|よう|ます|て)|^\s*(?:が|を)?\s*(?:いい|良い)(?:な|です)?\s*[。!！]*$"
     r"|飲みたい|食べたい|飲もう|食べよう|飲もっかな|食べよっかな|飲む(?:よ|わ)?\s*[。！!]*$|食べる(?:よ|わ)?\s*[。！!]*$"
-    r"|(?:ある|あります|あり|ない|ありますか)(?:\s*[？?]|か|かな|の)|持ってきて|出して|作って|入れて|つけて|くれる|くれない"
+    r"|(?:ある|あります|あり|ない|ありますか)(?:\s*[？?]|か|かな|の)|ない(?:ん)?(?:です|ですか)(?:か|\s*[？?])|ありませんか|持ってきて|出して|作って|入れて|つけて|くれる|くれない"
     r"|(?:まだ)?(?:できる|できます|作れる|作れます|頼める|頼めます|食べられる|食べられます|飲める|飲めます)(?:\s*[？?]|か|の)")
 # 「じゃあそれで」「それください」: the item just named.
 _THAT_ONE = re.compile(r"^(?:じゃあ|じゃ|では|なら|それなら|うん)?[、,\s]*(?:それ|そっち|これ)(?:で|を|に|も)?\s*"
                        r"(?:お願い|ください|下さい|ちょうだい|頂戴|する|します|しよう|いい|[。！!]|$)")
 _AGAIN = re.compile(r"おかわり|お代わり|もう一杯|もういっぱい|もう一本|もう1杯|同じ(?:の|もの|やつ)|もう一つ|もうひとつ|もう1つ|もう一皿")
-_ANYTHING = re.compile(r"何か(?:飲|食|つま)|なにか(?:飲|食|つま)|飲み物|食べ物|おつまみ|つまみ|何か(?:ちょうだい|ください|頼)"
+_ANYTHING = re.compile(r"何か(?:飲|食|つま)|(?:何か|なにか)\S{0,6}?(?:お酒|酒|飲み物|ドリンク|食べ物|料理)|(?:お酒|酒)(?:って|は)?(?:ある|あります|ください|ちょうだい|お願い|飲みたい)|なにか(?:飲|食|つま)|飲み物|食べ物|おつまみ|つまみ|何か(?:ちょうだい|ください|頼)"
                        r"|注文(?:いい|お願い|したい|させて|を)|オーダー")
 _FOOD_ANCHORS = ("飲み物", "食べ物", "料理", "酒", "ドリンク", "つまみ")
 _BARE = re.compile(r"^\s*(?:で|を|も)?\s*(?:[。！!…]|$)")
@@ -52,15 +52,51 @@ _KATAKANA = re.compile(r"[ァ-ヴー・]+")
 _STRONG_CUE = re.compile(r"\s*(?:を|も)?\s*(?:ください|下さい|ちょうだい|頂戴|お願い|ひとつ|一つ|一杯|1杯|もらえ)")
 
 
+# How a drink is wanted (薄めで, 濃いめ, 氷多め): acknowledged, never contradicted by the item's own line.
+_STYLE = re.compile(r"(氷(?:を)?(?:多め|多く|少なめ|少なく|なし|抜き)|薄め|薄く|うすめ|うすく|弱め|弱く|軽め|軽く|濃いめ|濃く|こいめ"
+                    r"|少なめ|少なく|多め|大盛り)(?:の(?:やつ|もの|を)?|に|で)?(?:して|作って)?")
+_STYLE_WORD = {"薄く": "薄め", "うすめ": "薄め", "うすく": "薄め", "弱く": "弱め", "軽く": "軽め", "濃く": "濃いめ",
+               "こいめ": "濃いめ", "少なく": "少なめ", "氷多く": "氷多め", "氷を多め": "氷多め", "氷を多く": "氷多め",
+               "氷少なく": "氷少なめ", "氷を少なめ": "氷少なめ", "氷を少なく": "氷少なめ"}
+_STYLE_NOT = re.compile(r"\s*(?:の|が|は)?(?:困|嫌|いや|やだ|だめ|ダメ|じゃなく|じゃない|でなく|すぎ|過ぎ)")
+_ADJUST = re.compile(r"\s*(?:で|に)?\s*(?:して|作って|作り直|お願い|ください|下さい|できる|できます|できませ|もらえ|ちょうだい)")
+# 「レモンサワーってない？なければ水割りで」: the item after it is served if the one before is not.
+FALLBACK = re.compile(r"(?:なければ|無ければ|なかったら|無かったら|ないなら|無いなら|ないんだったら|なきゃ|ないなら)[、,\s]*")
+# 「一杯おごります」「ママにも水割りを」: the player treats a character.
+_TREAT = re.compile(r"おご(?:る|り|ら|ろ|ります|って)|奢|ご(?:ちそう|馳走)(?:する|します|させて)|一杯どうぞ|(?:も|に)(?:一杯|1杯)(?:どうぞ|飲んで|いかが|どう)"
+                    r"|(?:も|に)(?:何か|なにか)?(?:飲んで|一杯)")
+_DRINK_WORD = re.compile(r"飲|酒|ドリンク|杯|割り|サワー|ハイ")
+_FOOD_WORD = re.compile(r"食|つまみ|料理|ご飯|ごはん|腹")
+
+
 @dataclass(frozen=True)
 class OrderFound:
     kind: OrderKind
     item: str | None             # menu item id (None for ask / missing)
     server: str                  # character id who answers
     named: str | None = None     # the player's words for it (debug)
+    instead: str | None = None   # a thing asked for first that is not served (焼酎, レモンサワー), said before the item
+    style: str | None = None     # how it is wanted (薄め), acknowledged instead of the item's own line
+    treated: str | None = None   # the character the player treats (kind "treat")
+    group: str | None = None     # drink or food: what a request naming no item (or an item not served) is about
 
     def to_dict(self) -> dict:
-        return {"kind": self.kind, "item": self.item, "server": self.server, "named": self.named}
+        found = {"kind": self.kind, "item": self.item, "server": self.server, "named": self.named}
+        found.update({k: v for k, v in (("instead", self.instead), ("style", self.style),
+                                         ("treated", self.treated), ("group", self.group)) if v})
+        return found
+
+    def but(self, **changes) -> OrderFound:
+        return replace(self, **changes)
+
+
+def style_of(text: str) -> tuple[str | None, str]:
+    """The last style asked for in `text` (not one turned down: 「濃いめは困ります」), and the text without them."""
+    found = None
+    for match in _STYLE.finditer(text):
+        if not _STYLE_NOT.match(text, match.end()):
+            found = _STYLE_WORD.get(match.group(1), match.group(1))
+    return found, _STYLE.sub("", text)
 
 
 @dataclass(frozen=True)
@@ -72,8 +108,10 @@ class _Hit:
 
 
 class Orders:
-    def __init__(self, scenario: CompiledScenario, names: Iterable[str] = ()) -> None:
+    def __init__(self, scenario: CompiledScenario, names: Iterable[str] = (),
+                 people_names: dict[str, list[str]] | None = None) -> None:
         self.scenario = scenario
+        self.people_names = people_names or {}
         self.menus = scenario.menus
         self.matcher = make_matcher()
         self.names = {nfkc(n) for n in names if n}
@@ -98,6 +136,15 @@ class Orders:
         for (owner, item), words in self._words.items():
             for hit in self.matcher.hits(forms, words):
                 found.append(_Hit(item, owner, hit.start, hit.end))
+        # a mention inside a longer word names something else (ウーロンハイ is no ウーロン茶)
+        tokens = [t for t in analyse(forms.nfkc).tokens if t.is_noun] if found else []
+        text = forms.nfkc
+        found = [h for h in found
+                 if not any(t.start < h.end < t.end or t.start < h.start < t.end for t in tokens)
+                 and not (_KATAKANA.fullmatch(text[h.end - 1]) and h.end < len(text) and
+                          _KATAKANA.fullmatch(text[h.end]) and text[h.end] != "・")
+                 and not (_KATAKANA.fullmatch(text[h.start]) and h.start > 0 and
+                          _KATAKANA.fullmatch(text[h.start - 1]) and text[h.start - 1] != "・")]
         # the longest mention wins where two overlap (生ビール over 生)
         found.sort(key=lambda h: (h.start, -(h.end - h.start)))
         kept: list[_Hit] = []
@@ -115,18 +162,70 @@ class Orders:
         an order; `offered`: the item they offered; `offer_yes`: the line says yes to the offer."""
         if not self.menus or not people:
             return None
-        forms = TextForms.of(text)
-        normalised = forms.nfkc
+        normalised = nfkc(text)
         if _PAYING.search(normalised):
             return None
+        style, plain = style_of(normalised)
+        found = self._read(plain, people, addressee, responder, last_order=last_order, offered=offered,
+                           offer_yes=offer_yes, offer_open=offer_open, mentioned=mentioned)
+        treated = self._treated(normalised, people, addressee, responder)
+        if treated is not None and (found is None or found.kind in ("item", "ask", "missing")):
+            # 「一杯おごります」「ママにも水割りを」: thanks from the one treated (the item counts in the bill)
+            server = treated if treated in self.menus and self.menus[treated].treat else \
+                (found.server if found is not None else self._server_for_missing(people, addressee, responder))
+            if server is not None:
+                item = found.item if found is not None and found.kind == "item" else None
+                return OrderFound("treat", item, server, found.named if found else None, treated=treated)
+        if found is None and style is not None and last_order is not None and \
+                any(m.group(0).endswith(("して", "作って")) or _ADJUST.match(normalised, m.end())
+                    for m in _STYLE.finditer(normalised)):
+            # 「薄くしてもらえる？」 right after a drink: the drink made again that way
+            served = self._served(last_order, people, addressee, responder, None)
+            return served.but(kind="adjust", style=style) if served.kind == "item" else None
+        if found is not None and style is not None and found.kind in ("item", "again", "ask"):
+            found = found.but(style=style)
+        return found
+
+    def _read(self, normalised: str, people: list[str], addressee: str | None, responder: str | None, *,
+              last_order: str | None, offered: str | None, offer_yes: bool, offer_open: bool,
+              mentioned: str | None) -> OrderFound | None:
+        forms = TextForms.of(normalised)
+        fallback = FALLBACK.search(normalised)
+        if fallback is not None:
+            # 「レモンサワーってない？なければ水割りで」: the first if there is one, else the second (and
+            # the first said missing)
+            first = self._read(normalised[:fallback.start()], people, addressee, responder, last_order=None,
+                               offered=None, offer_yes=False, offer_open=True, mentioned=None)
+            second = self._read(normalised[fallback.end():], people, addressee, responder, last_order=last_order,
+                                offered=offered, offer_yes=False, offer_open=True, mentioned=mentioned)
+            if first is not None and first.kind == "item":
+                return first
+            if second is not None and second.kind in ("item", "again"):
+                return second.but(instead=first.named if first is not None and first.kind == "missing" else
+                                  self._unknown_item(normalised[:fallback.start()]))
+            return first or second
         hits = self._hits(forms)
+        asked = _ANYTHING.search(normalised)
+        if hits and asked is not None and asked.start() >= hits[-1].end and \
+                re.search(r"けど|けれど|が[、,]|より|まず|先に", normalised[hits[-1].end:asked.start()]):
+            # 「ナポリタンも気になるけど、まず飲み物を」: the request after it is the one made
+            hits, switched = [], True
+        else:
+            switched = False
         ordered = [h for h in hits if self._ordered(normalised, h.end)]
         if not ordered and (offer_yes or offer_open) and hits and not re.search(r"[？?]\s*$", normalised):
             ordered = hits[:1]                     # 「何か飲む？」「じゃあビール」
         if ordered:
             chosen = ordered[-1]
-            return self._served(chosen.item, people, addressee, responder, normalised[chosen.start:chosen.end])
+            served = self._served(chosen.item, people, addressee, responder, normalised[chosen.start:chosen.end])
+            modifier = self._modifier(normalised, chosen.start)
+            return served.but(instead=modifier) if modifier and served.kind == "item" else served
         if hits:
+            # 「ビール…いや、やっぱりレモンサワーください」: what is asked for after it
+            later = self._unknown_item(normalised[hits[-1].end:])
+            if later is not None:
+                server = self._server_for_missing(people, addressee, responder)
+                return OrderFound("missing", None, server, later, group=self.group_of(later)) if server else None
             return None                            # an item talked about, not ordered
         if _THAT_ONE.search(normalised) and mentioned:
             # 「じゃあそれで」: the item just named (by the player or by the one serving)
@@ -136,15 +235,81 @@ class Orders:
             return OrderFound("again", served.item, served.server, None) if served.kind == "item" else served
         if offer_yes and offered:
             return self._served(offered, people, addressee, responder, None)
-        missing = self._unknown_item(normalised)
+        missing = None if switched else self._unknown_item(normalised)
         if missing is not None:
             server = self._server_for_missing(people, addressee, responder)
-            return OrderFound("missing", None, server, missing) if server else None
-        if (_ANYTHING.search(normalised) and (_CUE.search(normalised) or "?" in normalised or "？" in normalised)) \
+            return OrderFound("missing", None, server, missing, group=self.group_of(missing)) if server else None
+        if (asked is not None and (_CUE.search(normalised) or "?" in normalised or "？" in normalised or switched)) \
                 or offer_yes:
             server = self._server_for_missing(people, addressee, responder, prefer_menu=True)
-            return OrderFound("ask", None, server, None) if server else None
+            group = self._group(normalised[asked.start():] if asked is not None else normalised)
+            return OrderFound("ask", None, server, None, group=group) if server else None
         return None
+
+    def _group(self, text: str) -> str | None:
+        """drink or food: what a request names (飲み物, お酒; 食べ物, つまみ), or None."""
+        drink, food = _DRINK_WORD.search(text), _FOOD_WORD.search(text)
+        if drink and (not food or drink.start() < food.start()):
+            return "drink"
+        return "food" if food else None
+
+    def group_of(self, word: str) -> str | None:
+        """The kind (drink, food) of an item not served, from the items nearest it in meaning."""
+        table = word_meaning()
+        best, group = 0.0, None
+        for (owner, item_id), words in self._words.items():
+            item = self.item(owner, item_id)
+            if item is None or item.kind is None:
+                continue
+            for w in words:
+                near = table.cosine(word, w) if table is not None else 0.0
+                if near > best:
+                    best, group = near, item.kind
+        return group if best >= 0.2 else self._group(word) or "drink"
+
+    def listed(self, server: str, group: str | None) -> str:
+        """The items of `server`'s menu of that kind, for {menu}: 「ビール、水割り、ウーロン茶」."""
+        menu = self.menus.get(server)
+        kept = [i for i in menu.items if group is None or i.kind == group] if menu else []
+        if not kept and menu:
+            kept = list(menu.items)
+        if any(i.price is not None for i in kept):
+            kept = [i for i in kept if i.price is not None]     # what is sold, not the water that comes free
+        items = [i.id for i in kept]
+        return "、".join(items)
+
+    def _modifier(self, text: str, start: int) -> str | None:
+        """「焼酎の水割り」: a thing near food or drink in meaning named for the item, that no menu holds."""
+        before = re.search(r"(\S{1,8})の$", text[:start])
+        if before is None:
+            return None
+        tokens = [t for t in analyse(before.group(1)).tokens if t.is_noun]
+        if not tokens:
+            return None
+        word = tokens[-1].surface
+        if any(word in ws for ws in self._words.values()) or nfkc(word) in self.names:
+            return None
+        table = word_meaning()
+        form = tokens[-1].normalised or word
+        near = max((table.cosine(form, a) for a in self._anchors), default=0.0) if table is not None else 0.0
+        return word if near >= NEAR_FOOD else None
+
+    def _treated(self, text: str, people: list[str], addressee: str | None, responder: str | None) -> str | None:
+        """The character the player treats (「一杯おごります」「ママにも水割りを」), or None."""
+        match = _TREAT.search(text)
+        named = None
+        for person, names in self.people_names.items():
+            for name in names:
+                n = nfkc(name)
+                if n and re.search(re.escape(n) + r"(?:さん|ちゃん)?(?:にも|に|も)", text):
+                    named = person
+        if match is None and not (named and re.search(r"(?:にも|に)\S{0,8}(?:を|どうぞ|一杯|1杯)\s*[。！!]*$", text)
+                                  and any(self.matcher.hits(TextForms.of(text), ws)
+                                          for ws in self._words.values())):
+            return None
+        if named is not None and named in people:
+            return named
+        return addressee if addressee in people else (responder if responder in people else None)
 
     def _ordered(self, text: str, end: int, *, bare: bool = True) -> bool:
         """An ordering cue right after the item, with nothing else named in between.  `bare`: the item

@@ -48,7 +48,7 @@ from .entries import Entries, Fitting
 from .facts import Facts, Sentence, is_question
 from .facts import _analysed as _analysed_keys
 from .focus import Focus, FocusReader, parts
-from .orders import OrderFound, Orders
+from .orders import FALLBACK, OrderFound, Orders
 from .questions import asks, polarity, question_kind
 from .variety import Variety, remember_said
 
@@ -139,7 +139,7 @@ class Conversation:
                     [n for place in self.names.places.values() for n in place.names]
         self.book = LineBook(self.scenario)
         self.facts = Facts(self.book, all_names)
-        self.orders = Orders(self.scenario, all_names)
+        self.orders = Orders(self.scenario, all_names, {c: list(n) for c, n in self.names.characters.items()})
         self.clarifier = Clarifier(self.scenario)
         self.matcher = make_matcher()
         self.focus_reader = FocusReader(self.names)
@@ -370,6 +370,8 @@ class Conversation:
         if back and not is_question(meant) and is_question(mem.player_last or ""):
             meant = meant.rstrip("!！。 ") + "?"   # a correction of a question asks it again
         side = None
+        if FALLBACK.search(nfkc(meant)) and self._order(meant, state, None, mem, question) is not None:
+            return Reading(meant, None, back, whole.called)    # 「レモンサワーある？なければ水割りで」: one order
         pieces = parts(meant)
         asking = [i for i, piece in enumerate(pieces) if is_question(piece)]
         if len(pieces) >= 2 and not asking and question is not None:
@@ -614,32 +616,77 @@ class Conversation:
         if menu is None:
             return None
         flags: tuple[str, ...] = ()
-        if order.item is not None:
-            item = self.orders.item(order.server, order.item)
-            if item is None:
-                return None
-            lines, mode, prefix, source = item.lines, item.mode, f"menu/{order.server}/{item.id}", AnswerSource.ORDER
+        item = self.orders.item(order.server, order.item) if order.item is not None else None
+        if order.item is not None and item is None:
+            return None
+        fill: dict[str, str] = {}
+        if item is not None:
+            fill["{item}"] = item.id
             flags = (item.flag,) if item.flag else ()
+        source = AnswerSource.ORDER if item is not None else AnswerSource.MENU
+        kind: str | None = None
+        if order.kind == "treat" and menu.treat:
+            # 「一杯おごります」: thanks from the one treated
+            kind, fill["{item}"] = "treat", item.id if item is not None else "一杯"
+        elif order.style and (item is not None or order.kind == "adjust") and menu.styles:
+            # 「水割り、薄めで」: the way asked for, not the item's own line (「うちのは濃いめよ」)
+            kind, fill["{style}"] = "styles", order.style
+        elif item is not None:
+            kind = None
+        elif order.kind == "missing" and order.named and menu.unavailable:
+            # 「レモンサワーある？」: not here, and what is
+            kind = "unavailable"
+            fill.update({"{item}": order.named, "{menu}": self.orders.listed(order.server, order.group)})
+        elif order.kind == "ask" and order.group and menu.suggest:
+            kind, fill["{menu}"] = "suggest", self.orders.listed(order.server, order.group)
         else:
             kind = "missing" if order.kind == "missing" else "ask"
-            lines, mode, prefix, source = getattr(menu, kind), "cycle", f"menu/{order.server}/{kind}", AnswerSource.MENU
+        if kind is None:
+            lines, mode, prefix = item.lines, item.mode, f"menu/{order.server}/{item.id}"   # type: ignore[union-attr]
+        else:
+            lines, mode, prefix = getattr(menu, kind), "cycle", f"menu/{order.server}/{kind}"
+            if kind == "unavailable":
+                lines = [line for line in lines if "{menu}" in line.text] or lines
         if not lines:
             return None
-        said = self.answerer.line_set(prefix, mode, lines, step.state, turn, prefix, variety)
-        if said is None:
-            # an order is always acknowledged: the line said least, longest ago
-            refs = [f"{prefix}#{i + 1}" for i in range(len(lines))]
-            chosen = variety.least_said(refs) or refs[0]
-            index = refs.index(chosen)
-            said = (index, {prefix: remember(step.state.variation.get(prefix, ()), index, len(lines))})
-        index, variation = said
-        line = lines[index]
-        if order.item is not None:
-            mem.orders.append(order.item)
+        index, variation = self._pick(prefix, mode, lines, step.state, turn, variety)
+        text = self._filled(lines[index].text, fill)
+        expression = lines[index].expression or NEUTRAL
+        refs = [f"{prefix}#{index + 1}"]
+        if order.instead and item is not None and menu.unavailable:
+            # 「焼酎の水割り」「レモンサワー、なければ水割り」: the one not served is said first
+            said_first = [line for line in menu.unavailable if "{menu}" not in line.text] or menu.unavailable
+            first_prefix = f"menu/{order.server}/unavailable"
+            i, more = self._pick(first_prefix, "cycle", menu.unavailable, step.state, turn, variety,
+                                 among=[menu.unavailable.index(line) for line in said_first])
+            text = self._filled(menu.unavailable[i].text, {"{item}": order.instead, "{menu}":
+                                                          self.orders.listed(order.server, item.kind)}) + text
+            refs.insert(0, f"{first_prefix}#{i + 1}")
+            variation = {**more, **variation}
+        if item is not None and order.kind != "adjust":
+            mem.orders.append(item.id)
             del mem.orders[:-20]
-        return Answer(order.server, line.text, line.expression or NEUTRAL, source, f"{prefix}#{index + 1}",
-                      "注文", variation, refs=(f"{prefix}#{index + 1}",), flags=flags,
+        return Answer(order.server, text, expression, source, refs[-1],
+                      "注文", variation, refs=tuple(refs), flags=flags,
                       detail={"order": order.to_dict()})
+
+    def _pick(self, prefix: str, mode: str, lines: list, state: GameState, turn: int, variety: Variety,
+              among: list[int] | None = None) -> tuple[int, dict]:
+        """The line of a menu's set to say (an order is always acknowledged: else the one said least, longest
+        ago); `among`: only those."""
+        said = None if among is not None else self.answerer.line_set(prefix, mode, lines, state, turn, prefix,
+                                                                     variety)
+        if said is None:
+            refs = [f"{prefix}#{i + 1}" for i in (among if among is not None else range(len(lines)))]
+            index = int((variety.least_said(refs) or refs[0]).rsplit("#", 1)[1]) - 1
+            said = (index, {prefix: remember(state.variation.get(prefix, ()), index, len(lines))})
+        return said
+
+    @staticmethod
+    def _filled(text: str, fill: dict[str, str]) -> str:
+        for key, value in fill.items():
+            text = text.replace(key, value)
+        return text
 
     # ------------------------------------------------------------------ clarify
 
@@ -1310,7 +1357,7 @@ class Conversation:
         if ref is not None and (ref.startswith("fallback/") or "/質問#" in ref):
             return None       # 「スマホで調べてみたら？」 deflects; it asks nothing to be answered
         line = self.book.get(ref) if ref else None
-        if ref is not None and ref.startswith("menu/") and "/ask#" in ref:
+        if ref is not None and ref.startswith("menu/") and re.search(r"/(?:ask|suggest|unavailable)#", ref):
             # 「何にする？　コーヒーかカレーだよ。」: a menu's ask line always offers
             return AskedQuestion(ref=ref, speaker=last.speaker, turn=turn, kind="offer")
         if not asks(last.text) and not (line is not None and line.replies is not None):

@@ -455,6 +455,21 @@ def short_agreement(text: str, limit: int = 16) -> bool:
     return agreed
 
 
+_TAKE_UP = re.compile(r"お言葉に甘え|甘えちゃ|甘えよう|甘えます|お邪魔します|おじゃまします|お邪魔しよう|おじゃましよう"
+                      r"|(?:じゃあ|それじゃ|では)[、,\s]*(?:ちょっと|少し|すこし)だけ|(?:ちょっと|少し|すこし)だけ(?:なら|ですよ|ね)?\s*[。!！]*$"
+                      r"|喜んで|よろこんで|ぜひ|是非|ご一緒します|行きます|いきます")
+_TAKE_UP_NOT = re.compile(r"いや|嫌|結構|やめ|遠慮|無理|だめ|ダメ|駄目|今度|あとで|後で|ここで|行かない|いかない|行けない|ません(?!か)")
+
+
+def takes_up(text: str, limit: int = 30) -> bool:
+    """A yes to an invitation that names no place: 「え、いいんですか？じゃあ、ちょっとだけ」「ぜひ！」「お言葉に甘えて」.
+    Only for an invitation that is open (the caller's check): it is no request to go anywhere by itself."""
+    stripped = _TRAILING.sub("", unstretched(text))
+    if not stripped or len(stripped) > limit or _TAKE_UP_NOT.search(stripped.replace("すみません", "")):
+        return False
+    return bool(_TAKE_UP.search(stripped))
+
+
 _INVITATION_FORM = re.compile(
     r"(?:ない\s*[？?]|ないか|ましょう|(?:こう|ろう|おう|よう|そう|もう)(?:か|よ)?|おいで|来て|きて|いらっしゃい|行って|てみない)")
 

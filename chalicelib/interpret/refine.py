@@ -44,6 +44,7 @@ from .cues import (
     movement_cue,
     player_words,
     short_agreement,
+    takes_up,
     without_quoted_phrases,
 )
 from .options import Interpretation, InterpretChoices, InterpretContext
@@ -136,7 +137,7 @@ def refine(chosen: PlayerInput, text: str, choices: InterpretChoices, context: I
         if invited is not None:
             move = PlayerInput.move(invited)
             return Decision(move, AGREEMENT if move != chosen else None)
-    if context.invited in exits and (short_agreement(normalised) or goes_along(normalised)):
+    if context.invited in exits and (short_agreement(normalised) or goes_along(normalised) or takes_up(normalised)):
         # 「ごめん、冗談。やっぱ行く」 a turn or two after turning an invitation down
         move = PlayerInput.move(context.invited)   # type: ignore[arg-type]
         return Decision(move, INVITATION if move != chosen else None)

@@ -473,6 +473,9 @@ def _check_replies(out: _Collector, where: str, character: Character | None, rep
             _check_expression(out, f"{where} replies {kind} #{n + 1}", character, line.expression)
 
 
+MENU_LINE_SETS = ("ask", "missing", "unavailable", "suggest", "styles", "treat", "prices", "bill")
+
+
 def _check_conversation(out: _Collector, scenario: Scenario, characters: Mapping[str, Character],
                         intents: Mapping[str, Intent]) -> dict[str, Menu]:
     """Menus, replies, recall and clarify lines, chatter, and the clarify settings; returns the menus."""
@@ -531,11 +534,12 @@ def _check_conversation(out: _Collector, scenario: Scenario, characters: Mapping
             for n, spoken in enumerate(item.lines):
                 _check_expression(out, f"{item_where} #{n + 1}", character, spoken.expression)
                 _check_replies(out, f"{item_where} #{n + 1}", character, spoken.replies)
-        for kind in ("ask", "missing", "prices", "bill"):
+        for kind in MENU_LINE_SETS:
             for n, spoken in enumerate(getattr(character.menu, kind)):
                 _check_expression(out, f"{where} menu {kind} #{n + 1}", character, spoken.expression)
                 _check_replies(out, f"{where} menu {kind} #{n + 1}", character, spoken.replies)
-                needed = {"prices": ("{item}", "{price}"), "bill": ("{total}",)}.get(kind, ())
+                needed = {"prices": ("{item}", "{price}"), "bill": ("{total}",), "unavailable": ("{item}",),
+                          "suggest": ("{menu}",), "styles": ("{style}",)}.get(kind, ())
                 missing = [k for k in needed if k not in spoken.text]
                 if missing:
                     out.add(f"{where} menu {kind} #{n + 1}", f'a {kind} line must hold {" and ".join(needed)}; '
@@ -575,7 +579,7 @@ def _spoken_lines(character: Character) -> Iterator[tuple[str, SpokenLine]]:
         for item in character.menu.items:
             for n, spoken in enumerate(item.lines):
                 yield f"menu {item.id} #{n + 1}", spoken
-        for kind in ("ask", "missing", "prices", "bill"):
+        for kind in MENU_LINE_SETS:
             for n, spoken in enumerate(getattr(character.menu, kind)):
                 yield f"menu {kind} #{n + 1}", spoken
 

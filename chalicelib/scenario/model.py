@@ -107,6 +107,10 @@ class MenuItem(_Strict):
     mode: VariationMode = Field(default="cycle", description="How the acknowledgements vary. 台詞の出し方")
     lines: list[SpokenLine] = Field(description="Acknowledgements of an order, in the character's voice. "
                                                 "注文を受ける台詞")
+    kind: Literal["drink", "food"] | None = Field(
+        default=None, description="drink or food: which items a request for 「何か飲み物」「お酒」 (drink) or "
+                                  "「何か食べるもの」 (food) lists, and which an item not served here is told "
+                                  "instead of. 飲み物か食べ物か")
     price: int | None = Field(default=None, ge=0,
                               description="What one order costs (in the scenario's currency, e.g. yen); counted in "
                                           "the bill and said when the player asks. 値段")
@@ -121,6 +125,25 @@ class Menu(_Strict):
     missing: list[SpokenLine] = Field(default_factory=list,
                                       description="An order of something this character does not serve here. "
                                                   "ない品目への台詞")
+    unavailable: list[SpokenLine] = Field(
+        default_factory=list,
+        description="An item named that is not served here (レモンサワー, 焼酎の水割り): {item} stands for the player's "
+                    "word and {menu} for the items of the same kind (drink or food) that are "
+                    "(「{item}は置いてないのよ。{menu}ならあるわ。」).  A line without {menu} is said before the item "
+                    "served instead (「なければ水割りで」). Without these lines, `missing` answers. 置いてない品目への台詞")
+    suggest: list[SpokenLine] = Field(
+        default_factory=list,
+        description="A request for something to drink or eat naming no item (何か弱めのお酒ある？ まず飲み物を): "
+                    "{menu} stands for the items of that kind; it counts as an offer like `ask`. 飲み物・食べ物の勧め")
+    styles: list[SpokenLine] = Field(
+        default_factory=list,
+        description="An order with how it is wanted (薄めで, 濃いめ, 氷多め), or asking to change the drink just "
+                    "served (薄くしてもらえる？): {style} stands for the request (薄め) and {item} for the item; said "
+                    "instead of the item's own line. 作り方の注文への台詞")
+    treat: list[SpokenLine] = Field(
+        default_factory=list,
+        description="The player treats this character (一杯おごります, ママにも水割りを): thanks; {item} stands for "
+                    "the item when one is named. おごられたときの台詞")
     prices: list[SpokenLine] = Field(default_factory=list,
                                      description="The answer to 「いくら？」 about an item with a price: {item} and "
                                                  "{price} stand for the item and its price (「{item}は{price}円よ。」). "

@@ -255,3 +255,63 @@ def test_the_memory_round_trips_in_the_directors_memory():
     back = DirectorMemory.read(stored)
     assert back.conversation == order.memory and back.conversation.orders == ["コーヒー"]
     assert back.conversation.said["menu/店主/コーヒー#1"] == [1]
+
+
+# ---------------------------------------------------------------- what is not served, how, and for whom
+
+def bar() -> Conversation:
+    data = copy.deepcopy(CAFE)
+    menu = data["characters"][0]["menu"]
+    menu["items"][0]["kind"] = "drink"
+    menu["items"][1]["kind"] = "food"
+    menu["items"].append({"id": "紅茶", "kind": "drink", "words": ["紅茶"], "lines": [L("紅茶、濃く出たよ。")]})
+    menu["unavailable"] = [L("{item}はないんだ。{menu}ならあるよ。"), L("{item}は置いてなくてね。")]
+    menu["suggest"] = [L("{menu}ならすぐ出せるよ。")]
+    menu["styles"] = [L("{item}を{style}で、了解。")]
+    menu["treat"] = [L("おっ、ごちそうになるよ。{item}、いただきます。", "smile")]
+    data["characters"][1]["menu"]["treat"] = [L("悪いね、ありがとう。")]
+    rules = GameRules(load_scenario_data(data, source="bar.json"))
+    return Conversation(rules, Interpreter(rules))
+
+
+def test_an_item_not_served_is_said_missing_with_what_there_is():
+    [missing] = play(bar(), "ワインってあります？")
+    assert missing.kind == "menu" and missing.answer.text == "ワインはないんだ。コーヒー、紅茶ならあるよ。"
+
+
+def test_an_item_inside_a_longer_word_is_not_served_in_its_place():
+    [jelly] = play(bar(), "コーヒーゼリーをひとつください")
+    assert jelly.kind == "menu" and jelly.answer.text.startswith("コーヒーゼリーはないんだ")
+
+
+def test_the_fallback_is_served_when_the_first_is_not_here():
+    [fallback] = play(bar(), "ジンジャーエールってないですか？なかったら紅茶で")
+    assert fallback.kind == "order" and fallback.answer.detail["order"]["item"] == "紅茶"
+    assert fallback.answer.text == "ジンジャーエールは置いてなくてね。紅茶、濃く出たよ。"
+
+
+def test_a_thing_named_for_the_item_that_is_not_here_is_said():
+    [made] = play(bar(), "ブランデーの紅茶をください")
+    assert made.answer.detail["order"]["item"] == "紅茶" and made.answer.text.startswith("ブランデーは置いてなくて")
+
+
+def test_a_style_is_acknowledged_and_a_drink_just_served_is_made_again_that_way():
+    conversation = bar()
+    strong, weaker = play(conversation, "紅茶、うすめでお願いします", "やっぱり濃いのは苦手で、もう少し軽くしてもらえる？")
+    assert strong.answer.text == "紅茶を薄めで、了解。"                   # not 「濃く出たよ」
+    assert weaker.kind == "order" and weaker.answer.text == "紅茶を軽めで、了解。"
+    assert weaker.memory.orders == ["紅茶"]                               # the same cup, not a second one
+
+
+def test_a_request_for_something_to_drink_lists_the_drinks():
+    asked, switched = play(bar(), "なにか軽めのドリンクってあります？", "カレーもいいけど、先に飲み物を")
+    assert asked.answer.text == "コーヒー、紅茶ならすぐ出せるよ。"
+    assert switched.answer.text == "コーヒー、紅茶ならすぐ出せるよ。"
+
+
+def test_a_treat_is_thanked_for_by_the_one_treated():
+    conversation = bar()
+    [host] = play(conversation, "マスターにもコーヒーを一杯")
+    assert host.answer.speaker == "店主" and host.answer.text == "おっ、ごちそうになるよ。コーヒー、いただきます。"
+    [regular] = play(conversation, "常連さんに一杯おごりますよ")
+    assert regular.answer.speaker == "客" and regular.answer.text == "悪いね、ありがとう。"

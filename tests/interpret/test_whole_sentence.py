@@ -114,3 +114,15 @@ def test_a_liking_keeps_its_thing_the_topic_and_a_one_kanji_noun_takes_tte(inter
     assert read(interpreter, rules, ["なし"], "ママは写真嫌いなの？").input == PlayerInput.intent("宣伝の写真")
     assert read(interpreter, rules, ["なし"], "曲ってどんなのかけてるの？").input == PlayerInput.intent("音楽")
     assert read(interpreter, rules, ["なし"], "ここのおつまみって何があるんですか").input == PlayerInput.intent("メニュー")
+
+
+@pytest.mark.parametrize("text", ["えっ、本当ですか？じゃあ少しだけ", "ぜひぜひ！", "じゃあ、お言葉に甘えて", "お邪魔しまーす"])
+def test_a_plain_yes_takes_up_an_open_invitation(interpreter, rules, text):
+    taken = read(interpreter, rules, ["なし"], text, invited="控え室")
+    assert taken.input == MOVE and taken.rule == "invitation"
+    assert read(interpreter, rules, ["なし"], text).input != MOVE            # no invitation open: no move
+
+
+@pytest.mark.parametrize("text", ["いえ、遠慮しておきます", "また今度にします", "ここでいいです"])
+def test_a_polite_refusal_does_not_take_up_an_invitation(interpreter, rules, text):
+    assert read(interpreter, rules, ["なし"], text, invited="控え室").input != MOVE
