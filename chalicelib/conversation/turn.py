@@ -1251,8 +1251,8 @@ class Conversation:
         refs = []
         shown = state.shown
         for entry in self.answerer.entries_of(person):
-            if entry.condition.inputs and not entry.condition.holds_for_intent(shown):
-                continue
+            if not entry.condition.holds_for_intent(shown):
+                continue    # (未:B01 too: 「控え室に来てみる？」 is no news once the player is there)
             refs += [f"knowledge/{person}/{entry.index}#{n}" for n in range(1, len(entry.entry.lines) + 1)]
         reaction = self.scenario.reactions.get(person, {}).get("本人")
         if reaction is not None:

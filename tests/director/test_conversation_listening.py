@@ -122,3 +122,18 @@ def test_a_name_asked_of_someone_not_here_is_not_the_speakers_name():
 def test_a_frame_word_alone_does_not_pull_up_a_line():
     [today] = play(stall(), "今日はお客さん少ないですね。いつもこんな感じ？")
     assert "十二時間" not in today.answer.text and "五時" not in today.answer.text
+
+
+# ---------------------------------------------------------------- a line whose condition no longer holds
+
+def test_a_knowledge_line_whose_condition_no_longer_holds_is_never_told_as_news():
+    data = copy.deepcopy(STALL)
+    # said only before the opening line (「未:S1」): by the time the player speaks, never
+    data["characters"][1]["knowledge"].append(
+        {"info": "裏は物置。誘ってもいい", "condition": "未:S1", "words": ["裏", "物置"],
+         "lines": [L("裏は私の物置。古いラジオをしまってるの。……裏に来てみる？")]})
+    rules = GameRules(load_scenario_data(data, source="stall.json"))
+    conversation = Conversation(rules, Interpreter(rules))
+    for text in ("裏って物置なの？", "裏の物置に古いラジオをしまってるの？", "由美ちゃん、裏って何に使ってるの？"):
+        [played] = play(conversation, text)
+        assert "裏に来てみる" not in (played.answer.text if played.answer else ""), text
