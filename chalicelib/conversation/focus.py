@@ -27,8 +27,11 @@ from ..interpret.ja import analyse
 from ..interpret.ja.tokens import Token
 from ..interpret.text import find_names, nfkc
 
-# 「AじゃなくてB」「Aの話してない」: A is taken back.
-_TAKEN_BACK = re.compile(r"(?:じゃなくて|じゃなく|ではなくて|ではなく|じゃないよ|じゃないって|じゃないから"
+# 「AじゃなくてB」「Aの話してない」「Aはやめとけ」「初めてじゃないぞ」: A is taken back (turned down).
+_TAKEN_BACK = re.compile(r"(?:じゃなくて|じゃなく|ではなくて|ではなく|じゃないよ|じゃないって|じゃないから|じゃないぞ"
+                         r"|じゃねえ(?:ぞ|よ|って)?(?=[、,。!！\s]|$)|ではないです"
+                         r"|は(?:やめ(?:とけ|とこう|ておこう|ておけ|よう|ましょう)|なしで|なしだ|ダメ|だめ|駄目|嫌だ|いやだ)"
+                         r"(?=[、,。!！\s]|$)"
                          r"|の話(?:じゃない|してない|はしてない|をしてるんじゃない)(?:って|よ|から|んだけど)?)"
                          r"[、,。!！\s~wｗ笑]*")
 # A call at the head: 「ママ、」「ねえ葵ちゃん！」 (the name then answers, it is not what the line is about).

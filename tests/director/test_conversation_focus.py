@@ -119,6 +119,12 @@ def test_what_a_line_takes_back_and_its_parts():
     assert taken_back("店の名前じゃなくて、大将の名前！") == ("大将の名前!", "店の名前")
     assert taken_back("ラジオの話してないって。今の曲は？") == ("今の曲は?", "ラジオ")
     assert taken_back("大将の名前は？") == ("大将の名前は?", "")
+    # a thing turned down is taken back too, whatever follows
+    assert taken_back("いいね。ラーメンはやめとけ、ビールがいい") == ("いいね。ビールがいい", "ラーメン")
+    assert taken_back("常連じゃないぞ。まあいい") == ("まあいい", "常連")
+    assert taken_back("瓶はダメ。生で") == ("生で", "瓶")
+    assert taken_back("いいじゃない？") == ("いいじゃない?", "")        # a tag question takes nothing back
+    assert taken_back("これ、だめかな") == ("これ、だめかな", "")     # asking whether, not turning down
     assert parts("ラーメンください。あとトイレどこ？") == ["ラーメンください。", "あとトイレどこ?"]
     assert parts("乾杯！ところで由美ちゃんって何歳？") == ["乾杯!", "ところで由美ちゃんって何歳?"]
 
@@ -229,3 +235,9 @@ def test_the_new_keys_are_checked_at_load(change, message):
     with pytest.raises(ScenarioError) as raised:
         load_scenario_data(data, source="stall.json")
     assert message in str(raised.value)
+
+
+def test_a_thing_turned_down_does_not_answer():
+    for text, answer in (("トイレじゃないぞ。屋号は？", "屋号は"), ("トイレの話はやめとけ。スープは何で取ってる？", "")):
+        [played] = play(stall(), text)
+        assert "便所" not in played.answer.text and answer in played.answer.text, text
