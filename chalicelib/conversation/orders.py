@@ -25,14 +25,14 @@ from ..interpret.ja import analyse, word_meaning
 from ..interpret.text import TextForms, make_matcher, nfkc
 from ..scenario import CompiledScenario
 
-OrderKind = Literal["item", "again", "ask", "missing", "adjust", "treat"]
+OrderKind = Literal["item", "again", "ask", "missing", "adjust", "treat", "coming", "extra", "about", "paid"]
 
 _PAYING = re.compile(r"会計|お?勘定|おあいそ|お代|支払|払(?:う|い|います|える)|いくら|レシート|領収書")
 # Cues that order whatever is named right before them.
 _CUE = re.compile(
     r"ください|下さい|くださ|ちょうだい|頂戴|お願い|おねがい|もらえ|もらお|もらい|もらう|いただけ|頂け|いただき|頂き|頼む|頼み|頼も"
     r"|たのむ|たのも|(?:ひと|一|1|ふた|二|2|みっ|三|3)(?:つ|杯|本|皿|人前)|追加|おかわり|お代わり"
-    r"|^\s*(?:で|を)?\s*(?:[。！!…]|$)|^\s*(?:で|を|も)\s*(?:お願い|頼む|よろしく|いい|大丈夫|結構です|[！!。]|$)"
+    r"|^\s*(?:を|も)?\s*くれ(?:よ|や|ん?か)?\s*(?:[。！!…]|$)|^\s*(?:で|を)?\s*(?:な|ね)?\s*(?:[。！!…]|$)|^\s*だ\s*(?:[。！!]|$)|^\s*(?:で|を|も)\s*(?:お願い|頼む|よろしく|いい|大丈夫|結構です|[！!。]|$)"
     r"|^\s*(?:に|で)(?:する|します|しよう|しよっかな|しようかな)|^\s*に(?:変え|かえ)(?:る|よう|ます|て)|^\s*(?:が|を)?\s*(?:いい|良い)(?:な|です)?\s*[。!！]*$"
     r"|飲みたい|食べたい|飲もう|食べよう|飲もっかな|食べよっかな|飲む(?:よ|わ)?\s*[。！!]*$|食べる(?:よ|わ)?\s*[。！!]*$"
     r"|(?:ある|あります|あり|ない|ありますか)(?:\s*[？?]|か|かな|の)|ない(?:ん)?(?:です|ですか)(?:か|\s*[？?])|ありませんか|持ってきて|出して|作って|入れて|つけて|くれる|くれない"
@@ -48,13 +48,14 @@ _BARE = re.compile(r"^\s*(?:で|を|も)?\s*(?:[。！!…]|$)")
 # A question about the item (いつからある？ どんな味？ 何が入ってる？) is not an order of it.
 _WH = re.compile(r"いつ|何|なに|なん|どう|どんな|どれ|どこ|誰|だれ|なぜ|いくら")
 NEAR_FOOD = 0.4
+NEAR_ALONE = 0.6
 _KATAKANA = re.compile(r"[ァ-ヴー・]+")
 _STRONG_CUE = re.compile(r"\s*(?:を|も)?\s*(?:ください|下さい|ちょうだい|頂戴|お願い|ひとつ|一つ|一杯|1杯|もらえ)")
 
 
 # How a drink is wanted (薄めで, 濃いめ, 氷多め): acknowledged, never contradicted by the item's own line.
 _STYLE = re.compile(r"(氷(?:を)?(?:多め|多く|少なめ|少なく|なし|抜き)|薄め|薄く|うすめ|うすく|弱め|弱く|軽め|軽く|濃いめ|濃く|こいめ"
-                    r"|少なめ|少なく|多め|大盛り)(?:の(?:やつ|もの|を)?|に|で)?(?:して|作って)?")
+                    r"|少なめ|少なく|多め|大盛り|たっぷり)(?:の(?:やつ|もの|を)?|に|で)?(?:して|作って)?")
 _STYLE_WORD = {"薄く": "薄め", "うすめ": "薄め", "うすく": "薄め", "弱く": "弱め", "軽く": "軽め", "濃く": "濃いめ",
                "こいめ": "濃いめ", "少なく": "少なめ", "氷多く": "氷多め", "氷を多め": "氷多め", "氷を多く": "氷多め",
                "氷少なく": "氷少なめ", "氷を少なめ": "氷少なめ", "氷を少なく": "氷少なめ"}
@@ -65,6 +66,23 @@ FALLBACK = re.compile(r"(?:なければ|無ければ|なかったら|無かっ�
 # 「一杯おごります」「ママにも水割りを」: the player treats a character.
 _TREAT = re.compile(r"おご(?:る|り|ら|ろ|ります|って)|奢|ご(?:ちそう|馳走)(?:する|します|させて)|一杯どうぞ|(?:も|に)(?:一杯|1杯)(?:どうぞ|飲んで|いかが|どう)"
                     r"|(?:も|に)(?:何か|なにか)?(?:飲んで|一杯)")
+# 「ナポリタンまだ？」「いつ来るんだ」: asking after an item ordered.
+_STATUS = re.compile(r"まだ(?:か|かな|かい|なの|です(?:か)?|来ない|こない|出ない|でない|できない|かよ)?\s*(?:[？?。!！…、,]|$)"
+                     r"|いつ(?:に)?(?:なったら)?(?:来る|くる|出る|でる|できる|出来る|届く)|遅い|おそい|来ない(?:な|ぞ|けど|ね)"
+                     r"|こない(?:な|ぞ|けど|ね)|待ってる(?:んだ)?けど")
+_STATUS_ORDER = re.compile(r"^(?:おい|ねえ|ママ|あの)?[、,\s]*(?:(?:俺|私|僕|わたし|ぼく|おれ)の)?"
+                           r"(?:注文|料理|飯|めし|ごはん|ご飯|頼んだ(?:の|もの|やつ))(?:は|って)?\s*(?:まだ|いつ)")
+# Money handed over after the bill (「はい、6500円」「釣りはいらん」「これで」).
+PAID = re.compile(r"\d[\d,]*\s*円|万円|千円|釣り|おつり|お釣|つりは|これで(?:お願い|足りる|いい|[。!！]|$)|カード(?:で|使え)|ちょうど"
+                  r"|払(?:う|います|った|いました|っとく)|はい[、,]?\s*(?:お金|どうぞ)|置いとく|取っといて|とっといて")
+# 「タバスコでいいや」「ケチャップじゃなくて粉チーズな」: a condiment or a change asked for the order just served.
+_EXTRA_SWAP = re.compile(r"(?:じゃなく(?:て)?|じゃない|でなく(?:て)?|より)[、,\s]*(?P<thing>[^、,。！!？?\s]{1,10}?)"
+                         r"(?:な|で|ね|に(?:して|変えて|かえて)?|を|が(?:いい))?\s*(?:くれ|ちょうだい|ください|お願い)?\s*"
+                         r"(?:[。!！]|$)")
+_EXTRA = re.compile(r"^(?:じゃあ|じゃ|まあ|なら|それなら|せめて|あと|ちぇっ)?[、,。\s]*(?:まあいい[、,。\s]*)?"
+                    r"(?P<thing>[^、,。！!？?\s]{1,10}?)(?:で(?:いい(?:や|よ|わ)?|頼む|お願い|よろしく)"
+                    r"|を?(?:かけて|つけて|入れて|足して|追加)|(?:を|も)(?:くれ|ちょうだい|ください|もらえる)|な|ね)"
+                    r"\s*(?:[。!！?？]|$)")
 _DRINK_WORD = re.compile(r"飲|酒|ドリンク|杯|割り|サワー|ハイ")
 _FOOD_WORD = re.compile(r"食|つまみ|料理|ご飯|ごはん|腹")
 
@@ -79,24 +97,42 @@ class OrderFound:
     style: str | None = None     # how it is wanted (薄め), acknowledged instead of the item's own line
     treated: str | None = None   # the character the player treats (kind "treat")
     group: str | None = None     # drink or food: what a request naming no item (or an item not served) is about
+    parts: tuple[str, ...] = ()  # parts of the item named (大根, 卵 of おでん)
 
     def to_dict(self) -> dict:
-        found = {"kind": self.kind, "item": self.item, "server": self.server, "named": self.named}
+        found: dict[str, object] = {"kind": self.kind, "item": self.item, "server": self.server, "named": self.named}
         found.update({k: v for k, v in (("instead", self.instead), ("style", self.style),
-                                         ("treated", self.treated), ("group", self.group)) if v})
+                                         ("treated", self.treated), ("group", self.group),
+                                         ("parts", list(self.parts))) if v})
         return found
 
     def but(self, **changes) -> OrderFound:
         return replace(self, **changes)
 
 
-def style_of(text: str) -> tuple[str | None, str]:
-    """The last style asked for in `text` (not one turned down: 「濃いめは困ります」), and the text without them."""
+def style_of(text: str, items: Iterable[str] = ()) -> tuple[str | None, str]:
+    """The last style asked for in `text` (not one turned down: 「濃いめは困ります」), and the text without them.
+    A thing named right before it is part of it (からし多め, 粉チーズたっぷり), unless it is an item (`items`:
+    「おでん多め」 is おでん, made that way)."""
     found = None
+    spans: list[tuple[int, int]] = []
     for match in _STYLE.finditer(text):
+        start = match.start()
+        style = _STYLE_WORD.get(match.group(1), match.group(1))
+        before = re.search(r"([一-龯ァ-ヴーぁ-ゖ]{1,8}?)(?:を|は)?$", text[:start])
+        if before is not None and not style.startswith("氷"):
+            nouns = [t for t in analyse(before.group(1)).tokens if t.is_noun]
+            if nouns and nouns[-1].end == len(before.group(1)) and nouns[-1].surface not in items:
+                thing = "".join(t.surface for t in nouns if t.start >= nouns[0].start)
+                if before.group(1).endswith(thing):
+                    style, start = thing + style, before.start(1) + len(before.group(1)) - len(thing)
         if not _STYLE_NOT.match(text, match.end()):
-            found = _STYLE_WORD.get(match.group(1), match.group(1))
-    return found, _STYLE.sub("", text)
+            found = style
+            spans.append((start, match.end()))
+    plain = text
+    for start, end in reversed(spans):
+        plain = plain[:start] + plain[end:]
+    return found, _STYLE.sub("", plain)
 
 
 @dataclass(frozen=True)
@@ -115,8 +151,11 @@ class Orders:
         self.menus = scenario.menus
         self.matcher = make_matcher()
         self.names = {nfkc(n) for n in names if n}
-        self._words = {(c, item.id): tuple(dict.fromkeys([item.id, *item.words]))
+        self._words = {(c, item.id): tuple(dict.fromkeys([item.id, *item.words, *item.parts]))
                        for c, menu in self.menus.items() for item in menu.items}
+        self._parts = {(c, item.id): {nfkc(p) for p in item.parts}
+                       for c, menu in self.menus.items() for item in menu.items}
+        self._ids = {item.id for menu in self.menus.values() for item in menu.items}
         self._anchors = tuple(dict.fromkeys([*_FOOD_ANCHORS, *(w for ws in self._words.values() for w in ws)]))
 
     @property
@@ -156,8 +195,11 @@ class Orders:
 
     def read(self, text: str, people: list[str], addressee: str | None, responder: str | None, *,
              last_order: str | None = None, offered: str | None = None, offer_yes: bool = False,
-             offer_open: bool = False, mentioned: str | None = None) -> OrderFound | None:
+             offer_open: bool = False, mentioned: str | None = None, ordered: Iterable[str] = (),
+             recent: str | None = None) -> OrderFound | None:
         """The order in `text`, said where `people` are (addressee and responder among them), or None.
+        `ordered`: the items ordered so far; `recent`: the item served in the last turns (a condiment or a
+        change asked for is about it).
         `offer_open`: a character just offered something (何か飲む？ 何にする？), so an item named at all is
         an order; `offered`: the item they offered; `offer_yes`: the line says yes to the offer."""
         if not self.menus or not people:
@@ -165,7 +207,17 @@ class Orders:
         normalised = nfkc(text)
         if _PAYING.search(normalised):
             return None
-        style, plain = style_of(normalised)
+        about = self._about(normalised, people, addressee, responder, last_order)
+        if about is not None:
+            return about
+        asked_after = self._asked_after(normalised, people, addressee, responder, ordered or ())
+        if asked_after is not None:
+            return asked_after
+        if recent is not None and (extra := self._extra(normalised)) is not None:
+            served = self._served(recent, people, addressee, responder, None)
+            if served.kind == "item":
+                return served.but(kind="extra", named=extra)
+        style, plain = style_of(normalised, self._ids)
         found = self._read(plain, people, addressee, responder, last_order=last_order, offered=offered,
                            offer_yes=offer_yes, offer_open=offer_open, mentioned=mentioned)
         treated = self._treated(normalised, people, addressee, responder)
@@ -219,6 +271,11 @@ class Orders:
             chosen = ordered[-1]
             served = self._served(chosen.item, people, addressee, responder, normalised[chosen.start:chosen.end])
             modifier = self._modifier(normalised, chosen.start)
+            if served.kind == "item":
+                # 「おでん。大根と卵」: the parts named are what is served
+                parts = tuple(dict.fromkeys(normalised[h.start:h.end] for h in hits if h.item == chosen.item and
+                                            normalised[h.start:h.end] in self._parts.get((served.server, h.item), ())))
+                served = served.but(parts=parts)
             return served.but(instead=modifier) if modifier and served.kind == "item" else served
         if hits:
             # 「ビール…いや、やっぱりレモンサワーください」: what is asked for after it
@@ -245,6 +302,52 @@ class Orders:
             group = self._group(normalised[asked.start():] if asked is not None else normalised)
             return OrderFound("ask", None, server, None, group=group) if server else None
         return None
+
+    def _asked_after(self, text: str, people: list[str], addressee: str | None, responder: str | None,
+                     ordered: Iterable[str]) -> OrderFound | None:
+        """「ナポリタンまだ？」「俺のナポリタンはいつ来るんだ」: an item ordered is here (kind coming); one not
+        ordered yet is ordered now.  「注文まだ？」: the last item ordered."""
+        if not _STATUS.search(text):
+            return None
+        ordered = list(ordered)
+        hits = self._hits(TextForms.of(text))
+        if hits:
+            item = hits[-1].item
+        elif _STATUS_ORDER.search(text) and ordered:
+            item = ordered[-1]
+        else:
+            return None
+        served = self._served(item, people, addressee, responder, None)
+        if served.kind == "item" and item in ordered:
+            return served.but(kind="coming")
+        return served if served.kind == "item" else None
+
+    def _about(self, text: str, people: list[str], addressee: str | None, responder: str | None,
+               last_order: str | None) -> OrderFound | None:
+        """「銘柄は何だ」「サントリーか？」 about the item named or just ordered: the item's `about` lines."""
+        forms = TextForms.of(text)
+        named = {h.item for h in self._hits(forms)}
+        for (owner, item_id), _words in self._words.items():
+            item = self.item(owner, item_id)
+            if item is None or item.about is None or not item.about.words or not item.about.lines:
+                continue
+            if (item_id in named or item_id == last_order) and self.matcher.hits(forms, item.about.words) and \
+                    owner in people:
+                return OrderFound("about", item_id, owner)
+        return None
+
+    def _extra(self, text: str) -> str | None:
+        """What a request about the order just served asks for (タバスコ, 粉チーズ), or None."""
+        match = _EXTRA_SWAP.search(text) or _EXTRA.search(text)
+        if match is None:
+            return None
+        thing = match.group("thing")
+        tokens = analyse(thing).tokens
+        if not tokens or not (tokens[-1].is_noun or tokens[-1].pos[:2] == ("接尾辞", "名詞的")) or thing in ("それ", "これ", "あれ", "そっち", "こっち", "いつもの") or \
+                nfkc(thing) in self.names or any(thing in ws for ws in self._words.values()) or \
+                any(t.pos[:1] in (("動詞",), ("形容詞",)) for t in tokens):
+            return None
+        return thing
 
     def _group(self, text: str) -> str | None:
         """drink or food: what a request names (飲み物, お酒; 食べ物, つまみ), or None."""
@@ -361,14 +464,24 @@ class Orders:
             return None
         tokens = analyse(text).tokens
         for i, token in enumerate(tokens):
-            if not token.is_noun or token.pos[1:2] in (("固有名詞",), ("数詞",)):
+            if not token.is_noun or token.pos[1:2] == ("数詞",):
                 continue
             form = token.normalised or token.surface
             if nfkc(token.surface) in self.names or form in _FOOD_ANCHORS:
                 continue
+            # 「日本酒ひとつ」: a word and its suffix (日本 + 酒) are one thing
+            surface, end = token.surface, token.end
+            if i + 1 < len(tokens) and tokens[i + 1].pos[:2] == ("接尾辞", "名詞的") and tokens[i + 1].start == end:
+                surface, end = surface + tokens[i + 1].surface, tokens[i + 1].end
+                form = surface
+            elif token.pos[1:2] == ("固有名詞",):
+                continue
             near = max((table.cosine(form, a) for a in self._anchors), default=0.0)
-            if near >= NEAR_FOOD and self._ordered(text, token.end, bare=False):
-                return token.surface
+            # the thing alone as the line's first clause is ordered (「熱燗。ぬる燗でな」); else a cue must follow
+            # (only a thing clearly food or drink: 「乾杯！」 is near drink in meaning, and no order)
+            alone = not text[:token.start].strip() and _BARE.match(text[end:]) is not None and near >= NEAR_ALONE
+            if near >= NEAR_FOOD and self._ordered(text, end, bare=alone):
+                return surface
             # a drink's name the meaning table does not know: a run of katakana words asked for (カシスオレンジ
             # ってある？), or one word ordered outright (モヒートください)
             run = [token]

@@ -48,7 +48,7 @@ from .entries import Entries, Fitting
 from .facts import Facts, Sentence, is_question
 from .facts import _analysed as _analysed_keys
 from .focus import Focus, FocusReader, parts
-from .orders import FALLBACK, OrderFound, Orders
+from .orders import FALLBACK, PAID, OrderFound, Orders
 from .questions import asks, polarity, question_kind
 from .variety import Variety, remember_said
 
@@ -245,7 +245,7 @@ class Conversation:
                     if order is not None and order.kind in ("ask", "missing") and \
                             (fact := self._fact_first(text, state, addressee, chosen, mem)) is not None and fact.about:
                         order = None        # 「ママの好きな食べ物って何？」 asks about ママ, it orders nothing
-                    if order is not None and order.kind == "missing" and order.named and \
+                    if order is not None and order.kind in ("missing", "extra") and order.named and \
                             self._entry_names(order.named, state):
                         order = None        # 「からしってある？」: not on the menu, but someone here knows about it
                     if order is not None:
@@ -605,10 +605,21 @@ class Conversation:
         people = list(self.rules.people(state.place))
         mentioned = self._item_named(mem.player_last or "") or \
             (self._item_named(mem.last.text) if mem.last is not None and mem.last.turn >= state.turn else None)
+        # money handed over right after the bill: thanks from the one who said it
+        billed = max(((turns[-1], ref.split("/")[1]) for ref, turns in mem.said.items()
+                      if ref.startswith("menu/") and ref.rsplit("#", 1)[0].endswith("/bill") and turns), default=None)
+        if billed is not None and billed[0] >= state.turn - 2 and PAID.search(nfkc(text)) and \
+                billed[1] in people and self.scenario.menus[billed[1]].paid:
+            return OrderFound("paid", None, billed[1])
+        # the item served in the last turns: a condiment or a change asked for is about it
+        served_at = max((turns[-1] for ref, turns in mem.said.items() if ref.startswith("menu/") and turns and
+                         ref.rsplit("#", 1)[0].rsplit("/", 1)[-1] not in ("bill", "paid", "prices", "ask", "suggest",
+                                                                          "missing", "unavailable")), default=None)
+        recent = mem.orders[-1] if mem.orders and served_at is not None and served_at >= state.turn - 2 else None
         return self.orders.read(text, people, addressee, self.rules.responder(state.place),
                                 last_order=mem.orders[-1] if mem.orders else None, offered=offered,
                                 offer_yes=offer_yes, offer_open=question is not None and question.kind == "offer",
-                                mentioned=mentioned)
+                                mentioned=mentioned, ordered=mem.orders, recent=recent)
 
     def _serve(self, order: OrderFound, step: Step, state: GameState, mem: ConversationMemory, turn: int,
                variety: Variety) -> Answer | None:
@@ -619,18 +630,39 @@ class Conversation:
         item = self.orders.item(order.server, order.item) if order.item is not None else None
         if order.item is not None and item is None:
             return None
+        if order.kind in ("paid", "about"):
+            # 「はい、6500円」 after the bill: thanks; 「銘柄は？」: what the item is
+            lines = menu.paid if order.kind == "paid" else (item.about.lines if item and item.about else [])
+            if not lines:
+                return None
+            kind = "paid" if order.kind == "paid" else f"{order.item}/about"
+            return self._menu_line(order.server, kind, lines, step.state, turn, variety, {"{item}": order.item or ""})
         fill: dict[str, str] = {}
         if item is not None:
             fill["{item}"] = item.id
             flags = (item.flag,) if item.flag else ()
         source = AnswerSource.ORDER if item is not None else AnswerSource.MENU
         kind: str | None = None
+        if item is not None and order.parts:
+            fill["{parts}"] = "と".join(order.parts)
         if order.kind == "treat" and menu.treat:
             # 「一杯おごります」: thanks from the one treated
             kind, fill["{item}"] = "treat", item.id if item is not None else "一杯"
+        elif order.kind == "extra" and order.named and (menu.extras or menu.styles):
+            # 「タバスコでいいや」「ケチャップじゃなくて粉チーズな」: what was asked for the order just served
+            kind = "extras" if menu.extras else "styles"
+            fill["{extra}"] = fill["{style}"] = order.named
+        elif order.kind == "coming" and menu.coming:
+            # 「ナポリタンまだ？」 after ordering it: here it is
+            kind = "coming"
         elif order.style and (item is not None or order.kind == "adjust") and menu.styles:
             # 「水割り、薄めで」: the way asked for, not the item's own line (「うちのは濃いめよ」)
             kind, fill["{style}"] = "styles", order.style
+            if order.parts:
+                fill["{item}"] = fill["{parts}"]         # 「大根と卵、からし多めね」: the parts, not renamed
+        elif item is not None and order.parts and menu.parts:
+            # 「大根と卵」: the parts asked for, named
+            kind = "parts"
         elif item is not None:
             kind = None
         elif order.kind == "missing" and order.named and menu.unavailable:
@@ -663,7 +695,7 @@ class Conversation:
                                                           self.orders.listed(order.server, item.kind)}) + text
             refs.insert(0, f"{first_prefix}#{i + 1}")
             variation = {**more, **variation}
-        if item is not None and order.kind != "adjust":
+        if item is not None and order.kind not in ("adjust", "coming", "extra"):
             mem.orders.append(item.id)
             del mem.orders[:-20]
         return Answer(order.server, text, expression, source, refs[-1],

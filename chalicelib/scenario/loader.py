@@ -473,7 +473,8 @@ def _check_replies(out: _Collector, where: str, character: Character | None, rep
             _check_expression(out, f"{where} replies {kind} #{n + 1}", character, line.expression)
 
 
-MENU_LINE_SETS = ("ask", "missing", "unavailable", "suggest", "styles", "treat", "prices", "bill")
+MENU_LINE_SETS = ("ask", "missing", "unavailable", "suggest", "styles", "treat", "prices", "bill", "paid", "parts",
+                  "extras", "coming")
 
 
 def _check_conversation(out: _Collector, scenario: Scenario, characters: Mapping[str, Character],
@@ -531,7 +532,7 @@ def _check_conversation(out: _Collector, scenario: Scenario, characters: Mapping
             if item.flag is not None and not _ID_RE.match(item.flag):
                 out.add(item_where, f'flag "{item.flag}" is not usable in conditions; expected a non-empty name '
                                     f'without ":", "+" or surrounding spaces', item.flag)
-            for n, spoken in enumerate(item.lines):
+            for n, spoken in enumerate([*item.lines, *(item.about.lines if item.about else ())]):
                 _check_expression(out, f"{item_where} #{n + 1}", character, spoken.expression)
                 _check_replies(out, f"{item_where} #{n + 1}", character, spoken.replies)
         for kind in MENU_LINE_SETS:
@@ -539,7 +540,8 @@ def _check_conversation(out: _Collector, scenario: Scenario, characters: Mapping
                 _check_expression(out, f"{where} menu {kind} #{n + 1}", character, spoken.expression)
                 _check_replies(out, f"{where} menu {kind} #{n + 1}", character, spoken.replies)
                 needed = {"prices": ("{item}", "{price}"), "bill": ("{total}",), "unavailable": ("{item}",),
-                          "suggest": ("{menu}",), "styles": ("{style}",)}.get(kind, ())
+                          "suggest": ("{menu}",), "styles": ("{style}",),
+                          "parts": ("{parts}",), "extras": ("{extra}",)}.get(kind, ())
                 missing = [k for k in needed if k not in spoken.text]
                 if missing:
                     out.add(f"{where} menu {kind} #{n + 1}", f'a {kind} line must hold {" and ".join(needed)}; '

@@ -96,6 +96,12 @@ class LineSet(_Strict):
     lines: list[SpokenLine] = Field(default_factory=list, description="The lines. 台詞")
 
 
+class ItemAbout(_Strict):
+    words: list[str] = Field(default_factory=list,
+                             description="Words a question about the item uses (銘柄, ブランド, サントリー). 問いの語")
+    lines: list[SpokenLine] = Field(description="The answers, in the character's voice. 答えの台詞")
+
+
 class MenuItem(_Strict):
     id: str = _id_field("Item id (ビール), as the player and the evaluation name it. 品目ID")
     words: list[str] = Field(default_factory=list,
@@ -114,6 +120,14 @@ class MenuItem(_Strict):
     price: int | None = Field(default=None, ge=0,
                               description="What one order costs (in the scenario's currency, e.g. yen); counted in "
                                           "the bill and said when the player asks. 値段")
+    parts: list[str] = Field(default_factory=list,
+                             description="Words for the parts of this item that the player may order by name (大根, "
+                                         "卵 of おでん); they order the item, and the menu's `parts` line (or its "
+                                         "`styles` line) names the parts asked for. 品目の中身（種）")
+    about: ItemAbout | None = Field(default=None,
+                                    description="What the item is (brand, what is in it): lines answering a question "
+                                                "that names the item or one of `words` (銘柄, サントリー), or asks "
+                                                "about the item just served. 品目についての答え")
 
 
 class Menu(_Strict):
@@ -152,6 +166,19 @@ class Menu(_Strict):
                                    description="The answer to paying once something with a price was ordered: {total} "
                                                "is the sum of the prices ordered (「はい、{total}円ね。」); the 会計 "
                                                "reaction answers when nothing was. お会計の台詞")
+    paid: list[SpokenLine] = Field(default_factory=list,
+                                   description="Thanks for the money handed over after the bill (「はい、6500円」"
+                                               "「釣りはいらない」「これで」). 支払いを受けたときの台詞")
+    parts: list[SpokenLine] = Field(default_factory=list,
+                                    description="An order naming parts of an item (大根と卵): {parts} stands for them "
+                                                "(「大根と卵ね」) and {item} for the item. 中身を言った注文への台詞")
+    extras: list[SpokenLine] = Field(default_factory=list,
+                                     description="A request about the order just served: a condiment or a change "
+                                                 "(タバスコでいいや, ケチャップじゃなくて粉チーズ): {extra} stands for "
+                                                 "what is asked for, {item} for the item. 薬味・変更の頼み")
+    coming: list[SpokenLine] = Field(default_factory=list,
+                                     description="The player asks after an item ordered (ナポリタンまだ？ いつ来る？): "
+                                                 "here it is; {item} stands for the item. 催促への台詞")
 
 
 class Reaction(_Strict):

@@ -315,3 +315,68 @@ def test_a_treat_is_thanked_for_by_the_one_treated():
     assert host.answer.speaker == "店主" and host.answer.text == "おっ、ごちそうになるよ。コーヒー、いただきます。"
     [regular] = play(conversation, "常連さんに一杯おごりますよ")
     assert regular.answer.speaker == "客" and regular.answer.text == "悪いね、ありがとう。"
+
+
+# ---------------------------------------------------------------- terse orders, parts, asking after, paying
+
+def diner() -> Conversation:
+    data = copy.deepcopy(CAFE)
+    menu = data["characters"][0]["menu"]
+    menu["items"][0].update(kind="drink", price=400, about={"words": ["豆", "産地", "キリマンジャロ"],
+                                                            "lines": [L("豆はキリマンジャロだよ。")]})
+    menu["items"][1].update(kind="food", price=700)
+    menu["items"].append({"id": "おにぎり", "kind": "food", "price": 200, "words": ["おにぎり"],
+                          "parts": ["梅", "鮭", "昆布"], "lines": [L("おにぎり、どうぞ。")]})
+    menu.update(unavailable=[L("{item}はないんだ。{menu}ならあるよ。")], styles=[L("{item}を{style}で、了解。")],
+                parts=[L("{parts}だね。はい、{item}。")], extras=[L("{extra}ね、了解。")],
+                coming=[L("お待たせ、{item}だよ。")], bill=[L("{total}円です。")], paid=[L("はい、確かに。毎度どうも。")])
+    rules = GameRules(load_scenario_data(data, source="diner.json"))
+    return Conversation(rules, Interpreter(rules))
+
+
+def test_a_thing_named_alone_or_with_kure_is_an_order():
+    shochu, plum, curry = play(diner(), "焼酎くれ", "梅酒。ロックでな", "カレーくれよ")
+    assert shochu.kind == "menu" and shochu.answer.text.startswith("焼酎はないんだ")
+    assert plum.kind == "menu" and plum.answer.text.startswith("梅酒はないんだ")      # never 「梅酒？　もっと聞かせて」
+    assert curry.kind == "order" and curry.answer.detail["order"]["item"] == "カレー"
+    [toast] = play(diner(), "かんぱーい！")
+    assert toast.kind != "menu"                                                    # near drink, no order
+
+
+def test_the_parts_and_the_style_asked_for_are_named_not_renamed():
+    [both] = play(diner(), "おにぎり。梅と鮭、海苔多めで")
+    assert both.answer.text == "梅と鮭を海苔多めで、了解。"
+    [parts] = play(diner(), "おにぎり、梅と昆布ちょうだい")
+    assert parts.answer.text == "梅と昆布だね。はい、おにぎり。" and parts.memory.orders == ["おにぎり"]
+
+
+def test_a_condiment_or_a_change_asked_for_the_order_just_served_is_acknowledged():
+    conversation = diner()
+    _, swap, condiment = play(conversation, "カレーひとつ", "ソースじゃなくてマヨネーズな", "福神漬けでいいや")
+    assert swap.kind == "order" and swap.answer.text == "マヨネーズね、了解。"
+    assert condiment.answer.text == "福神漬けね、了解。" and condiment.memory.orders == ["カレー"]
+
+
+def test_asking_after_an_item_ordered_brings_it():
+    conversation = diner()
+    _, _, late, later = play(conversation, "カレーをお願い", "今夜は静かだね", "カレーまだ？腹ぺこだよ",
+                             "俺の注文はいつ来るんだ")
+    assert late.answer.text == "お待たせ、カレーだよ。" and late.memory.orders == ["カレー"]
+    assert later.answer.text == "お待たせ、カレーだよ。"
+    [first] = play(diner(), "カレーまだ？")                # not ordered yet: ordered now
+    assert first.answer.detail["order"]["kind"] == "item"
+
+
+def test_money_handed_over_after_the_bill_is_thanked_for():
+    conversation = diner()
+    _, bill, paid = play(conversation, "カレーください", "お会計", "はい、千円。おつりはいいよ")
+    assert bill.answer.text == "700円です。"
+    assert paid.answer.text == "はい、確かに。毎度どうも。"
+
+
+def test_a_question_about_the_item_served_is_answered_from_its_about_lines():
+    conversation = diner()
+    _, beans = play(conversation, "コーヒーを一杯", "豆は何を使ってるの？")
+    assert beans.answer.text == "豆はキリマンジャロだよ。"
+    [named] = play(diner(), "コーヒーの産地ってどこ？")
+    assert named.answer.text == "豆はキリマンジャロだよ。"
