@@ -343,6 +343,9 @@ class Orders:
             return None
         thing = match.group("thing")
         tokens = analyse(thing).tokens
+        if match.re is _EXTRA and re.match(r"(?:な|ね)\s*[。!！?？]*$", text[match.end("thing"):]) and \
+                not self._edible(tokens):
+            return None     # 「昭和歌謡な」 only says: with no verb, only a thing to eat or put on it is asked for
         if not tokens or not (tokens[-1].is_noun or tokens[-1].pos[:2] == ("接尾辞", "名詞的")) or thing in ("それ", "これ", "あれ", "そっち", "こっち", "いつもの") or \
                 nfkc(thing) in self.names or any(thing in ws for ws in self._words.values()) or \
                 any(t.pos[:1] in (("動詞",), ("形容詞",)) for t in tokens):
@@ -392,10 +395,22 @@ class Orders:
         word = tokens[-1].surface
         if any(word in ws for ws in self._words.values()) or nfkc(word) in self.names:
             return None
+        return word if self._near_food(tokens[-1].normalised or word) >= NEAR_FOOD else None
+
+    def _edible(self, tokens) -> bool:
+        """Whether a thing named might be eaten or put on food: near food in meaning (七味, 粉チーズ), or written
+        in katakana (マヨネーズ, タバスコ: most condiments' names, which the meaning table often does not
+        place near food)."""
+        nouns = [t for t in tokens if t.is_noun]
+        if word_meaning() is None or not nouns:
+            return True
+        return all(_KATAKANA.fullmatch(t.surface) for t in nouns) or \
+            max(self._near_food(t.normalised or t.surface) for t in nouns) >= NEAR_FOOD
+
+    def _near_food(self, form: str) -> float:
+        """How near a word is in meaning to food and drink (the menu's words and the anchors); 0 without a table."""
         table = word_meaning()
-        form = tokens[-1].normalised or word
-        near = max((table.cosine(form, a) for a in self._anchors), default=0.0) if table is not None else 0.0
-        return word if near >= NEAR_FOOD else None
+        return max((table.cosine(form, a) for a in self._anchors), default=0.0) if table is not None else 0.0
 
     def _treated(self, text: str, people: list[str], addressee: str | None, responder: str | None) -> str | None:
         """The character the player treats (「一杯おごります」「ママにも水割りを」), or None."""
@@ -476,7 +491,7 @@ class Orders:
                 form = surface
             elif token.pos[1:2] == ("固有名詞",):
                 continue
-            near = max((table.cosine(form, a) for a in self._anchors), default=0.0)
+            near = self._near_food(form)
             # the thing alone as the line's first clause is ordered (「熱燗。ぬる燗でな」); else a cue must follow
             # (only a thing clearly food or drink: 「乾杯！」 is near drink in meaning, and no order)
             alone = not text[:token.start].strip() and _BARE.match(text[end:]) is not None and near >= NEAR_ALONE

@@ -355,6 +355,10 @@ def test_a_condiment_or_a_change_asked_for_the_order_just_served_is_acknowledged
     _, swap, condiment = play(conversation, "カレーひとつ", "ソースじゃなくてマヨネーズな", "福神漬けでいいや")
     assert swap.kind == "order" and swap.answer.text == "マヨネーズね、了解。"
     assert condiment.answer.text == "福神漬けね、了解。" and condiment.memory.orders == ["カレー"]
+    # a thing named with only な/ね after it is asked for when it is something to eat or put on it
+    _, cheese, chat = play(conversation, "カレーひとつ", "チーズな", "演歌な")
+    assert cheese.kind == "order" and "チーズ" in cheese.answer.text
+    assert chat.kind != "order" and "了解" not in chat.answer.text
 
 
 def test_asking_after_an_item_ordered_brings_it():
