@@ -19,10 +19,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 
+from ..interpret.asking import is_question  # noqa: F401  (the one reading of a question, re-exported)
 from ..interpret.ja import analyse
 from ..interpret.ja.tokens import Token
 from ..interpret.text import is_kanji, nfkc
-from .asking import is_question  # noqa: F401  (the one reading of a question, re-exported)
 from .book import BookLine, LineBook
 
 # Words every line uses, and words that only carry the question's grammar.

@@ -21,12 +21,12 @@ import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 
+from ..interpret.asking import is_question
 from ..interpret.cues import SceneNames
 from ..interpret.dialect import standard
 from ..interpret.ja import analyse
 from ..interpret.ja.tokens import Token
 from ..interpret.text import find_names, nfkc
-from .asking import is_question
 
 # 「AじゃなくてB」「Aの話してない」: A is taken back.
 _TAKEN_BACK = re.compile(r"(?:じゃなくて|じゃなく|ではなくて|ではなく|じゃないよ|じゃないって|じゃないから"

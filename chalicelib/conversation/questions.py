@@ -22,8 +22,8 @@ from __future__ import annotations
 import re
 from typing import Literal
 
+from ..interpret.asking import asks_without_mark
 from ..interpret.text import nfkc
-from .asking import asks_without_mark
 
 Kind = Literal["invitation", "offer", "wh", "request", "yes_no"]
 Polarity = Literal["yes", "no", "other"]

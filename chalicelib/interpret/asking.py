@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 
-from ..interpret.text import nfkc
+from .text import nfkc
 
 # A wh-word (not 何か/何でも/何も/いつも/どこか: some, any, always; not the なん of そうなんだ, こんなん).
 WH = re.compile(r"(?:何|なに|(?<![^はがをもの、,\s])なん|どこ|誰|だれ|いつ|いくら|なぜ|どうして|どう|どんな|どれ"
