@@ -19,6 +19,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 
+from ..interpret.asking import is_question  # noqa: F401  (the one reading of a question, re-exported)
 from ..interpret.ja import analyse
 from ..interpret.ja.tokens import Token
 from ..interpret.text import is_kanji, nfkc
@@ -45,11 +46,6 @@ TOLD_SENTENCE = 0.8  # one of its sentences, with that share of its weight, has 
 TOLD_RARE = 3.0      # and two of the shared words at least are this rare (idf) among the scenario's sentences,
 TOLD_RARE_SENTENCES = 3   # or held by this many of its sentences at most (a small scenario's idf says little)
 AGAIN_SHARE = 0.6    # a question asks again what a line said when that line holds this share of its words' weight
-# A question: a question mark, a question particle at the end (not かな alone: 「好きかな」 muses), a wh-word
-# with a sentence-final particle, or asking to be told.
-_QUESTION_CUE = re.compile(r"[？?]|(?:の|か|かしら|っけ|だっけ|ですか|ますか)\s*$|教えて|聞かせて|知りたい|って何|ってなに"
-                           r"|(?:何|なに|なん|どこ|誰|だれ|いつ|どう|どんな|どれ|なぜ|なんで|いくら)[^。！!]*(?:かな|の|か)\s*$")
-
 
 def _within(key: str, keys: frozenset[str]) -> bool:
     """A kanji word ending a kanji compound of the other line (夏 in 真夏; compounds are right-headed, so
@@ -59,10 +55,6 @@ def _within(key: str, keys: frozenset[str]) -> bool:
 
 def sentences(text: str) -> list[str]:
     return [s.strip(" 　") for s in _SENTENCE.findall(text) if s.strip(" 　…")]
-
-
-def is_question(text: str) -> bool:
-    return bool(_QUESTION_CUE.search(nfkc(text).strip()))
 
 
 @dataclass(frozen=True)

@@ -21,6 +21,7 @@ import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 
+from ..interpret.asking import is_question
 from ..interpret.cues import SceneNames
 from ..interpret.dialect import standard
 from ..interpret.ja import analyse
@@ -48,8 +49,6 @@ _VAGUE = re.compile(r"(?<![^、,\s。！!？?])(?:あれ(?![、,!！?？]))|そ�
                     r"|前の(?:件|話)")
 _VAGUE_EMPTY = frozenset("件 話 やつ こと 結局 今 最近 例 さっき 前 この前 後 その後 感じ 方 ほう".split())
 _WH = re.compile(r"誰|だれ|何|なに|なん|どこ|いつ|いくら|なぜ|なんで|どうして|どう|どんな|どれ|どっち|どちら")
-_QUESTION = re.compile(r"[？?]|(?:の|か|かな|かしら|っけ|ですか|ますか|なの|の\?)\s*$|(?:ですか|ますか|んですか)[!！]|教えて|聞かせて"
-                       r"|知りたい")
 _REQUEST = re.compile(r"て(?:ください|下さい|くれ|ほしい|欲しい|よ\s*[!！。]*$|ってば)|で(?:ください|くれ|ほしい)")
 # Where a line turns to a second thing (「ビールください。あと、トイレどこ？」「乾杯！ところで…」).
 _PART_BREAK = re.compile(r"(?<=[。！!？?\n])\s*|\s*(?:[、,]\s*)?(?=(?:あと|それと|それから|ところで|ていうか|てか)[、,\s])"
@@ -155,10 +154,6 @@ def parts(text: str) -> list[str]:
     """The line cut where it turns to a second thing (sentences, あと / ところで); empty pieces dropped."""
     pieces = [p.strip(" 　、,") for p in _PART_BREAK.split(nfkc(text))]
     return [p for p in pieces if p and not re.fullmatch(r"[。！!？?…w笑ｗ~ー\s]+", p)]
-
-
-def is_question(text: str) -> bool:
-    return bool(_QUESTION.search(nfkc(text).strip()))
 
 
 class FocusReader:

@@ -22,6 +22,7 @@ from __future__ import annotations
 import re
 from typing import Literal
 
+from ..interpret.asking import asks_without_mark
 from ..interpret.text import nfkc
 
 Kind = Literal["invitation", "offer", "wh", "request", "yes_no"]
@@ -99,7 +100,7 @@ def polarity(text: str, kind: Kind = "yes_no") -> Polarity | None:
     pieces = [p.strip() for p in _SENTENCE.findall(normalised) if p.strip(" 　…")] or [normalised]
     if len(pieces) > 1:
         for piece in pieces:
-            if _QUESTION_BACK.search(piece) and not _LEADING_ANSWER.match(piece) and not _TAG_QUESTION.search(piece):
+            if _asks_back(piece) and not _LEADING_ANSWER.match(piece) and not _TAG_QUESTION.search(piece):
                 continue
             found = _polarity(piece, kind)
             if found is not None and found != "other":
@@ -107,8 +108,13 @@ def polarity(text: str, kind: Kind = "yes_no") -> Polarity | None:
     return _polarity(normalised, kind)
 
 
+def _asks_back(text: str) -> bool:
+    """A question back: a question mark after a question particle, or a wh-question said bluntly (「なんで好きなんだ」)."""
+    return bool(_QUESTION_BACK.search(text)) or asks_without_mark(text)
+
+
 def _polarity(normalised: str, kind: Kind) -> Polarity | None:
-    if _QUESTION_BACK.search(normalised) and not _LEADING_ANSWER.match(normalised) \
+    if _asks_back(normalised) and not _LEADING_ANSWER.match(normalised) \
             and not _TAG_QUESTION.search(normalised):
         return None          # a question back (マスターは好きなの？), unless it opens with a yes or a no
     correcting = _CORRECTING.match(normalised)

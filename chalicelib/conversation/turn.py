@@ -77,7 +77,9 @@ _ANSWER_KINDS = frozenset({"knowledge", "reaction", "recall", "echo", "unsure", 
 _PRICE = re.compile(r"いくら|おいくら|値段|何円|なんえん|料金|価格")
 _BILL = re.compile(r"会計|勘定|おあいそ|お代|合計|全部で|トータル")
 # Words too general to take up (「感じ」「人」 say nothing to answer about).
-_NOT_ECHOED = frozenset("感じ 人 人たち 気 話 場合 意味 理由 全部 普通 本当 最近 今日 今夜 今回 一番 自分 相手 時間 ここ そこ".split())
+_NOT_ECHOED = frozenset("感じ 人 人たち 気 話 場合 意味 理由 全部 普通 本当 最近 今日 今夜 今回 一番 自分 相手 時間 ここ そこ "
+                        # formal and filler nouns (俺みたいなもんか, そういうことか): no thing to take up
+                        "もん もの 物 こと 事 ところ 所 わけ 訳 はず つもり ため よう まま ほう 方 くらい ぐらい 辺".split())
 # Dialogue acts a reply to a question can have (the rest do something else: greet, thank, order, insult).
 _ANSWERING_ACTS = frozenset({"なし", "同意", "反対", "称賛", "質問"})
 
@@ -780,6 +782,9 @@ class Conversation:
         act = found_act.act
         present = set(self.rules.people(state.place))
         focus = self.focus_reader.read(answer_text, tuple(self.rules.people(state.place)))
+        if addressed and free.speaker not in focus.about and not focus.you and (focus.question or focus.request) and \
+                any(p != free.speaker and p in present for p in focus.about):
+            addressed = False      # 「葵ちゃん、ママって独身なのか？」 asks of ママ: what ママ knows of herself may answer
         # 0. money: what an item costs, or the bill for what was ordered
         money = self._money(text, state, free.speaker, mem, turn, variety, found_act.paying)
         if money is not None:
@@ -805,6 +810,12 @@ class Conversation:
             # an answer the asker has no reply line for is still theirs to take (「うーん、どうかな」 to 葵's
             # question: 葵 reacts, not the one who answers by default)
             free = replace(free, speaker=question.speaker)
+        if act == "悲報":
+            # 「女房は三年前に死んだんだ」: sad news of the player's own life is met with sympathy first — not a
+            # topic's line, not an echo (「女房かー」), never a cheerful reply
+            found = self.answerer.reaction(free, state, text, found_act, turn, variety)
+            if found is not None:
+                return self.answerer.make(found, act)
         if act == "称賛" and focus.about and not is_question(text):
             # 「妙子さんか。いい名前じゃん」: praise of someone here is for them to take, before any topic's line
             found = self.answerer.reaction(free, state, text, found_act, turn, variety)
@@ -859,6 +870,16 @@ class Conversation:
             context["followed"] = followed.ref
             return followed
         word = self._echo_word(focus, state)
+        if word is not None and mem.last is not None and mem.last.speaker == free.speaker and \
+                nfkc(word) in nfkc(mem.last.text):
+            # 「ポスターか。見せてくれよ」 right after 葵 said she makes posters: her own word is no news to her —
+            # the entry she spoke from goes on (or is recalled), else nothing is echoed
+            followed = None if asking else self._follow_up_entry(text, state, mem, turn, variety, free.speaker,
+                                                                     pointer=True)
+            if followed is not None:
+                context["followed"] = followed.ref
+                return followed
+            word = None
         # (a question is never taken up as news: 「Xの話、もっと聞かせて」 answers nothing that was asked)
         echoing = word is not None and not asking
         # 4a. a question about the one answering (their plans, their past) that nothing authored answers: an
@@ -867,8 +888,17 @@ class Conversation:
             unsure = self._unsure(free.speaker, word, state, turn, variety)
             if unsure is not None:
                 return unsure
-        # 4. a reaction to what the line does (not the stock "I don't know" while there is a thing to take up)
-        if act != "質問" or not echoing:
+        # 4b. a question about someone else here, asked of this character (「葵ちゃん、ママって独身なのか？」): not
+        #     their own 本人 line about themselves — the one asked about answers honestly, in their voice
+        others = [p for p in focus.about if p != free.speaker and p in self.rules.people(state.place)]
+        if asking and act in ("質問", "本人", "なし") and others and free.speaker not in focus.about and not focus.you:
+            unsure = self._unsure(others[0], word, state, turn, variety)
+            if unsure is not None:
+                context["about_other"] = others[0]
+                return unsure
+        # 4. a reaction to what the line does (not the stock "I don't know" while there is a thing to take up;
+        #    the player's own life is taken up below, after what a character knows of it)
+        if (act != "質問" or not echoing) and act != "身の上":
             found = self.answerer.reaction(free, state, text, found_act, turn, variety)
             if found is not None:
                 return self.answerer.make(found, act)
@@ -878,6 +908,12 @@ class Conversation:
                                 head=focus.head_word)
             if news is not None:
                 return news
+        # 6a. the player's own life, family or past (「女房とよく来たもんだ」): an engaged reaction, not 「女房かー。
+        #     私は詳しくない」
+        if act == "身の上" and not asking:
+            found = self.answerer.reaction(free, state, text, found_act, turn, variety)
+            if found is not None:
+                return self.answerer.make(found, act)
         # 6. what the player talked about, taken up in the character's voice (「ゴルフ？　私は詳しくないけど」)
         if echoing and word is not None:
             echoed = self._echo(free.speaker, word, state, turn, variety)

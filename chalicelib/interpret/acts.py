@@ -16,6 +16,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from ..scenario.model import ACTS
+from .asking import is_question
 from .cues import SceneNames, player_words, without_quoted_phrases
 from .text import nfkc
 
@@ -60,6 +61,18 @@ _DISAGREE = _re(r"^(?:いや|いいや|えー|ええー)(?:[、,\s!！。]|$)(?!
                 r"|そうは思わな|思わない|間違って")
 _AGREE = _re(r"^(?:うん|はい|ええ|おう|そうそう|うんうん)(?:[、,\s!！。ー]|$)|そうだね|そうだよね|そうですね|そうだな|そうね|たしかに|確かに",
              r"その通り|そのとおり|わかる|分かる|賛成|なるほど|だよね|ですよね|いいね|同感|同意|もちろん|そう思う|ほんとそれ|それな")
+# Sad news of the player's own life (「女房は三年前に死んだんだ」「親父が入院してて」「彼女と別れた」): a death, an
+# illness, a parting, a loss — not a question about someone's (「先代は亡くなったの？」), not a joke's 死ぬほど.
+_SAD = _re(r"死んだ|死んじゃ|死なれ|亡くな|亡くし|他界|先立た|逝っ|死別|くたばっ|葬式|通夜|お墓参り|墓参り|一周忌|三回忌",
+           r"病気(?:で|に|が|して|なんだ|なの)|入院|手術|癌|ガン(?!ダム)|余命|倒れ(?:た|て)",
+           r"別れ(?:た|ちゃ|て)|離婚|振られ|ふられ|フラれ|失恋|クビ(?:に|になっ)|リストラ|失業|首になっ",
+           r"一人になっ|ひとりになっ|独りになっ|寂しくてな|さみしくてな")
+_SAD_NOT = re.compile(r"死ぬほど|死ぬかと|死にそう")
+# The player telling of their own life, family or past (「俺も若い頃は歌手になりたくてな」「女房とよく来たもんだ」).
+_OWN_LIFE = _re(r"(?:^|[、,\s。])(?:俺|おれ|オレ|僕|ぼく|わし|儂|あたし|自分)(?:は|も|が|の|って|、)",
+                r"(?:女房|嫁さん|かみさん|カミさん|家内|うちの(?:妻|嫁|旦那|息子|娘|母|父|親)|妻|亭主|息子|娘|孫|親父|お袋|おふくろ"
+                r"|兄貴|姉貴|おやじ|お父さん|お母さん)(?:は|が|と|も|の|に|を)",
+                r"若い(?:頃|ころ)|昔は|学生(?:の頃|時代)|子ども(?:の頃|のころ)|子供の頃|現役の頃|定年|退職")
 _QUESTION = _re(r"[？?]\s*$|[？?]", r"(?:なに|何|どこ|いつ|誰|だれ|なんで|なぜ|どう|どれ|どっち|いくつ|どんな)[^。]*(?:の|か|かな|かしら)$",
                 r"(?:ある|いる|なる|できる|する|思う)(?:の|か)(?:な)?$", r"[るいたう](?:かな|かしら)$")
 
@@ -93,15 +106,23 @@ class ActRecogniser:
             ("挨拶", _GREETING), ("本人", self._about_self), ("称賛", _PRAISE), ("反対", _DISAGREE),
             ("同意", _AGREE), ("質問", _QUESTION),
         ]
+        # (「俺は赤いドアのままがいいと思う」 is an opinion, 「俺も好きだ」 agreement: the player's own life only
+        # when nothing else is said)
 
     def recognise(self, text: str) -> ActFound:
         normalised = without_quoted_phrases(player_words(nfkc(text)), self.names).strip()
         stripped = _TRAILING.sub("", normalised) if not normalised.endswith(("?", "？")) else normalised
+        sad = _SAD.search(stripped)
+        if sad and not _SAD_NOT.search(stripped) and not is_question(stripped) and not _INSULT.search(stripped):
+            return ActFound("悲報", sad.group(0))     # before praise or agreement: 「だよね！」 never answers grief
         for act, pattern in self._order:
             found = pattern.search(stripped)
             if found:
                 paying = act == "注文" and bool(_PAYING.search(stripped))
                 return ActFound(act, found.group(0).strip() or act, paying)
+        own = _OWN_LIFE.search(stripped)
+        if own and not is_question(stripped) and not re.search(r"思う|思います|と思|好き|嫌い", stripped):
+            return ActFound("身の上", own.group(0).strip(" 、,。") or "身の上")
         return ActFound(NO_ACT)
 
     @property

@@ -39,8 +39,8 @@ class _Strict(BaseModel):
 # Dialogue acts a character can react to when nothing scripted answers (the
 # model-free recogniser in chalicelib/interpret/acts.py tells them apart).
 # 会計 (paying) is recognised as 注文 and answered by a 会計 reaction when the character has one.
-ACTS = ("挨拶", "感謝", "謝罪", "称賛", "暴言", "同意", "反対", "質問", "注文", "会計", "本人")
-Act = Literal["挨拶", "感謝", "謝罪", "称賛", "暴言", "同意", "反対", "質問", "注文", "会計", "本人"]
+ACTS = ("挨拶", "感謝", "謝罪", "称賛", "暴言", "同意", "反対", "質問", "注文", "会計", "本人", "悲報", "身の上")
+Act = Literal["挨拶", "感謝", "謝罪", "称賛", "暴言", "同意", "反対", "質問", "注文", "会計", "本人", "悲報", "身の上"]
 # How a set of lines varies: in order (cycle), in a fixed pseudo-random order
 # without recent repeats (shuffle), or each line once per game (once).
 VariationMode = Literal["cycle", "shuffle", "once"]
@@ -185,7 +185,9 @@ class Reaction(_Strict):
     act: Act = Field(description="The dialogue act these lines answer: 挨拶 (greeting), 感謝 (thanks), 謝罪 "
                                  "(apology), 称賛 (praise), 暴言 (insult, rudeness), 同意 (agreement), 反対 "
                                  "(disagreement), 質問 (a question the character cannot answer), 注文 (ordering, "
-                                 "paying), 本人 (asking about the character). 反応する発話の種類")
+                                 "paying), 本人 (asking about the character), 悲報 (sad news of the player's own life: a death, "
+                                 "an illness, a parting), 身の上 (the player telling of their own life, family or past). "
+                                 "反応する発話の種類")
     mode: VariationMode = Field(default="cycle", description="cycle, shuffle or once. 台詞の出し方")
     lines: list[SpokenLine] = Field(description="The lines, each with its expression. 台詞")
 

@@ -1,0 +1,79 @@
+"""Whether a player's line asks something: one reading shared by the conversation layer (facts, focus,
+questions, turn).
+
+A line asks when it has a question mark, ends on a question particle (の, か, かしら, っけ, ですか, ますか, なの),
+asks to be told (教えて, 聞かせて, 知りたい, って何), or holds a wh-word and ends the way a casual or blunt question
+ends without a question mark: 「なんで喝采が一番好きなんだ」「何作ってんだ」「銘柄は何だ」「どこ行くんだよ」「誰だい」
+「何がいいかな」 — also with an afterthought after a comma (「何の作業してんだ、ここで」).  A line that says it is
+asking again (「名前を聞いてるんだよ」「だから名前って言ってんだ」) asks too.  Not a wh-word: 何か, 何でも, 何も,
+誰か, いつも (some, any, always), nor the なん of 「そうなんだ」.  かな alone muses (「好きかな」); with a wh-word it
+asks.
+"""
+from __future__ import annotations
+
+import re
+
+from .text import nfkc
+
+# A wh-word (not 何か/何でも/何も/いつも/どこか: some, any, always; not the なん of そうなんだ, こんなん).
+WH = re.compile(r"(?:何|なに|(?<![^はがをもの、,\s])なん|どこ|誰|だれ|いつ|いくら|なぜ|どうして|どう|どんな|どれ"
+                r"|どっち|どちら|どの|いかが)(?!でも|も|せ|ぞ|か(?!ら|\s*$|[？?、,]))")
+_MARK = re.compile(r"[？?]")
+_PARTICLE_END = re.compile(r"(?:の|か|かしら|っけ|だっけ|ですか|ますか|なの|んですか)\s*[!！]*\s*$")
+_TELL_ME = re.compile(r"教えて|聞かせて|知りたい|って何|ってなに")
+# How a casual question ends after a wh-word: 〜んだ, 〜のだ, 〜だ, 〜んだよ, 〜だい, 〜かい, 〜かな, 〜ん, 〜の.
+_WH_END = re.compile(r"(?:ん|の)?(?:だ|です)(?:よ|い|ね|な)?|(?:ん|の)?かい|かな|かね|ん|のさ|なのよ|なんだい|っけ|のよ")
+# An afterthought after the question proper (「何の作業してんだ、ここで」): a few words, no verb ending of its own.
+_AFTERTHOUGHT = re.compile(r"(?:[、,]\s*[^、,。！!？?]{1,10})?\s*[。!！…ー~]*\s*$")
+# Saying one is asking (again): 「名前を聞いてるんだよ」「だから名前って言ってんだ」「それを訊いてるの」.
+_ASKING_AGAIN = re.compile(r"(?:を|って|のこと|は)\s*(?:聞|訊|尋ね)いて(?:る|い|ん)|(?:を|って)聞(?:いて)?(?:る|ん)"
+                           r"|って(?:言って|いって)(?:る|ん)(?:だ|の)")
+# A bare topic asked about (「で、名前は」「あんたは」「ママは」) or the one spoken to's something (「あんたの名前」).
+_BARE = re.compile(r"^(?!今日は|今晩は|こんばんは|こんにちは)(?:で|それで|じゃあ|じゃ|んで|そんで)?[、,\s]*(?:[^\s、,。！!？?はがをにでと]{1,8}は"
+                   r"|(?:あんた|あなた|君|きみ|お前|おまえ)の[^\s、,。！!？?はがをにでと]{1,6})\s*[。…]*$")
+_SENTENCE = re.compile(r"[^。！？!?\n]*[。！？!?\n]+|[^。！？!?\n]+$")
+
+
+def _wh_asks(sentence: str) -> bool:
+    """A wh-word, then the ending of a casual question (an afterthought after a comma allowed)."""
+    # (「なんだ、そういうことか」「何だ、お前か」: a sentence opening on なんだ is a sigh, not a question)
+    found = [m for m in WH.finditer(sentence) if not (m.start() == 0 and re.match(r"だ[、,!！…]", sentence[m.end():]))]
+    if not found:
+        return False
+    tail = _AFTERTHOUGHT.search(sentence)
+    body = sentence[:tail.start()] if tail and not WH.search(sentence[tail.start():]) else sentence
+    body = body.rstrip(" 　。!！…ー~")
+    if not body:
+        return False
+    ends = [m for m in re.finditer(rf"(?:{_WH_END.pattern})$", body)]
+    if any(m.start() > found[0].start() for m in ends):
+        return True
+    # 「何だ」「誰だい」: the wh-word itself, then the ending
+    return bool(re.search(rf"(?:{WH.pattern})(?:{_WH_END.pattern})$", body))
+
+
+def is_question(text: str) -> bool:
+    """Whether the line asks something (of its sentences, any)."""
+    normalised = nfkc(text).strip()
+    if not normalised:
+        return False
+    if _MARK.search(normalised) or _TELL_ME.search(normalised) or _ASKING_AGAIN.search(normalised):
+        return True
+    found = [s.strip(" 　。！!\n…") for s in _SENTENCE.findall(normalised)]
+    found = [s for s in found if s]
+    if found and (_PARTICLE_END.search(found[-1]) or _BARE.match(found[-1])):
+        return True               # the line ends on a question particle (not 「そうか。ビールください」)
+    return any(_wh_asks(sentence) for sentence in found)
+
+
+def asks_without_mark(text: str) -> bool:
+    """A wh-word question without a question mark, or saying one is asking (「何作ってんだ」「名前を聞いてるんだよ」):
+    a question back, never an answer, even where a line ending on の or か could be one."""
+    normalised = nfkc(text).strip()
+    return bool(_ASKING_AGAIN.search(normalised)) or any(
+        _wh_asks(s.strip(" 　。！!\n…")) for s in _SENTENCE.findall(normalised) if s.strip(" 　。！!\n…"))
+
+
+def asks_again(text: str) -> bool:
+    """Whether the line says it is asking (again) what it asked (「あんたの名前を聞いてるんだよ」)."""
+    return bool(_ASKING_AGAIN.search(nfkc(text)))
