@@ -33,6 +33,8 @@ _STOP = frozenset("""
 分かる わかる 知る 聞く 教える 気 的 風 等 など 一 二 たち 達 前 後 うち やる 実 ごめん 御免 すみません すいません ありがとう 有り難う どうも はい いいえ
 うん ええ ちゃう しまう
 """.split())
+# Suffixes that make a noun another thing (映画館, 本屋, 料理人): the compound, not the noun, is named.
+_THING_SUFFIXES = frozenset("館 屋 店 場 室 院 局 社 家 者 員 料 代 費 会 展 祭 賞 器 機 品 所 園 科".split())
 _SENTENCE = re.compile(r"[^。！？!?]*[。！？!?]+|[^。！？!?]+$")
 _QUESTION_END = re.compile(r"[？?]\s*$")
 # What a question asks for: a number with a counter (何年, 何杯, いくら …).
@@ -96,9 +98,14 @@ def _analysed(text: str) -> tuple[frozenset[str], frozenset[str], frozenset[str]
             keys.add(quantity)
             nouns.add(quantity)
         if _is_key(token) and not (i > 0 and tokens[i - 1].pos[1:2] == ("数詞",) and "助数詞可能" in token.pos):
-            keys.add(token.normalised or token.lemma)
+            form = token.normalised or token.lemma
+            if token.is_noun and i + 1 < len(tokens) and tokens[i + 1].pos[:2] == ("接尾辞", "名詞的") and \
+                    tokens[i + 1].surface in _THING_SUFFIXES:
+                # 映画館 is a place, not a film: the compound is the thing named (its suffix is its head)
+                form += tokens[i + 1].surface
+            keys.add(form)
             if token.is_noun:
-                nouns.add(token.normalised or token.lemma)
+                nouns.add(form)
     return frozenset(keys), frozenset(counters), frozenset(nouns)
 
 

@@ -117,7 +117,7 @@ class Focus:
     @property
     def light_head(self) -> bool:
         """A head that says little by itself (何してる人, どんな子): what modifies it is what is asked."""
-        return self.head_word in _LIGHT_HEADS
+        return self.head_word is not None and re.sub(r"(?:たち|達|ら)$", "", self.head_word) in _LIGHT_HEADS
 
     @property
     def wh_modifies_head(self) -> bool:

@@ -50,7 +50,7 @@ from .facts import _analysed as _analysed_keys
 from .focus import Focus, FocusReader, parts
 from .orders import FALLBACK, PAID, OrderFound, Orders
 from .questions import asks, polarity, question_kind
-from .variety import Variety, remember_said
+from .variety import PER_GAME, Variety, remember_said
 
 RECALL_MIN = 3.0          # least evidence for a sentence said before to answer a question (facts.Facts.best)
 NEWS_MIN = 4.0            # ... for a line not said yet (news needs more than a shared word)
@@ -852,6 +852,9 @@ class Conversation:
             if recalled is not None:
                 return recalled
         if found is not None:
+            if found[3] == AnswerSource.RECALL and fitting is not None and \
+                    (recalled := self._recalled_ref(fitting, state)) is not None:
+                return self.answerer.make(found, act, detail={"recalled": recalled})
             return self.answerer.make(found, act)
         # 3a. a vague pointer resolved to a topic that has nothing new: what was said of it, again
         if free.intent is not None and (context.get("vague") or (
@@ -970,8 +973,10 @@ class Conversation:
         if not said:
             return None
         index = said[-1]
+        if variety.times(f"{key}#{index + 1}") >= PER_GAME:
+            return None          # said (or recalled) as often as any line may be: not brought back again
         if again is not None and not self.facts.asks_again(
-                again, self.facts.of(f"{key}#{index + 1}"), fitting.entry.entry.words, head=head):
+                again, self.facts.of(f"{key}#{index + 1}"), self._told_words(fitting.entry, fitting.about), head=head):
             return None
         line = fitting.entry.entry.lines[index]
         lead = self._recall_lead(fitting.person, state, turn, variety)
@@ -980,6 +985,18 @@ class Conversation:
         said, ref, variation = lead
         return (fitting.person, said.text.replace("{said}", line.text), said.expression or NEUTRAL, AnswerSource.RECALL,
                 ref, variation)
+
+    @staticmethod
+    def _told_words(entry, about: bool) -> tuple[str, ...]:
+        """The words an entry's line counts as telling besides its own: an entry of facts about a character
+        tells what its words ask of them (名前 for 「神楽坂葵。名字、長いでしょ」); a general entry's words are only
+        ways in to its subject (映画館 to 葵's favourite films): its line tells what it says, no more."""
+        return tuple(entry.entry.words) if about or entry.entry.about else ()
+
+    @staticmethod
+    def _recalled_ref(fitting: Fitting, state: GameState) -> str | None:
+        said = state.variation.get(knowledge_key(fitting.person, fitting.entry.index), ())
+        return f"{knowledge_key(fitting.person, fitting.entry.index)}#{said[-1] + 1}" if said else None
 
     def _recall_lead(self, person: str, state: GameState, turn: int,
                      variety: Variety) -> tuple[SpokenLine, str, dict] | None:
@@ -1028,7 +1045,7 @@ class Conversation:
             read = self.focus_reader.read(text)
             if said_best > best_score and is_question(text) and self.facts.asks_again(
                     _asked_part(read, self.facts), [s for i in used for s in self.facts.of(f"{key}#{i + 1}")],
-                    entry.entry.words, head=read.head_word):
+                    self._told_words(entry, fitting.about), head=read.head_word):
                 return DEFER  # the line that answers it was said: the recall says it again, not another line
         return self.answerer.knowledge_line(person, entry, state, turn, variety)
 
@@ -1059,6 +1076,8 @@ class Conversation:
             return None
         own = [s for s in said if s[2].speaker == speaker]
         _, ref, line = max(own or said)
+        if variety.times(ref) >= PER_GAME:
+            return None          # said (or recalled) as often as any line may be
         if again is not None and not self.facts.asks_again(again, self.facts.of(ref), head=head):
             return None          # the question asks something else of the topic than what was said
         lead = self._recall_lead(line.speaker, state, turn, variety)
@@ -1093,6 +1112,8 @@ class Conversation:
         found = self.answerer.knowledge_line(person, entry, state, turn, variety)
         if found is None:
             found = self._recall_entry(fitting, state, turn, variety)
+            if found is not None and (recalled := self._recalled_ref(fitting, state)) is not None:
+                return self.answerer.make(found, "質問", detail={"recalled": recalled})
         return self.answerer.make(found, "質問") if found is not None else None
 
     def _entry_keys(self, entry) -> frozenset[str]:
@@ -1268,6 +1289,9 @@ class Conversation:
             if found is not None and not statement:
                 context["recall"] = {"below": round(found.score, 2), "ref": found.sentence.ref}
             return None
+        if found.said and variety.times(found.sentence.ref) >= PER_GAME:
+            context["recall"] = {"said_enough": found.sentence.ref}
+            return None         # said (or recalled) as often as any line may be: not brought back again
         if found.said and not self.facts.asks_again(asked, self.facts.of(found.sentence.ref), head=read.head_word):
             # a sentence said before answers only a question that asks what it told, not more of its topic
             context["recall"] = {"not_again": found.sentence.ref}
@@ -1388,6 +1412,8 @@ class Conversation:
                   before: GameState, first: list[Answer] | None = None) -> None:
         said_refs = [ref for extra in (first or []) for ref in extra.refs]
         said_refs += list(answer.refs) if answer is not None else []
+        if answer is not None and answer.detail.get("recalled"):
+            said_refs.append(answer.detail["recalled"])   # a recall says its line again: it counts as said
         last: SpokenText | None = None
         last_ref: str | None = None
         if answer is not None:
