@@ -58,3 +58,9 @@ def test_no_haggling_line_without_haggling():
 def test_a_thing_taken_out_of_the_napolitan_is_not_ordered():
     _, without = visit("ナポリタンください", "玉ねぎ抜いてもらえる？")
     assert without.kind == "order" and "玉ねぎ抜き" in without.answer.text and "置いてない" not in without.answer.text
+
+
+def test_having_to_leave_soon_is_answered_and_does_not_end_the_visit():
+    _, hint, bye = visit("ビールください", "明日早いし、そろそろ帰らなあかんわ", "ほな、帰るね")
+    assert not hint.step.state.ended and "帰る" in hint.answer.text
+    assert bye.step.state.ended
