@@ -83,6 +83,9 @@ _EXTRA = re.compile(r"^(?:じゃあ|じゃ|まあ|なら|それなら|せめて|
                     r"(?P<thing>[^、,。！!？?\s]{1,10}?)(?:で(?:いい(?:や|よ|わ)?|頼む|お願い|よろしく)"
                     r"|を?(?:かけて|つけて|入れて|足して|追加)|(?:を|も)(?:くれ|ちょうだい|ください|もらえる)|な|ね)"
                     r"\s*(?:[。!！?？]|$)")
+# 「ピーマン抜いて」「玉ねぎなしで」「氷抜きってできる？」: a thing taken out of the dish, never an order of it.
+_WITHOUT = re.compile(r"(?:を|は|の)?\s*(?P<how>抜いて|抜く|抜ける|抜けな|抜き|ぬき|ヌキ|入れないで|入れずに|なしで|無しで|なし(?=[にっでの？?。!！、,\s]|$)"
+                      r"|無し(?=[にっでの？?。!！、,\s]|$))")
 _DRINK_WORD = re.compile(r"飲|酒|ドリンク|杯|割り|サワー|ハイ")
 _FOOD_WORD = re.compile(r"食|つまみ|料理|ご飯|ごはん|腹")
 
@@ -213,6 +216,9 @@ class Orders:
         asked_after = self._asked_after(normalised, people, addressee, responder, ordered or ())
         if asked_after is not None:
             return asked_after
+        without = self._without(normalised, people, addressee, responder, recent or last_order, ordered or ())
+        if without is not None:
+            return without
         if recent is not None and (extra := self._extra(normalised)) is not None:
             served = self._served(recent, people, addressee, responder, None)
             if served.kind == "item":
@@ -334,6 +340,41 @@ class Orders:
             if (item_id in named or item_id == last_order) and self.matcher.hits(forms, item.about.words) and \
                     owner in people:
                 return OrderFound("about", item_id, owner)
+        return None
+
+    def _without(self, text: str, people: list[str], addressee: str | None, responder: str | None,
+                 recent: str | None, ordered: Iterable[str]) -> OrderFound | None:
+        """「ピーマン抜いて」「ナポリタン、玉ねぎなしで」「氷なしで」: a change to the dish (the item named, else
+        the one just served), acknowledged as `{extra}` (「ピーマン抜きね」); the thing taken out is never ordered."""
+        for match in _WITHOUT.finditer(text):
+            before = re.search(r"([一-龯ァ-ヴーぁ-ゖ]{1,8})$", text[:match.start()])
+            if before is None:
+                continue
+            tokens = analyse(before.group(1)).tokens
+            if not tokens or not tokens[-1].is_noun or tokens[-1].end != len(before.group(1)):
+                continue
+            nouns = []
+            for token in reversed(tokens):
+                if not token.is_noun:
+                    break
+                nouns.insert(0, token)
+            thing = "".join(t.surface for t in nouns)
+            if thing in self.names or thing in ("それ", "これ", "あれ", "何", "なに") or \
+                    (thing != "氷" and not self._edible(nouns)):
+                continue
+            word = "なし" if match.group("how").startswith(("なし", "無し")) else "抜き"
+            rest = text[:match.start() - len(thing)] + "　" * (len(thing) + match.end() - match.start()) + \
+                text[match.end():]
+            hits = [h for h in self._hits(TextForms.of(rest)) if h.item != thing]
+            item = hits[-1].item if hits else recent
+            if item is None:
+                return None
+            served = self._served(item, people, addressee, responder, None)
+            if served.kind != "item":
+                return None
+            if hits and item not in ordered:
+                return served.but(style=thing + word, named=text[hits[-1].start:hits[-1].end])
+            return served.but(kind="extra", named=thing + word)
         return None
 
     def _extra(self, text: str) -> str | None:

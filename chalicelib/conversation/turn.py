@@ -31,6 +31,7 @@ from typing import Any
 
 from ..answers import Answer, Answerer, Found
 from ..interpret.cues import invited_place, unstretched
+from ..interpret.dialect import standard
 from ..interpret.interpreter import Interpreter, TurnResult
 from ..interpret.ja import analyse
 from ..interpret.options import InterpretChoices, Recent
@@ -203,6 +204,7 @@ class Conversation:
             interpretation = InterpretationRecord.of_button(text, str(chosen))
         else:
             text = answer_text = without_asides(text)     # （笑）（小声）（一口食べて）: how it is said, not what
+            text = answer_text = standard(text)            # 帰らなあかん, ほんまに, 知らへん: read as standard forms
             resolved = None
             if clarification is not None and clarification.turn == state.turn:
                 resolved = self.clarifier.resolve(text, clarification.options)

@@ -361,6 +361,16 @@ def test_a_condiment_or_a_change_asked_for_the_order_just_served_is_acknowledged
     assert chat.kind != "order" and "了解" not in chat.answer.text
 
 
+def test_a_thing_taken_out_is_a_change_to_the_dish_never_an_order_of_it():
+    conversation = diner()
+    _, leek, ice = play(conversation, "カレーひとつ", "にんじん抜いてくれる？嫌いでさ", "コーヒーも。氷なしで頼む")
+    assert leek.kind == "order" and leek.answer.text == "にんじん抜きね、了解。"
+    assert "はないんだ" not in leek.answer.text and leek.memory.orders == ["カレー"]
+    assert ice.answer.detail["order"]["item"] == "コーヒー"
+    [named] = play(diner(), "カレー、玉ねぎなしってできる？")
+    assert named.answer.detail["order"]["item"] == "カレー" and "玉ねぎなし" in named.answer.text
+
+
 def test_asking_after_an_item_ordered_brings_it():
     conversation = diner()
     _, _, late, later = play(conversation, "カレーをお願い", "今夜は静かだね", "カレーまだ？腹ぺこだよ",
