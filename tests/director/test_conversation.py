@@ -12,6 +12,7 @@ from chalicelib.interpret.interpreter import Interpreter
 from chalicelib.scenario import GameRules, PlayerInput, load_scenario, load_scenario_data
 from chalicelib.stage.records import ConversationMemory, DirectorMemory
 from tests.conftest import ROOT
+from tests.director.playing import play
 
 
 def L(text: str, expression: str = "neutral", **extra: Any) -> dict[str, Any]:
@@ -75,17 +76,6 @@ def cafe(**changes: Any) -> Conversation:
     data.update(changes)
     rules = GameRules(load_scenario_data(data, source="cafe.json"))
     return Conversation(rules, Interpreter(rules))
-
-
-def play(conversation: Conversation, *texts: str, memory: ConversationMemory | None = None, state=None):
-    state = state if state is not None else conversation.rules.start().state
-    memory = memory or ConversationMemory()
-    out = []
-    for text in texts:
-        played = conversation.play(text, state, memory)
-        state, memory = played.step.state, played.memory
-        out.append(played)
-    return out
 
 
 def said(played) -> list[str]:

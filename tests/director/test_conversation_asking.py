@@ -37,26 +37,11 @@ def test_a_blunt_question_is_a_question_back_not_an_answer():
 
 from pathlib import Path  # noqa: E402
 
-from chalicelib.conversation import Conversation  # noqa: E402
 from chalicelib.interpret.acts import ActRecogniser  # noqa: E402
-from chalicelib.interpret.interpreter import Interpreter  # noqa: E402
-from chalicelib.scenario import GameRules, load_scenario  # noqa: E402
-from chalicelib.stage.records import ConversationMemory  # noqa: E402
+from tests.director.playing import visit  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 _ECHO_LEADS = ("へえ、そうなんだ", "もっと聞かせて", "もっと聞きたい", "詳しくない", "詳しいわよ")
-
-
-def visit(*texts: str, to: str | None = None):
-    rules = GameRules(load_scenario(ROOT / "scenarios" / "chinoike.json"))
-    conversation = Conversation(rules, Interpreter(rules))
-    state, memory = rules.start().state, ConversationMemory()
-    out = []
-    for text in texts:
-        played = conversation.play(text, state, memory, to=to)
-        state, memory = played.step.state, played.memory
-        out.append(played)
-    return out
 
 
 def test_a_blunt_question_is_answered_not_echoed():

@@ -17,6 +17,7 @@ from chalicelib.interpret.interpreter import Interpreter
 from chalicelib.scenario import GameRules, load_scenario_data
 from chalicelib.scenario.loader import ScenarioError
 from chalicelib.stage.records import ConversationMemory
+from tests.director.playing import play
 
 
 def L(text: str, expression: str = "neutral", **extra: Any) -> dict[str, Any]:
@@ -80,17 +81,6 @@ def stall(**changes: Any) -> Conversation:
     data.update(changes)
     rules = GameRules(load_scenario_data(data, source="stall.json"))
     return Conversation(rules, Interpreter(rules))
-
-
-def play(conversation: Conversation, *texts: str, to: str | None = None):
-    state = conversation.rules.start().state
-    memory = ConversationMemory()
-    out = []
-    for text in texts:
-        played = conversation.play(text, state, memory, to=to)
-        state, memory = played.step.state, played.memory
-        out.append(played)
-    return out
 
 
 def words(played) -> str:

@@ -12,7 +12,7 @@ from chalicelib.interpret.cues import SceneNames
 from chalicelib.interpret.interpreter import Interpreter
 from chalicelib.interpret.text import without_asides
 from chalicelib.scenario import GameRules, load_scenario_data
-from chalicelib.stage.records import ConversationMemory
+from tests.director.playing import play
 from tests.director.test_conversation_focus import STALL, L
 
 
@@ -24,17 +24,6 @@ def stall(**changes: Any) -> Conversation:
         data[key] = value
     rules = GameRules(load_scenario_data(data, source="stall.json"))
     return Conversation(rules, Interpreter(rules))
-
-
-def play(conversation: Conversation, *texts: str, to: str | None = None):
-    state = conversation.rules.start().state
-    memory = ConversationMemory()
-    out = []
-    for text in texts:
-        played = conversation.play(text, state, memory, to=to)
-        state, memory = played.step.state, played.memory
-        out.append(played)
-    return out
 
 
 # ---------------------------------------------------------------- stage directions and laughter

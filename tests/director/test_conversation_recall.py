@@ -7,8 +7,9 @@ from typing import Any
 
 from chalicelib.conversation.facts import _analysed
 from chalicelib.conversation.variety import PER_GAME
+from tests.director.playing import play
 from tests.director.test_conversation_focus import STALL, L
-from tests.director.test_conversation_listening import play, stall
+from tests.director.test_conversation_listening import stall
 
 FILMS = "好きなのは、雨の夜の映画。古い場所が出てくるやつ。"
 

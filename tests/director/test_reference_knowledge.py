@@ -3,26 +3,7 @@ in the highball, how long 葵 has helped, closing time, ママ's record hunting)
 and a thing taken out of a dish is never ordered."""
 from __future__ import annotations
 
-from pathlib import Path
-
-from chalicelib.conversation import Conversation
-from chalicelib.interpret.interpreter import Interpreter
-from chalicelib.scenario import GameRules, load_scenario
-from chalicelib.stage.records import ConversationMemory
-
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def visit(*texts: str, to: str | None = None):
-    rules = GameRules(load_scenario(ROOT / "scenarios" / "chinoike.json"))
-    conversation = Conversation(rules, Interpreter(rules))
-    state, memory = rules.start().state, ConversationMemory()
-    out = []
-    for text in texts:
-        played = conversation.play(text, state, memory, to=to)
-        state, memory = played.step.state, played.memory
-        out.append(played)
-    return out
+from tests.director.playing import visit
 
 
 def test_the_owner_knows_her_oden_and_her_highball():

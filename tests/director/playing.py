@@ -1,0 +1,35 @@
+"""Playing lines through the conversation layer without a stage: one new game, then each text in turn (the
+state and the memory carried on), as the director would between its reads and its one write."""
+from __future__ import annotations
+
+from functools import cache
+
+from chalicelib.conversation import Conversation
+from chalicelib.interpret.interpreter import Interpreter
+from chalicelib.scenario import GameRules, load_scenario
+from chalicelib.stage.records import ConversationMemory
+from tests.conftest import ROOT
+
+
+def play(conversation: Conversation, *texts: str, to: str | None = None, memory: ConversationMemory | None = None,
+         state=None) -> list:
+    """Each text played in turn from a new game (or from `state` and `memory`); the played turns."""
+    state = state if state is not None else conversation.rules.start().state
+    memory = memory or ConversationMemory()
+    out = []
+    for text in texts:
+        played = conversation.play(text, state, memory, to=to)
+        state, memory = played.step.state, played.memory
+        out.append(played)
+    return out
+
+
+@cache
+def reference() -> Conversation:
+    rules = GameRules(load_scenario(ROOT / "scenarios" / "chinoike.json"))
+    return Conversation(rules, Interpreter(rules))
+
+
+def visit(*texts: str, to: str | None = None) -> list:
+    """A new visit to the reference scenario."""
+    return play(reference(), *texts, to=to)
