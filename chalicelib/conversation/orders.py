@@ -70,6 +70,8 @@ _TREAT = re.compile(r"おご(?:る|り|ら|ろ|ります|って)|奢|ご(?:ち�
 _STATUS = re.compile(r"まだ(?:か|かな|かい|なの|です(?:か)?|来ない|こない|出ない|でない|できない|かよ)?\s*(?:[？?。!！…、,]|$)"
                      r"|いつ(?:に)?(?:なったら)?(?:来る|くる|出る|でる|できる|出来る|届く)|遅い|おそい|来ない(?:な|ぞ|けど|ね)"
                      r"|こない(?:な|ぞ|けど|ね)|待ってる(?:んだ)?けど")
+# 「いや、さっき頼みましたよ」: the player already ordered (the item named, the last ordered, or the one offered).
+_ALREADY = re.compile(r"(?:さっき|もう|先に|前に)\s*(?:頼(?:んだ|みました|んでる|んでます|んである)|注文(?:した|しました|してる|してます))")
 _STATUS_ORDER = re.compile(r"^(?:おい|ねえ|ママ|あの)?[、,\s]*(?:(?:俺|私|僕|わたし|ぼく|おれ)の)?"
                            r"(?:注文|料理|飯|めし|ごはん|ご飯|頼んだ(?:の|もの|やつ))(?:は|って)?\s*(?:まだ|いつ)")
 # Money handed over after the bill (「はい、6500円」「釣りはいらん」「これで」).
@@ -213,7 +215,7 @@ class Orders:
         about = self._about(normalised, people, addressee, responder, last_order)
         if about is not None:
             return about
-        asked_after = self._asked_after(normalised, people, addressee, responder, ordered or ())
+        asked_after = self._asked_after(normalised, people, addressee, responder, ordered or (), offered)
         if asked_after is not None:
             return asked_after
         without = self._without(normalised, people, addressee, responder, recent or last_order, ordered or ())
@@ -310,17 +312,21 @@ class Orders:
         return None
 
     def _asked_after(self, text: str, people: list[str], addressee: str | None, responder: str | None,
-                     ordered: Iterable[str]) -> OrderFound | None:
+                     ordered: Iterable[str], offered: str | None = None) -> OrderFound | None:
         """「ナポリタンまだ？」「俺のナポリタンはいつ来るんだ」: an item ordered is here (kind coming); one not
-        ordered yet is ordered now.  「注文まだ？」: the last item ordered."""
-        if not _STATUS.search(text):
+        ordered yet is ordered now.  「注文まだ？」「さっき頼みました」: the last item ordered (or, when the
+        order went unheard, the one just offered)."""
+        already = _ALREADY.search(text)
+        if not _STATUS.search(text) and not already:
             return None
         ordered = list(ordered)
         hits = self._hits(TextForms.of(text))
         if hits:
             item = hits[-1].item
-        elif _STATUS_ORDER.search(text) and ordered:
+        elif (_STATUS_ORDER.search(text) or already) and ordered:
             item = ordered[-1]
+        elif already and offered is not None:
+            item = offered
         else:
             return None
         served = self._served(item, people, addressee, responder, None)

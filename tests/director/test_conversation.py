@@ -369,6 +369,9 @@ def test_asking_after_an_item_ordered_brings_it():
     assert later.answer.text == "お待たせ、カレーだよ。"
     [first] = play(diner(), "カレーまだ？")                # not ordered yet: ordered now
     assert first.answer.detail["order"]["kind"] == "item"
+    # 「いや、さっき頼んだよ」: no refusal of anything, the order said again
+    _, again = play(diner(), "カレーをお願い", "いや、さっき頼んだよ")
+    assert again.answer.text == "お待たせ、カレーだよ。" and again.memory.orders == ["カレー"]
 
 
 def test_money_handed_over_after_the_bill_is_thanked_for():
