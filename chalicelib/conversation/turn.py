@@ -89,14 +89,19 @@ def _asked_part(focus: Focus, facts: Facts | None = None) -> str:
     """What of the line asks: from its first question on (「じゃあ歳は聞きません。師匠さんに弟子入りしたきっかけは？」
     asks about 弟子入り; 「昔は喫茶店だった？　どうしてスナックに？」 asks both) — the whole line when the question
     names nothing of its own (「勇気がいりました。葵さんはどう思う？」 asks about what was said before it)."""
-    pieces = re.findall(r"[^。！!？?]+[。！!？?]*", focus.text)
+    asked = _asking_sentences(focus.text)
+    if asked != focus.text and facts is not None and not facts.question_keys(asked)[0]:
+        return focus.text
+    return asked
+
+
+def _asking_sentences(text: str) -> str:
+    """The line from its first sentence that asks on (the whole line when none does)."""
+    pieces = re.findall(r"[^。！!？?]+[。！!？?]*", text)
     for i, piece in enumerate(pieces):
         if is_question(piece):
-            asked = "".join(pieces[i:])
-            if i and facts is not None and not facts.question_keys(asked)[0]:
-                return focus.text
-            return asked
-    return focus.text
+            return "".join(pieces[i:])
+    return text
 
 
 @dataclass(frozen=True)
@@ -895,7 +900,11 @@ class Conversation:
                 return unsure
         # 4b. a question about someone else here, asked of this character (「葵ちゃん、ママって独身なのか？」): not
         #     their own 本人 line about themselves — the one asked about answers honestly, in their voice
-        others = [p for p in focus.about if p != free.speaker and p in self.rules.people(state.place)]
+        #     (named in the sentence that asks: 「じゃあママで。そちらの方は？」 to 葵 asks nothing about ママ)
+        asked = _asking_sentences(focus.text)
+        people_here = tuple(self.rules.people(state.place))
+        about = self.focus_reader.read(asked, people_here).about if asked != focus.text else focus.about
+        others = [p for p in about if p != free.speaker and p in people_here]
         if asking and act in ("質問", "本人", "なし") and others and free.speaker not in focus.about and not focus.you:
             unsure = self._unsure(others[0], word, state, turn, variety)
             if unsure is not None:

@@ -78,6 +78,9 @@ def test_a_question_about_someone_else_here_is_not_answered_about_the_one_asked(
     *_, asked = visit("こんばんは", "葵ちゃん、ママって結婚してないのか？", to="神楽坂葵")
     assert asked.answer.speaker == "赤尾妙子" or "ママ" in asked.answer.text
     assert not asked.answer.text.startswith("私？")
+    # someone named only in a sentence before the question is not whom it asks about
+    *_, tapped = visit("こんばんは", "じゃあママで。そちらの方は？", to="神楽坂葵")
+    assert tapped.answer.speaker == "神楽坂葵" and "about_other" not in tapped.context
 
 
 def test_a_bare_you_asks_the_one_spoken_to():
