@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from butai_tools.interpret.evaluation import DatasetError, _cut, label_tables, percentile
+from butai_tools.interpret.evaluation import DatasetError, _cut, label_tables, percentile, read_json
 from chalicelib.interpret.acts import NO_ACT, ActRecogniser
 from chalicelib.interpret.cues import SceneNames
 from chalicelib.scenario import ScenarioError, load_scenario
@@ -47,12 +47,7 @@ class ActResult:
 
 def load_act_cases(path: str | Path) -> list[ActCase]:
     source = str(path)
-    try:
-        data = json.loads(Path(path).read_text(encoding="utf-8-sig"))
-    except FileNotFoundError:
-        raise DatasetError(f"{source}: no such file") from None
-    except json.JSONDecodeError as exc:
-        raise DatasetError(f"{source}:{exc.lineno}:{exc.colno}: invalid JSON: {exc.msg}") from None
+    data = read_json(path, DatasetError)
     if not isinstance(data, dict) or not isinstance(data.get("cases"), list):
         raise DatasetError(f'{source}: expected an object with a "cases" list')
     cases, problems, seen = [], [], set()

@@ -50,15 +50,19 @@ class Dataset:
     source: str = "<dataset>"
 
 
-def load_dataset(path: str | Path, rules: GameRules | None = None) -> Dataset:
+def read_json(path: str | Path, error: type[Exception] = ValueError) -> Any:
+    """An evaluation file's JSON (a BOM allowed); a missing file or bad JSON raises `error` naming the place."""
     source = str(path)
     try:
-        data = json.loads(Path(path).read_text(encoding="utf-8-sig"))
+        return json.loads(Path(path).read_text(encoding="utf-8-sig"))
     except FileNotFoundError:
-        raise DatasetError(f"{source}: no such file") from None
+        raise error(f"{source}: no such file") from None
     except json.JSONDecodeError as exc:
-        raise DatasetError(f"{source}:{exc.lineno}:{exc.colno}: invalid JSON: {exc.msg}") from None
-    return parse_dataset(data, rules, source)
+        raise error(f"{source}:{exc.lineno}:{exc.colno}: invalid JSON: {exc.msg}") from None
+
+
+def load_dataset(path: str | Path, rules: GameRules | None = None) -> Dataset:
+    return parse_dataset(read_json(path, DatasetError), rules, str(path))
 
 
 def parse_dataset(data: Any, rules: GameRules | None = None, source: str = "<dataset>") -> Dataset:

@@ -32,12 +32,12 @@ A turn is *right* when every key holds, *clarify* when the character asked which
 """
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from butai_tools.interpret.evaluation import read_json
 from chalicelib.conversation import Conversation, PlayedTurn
 from chalicelib.interpret.interpreter import Interpreter
 from chalicelib.scenario import GameRules, PlayerInput, Step
@@ -90,12 +90,7 @@ class TurnOutcome:
 
 def load_dialogues(path: str | Path, rules: GameRules) -> dict[str, Any]:
     source = str(path)
-    try:
-        data = json.loads(Path(path).read_text(encoding="utf-8-sig"))
-    except FileNotFoundError:
-        raise DialogueError(f"{source}: no such file") from None
-    except json.JSONDecodeError as exc:
-        raise DialogueError(f"{source}:{exc.lineno}:{exc.colno}: invalid JSON: {exc.msg}") from None
+    data = read_json(path, DialogueError)
     if not isinstance(data, dict) or not isinstance(data.get("dialogues"), list):
         raise DialogueError(f'{source}: expected an object with a "dialogues" list')
     problems, seen = [], set()
