@@ -15,3 +15,16 @@ def new_scenario_stage(runtime, name: str) -> dict:
                           cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
     assert made.returncode == 0, made.stderr
     return json.loads(made.stdout)
+
+
+def open_on_a_phone(browser, runtime, name: str):
+    """A fresh scenario stage's page on a 390×844 touch screen, ready and showing its cast; (page, errors):
+    the page's uncaught errors are collected in `errors`."""
+    stage = new_scenario_stage(runtime, name)
+    page = browser.new_page(viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True)
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.goto(f"{runtime.info['api_url']}/#stage={stage['stage_id']}&key={stage['player_key']}")
+    page.wait_for_selector("body[data-state=ready]")
+    page.wait_for_selector("#cast .cast-member")
+    return page, errors

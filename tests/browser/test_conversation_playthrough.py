@@ -6,7 +6,7 @@ import pytest
 from tests.browser.accessibility import assert_accessible
 from tests.browser.test_scenario_page import TURN_MS, log_texts, send
 from tests.browser.test_stage_page import SHOTS, no_horizontal_scroll, wait_js
-from tests.scenario_stages import new_scenario_stage
+from tests.scenario_stages import open_on_a_phone
 
 pytestmark = pytest.mark.browser
 
@@ -17,14 +17,7 @@ def visible(page, selector: str) -> bool:
 
 
 def test_order_ask_twice_and_end_on_a_phone(browser, local_runtime):
-    api = local_runtime.info["api_url"]
-    stage = new_scenario_stage(local_runtime, "phone-conversation")
-    page = browser.new_page(viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True)
-    errors = []
-    page.on("pageerror", lambda exc: errors.append(str(exc)))
-    page.goto(f"{api}/#stage={stage['stage_id']}&key={stage['player_key']}")
-    page.wait_for_selector("body[data-state=ready]")
-    page.wait_for_selector("#cast .cast-member")
+    page, errors = open_on_a_phone(browser, local_runtime, "phone-conversation")
 
     send(page, "こんばんは")
     # an order names an item of ママ's menu: served in her voice, not the menu speech

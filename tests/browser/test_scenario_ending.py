@@ -4,7 +4,7 @@ import pytest
 from tests.browser.accessibility import assert_accessible
 from tests.browser.test_scenario_page import TURN_MS, log_texts, send
 from tests.browser.test_stage_page import SHOTS, no_horizontal_scroll, wait_js
-from tests.scenario_stages import new_scenario_stage
+from tests.scenario_stages import open_on_a_phone
 
 pytestmark = pytest.mark.browser
 
@@ -16,14 +16,7 @@ def bubble(page):
 
 
 def test_a_visit_ends_and_starts_again_on_a_phone(browser, local_runtime):
-    api = local_runtime.info["api_url"]
-    stage = new_scenario_stage(local_runtime, "phone-visit")
-    page = browser.new_page(viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True)
-    errors = []
-    page.on("pageerror", lambda exc: errors.append(str(exc)))
-    page.goto(f"{api}/#stage={stage['stage_id']}&key={stage['player_key']}")
-    page.wait_for_selector("body[data-state=ready]")
-    page.wait_for_selector("#cast .cast-member")
+    page, errors = open_on_a_phone(browser, local_runtime, "phone-visit")
 
     send(page, "こんばんは")                      # greeting: ママ's reaction, not a brush-off
     assert "いらっしゃい。ゆっくりしていって。" in log_texts(page)[-4:]
