@@ -901,12 +901,12 @@ class Conversation:
         # 4b. a question about someone else here, asked of this character (「葵ちゃん、ママって独身なのか？」): not
         #     their own 本人 line about themselves — the one asked about answers honestly, in their voice
         #     (named in the sentence that asks: 「じゃあママで。そちらの方は？」 to 葵 asks nothing about ママ)
-        asked = _asking_sentences(focus.text)
-        people_here = tuple(self.rules.people(state.place))
-        about = self.focus_reader.read(asked, people_here).about if asked != focus.text else focus.about
-        others = [p for p in about if p != free.speaker and p in people_here]
-        if asking and act in ("質問", "本人", "なし") and others and free.speaker not in focus.about and not focus.you:
-            unsure = self._unsure(others[0], word, state, turn, variety)
+        if asking and act in ("質問", "本人", "なし") and free.speaker not in focus.about and not focus.you:
+            asked = _asking_sentences(focus.text)
+            people_here = tuple(self.rules.people(state.place))
+            about = self.focus_reader.read(asked, people_here).about if asked != focus.text else focus.about
+            others = [p for p in about if p != free.speaker and p in people_here]
+            unsure = self._unsure(others[0], word, state, turn, variety) if others else None
             if unsure is not None:
                 context["about_other"] = others[0]
                 return unsure
