@@ -36,6 +36,8 @@ def asked(text: str, to: str | None = None):
     ("チャージっていくら？", None, ("飲んだ分",)),
     ("引退とか考えないの？", None, ("足腰",)),
     ("何席あるの？", None, ("八席",)),
+    ("このお店、誰が始めたの？", None, ("先代",)),
+    ("ここ禁煙？", None, ("換気扇",)),
     ("インスタのアカウント教えて", AOI, ("インスタ",)),
     ("その映画館ってどこにあるの？", AOI, ("銀星座",)),
     ("ホラー映画とか観る？", AOI, ("ホラーは無理",)),
@@ -68,6 +70,10 @@ def test_the_season_is_one_cold_november_night():
     ("お会計お願い", None, "お勘定", "チャージ"),
     # 「このお店のどこが好き？」 to 葵 is about the shop, not about why she likes films
     ("このお店のどこが好き？", AOI, "おかえり", "テレビ"),
+    # 夏 of 夏休み is not the season asked about
+    ("夏休みどっか行った？", AOI, "", "十一月"),
+    # where the guest lost a wallet is not the cinema 葵 works at
+    ("映画館の前で財布なくしたんだっけ", AOI, "財布", "銀星座"),
 ])
 def test_a_new_entry_does_not_take_a_question_that_shares_a_word(text, to, expected, not_expected):
     words = said(asked(text, to))
