@@ -50,7 +50,8 @@ from .facts import Facts, Sentence, is_question
 from .facts import _analysed as _analysed_keys
 from .focus import Focus, FocusReader, parts
 from .orders import FALLBACK, PAID, OrderFound, Orders
-from .questions import asks, polarity, question_kind
+from .own import about_self, remember_told, told_before
+from .questions import asks, polarity, proposes_change, question_kind
 from .variety import PER_GAME, Variety, remember_said
 
 RECALL_MIN = 3.0          # least evidence for a sentence said before to answer a question (facts.Facts.best)
@@ -433,7 +434,7 @@ class Conversation:
         act = self.answerer.act(text)
         present = self.rules.people(state.place)
         if question is not None and question.speaker in present:
-            pol = polarity(text, question.kind)    # type: ignore[arg-type]
+            pol = polarity(text, question.kind, change=question.change)    # type: ignore[arg-type]
             if pol in ("yes", "no"):
                 found = self._reply(question, pol, state, turn, variety)
                 if found is not None:
@@ -802,7 +803,7 @@ class Conversation:
         answering = False
         if question is not None and free.intent is None and question.speaker in present \
                 and (act in _ANSWERING_ACTS or act in ("謝罪", "感謝")):
-            pol = polarity(text, question.kind)   # type: ignore[arg-type]
+            pol = polarity(text, question.kind, change=question.change)   # type: ignore[arg-type]
             if act not in _ANSWERING_ACTS and pol not in ("yes", "no"):
                 pol = None       # 「ごめん、無理かな」 answers; 「ごめんね」 alone apologises
             if pol == "other" and question.turn < state.turn and question.kind != "wh":
@@ -847,6 +848,11 @@ class Conversation:
                 self.scenario.characters[free.speaker].echo is not None:
             # 「休みの日はだいたい釣りしてます」: the line is about 釣り, not the shop's days off
             context["aside"] = fitting.ref
+            found, fitting = None, None
+        own = act == "身の上" and not asking and free.intent is None and about_self(text)
+        if own and found is not None and fitting is not None and not fitting.about:
+            # 「僕も休みは喫茶店めぐりが趣味なんです」: the player's own life, not the shop's days off
+            context["own_life"] = fitting.ref
             found, fitting = None, None
         trusted = fitting is not None and (fitting.about or fitting.at_head or fitting.at_wh or (
             fitting.hit is not None and (focus.in_phrase(fitting.hit.start, fitting.hit.end) or
@@ -917,7 +923,7 @@ class Conversation:
             if found is not None:
                 return self.answerer.make(found, act)
         # 5. a statement about something a character here knows: they go on about it
-        if not asking:
+        if not asking and not own:
             news = self._recall(text, state, free, mem, turn, variety, context, only=addressed, statement=True,
                                 head=focus.head_word)
             if news is not None:
@@ -925,6 +931,9 @@ class Conversation:
         # 6a. the player's own life, family or past (「女房とよく来たもんだ」): an engaged reaction, not 「女房かー。
         #     私は詳しくない」
         if act == "身の上" and not asking:
+            told = self._told(free.speaker, text, focus, state, mem, turn, variety) if own else None
+            if told is not None:
+                return told          # 「僕、カメラマンなんです」 a second time: remembered, not news
             found = self.answerer.reaction(free, state, text, found_act, turn, variety)
             if found is not None:
                 return self.answerer.make(found, act)
@@ -1184,6 +1193,28 @@ class Conversation:
                       AnswerSource.UNSURE, f"{prefix}#{index + 1}", "質問", variation, refs=(f"{prefix}#{index + 1}",),
                       detail={"word": word} if word else {})
 
+    def _told(self, speaker: str, text: str, focus: Focus, state: GameState, mem: ConversationMemory, turn: int,
+              variety: Variety) -> Answer | None:
+        """What the player tells of themselves is remembered (`mem.told`); told again, the character's told
+        line says so (「カメラマンだったわね」)."""
+        word = self._echo_word(focus, state)
+        if word is None:
+            return None
+        again = told_before(mem.told, word, turn)
+        remember_told(mem.told, word, turn)
+        lines = self.scenario.characters[speaker].told
+        if not again or lines is None or not lines.lines:
+            return None
+        prefix = f"told/{speaker}"
+        said = self.answerer.line_set(prefix, lines.mode, lines.lines, state, turn, prefix, variety)
+        if said is None:
+            return None
+        index, variation = said
+        line = lines.lines[index]
+        return Answer(speaker, line.text.replace("{word}", word), line.expression or NEUTRAL, AnswerSource.RECALL,
+                      f"{prefix}#{index + 1}", "身の上", variation, refs=(f"{prefix}#{index + 1}",),
+                      detail={"word": word})
+
     def _echo(self, speaker: str, word: str, state: GameState, turn: int, variety: Variety) -> Answer | None:
         echo = self.scenario.characters[speaker].echo
         if echo is None or not echo.lines:
@@ -1440,7 +1471,8 @@ class Conversation:
         remember_said(mem.said, said_refs, turn)
         if last is not None:
             mem.last = last
-        asked = self._question(last, last_ref, step.state, turn) if last is not None else None
+        asked = self._question(last, last_ref, step.state, turn, " ".join(line.text for line in step.lines)) \
+            if last is not None else None
         if answer is not None and answer.source in (AnswerSource.REPLY, AnswerSource.ORDER):
             mem.question = None           # answered (an offer is answered by the order)
         story = mem.question is not None and self._lifetime(mem.question) > 1 and \
@@ -1458,7 +1490,9 @@ class Conversation:
         if mem.question is not None and mem.question.kind == "invitation":
             mem.invitation = mem.question
 
-    def _question(self, last: SpokenText, ref: str | None, state: GameState, turn: int) -> AskedQuestion | None:
+    def _question(self, last: SpokenText, ref: str | None, state: GameState, turn: int,
+                  lines: str = "") -> AskedQuestion | None:
+        """`lines`: what was said with it (「変えるって…」 before 「あなたはどう思う？」 asks about a change)."""
         if ref is not None and (ref.startswith("fallback/") or "/質問#" in ref):
             return None       # 「スマホで調べてみたら？」 deflects; it asks nothing to be answered
         line = self.book.get(ref) if ref else None
@@ -1471,7 +1505,7 @@ class Conversation:
         item = self._item_named(last.text)
         kind = question_kind(last.text, invited=invited is not None, offered=item is not None)
         return AskedQuestion(ref=ref or "model", speaker=last.speaker, turn=turn, kind=kind, item=item,
-                             place=invited)
+                             place=invited, change=proposes_change(last.text, lines))
 
     def _item_named(self, text: str) -> str | None:
         forms = TextForms.of(text)

@@ -270,6 +270,10 @@ class Character(_Strict):
                                  description="Lines that take up what the player talked about when nothing authored "
                                              "covers it: {word} stands for the thing the line is about "
                                              "(「{word}？　私は詳しくないけど、好きなの？」). 話題を受ける台詞")
+    told: LineSet | None = Field(default=None,
+                                 description="Lines for what the player tells of their own life a second time "
+                                             "(their job, a pastime): {word} stands for it (「{word}だったわね。"
+                                             "覚えてるわよ」). 客が前にも話した身の上を覚えている台詞")
     unsure: LineSet | None = Field(default=None,
                                    description="Honest answers to a question about the character themselves (their "
                                                "plans, their past, what they think) that nothing authored answers: "
