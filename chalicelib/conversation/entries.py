@@ -22,6 +22,7 @@ from ..interpret.text import TextForms, WordHit, make_matcher
 from ..scenario import GameState, PlayerInput
 from ..scenario.loader import CompiledKnowledge
 from ..scenario.variation import knowledge_key
+from .choices import closed
 from .focus import Focus
 
 WORD = 1.0          # a word of the entry found in the line
@@ -70,6 +71,9 @@ class Entries:
         out: list[Fitting] = []
         for person in people:
             for entry in self.answerer.entries_of(person):
+                if entry.entry.choice is not None and \
+                        closed(entry, self.answerer.entries_of(person), state, focus.text):
+                    continue      # a settled choice, or a line that does not choose (choices.py)
                 of_topic = intent is not None and intent in entry.intents and \
                     entry.condition.holds(wanted, shown, None, False, False)
                 hits = self._hits(forms, entry)

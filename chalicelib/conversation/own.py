@@ -25,13 +25,18 @@ def about_self(text: str) -> bool:
     return bool(_FIRST_PERSON.search(normalised)) and not is_question(normalised)
 
 
-def told_before(told: dict[str, int], word: str, turn: int) -> bool:
-    """Whether the player told this of themselves on an earlier turn."""
-    key = nfkc(word)
-    return key in told and told[key] < turn
+# Nouns that frame what is told rather than name it (僕の趣味は…, 休みの日は…): 「趣味だったわね」 would
+# remember the frame, not the thing.
+_FRAMES = frozenset("趣味 仕事 職業 休み 休日 週末 毎日 毎週 毎晩 今 昔 家 実家 最近 普段 いつも 好き 時 頃 ころ 日".split())
 
 
-def remember_told(told: dict[str, int], word: str, turn: int) -> None:
-    told[nfkc(word)] = turn
+def told_again(told: dict[str, int], words: list[str], turn: int) -> str | None:
+    """The thing of `words` (the line's nouns, the likeliest first) the player told of themselves on an
+    earlier turn, if one; the line's things are remembered as told now."""
+    things = [w for w in words if nfkc(w) not in _FRAMES]
+    again = next((w for w in things if told.get(nfkc(w), turn) < turn), None)
+    for word in things:
+        told[nfkc(word)] = turn
     for old in sorted(told, key=told.__getitem__)[:-TOLD_KEPT]:
         del told[old]
+    return again

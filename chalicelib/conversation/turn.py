@@ -44,13 +44,14 @@ from ..scenario.variation import knowledge_key, reaction_key, remember
 from ..stage.records import AskedQuestion, ConversationMemory, OpenClarification, SpokenText
 from ..turn_record import AnswerSource, InterpretationRecord
 from .book import LineBook, fired_ref
+from .choices import asked_again
 from .clarify import DEFAULT_LINE, Clarifier, Options
 from .entries import Entries, Fitting
 from .facts import Facts, Sentence, is_question
 from .facts import _analysed as _analysed_keys
 from .focus import Focus, FocusReader, parts
 from .orders import FALLBACK, PAID, OrderFound, Orders
-from .own import about_self, remember_told, told_before
+from .own import about_self, told_again
 from .questions import asks, polarity, proposes_change, question_kind
 from .variety import PER_GAME, Variety, remember_said
 
@@ -836,6 +837,13 @@ class Conversation:
             if followed is not None:
                 context["followed"] = followed.ref
                 return followed
+        # 1b. 「結局どっちにしたの？」 after a choice was settled: the chosen option's line again (choices.py)
+        if settled := asked_again([e for p in self.rules.people(state.place) for e in self.answerer.entries_of(p)],
+                                  state, text, topic=free.intent is not None):
+            again = self._say_ref(settled, state, turn)
+            if again is not None:
+                context["choice"] = settled
+                return again
         # 2. a knowledge line of the topic (or of words the line names), the entry that fits the question
         #    best; for a question, unless a sentence said before or known by someone here answers it
         #    clearly better (3)
@@ -1145,7 +1153,12 @@ class Conversation:
     def _echo_word(self, focus: Focus, state: GameState) -> str | None:
         """The thing the line talks about, to take up when nothing authored covers it: the question's head,
         else its last noun — not a name, a place, a pointer or a word of one character."""
+        return next(iter(self._echo_words(focus)), None)
+
+    def _echo_words(self, focus: Focus) -> list[str]:
+        """The things the line talks about that may be taken up, the likeliest first (see _echo_word)."""
         candidates = ([focus.head_word] if focus.head_word else []) + list(reversed(focus.nouns))
+        out: list[str] = []
         for word in candidates:
             if not word or nfkc(word) in self.facts.names or len(word) < 2 and not is_kanji(word[0]):
                 continue
@@ -1153,8 +1166,9 @@ class Conversation:
                 continue
             if self._doing(focus.text, word):
                 continue      # 研究してみたい, 楽しみにしてる: what the player does, not a thing to take up
-            return word
-        return None
+            if word not in out:
+                out.append(word)
+        return out
 
     @staticmethod
     def _doing(text: str, word: str) -> bool:
@@ -1197,13 +1211,11 @@ class Conversation:
               variety: Variety) -> Answer | None:
         """What the player tells of themselves is remembered (`mem.told`); told again, the character's told
         line says so (「カメラマンだったわね」)."""
-        word = self._echo_word(focus, state)
+        word = told_again(mem.told, self._echo_words(focus), turn)
         if word is None:
             return None
-        again = told_before(mem.told, word, turn)
-        remember_told(mem.told, word, turn)
         lines = self.scenario.characters[speaker].told
-        if not again or lines is None or not lines.lines:
+        if lines is None or not lines.lines:
             return None
         prefix = f"told/{speaker}"
         said = self.answerer.line_set(prefix, lines.mode, lines.lines, state, turn, prefix, variety)

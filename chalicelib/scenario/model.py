@@ -221,6 +221,12 @@ class Knowledge(_Strict):
     repeatable: bool = Field(default=False,
                              description="Whether its lines may be said again once each has been said (default: "
                                          "each line once per game). 繰り返してよいか")
+    choice: str | None = Field(default=None,
+                               description="The choice this entry settles (載せる写真): entries sharing it are its "
+                                           "options; one is taken only from a line that chooses (not a question or "
+                                           "an offer naming it), once taken the others no longer answer, and a "
+                                           "question which was chosen (結局どっちにしたの？) gets its line again. "
+                                           "どの選択を決める知識か")
     about: list[str] = Field(default_factory=list,
                              description="Character ids this entry is a fact about (their name, age, work, tastes, "
                                          "how they know each other): it answers a question about one of them — "
