@@ -942,7 +942,9 @@ class Conversation:
             told = self._told(free.speaker, text, focus, state, mem, turn, variety) if own else None
             if told is not None:
                 return told          # 「僕、カメラマンなんです」 a second time: remembered, not news
-            found = self.answerer.reaction(free, state, text, found_act, turn, variety)
+            # (the thing told, for a line that takes it up: 「カメラマン？　あなたのこと、少しわかってきたわ」)
+            found = self.answerer.reaction(free, state, text, found_act, turn, variety,
+                                           word=self._echo_word(focus, state) if own else None)
             if found is not None:
                 return self.answerer.make(found, act)
         # 6. what the player talked about, taken up in the character's voice (「ゴルフ？　私は詳しくないけど」)

@@ -81,6 +81,8 @@ _OWN_LIFE = _re(r"(?:^|[、,\s。])(?:俺|おれ|オレ|僕|ぼく|わし|儂|�
                 r"若い(?:頃|ころ)|昔は|学生(?:の頃|時代)|子ども(?:の頃|のころ)|子供の頃|現役の頃|定年|退職")
 _QUESTION = _re(r"[？?]\s*$|[？?]", r"(?:なに|何|どこ|いつ|誰|だれ|なんで|なぜ|どう|どれ|どっち|いくつ|どんな)[^。]*(?:の|か|かな|かしら)$",
                 r"(?:ある|いる|なる|できる|する|思う)(?:の|か)(?:な)?$", r"[るいたう](?:かな|かしら)$")
+# 「…古い建物を撮るのが多いかな」 after the player told of themselves: musing, not a question to anyone
+_MUSING = re.compile(r"(?<!い)(?<!良)[るいたう](?:かな|かしら)$")      # (not いいかな: asking leave)
 
 Pattern = re.Pattern[str]
 
@@ -123,6 +125,9 @@ class ActRecogniser:
             return ActFound("悲報", sad.group(0))     # before praise or agreement: 「だよね！」 never answers grief
         for act, pattern in self._order:
             found = pattern.search(stripped)
+            if found and act == "質問" and _MUSING.search(stripped) and found.group(0) in _MUSING.findall(stripped) \
+                    and not is_question(stripped) and _OWN_LIFE.search(stripped):
+                continue      # the player musing about their own life (僕は…。…が多いかな): told, not asked
             if found:
                 paying = act == "注文" and bool(_PAYING.search(stripped))
                 return ActFound(act, found.group(0).strip() or act, paying)

@@ -71,6 +71,9 @@ def test_a_leading_iya_that_corrects_is_no_refusal():
     assert acts.recognise("いや、お店のいいところです").act != "反対"
     assert acts.recognise("いや、結構です").act == "反対" and acts.recognise("いや").act == "反対"
     assert acts.recognise("いやいや、ないでしょ").act == "反対"
+    # musing about one's own life is telling, not asking; asking leave (いいかな) still asks
+    assert acts.recognise("僕はフリーでカメラマンをしてます。古い建物を撮るのが多いかな").act == "身の上"
+    assert acts.recognise("俺は毎日ここに来てもいいかな").act == "質問"
 
 
 def test_a_liking_for_things_as_they_are_answers_a_proposed_change_no():
@@ -132,3 +135,15 @@ def test_a_settled_choice_is_not_undone_and_is_told_again():
     _, other, which = play(bar(), "演歌がいいな", "ジャズがいいかなあ", "結局どっちにしたの？")
     assert "ジャズか" not in said(other) and said(other) == "演歌だな。よし、決まりだ。"
     assert said(which) == "演歌だな。よし、決まりだ。" and which.context["choice"] == "knowledge/マスター/1#1"
+
+
+def test_an_own_life_reaction_takes_up_the_thing_told_where_its_line_has_a_word_slot():
+    data = copy.deepcopy(BAR)
+    data["characters"][0]["reactions"][1]["lines"] = [L("{word}か。いいねえ。", "smile"), L("へえ、そうなのかい。")]
+    rules = GameRules(load_scenario_data(data, source="bar.json"))
+    conversation = Conversation(rules, Interpreter(rules))
+    [told] = play(conversation, "僕、カメラマンなんです")
+    assert said(told) == "カメラマンか。いいねえ。"
+    # without a thing to take up, a line with the slot is not said
+    found = conversation.answerer.reaction_of("マスター", "身の上", rules.start().state, 1)
+    assert found is not None and "{word}" not in found[1]
