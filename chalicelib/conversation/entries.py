@@ -17,6 +17,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from ..answers import Answerer
+from ..interpret.negated import denied_after
 from ..interpret.owners import said_of_person
 from ..interpret.text import TextForms, WordHit, make_matcher
 from ..scenario import GameState, PlayerInput
@@ -94,8 +95,10 @@ class Entries:
         if not entry.entry.words:
             return []
         owned = frozenset().union(*(self.answerer.owned_words(i) for i in entry.intents))
+        # (a word whose report is denied, 「混ぜてもいいなんて言ってないよ」, names the opposite of the entry)
         return [h for h in self.matcher.hits(forms, entry.entry.words)
-                if not (h.word in owned and said_of_person(forms.nfkc, h.start, self.names))]
+                if not (h.word in owned and said_of_person(forms.nfkc, h.start, self.names))
+                and not denied_after(forms.nfkc, h.end)]
 
     def _fit(self, person: str, entry: CompiledKnowledge, hits: list[WordHit], focus: Focus,
              subjects: tuple[str, ...], of_topic: bool) -> Fitting | None:

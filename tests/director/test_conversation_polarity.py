@@ -26,6 +26,8 @@ BAR: dict[str, Any] = {
     "characters": [
         {"id": "マスター", "name": "マスター", "aliases": ["マスター"], "expressions": ["neutral", "smile"],
          "knowledge": [
+             {"info": "奥さんがジャズを許してくれたらうれしい", "condition": "", "words": ["許してくれた", "いいって言って"],
+              "lines": [L("本当かい？　そりゃうれしいね。", "smile")]},
              {"info": "定休日は月曜", "condition": "済:S1", "words": ["休み", "定休日"], "lines": [L("うちの休みは月曜だよ。")]},
              {"info": "今夜の一曲は演歌に決める", "condition": "", "choice": "今夜の一曲",
               "words": ["演歌がいい", "演歌にしよ", "演歌で"], "lines": [L("演歌だな。よし、決まりだ。", "smile")]},
@@ -101,7 +103,7 @@ def test_what_the_player_tells_of_themselves_is_remembered():
 def test_the_players_own_days_off_are_not_the_shops():
     [own] = play(bar(), "僕も休みは喫茶店めぐりが趣味なんです")
     assert "月曜" not in said(own) and own.answer.act == "身の上"
-    assert own.context.get("own_life") == "knowledge/マスター/0"
+    assert own.context.get("own_life") == "knowledge/マスター/1"
     [asked] = play(bar(), "お店の休みはいつ？")
     assert "月曜" in said(asked)
 
@@ -134,7 +136,7 @@ def test_a_choice_is_taken_only_from_a_line_that_chooses():
 def test_a_settled_choice_is_not_undone_and_is_told_again():
     _, other, which = play(bar(), "演歌がいいな", "ジャズがいいかなあ", "結局どっちにしたの？")
     assert "ジャズか" not in said(other) and said(other) == "演歌だな。よし、決まりだ。"
-    assert said(which) == "演歌だな。よし、決まりだ。" and which.context["choice"] == "knowledge/マスター/1#1"
+    assert said(which) == "演歌だな。よし、決まりだ。" and which.context["choice"] == "knowledge/マスター/2#1"
 
 
 def test_an_own_life_reaction_takes_up_the_thing_told_where_its_line_has_a_word_slot():
@@ -147,3 +149,12 @@ def test_an_own_life_reaction_takes_up_the_thing_told_where_its_line_has_a_word_
     # without a thing to take up, a line with the slot is not said
     found = conversation.answerer.reaction_of("マスター", "身の上", rules.start().state, 1)
     assert found is not None and "{word}" not in found[1]
+
+
+def test_words_whose_report_is_denied_do_not_answer_for_their_entry():
+    from chalicelib.interpret.negated import denied_after
+    text = "ママは混ぜてもいいなんて言ってないよ"
+    assert denied_after(text, text.index("いい")) and not denied_after("ママが混ぜてもいいって言ってたよ", 8)
+    assert not denied_after("考えてくれない？", 2)
+    denied, told = play(bar(), "女房はジャズもいいって言ってないよ", "女房がジャズもいいって言ってたよ")
+    assert "うれしい" not in said(denied) and said(told) == "本当かい？　そりゃうれしいね。"
