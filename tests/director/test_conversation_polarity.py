@@ -65,6 +65,7 @@ def test_a_leading_iya_that_corrects_is_no_refusal():
     assert polarity("いや、さっき頼みましたよ、ケチャップ多めで", "offer") is None
     assert polarity("いや、だから今のままがいいって", "yes_no") is None
     assert polarity("いやいや食べたいです", "offer") == "yes"
+    assert polarity("いや、別にどっちでもいいかな", "yes_no") == "other"
     # a refusal or a turning down after it still says no
     for text in ("いや", "いや、いい", "いや、結構です", "いや、やめとく", "いや、苦手かな", "いや、ないな", "いやだ"):
         assert polarity(text, "offer") == "no", text
