@@ -196,13 +196,15 @@ class Answerer:
         return free_talk.speaker
 
     def reaction(self, free_talk: FreeTalk, state: GameState, text: str, found_act: ActFound, turn: int,
-                 variety: Freshness = ANYTHING) -> Found | None:
+                 variety: Freshness = ANYTHING, word: str | None = None) -> Found | None:
+        """`word`: the thing the line is about, for a reaction line that holds {word} (lines that hold it are
+        said only with one)."""
         if found_act.act == NO_ACT:
             return None
         speaker = self.reacting(free_talk, state, text, found_act.act)
         acts = ("会計", found_act.act) if found_act.paying else (found_act.act,)
         for act in acts:
-            found = self.reaction_of(speaker, act, state, turn, variety)
+            found = self.reaction_of(speaker, act, state, turn, variety, word)
             if found is not None:
                 return found
             if act in self.scenario.reactions.get(speaker, {}):
@@ -210,18 +212,20 @@ class Answerer:
         return None
 
     def reaction_of(self, speaker: str, act: str, state: GameState, turn: int,
-                    variety: Freshness = ANYTHING) -> Found | None:
+                    variety: Freshness = ANYTHING, word: str | None = None) -> Found | None:
         reaction = self.scenario.reactions.get(speaker, {}).get(act)
         if reaction is None:
             return None
         key = reaction_key(speaker, act)
         said = self._say(key, reaction.mode, reaction.lines, state, turn,
-                         lambda i: variety.fresh(f"{key}#{i + 1}"))
+                         lambda i: variety.fresh(f"{key}#{i + 1}") and
+                         (word is not None or "{word}" not in reaction.lines[i].text))
         if said is None:
             return None
         index, variation = said
         line = reaction.lines[index]
-        return speaker, line.text, line.expression or NEUTRAL, AnswerSource.REACTION, f"{key}#{index + 1}", variation
+        text = line.text.replace("{word}", word) if word is not None else line.text
+        return speaker, text, line.expression or NEUTRAL, AnswerSource.REACTION, f"{key}#{index + 1}", variation
 
     def fallback(self, speaker: str, state: GameState, turn: int, variety: Freshness = ANYTHING) -> Found:
         fallbacks = self.scenario.characters[speaker].fallbacks

@@ -17,11 +17,13 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from ..answers import Answerer
+from ..interpret.negated import denied_after
 from ..interpret.owners import said_of_person
 from ..interpret.text import TextForms, WordHit, make_matcher
 from ..scenario import GameState, PlayerInput
 from ..scenario.loader import CompiledKnowledge
 from ..scenario.variation import knowledge_key
+from .choices import closed
 from .focus import Focus
 
 WORD = 1.0          # a word of the entry found in the line
@@ -70,6 +72,9 @@ class Entries:
         out: list[Fitting] = []
         for person in people:
             for entry in self.answerer.entries_of(person):
+                if entry.entry.choice is not None and \
+                        closed(entry, self.answerer.entries_of(person), state, focus.text):
+                    continue      # a settled choice, or a line that does not choose (choices.py)
                 of_topic = intent is not None and intent in entry.intents and \
                     entry.condition.holds(wanted, shown, None, False, False)
                 hits = self._hits(forms, entry)
@@ -90,8 +95,10 @@ class Entries:
         if not entry.entry.words:
             return []
         owned = frozenset().union(*(self.answerer.owned_words(i) for i in entry.intents))
+        # (a word whose report is denied, 「混ぜてもいいなんて言ってないよ」, names the opposite of the entry)
         return [h for h in self.matcher.hits(forms, entry.entry.words)
-                if not (h.word in owned and said_of_person(forms.nfkc, h.start, self.names))]
+                if not (h.word in owned and said_of_person(forms.nfkc, h.start, self.names))
+                and not denied_after(forms.nfkc, h.end)]
 
     def _fit(self, person: str, entry: CompiledKnowledge, hits: list[WordHit], focus: Focus,
              subjects: tuple[str, ...], of_topic: bool) -> Fitting | None:

@@ -56,6 +56,12 @@ _DOING = re.compile(r"(?:やる|する|行く|選ぶ|付き合う|乗る|協力�
 _QUESTION_BACK = re.compile(r"[？?]\s*$|(?:の|か|かな|かしら)\s*[？?]")
 # 「いや、やるって」「いやいや、手伝うよ」: いや taking back a misreading, then the answer itself.
 _CORRECTING = re.compile(r"^(?:いや|いやいや|いやいやいや|いえいえ)(?:[、,!！\s]+|(?=[^、,!！\sいえ]))(?P<rest>.+)$")
+# What after a leading いや still refuses or turns down (「いや、いい」「いや、結構」「いや、やめとく」「いや、苦手かな」);
+# anything else after it (「いや、さっき頼みましたよ」「いや、だから…」) corrects or restates: いや alone is no answer.
+_SPOKEN_AFTER = re.compile(r"^(?:いやいや|いやいやいや|いや|いいや|いえいえ)[、,!！\s]+(?P<rest>\S.*)$")
+_REFUSING = re.compile(r"^(?:いい(?:です|よ|や|って|から|わ)?(?:[、,。!！\s…]|$)|結構|けっこう|やめ|止め|遠慮|大丈夫|いらな|要らな"
+                       r"|今は|今日は|もう(?:いい|結構|十分|無理)|ちょっと|そんな|まだ|それは|それも|それだけは)"
+                       r"|苦手|嫌い|好きじゃな|好きではな|あんまり|あまり|興味な|遠慮|やめ(?:とく|ておく|よう|たほう)|ない(?:[よわねな]|かな)?$")
 # 「いいよ」「大丈夫」「全然OK」「それくらいなら別にいいよ」: fine — a yes to a request, a no to an offer.
 _FINE = re.compile(r"^(?:(?:うーん|えっと|じゃあ|じゃ|それなら|なら|あ|あっ|まあ)[、,\s…]*)*(?:全然|ぜんぜん|別に|べつに|まあ|うん|はい|ええ)?[、,\s]*(?:いい|良い|大丈夫|だいじょうぶ|ok|オッケー|おっけー|平気"
                    r"|かまわない|構わない)(?:よ|です|だよ|っす|ですよ|だ|じゃん)?(?:[!！。~ー\s]|$)"
@@ -64,6 +70,27 @@ _FINE = re.compile(r"^(?:(?:うーん|えっと|じゃあ|じゃ|それなら|�
 _NOT_FINE = re.compile(r"よくない|良くない|いいや|いいの[？?]|いいかな[？?]|大丈夫[？?]|いいけど[、,]?(?:でも|ちょっと)|いや(?:だ|です)")
 # What makes 「いい」 to an offer a yes after all (いいね, いただく, お願い).
 _KEEN = re.compile(r"いいね|いいですね|いただ|頂|お願い|ください|ちょうだい|飲む|食べる|飲みたい|食べたい|もらう|もらおう")
+
+
+# A question that proposes a change (「もうちょっと明るくしたら…と思わない？」「ドア、変えてみない？」): a liking for
+# things as they are (「僕は今の薄暗い感じが好き」「このままがいい」) answers it no, whatever 好き or いい it holds.
+_PROPOSES = re.compile(r"(?:たら|れば|ようか|ましょうか|てみ(?:たら|れば)?)[^。？?]*(?:思わない|どう|いい|よくない|ない)\s*[？?]"
+                       r"|変え(?:よう|たら|ちゃ|てみ|ない)[^。]*[？?]|(?:しない|みない)\s*[？?]\s*$")
+_AS_IT_IS = re.compile(r"(?:今の|いまの|このまま|そのまま|今のまま|いまのまま|昔のまま|昔ながら|変わらない|変えない|変わらず|変えず)"
+                       r"[^。]*?(?:好き|いい|良い|十分|落ち着|合って|味がある|が一番|がいちばん)")
+
+
+# 「あなたはどう思う？」 right after a change was talked of (「このお店、少し変えようと思ってるの」「変えるって…」)
+_OPINION = re.compile(r"どう思う|どうかな|どう[？?]|賛成|反対")
+_CHANGE = re.compile(r"変え(?:よう|たい|る|て|ちゃ)|変わ(?:る|って|ろう)|新しく|リニューアル|改装")
+
+
+def proposes_change(text: str, said_with: str = "") -> bool:
+    """Whether the line asks the player to agree to a change (a liking for things as they are answers no):
+    itself, or an opinion asked right after a change was talked of (`said_with`: the lines said with it)."""
+    sentence = last_sentence(nfkc(text))
+    return bool(_PROPOSES.search(sentence)) or bool(_OPINION.search(sentence) and
+                                                    _CHANGE.search(nfkc(f"{said_with} {text}")))
 
 
 def last_sentence(text: str) -> str:
@@ -90,10 +117,10 @@ def question_kind(text: str, *, invited: bool = False, offered: bool = False) ->
     return "yes_no"
 
 
-def polarity(text: str, kind: Kind = "yes_no") -> Polarity | None:
+def polarity(text: str, kind: Kind = "yes_no", *, change: bool = False) -> Polarity | None:
     """How the player's line answers a question of `kind`; None when it is not an answer (a question back).
     Negation wins over a yes cue in the same sentence (いいと思わない); of several sentences, the first that
-    answers does."""
+    answers does.  `change`: the question proposes a change (`proposes_change`)."""
     normalised = nfkc(text).strip()
     if not normalised:
         return None
@@ -102,10 +129,10 @@ def polarity(text: str, kind: Kind = "yes_no") -> Polarity | None:
         for piece in pieces:
             if _asks_back(piece) and not _LEADING_ANSWER.match(piece) and not _TAG_QUESTION.search(piece):
                 continue
-            found = _polarity(piece, kind)
+            found = _polarity(piece, kind, change)
             if found is not None and found != "other":
                 return found
-    return _polarity(normalised, kind)
+    return _polarity(normalised, kind, change)
 
 
 def _asks_back(text: str) -> bool:
@@ -113,15 +140,23 @@ def _asks_back(text: str) -> bool:
     return bool(_QUESTION_BACK.search(text)) or asks_without_mark(text)
 
 
-def _polarity(normalised: str, kind: Kind) -> Polarity | None:
+def _polarity(normalised: str, kind: Kind, change: bool = False) -> Polarity | None:
     if _asks_back(normalised) and not _LEADING_ANSWER.match(normalised) \
             and not _TAG_QUESTION.search(normalised):
         return None          # a question back (マスターは好きなの？), unless it opens with a yes or a no
+    if change and kind in ("yes_no", "request") and _AS_IT_IS.search(normalised) and \
+            not re.match(r"^(?:うん|はい|ええ|そうだね|たしかに|確かに)(?:[、,。！!\s]|$)", normalised):
+        return "no"          # 「僕は今の薄暗い感じが好き」 to 「明るくしたら…と思わない？」: things as they are
     correcting = _CORRECTING.match(normalised)
     if correcting:
         rest = correcting.group("rest")
-        if not _NO.search(rest) and (_STRONG_YES.search(rest) or _DOING.search(rest) or _polarity(rest, kind) == "yes"):
+        if not _NO.search(rest) and (_STRONG_YES.search(rest) or _DOING.search(rest) or _polarity(rest, kind, change) == "yes"):
             return "yes"     # 「いや、やるって」: いや takes back a misreading, not the request
+    spoken = _SPOKEN_AFTER.match(normalised)
+    if spoken and not _NO.search(spoken.group("rest")) and not _REFUSING.search(spoken.group("rest")):
+        # 「いや、さっき頼みましたよ」「いや、だから今のままがいいって」: いや corrects or restates; what follows
+        # answers (or answers nothing), not the いや
+        return _polarity(spoken.group("rest"), kind, change)
     fine = _FINE.search(normalised)
     if fine and not _NOT_FINE.search(normalised):
         if kind == "offer" and not _KEEN.search(normalised):

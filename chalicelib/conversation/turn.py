@@ -44,13 +44,15 @@ from ..scenario.variation import knowledge_key, reaction_key, remember
 from ..stage.records import AskedQuestion, ConversationMemory, OpenClarification, SpokenText
 from ..turn_record import AnswerSource, InterpretationRecord
 from .book import LineBook, fired_ref
+from .choices import asked_again
 from .clarify import DEFAULT_LINE, Clarifier, Options
 from .entries import Entries, Fitting
 from .facts import Facts, Sentence, is_question
 from .facts import _analysed as _analysed_keys
 from .focus import Focus, FocusReader, parts
 from .orders import FALLBACK, PAID, OrderFound, Orders
-from .questions import asks, polarity, question_kind
+from .own import about_self, told_again
+from .questions import asks, polarity, proposes_change, question_kind
 from .variety import PER_GAME, Variety, remember_said
 
 RECALL_MIN = 3.0          # least evidence for a sentence said before to answer a question (facts.Facts.best)
@@ -433,7 +435,7 @@ class Conversation:
         act = self.answerer.act(text)
         present = self.rules.people(state.place)
         if question is not None and question.speaker in present:
-            pol = polarity(text, question.kind)    # type: ignore[arg-type]
+            pol = polarity(text, question.kind, change=question.change)    # type: ignore[arg-type]
             if pol in ("yes", "no"):
                 found = self._reply(question, pol, state, turn, variety)
                 if found is not None:
@@ -802,7 +804,7 @@ class Conversation:
         answering = False
         if question is not None and free.intent is None and question.speaker in present \
                 and (act in _ANSWERING_ACTS or act in ("謝罪", "感謝")):
-            pol = polarity(text, question.kind)   # type: ignore[arg-type]
+            pol = polarity(text, question.kind, change=question.change)   # type: ignore[arg-type]
             if act not in _ANSWERING_ACTS and pol not in ("yes", "no"):
                 pol = None       # 「ごめん、無理かな」 answers; 「ごめんね」 alone apologises
             if pol == "other" and question.turn < state.turn and question.kind != "wh":
@@ -835,6 +837,13 @@ class Conversation:
             if followed is not None:
                 context["followed"] = followed.ref
                 return followed
+        # 1b. 「結局どっちにしたの？」 after a choice was settled: the chosen option's line again (choices.py)
+        if settled := asked_again([e for p in self.rules.people(state.place) for e in self.answerer.entries_of(p)],
+                                  state, text, topic=free.intent is not None):
+            again = self._say_ref(settled, state, turn)
+            if again is not None:
+                context["choice"] = settled
+                return again
         # 2. a knowledge line of the topic (or of words the line names), the entry that fits the question
         #    best; for a question, unless a sentence said before or known by someone here answers it
         #    clearly better (3)
@@ -847,6 +856,11 @@ class Conversation:
                 self.scenario.characters[free.speaker].echo is not None:
             # 「休みの日はだいたい釣りしてます」: the line is about 釣り, not the shop's days off
             context["aside"] = fitting.ref
+            found, fitting = None, None
+        own = act == "身の上" and not asking and free.intent is None and about_self(text)
+        if own and found is not None and fitting is not None and not fitting.about:
+            # 「僕も休みは喫茶店めぐりが趣味なんです」: the player's own life, not the shop's days off
+            context["own_life"] = fitting.ref
             found, fitting = None, None
         trusted = fitting is not None and (fitting.about or fitting.at_head or fitting.at_wh or (
             fitting.hit is not None and (focus.in_phrase(fitting.hit.start, fitting.hit.end) or
@@ -917,7 +931,7 @@ class Conversation:
             if found is not None:
                 return self.answerer.make(found, act)
         # 5. a statement about something a character here knows: they go on about it
-        if not asking:
+        if not asking and not own:
             news = self._recall(text, state, free, mem, turn, variety, context, only=addressed, statement=True,
                                 head=focus.head_word)
             if news is not None:
@@ -925,7 +939,12 @@ class Conversation:
         # 6a. the player's own life, family or past (「女房とよく来たもんだ」): an engaged reaction, not 「女房かー。
         #     私は詳しくない」
         if act == "身の上" and not asking:
-            found = self.answerer.reaction(free, state, text, found_act, turn, variety)
+            told = self._told(free.speaker, text, focus, state, mem, turn, variety) if own else None
+            if told is not None:
+                return told          # 「僕、カメラマンなんです」 a second time: remembered, not news
+            # (the thing told, for a line that takes it up: 「カメラマン？　あなたのこと、少しわかってきたわ」)
+            found = self.answerer.reaction(free, state, text, found_act, turn, variety,
+                                           word=self._echo_word(focus, state) if own else None)
             if found is not None:
                 return self.answerer.make(found, act)
         # 6. what the player talked about, taken up in the character's voice (「ゴルフ？　私は詳しくないけど」)
@@ -1136,7 +1155,12 @@ class Conversation:
     def _echo_word(self, focus: Focus, state: GameState) -> str | None:
         """The thing the line talks about, to take up when nothing authored covers it: the question's head,
         else its last noun — not a name, a place, a pointer or a word of one character."""
+        return next(iter(self._echo_words(focus)), None)
+
+    def _echo_words(self, focus: Focus) -> list[str]:
+        """The things the line talks about that may be taken up, the likeliest first (see _echo_word)."""
         candidates = ([focus.head_word] if focus.head_word else []) + list(reversed(focus.nouns))
+        out: list[str] = []
         for word in candidates:
             if not word or nfkc(word) in self.facts.names or len(word) < 2 and not is_kanji(word[0]):
                 continue
@@ -1144,8 +1168,9 @@ class Conversation:
                 continue
             if self._doing(focus.text, word):
                 continue      # 研究してみたい, 楽しみにしてる: what the player does, not a thing to take up
-            return word
-        return None
+            if word not in out:
+                out.append(word)
+        return out
 
     @staticmethod
     def _doing(text: str, word: str) -> bool:
@@ -1183,6 +1208,26 @@ class Conversation:
         return Answer(speaker, line.text.replace("{word}", word or ""), line.expression or NEUTRAL,
                       AnswerSource.UNSURE, f"{prefix}#{index + 1}", "質問", variation, refs=(f"{prefix}#{index + 1}",),
                       detail={"word": word} if word else {})
+
+    def _told(self, speaker: str, text: str, focus: Focus, state: GameState, mem: ConversationMemory, turn: int,
+              variety: Variety) -> Answer | None:
+        """What the player tells of themselves is remembered (`mem.told`); told again, the character's told
+        line says so (「カメラマンだったわね」)."""
+        word = told_again(mem.told, self._echo_words(focus), turn)
+        if word is None:
+            return None
+        lines = self.scenario.characters[speaker].told
+        if lines is None or not lines.lines:
+            return None
+        prefix = f"told/{speaker}"
+        said = self.answerer.line_set(prefix, lines.mode, lines.lines, state, turn, prefix, variety)
+        if said is None:
+            return None
+        index, variation = said
+        line = lines.lines[index]
+        return Answer(speaker, line.text.replace("{word}", word), line.expression or NEUTRAL, AnswerSource.RECALL,
+                      f"{prefix}#{index + 1}", "身の上", variation, refs=(f"{prefix}#{index + 1}",),
+                      detail={"word": word})
 
     def _echo(self, speaker: str, word: str, state: GameState, turn: int, variety: Variety) -> Answer | None:
         echo = self.scenario.characters[speaker].echo
@@ -1440,7 +1485,8 @@ class Conversation:
         remember_said(mem.said, said_refs, turn)
         if last is not None:
             mem.last = last
-        asked = self._question(last, last_ref, step.state, turn) if last is not None else None
+        asked = self._question(last, last_ref, step.state, turn, " ".join(line.text for line in step.lines)) \
+            if last is not None else None
         if answer is not None and answer.source in (AnswerSource.REPLY, AnswerSource.ORDER):
             mem.question = None           # answered (an offer is answered by the order)
         story = mem.question is not None and self._lifetime(mem.question) > 1 and \
@@ -1458,7 +1504,9 @@ class Conversation:
         if mem.question is not None and mem.question.kind == "invitation":
             mem.invitation = mem.question
 
-    def _question(self, last: SpokenText, ref: str | None, state: GameState, turn: int) -> AskedQuestion | None:
+    def _question(self, last: SpokenText, ref: str | None, state: GameState, turn: int,
+                  lines: str = "") -> AskedQuestion | None:
+        """`lines`: what was said with it (「変えるって…」 before 「あなたはどう思う？」 asks about a change)."""
         if ref is not None and (ref.startswith("fallback/") or "/質問#" in ref):
             return None       # 「スマホで調べてみたら？」 deflects; it asks nothing to be answered
         line = self.book.get(ref) if ref else None
@@ -1471,7 +1519,7 @@ class Conversation:
         item = self._item_named(last.text)
         kind = question_kind(last.text, invited=invited is not None, offered=item is not None)
         return AskedQuestion(ref=ref or "model", speaker=last.speaker, turn=turn, kind=kind, item=item,
-                             place=invited)
+                             place=invited, change=proposes_change(last.text, lines))
 
     def _item_named(self, text: str) -> str | None:
         forms = TextForms.of(text)

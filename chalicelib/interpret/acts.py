@@ -56,7 +56,12 @@ _PRAISE = _re(r"きれい|綺麗|キレイ|素敵|すてき|ステキ|最高|す
               r"おいし|美味し|うま(?:い|っ)|旨い|上手|うまいね|尊敬|かっこい|格好い|優しい|やさしい|いい(?:店|お店|雰囲気|声|人|センス|趣味|名前)"
               r"|好きだ(?:な|よ)|気に入った|落ち着く(?:ね|な|よ)|居心地(?:が)?(?:いい|良い)"
               r"|雰囲気(?:が|も)?(?:いい|良い|好き|最高|素敵)|いい(?:匂い|におい|香り)")
-_DISAGREE = _re(r"^(?:いや|いいや|えー|ええー)(?:[、,\s!！。]|$)(?![、,\s!！。]*[^。]*(?:残念|ずるい|いいな|すご|うそ|マジ|まじ|本当|ほんと|たかった|ほしかった))|^うーん[、,\s]+\S|違う|ちがう|そんなことない|そんな事ない|そうかな|そうかなあ",
+# 「いや」 alone, or before what turns down (「いや、いい」「いや、結構」「いや、やめとく」), disagrees; before anything else
+# (「いや、さっき頼みましたよ」「いや、だから…」「いやいや食べたいです」) it corrects or restates, and what follows is the act.
+_REFUSING = (r"(?:いい(?:です|よ|や|って|わ)?(?:[、,。!！\s…]|$)|結構|けっこう|やめ|止め|遠慮|大丈夫|いらな|要らな|今は|今日は|もう(?:いい|結構|十分)"
+             r"|ちょっと|そんな|それは|ない(?:[よわねな]|かな|でしょ)?$|ないない|無理|だめ|ダメ|苦手|嫌)")
+_DISAGREE = _re(r"^(?:いやいや|いや|いいや)(?:[、,\s!！。]*$|[、,\s!！。]+(?=" + _REFUSING + r"))"
+                r"|^(?:えー|ええー)(?:[、,\s!！。]|$)(?![、,\s!！。]*[^。]*(?:残念|ずるい|いいな|すご|うそ|マジ|まじ|本当|ほんと|たかった|ほしかった))|^うーん[、,\s]+\S|違う|ちがう|そんなことない|そんな事ない|そうかな|そうかなあ",
                 r"反対|やだ|いやだ|嫌だ|どうかな|どうだろう|賛成(?:でき|し)ない|ありえな|あり得な|納得(?:でき|い)かな|同意(?:でき|し)ない"
                 r"|そうは思わな|思わない|間違って")
 _AGREE = _re(r"^(?:うん|はい|ええ|おう|そうそう|うんうん)(?:[、,\s!！。ー]|$)|そうだね|そうだよね|そうですね|そうだな|そうね|たしかに|確かに",
@@ -69,12 +74,15 @@ _SAD = _re(r"死んだ|死んじゃ|死なれ|亡くな|亡くし|他界|先立�
            r"一人になっ|ひとりになっ|独りになっ|寂しくてな|さみしくてな")
 _SAD_NOT = re.compile(r"死ぬほど|死ぬかと|死にそう")
 # The player telling of their own life, family or past (「俺も若い頃は歌手になりたくてな」「女房とよく来たもんだ」).
-_OWN_LIFE = _re(r"(?:^|[、,\s。])(?:俺|おれ|オレ|僕|ぼく|わし|儂|あたし|自分)(?:は|も|が|の|って|、)",
+_OWN_LIFE = _re(r"(?:^|[、,\s。])(?:俺|おれ|オレ|僕|ぼく|わし|儂|あたし|自分)(?:は|も|が|の|って|、)"
+                r"|(?:^|[、,\s。])(?:私|わたし)(?:は|も|って|、)",
                 r"(?:女房|嫁さん|かみさん|カミさん|家内|うちの(?:妻|嫁|旦那|息子|娘|母|父|親)|妻|亭主|息子|娘|孫|親父|お袋|おふくろ"
                 r"|兄貴|姉貴|おやじ|お父さん|お母さん)(?:は|が|と|も|の|に|を)",
                 r"若い(?:頃|ころ)|昔は|学生(?:の頃|時代)|子ども(?:の頃|のころ)|子供の頃|現役の頃|定年|退職")
 _QUESTION = _re(r"[？?]\s*$|[？?]", r"(?:なに|何|どこ|いつ|誰|だれ|なんで|なぜ|どう|どれ|どっち|いくつ|どんな)[^。]*(?:の|か|かな|かしら)$",
                 r"(?:ある|いる|なる|できる|する|思う)(?:の|か)(?:な)?$", r"[るいたう](?:かな|かしら)$")
+# 「…古い建物を撮るのが多いかな」 after the player told of themselves: musing, not a question to anyone
+_MUSING = re.compile(r"(?<!い)(?<!良)[るいたう](?:かな|かしら)$")      # (not いいかな: asking leave)
 
 Pattern = re.Pattern[str]
 
@@ -117,6 +125,9 @@ class ActRecogniser:
             return ActFound("悲報", sad.group(0))     # before praise or agreement: 「だよね！」 never answers grief
         for act, pattern in self._order:
             found = pattern.search(stripped)
+            if found and act == "質問" and _MUSING.search(stripped) and found.group(0) in _MUSING.findall(stripped) \
+                    and not is_question(stripped) and _OWN_LIFE.search(stripped):
+                continue      # the player musing about their own life (僕は…。…が多いかな): told, not asked
             if found:
                 paying = act == "注文" and bool(_PAYING.search(stripped))
                 return ActFound(act, found.group(0).strip() or act, paying)

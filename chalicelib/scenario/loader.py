@@ -485,7 +485,7 @@ def _check_conversation(out: _Collector, scenario: Scenario, characters: Mapping
         where = f"character {character.id}"
         for line_set, name in ((character.recall, "recall"), (character.clarify, "clarify"),
                                (character.chatter, "chatter"), (character.echo, "echo"),
-                               (character.unsure, "unsure")):
+                               (character.unsure, "unsure"), (character.told, "told")):
             if line_set is None:
                 continue
             for n, spoken in enumerate(line_set.lines):
@@ -497,6 +497,9 @@ def _check_conversation(out: _Collector, scenario: Scenario, characters: Mapping
                 if name == "clarify" and not ("{1}" in spoken.text and "{2}" in spoken.text):
                     out.add(f"{where} clarify #{n + 1}", 'a clarify line must hold "{1}" and "{2}" (the two '
                                                          'topics); expected e.g. 「{1}？　それとも{2}？」', spoken.text)
+                if name == "told" and "{word}" not in spoken.text:
+                    out.add(f"{where} told #{n + 1}", 'a told line must hold "{word}" (what the player told of '
+                                                      'themselves); expected e.g. 「{word}だったわね」', spoken.text)
                 if name == "echo" and "{word}" not in spoken.text:
                     out.add(f"{where} echo #{n + 1}", 'an echo line must hold "{word}" (what the player talked '
                                                       'about); expected e.g. 「{word}？　好きなの？」', spoken.text)
@@ -573,7 +576,7 @@ def _spoken_lines(character: Character) -> Iterator[tuple[str, SpokenLine]]:
     for reaction in character.reactions:
         for n, spoken in enumerate(reaction.lines):
             yield f"reaction {reaction.act} #{n + 1}", spoken
-    for name in ("recall", "clarify", "chatter", "echo", "unsure"):
+    for name in ("recall", "clarify", "chatter", "echo", "unsure", "told"):
         line_set = getattr(character, name)
         for n, spoken in enumerate(line_set.lines if line_set else ()):
             yield f"{name} #{n + 1}", spoken

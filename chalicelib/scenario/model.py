@@ -221,6 +221,12 @@ class Knowledge(_Strict):
     repeatable: bool = Field(default=False,
                              description="Whether its lines may be said again once each has been said (default: "
                                          "each line once per game). 繰り返してよいか")
+    choice: str | None = Field(default=None,
+                               description="The choice this entry settles (載せる写真): entries sharing it are its "
+                                           "options; one is taken only from a line that chooses (not a question or "
+                                           "an offer naming it), once taken the others no longer answer, and a "
+                                           "question which was chosen (結局どっちにしたの？) gets its line again. "
+                                           "どの選択を決める知識か")
     about: list[str] = Field(default_factory=list,
                              description="Character ids this entry is a fact about (their name, age, work, tastes, "
                                          "how they know each other): it answers a question about one of them — "
@@ -270,6 +276,10 @@ class Character(_Strict):
                                  description="Lines that take up what the player talked about when nothing authored "
                                              "covers it: {word} stands for the thing the line is about "
                                              "(「{word}？　私は詳しくないけど、好きなの？」). 話題を受ける台詞")
+    told: LineSet | None = Field(default=None,
+                                 description="Lines for what the player tells of their own life a second time "
+                                             "(their job, a pastime): {word} stands for it (「{word}だったわね。"
+                                             "覚えてるわよ」). 客が前にも話した身の上を覚えている台詞")
     unsure: LineSet | None = Field(default=None,
                                    description="Honest answers to a question about the character themselves (their "
                                                "plans, their past, what they think) that nothing authored answers: "

@@ -69,6 +69,8 @@ class AskedQuestion(StoredRecord):
     kind: str = Field(description="yes_no, wh (何, どこ …), offer (a drink or dish) or invitation (a place).")
     item: str | None = Field(default=None, description="The menu item an offer names, if one.")
     place: str | None = Field(default=None, description="The place an invitation names.")
+    change: bool = Field(default=False, description="It proposes a change (明るくしたら…と思わない？): a liking "
+                                                    "for things as they are answers it no.")
 
 
 class OpenClarification(StoredRecord):
@@ -99,6 +101,9 @@ class ConversationMemory(StoredRecord):
     partner_turn: int = 0
     came_from: str | None = Field(default=None, description="The place the player came from to where they are.")
     player_last: str | None = Field(default=None, description="The player's last line (a follow-up reads it too).")
+    told: dict[str, int] = Field(default_factory=dict,
+                                 description="What the player told of their own life (カメラマン, 釣り) → the turn "
+                                             "told: said again, it is remembered, not news.")
 
 
 class DirectorMemory(StoredRecord):

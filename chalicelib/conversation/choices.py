@@ -1,0 +1,62 @@
+"""Choices a character settles with the player (which photo to put up: the door or the counter).
+
+Knowledge entries that share a `choice` are its options (「ドアのほうね。……決まり！」「カウンターね！……決まり！」).
+An option is taken only from a line that chooses: not from a question or an offer that names it (「ドアの写真、
+今度僕が撮り直しましょうか」).  Once one option was said the choice is settled: another option named later
+(「カウンターの写真もいいよね」) does not undo it, and a question which was chosen (「結局どっちにしたの？」) is
+answered with the chosen option's line again.  The game's state already remembers it: an entry's line said is
+in the variation history (`knowledge/<person>/<index>`), so nothing else is stored.
+"""
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from ..interpret.asking import is_question
+from ..interpret.text import nfkc
+from ..scenario import GameState
+from ..scenario.loader import CompiledKnowledge
+from ..scenario.variation import knowledge_key
+
+# 「撮り直しましょうか」「今度撮ろうか」: an offer to do something, no choice
+_OFFERING = re.compile(r"(?:ましょう|しよう|ようか|おうか|ろうか|ておく|とく)(?:か)?\s*[？?]?\s*$|ましょうか|しようか")
+# 「結局どっちにしたの？」「どれに決まった？」「何にした？」: which option was taken
+_WHICH = re.compile(r"どっち|どちら|どれ(?:に|を|が|か)|何に(?:した|決め|なっ)|決ま(?:った|り)|決めた|結局")
+
+
+def chosen(entries: Iterable[CompiledKnowledge], state: GameState, choice: str) -> CompiledKnowledge | None:
+    """The option of `choice` already said in this game, if one."""
+    for entry in entries:
+        if entry.entry.choice == choice and state.variation.get(knowledge_key(entry.character, entry.index)):
+            return entry
+    return None
+
+
+def closed(entry: CompiledKnowledge, entries: Iterable[CompiledKnowledge], state: GameState, text: str) -> bool:
+    """Whether an option entry may not answer this line: its choice was settled by another option, or the
+    line does not choose (a question, an offer)."""
+    if entry.entry.choice is None:
+        return False
+    taken = chosen(entries, state, entry.entry.choice)
+    if taken is not None and taken.index != entry.index:
+        return True
+    normalised = nfkc(text).strip()
+    return is_question(normalised) or bool(_OFFERING.search(normalised))
+
+
+def asked_again(entries: Iterable[CompiledKnowledge], state: GameState, text: str, *,
+                topic: bool = False) -> str | None:
+    """The reference of the chosen option's line when the line asks which was chosen (and was read as no
+    other `topic`), or names another option of a settled choice (「カウンターの写真もいいよね」 after the door
+    was chosen), else None."""
+    normalised = nfkc(text).strip()
+    options = [e for e in entries if e.entry.choice is not None]
+    which = not topic and is_question(normalised) and bool(_WHICH.search(normalised))
+    for entry in options:
+        history = state.variation.get(knowledge_key(entry.character, entry.index))
+        if not history:
+            continue
+        others = [o for o in options if o.entry.choice == entry.entry.choice and o.index != entry.index]
+        if which or any(nfkc(word) in normalised for other in others for word in other.entry.words):
+            return f"{knowledge_key(entry.character, entry.index)}#{history[-1] + 1}"
+    return None
