@@ -37,19 +37,21 @@ from ..scenario.model import Character
 from ..turn_record import AnswerSource
 from .variety import Variety
 
-FORMS = ("permission", "offer", "request", "preference", "have", "confirm")
-
 _SENTENCE = re.compile(r"[^。！？!?\n]*[。！？!?\n]+|[^。！？!?\n]+$")
 _END = r"\s*[？?。!！…~ー]*\s*$"
 # 「撮影OKってことでいいですか？」「じゃあそれで決まりね？」「店内ならOKってこと？」
 _CONFIRM = re.compile(r"(?:って|という|との)こと(?:で|です|だ)?\s*(?:いい|良い|よろし|ok|オッケー|おっけー|大丈夫)?"
                       r"(?:んです|んだ|です)?(?:か|ね|よね|の|でしょうか|かな)?\s*[？?]"
                       r"|(?:で|って|に)(?:決まり|決定)(?:ね|だね|ですね|でいい|か|で)?\s*[？?]"
-                      r"|(?:ok|オッケー|おっけー|大丈夫|いい)(?:って|という)こと(?:ね|だね|ですね|よね)?" + _END, re.IGNORECASE)
+                      r"|(?:ok|オッケー|おっけー|大丈夫|いい)(?:って|という)こと(?:ね|だね|ですね|よね)?" + _END
+                      + r"|(?:って|という)ことで(?:よろしく|お願い)?" + _END, re.IGNORECASE)
 # A verb's て then may-I: 「座っていい？」「座ってもいいですか」「ここ座っても？」「吸っても大丈夫？」
 _MAY = re.compile(r"(?P<te>て|で)(?:も)?\s*(?:いい|良い|よい|ええ|大丈夫|平気|構わない|かまわない|ok|オッケー|おっけー|問題ない)"
                   r"(?:です|でしょう|でしょうか|ですか|の|か|かな|かしら|よね|んですか|んだよね)?" + _END
                   + r"|(?P<te2>て|で)も\s*[？?]" + _END, re.IGNORECASE)
+# A doing named by a noun or a verb and の, then may-I: 「撮影OKですか？」「撮るのは大丈夫？」「喫煙可能？」
+_DOING_OK = re.compile(r"(?P<no>の(?:は|って|も)?)?\s*(?P<ok>ok|オッケー|おっけー|ng|可能|大丈夫|平気|アリ|あり|だめ|ダメ|構わない|かまわない)"
+                       r"(?:です|でしょう|なの|なん)?(?:か|かな|ですか|すか)?\s*[？?]" + _END, re.IGNORECASE)
 # 「入っちゃだめ？」「触ってはいけませんか」
 _MUST_NOT = re.compile(r"(?:ちゃ|じゃ|ては|では)(?:だめ|ダメ|駄目|まずい|いけない|いけません)(?:ですか|かな|の|か)?\s*[？?]")
 # Letting the player do it: 撮らせて(もらえる/ください/ほしい)
@@ -57,16 +59,23 @@ _LET_ME = re.compile(r"せて\s*(?:もら|いただ|頂|くれ|くださ|下さ|
 # The one spoken to asked to do something: 「見せてくれる？」「かけてください」「撮ってもらっていい？」
 _ASK_TO_DO = re.compile(r"(?P<te>て|で)\s*(?:ください|下さい|くださる|くれ(?:る|ない|ません|ます)?|ちょうだい|頂戴|ほしい|欲しい"
                         r"|もらえ(?:る|ます|ない|ません|たら)?|もらって(?:も)?(?:いい|良い|大丈夫)|いただけ|頂け|いただきたい)")
+# A thing asked for (「名刺もらえますか？」「おしぼりください」): what is not on the menu (an order is read before).
+_GIVE_ME = re.compile(r"(?P<give>(?:を|も)?\s*(?:もらえ(?:る|ます|ない|ません)|いただけ(?:る|ます|ない|ません)|ください|下さい|ちょうだい"
+                      r"|頂戴|くれ(?:る|ない|ません)))(?:か|かな|の)?" + _END)
 # A bare て-form at the end asks too: 「一曲かけて」「写真見せてよ」
 _TE_END = re.compile(r"(?P<te>て|で)(?:よ|ね|な|ってば|くれ|ちょ)?" + _END)
 # 教えて, 聞かせて ask to be told: a question for knowledge, not a thing to do.
-_TELL = re.compile(r"教えて|聞かせて|話して|説明して")
+_TELL = re.compile(r"教えて|聞かせて|話して|説明して|聞いて")
+# What may stand before a bare request's verb: a thing (一曲かけて, それ取って), its を, or a word that urges
+# (ちょっと待って, 早く来て) — not a frame of a story told (雨に降られて, 彼女と別れて, 昨日行ってて).
+_URGING = frozenset("ちょっと 早く はやく もう一回 もう一度 もう少し ゆっくり 少し ちょい".split())
+_HELPER_VERBS = frozenset("ちゃう じゃう しまう いる ある おる くる いく".split())
 # The player offering: 「手伝おうか」「僕が撮りましょうか」「持ってあげる」「運びますよ」
 _VOLITIONAL_ASK = re.compile(r"(?:う|よう|ましょう)か\s*(?:[？?]|$|。)")
 _FOR_YOU = re.compile(r"て(?:あげ(?:る|よう|ましょう|ます)|やろう|やる(?:よ|か))|(?:て|で)おき(?:ます|ましょう)か")
-_I_DO = re.compile(r"(?:^|[、,\s])(?:俺|おれ|オレ|僕|ぼく|私|わたし|あたし|自分|わし)(?:が|も)[^。、,]{0,12}?"
+_I_DO = re.compile(r"(?:^|[、,\s])(?:俺|おれ|オレ|僕|ぼく|私|わたし|あたし|自分|わし)が[^。、,]{0,12}?"
                    r"(?:ます|ますよ|るよ|るから|るね|とく|ときます)" + _END)
-_HELP = re.compile(r"(?:手伝|てつだ)(?:います|う(?:よ|わ|って|から)|おう|わせて|いましょう)|(?:よかったら|良かったら|なんなら|代わりに)[^。]*"
+_HELP = re.compile(r"(?:手伝|てつだ)(?:います|う(?:よ|わ|って|から)|おう|わせて|いましょう|える(?:こと|もの))|(?:よかったら|良かったら|なんなら|代わりに)[^。]*"
                    r"(?:ます|ますよ|るよ|ましょうか|ようか|おうか)" + _END)
 # Do you like …?: 好き (not 好きな+noun: 「好きな歌手は？」 asks which), 嫌い, 苦手, 得意, ハマってる, どう思う.
 _LIKE = re.compile(r"好き(?!な[^のんー])|嫌い(?!な[^のん])|きらい|苦手|得意|興味(?:ある|あり|が)|好み|気に入って|ハマ|はまって"
@@ -81,7 +90,7 @@ _THERE_IS_NOT = re.compile(r"(?P<nai>ない|無い)(?:ですか|かな|の|ん�
 
 @dataclass(frozen=True)
 class FormFound:
-    form: str        # one of FORMS
+    form: str        # one of scenario.model.FORM_NAMES
     cue: str         # the text that decided it (for the debug view)
 
     def to_dict(self) -> dict[str, str]:
@@ -98,6 +107,35 @@ def _after_verb(tokens: list[Token], start: int) -> bool:
     return token is not None and token.pos[:2] == ("助詞", "接続助詞")
 
 
+def _bare_request(tokens: list[Token], start: int) -> bool:
+    """The て at `start` ends a bare request (「一曲かけて」「ちょっと待って」): a plain verb right before it (not a
+    passive, 〜ちゃって, an adjective's 〜くて), and before the verb only a thing, its を or an urging word."""
+    at = next((i for i, t in enumerate(tokens) if t.start == start), None)
+    if at is None or at == 0 or tokens[at].pos[:2] != ("助詞", "接続助詞"):
+        return False
+    verb = tokens[at - 1]
+    if verb.pos[:1] != ("動詞",) or verb.lemma in _HELPER_VERBS:
+        return False
+    if at == 1:
+        return True
+    before = tokens[at - 2]
+    return before.pos[:1] in (("名詞",), ("代名詞",)) or before.surface == "を" or \
+        before.surface in _URGING or before.surface in ("、", ",")
+
+
+def _doing_before(tokens: list[Token], found: re.Match[str]) -> bool:
+    """A doing before the OK asked (a verb and の: 撮るのは大丈夫; a noun: 撮影OK, 持ち込み可能), は/って/も
+    between allowed — not wellbeing (「体調大丈夫？」「仕事大丈夫なの？」), nor a thing or a person (「ママ大丈夫？」)."""
+    start = found.start("no") if found.group("no") else found.start("ok")
+    before = [t for t in tokens if t.end <= start and t.surface not in ("は", "って", "も", "、", ",")]
+    if not before:
+        return False
+    if found.group("no"):
+        return before[-1].pos[:1] in (("動詞",), ("助動詞",))
+    return before[-1].pos[:2] == ("名詞", "普通名詞") and \
+        found.group("ok").lower() not in ("大丈夫", "平気", "だめ", "ダメ", "あり")
+
+
 def _lets(tokens: list[Token]) -> bool:
     """A causative せる/させる: the player asks to be let do it (撮らせて), not 見せて (to show)."""
     return any(t.pos[:1] == ("助動詞",) and t.lemma in ("せる", "させる") for t in tokens)
@@ -105,8 +143,13 @@ def _lets(tokens: list[Token]) -> bool:
 
 def _none_here(tokens: list[Token], start: int) -> bool:
     """The ない at `start` says there is none (灰皿ない？), not a verb negated (行かない？: an invitation)."""
-    token = _token_at(tokens, start)
-    return token is not None and token.pos[:1] == ("形容詞",) and start > 0
+    at = next((i for i, t in enumerate(tokens) if t.start == start), None)
+    if at is None or at == 0 or tokens[at].pos[:1] != ("形容詞",):
+        return False
+    # (a thing, or a thing and は/も/って: not 〜じゃない, 〜くない, an opinion asked for agreement)
+    before = tokens[at - 1]
+    return before.pos[:1] in (("名詞",), ("代名詞",)) or \
+        (before.surface in ("は", "も", "って", "とか") and at >= 2 and tokens[at - 2].pos[:1] in (("名詞",), ("代名詞",)))
 
 
 # Serving and helping verbs a guest offers to do (「運びますよ」「洗いましょうか」「注ぎます」).
@@ -133,10 +176,15 @@ def _sentence_form(sentence: str) -> FormFound | None:
     if (found := _ASK_TO_DO.search(sentence)) is not None and _after_verb(tokens, found.start("te")) and \
             not _TELL.search(sentence):
         return FormFound("request", found.group(0))
+    if (found := _GIVE_ME.search(sentence)) is not None and \
+            (before := [t for t in tokens if t.end <= found.start("give")]) and before[-1].pos[:1] == ("名詞",):
+        return FormFound("request", found.group(0))
     found = _MAY.search(sentence)
     if found is not None and _after_verb(tokens, found.start("te") if found.group("te") else found.start("te2")):
         return FormFound("permission", found.group(0))
     if (found := _MUST_NOT.search(sentence)) is not None:
+        return FormFound("permission", found.group(0))
+    if (found := _DOING_OK.search(sentence)) is not None and _doing_before(tokens, found):
         return FormFound("permission", found.group(0))
     if (found := _FOR_YOU.search(sentence) or _HELP.search(sentence) or _I_DO.search(sentence)) is not None:
         return FormFound("offer", found.group(0).strip(" 、,"))
@@ -145,8 +193,8 @@ def _sentence_form(sentence: str) -> FormFound | None:
     if (found := _VOLITIONAL_ASK.search(sentence)) is not None and _volitional(tokens) and \
             not re.search(r"かな\s*[。…]*$", sentence):
         return FormFound("offer", found.group(0))
-    if (found := _TE_END.search(sentence)) is not None and _after_verb(tokens, found.start("te")) and \
-            not _TELL.search(sentence) and not re.search(r"(?:て|で)(?:る|た|い)", sentence[found.start("te"):]):
+    if (found := _TE_END.search(sentence)) is not None and _bare_request(tokens, found.start("te")) and \
+            not _TELL.search(sentence):
         return FormFound("request", found.group(0))
     asking = is_question(sentence)
     if asking and (found := _LIKE.search(sentence)) is not None:
@@ -193,6 +241,9 @@ def form_answer(found: FormFound, character: Character, text: str, word: str | N
     forms = character.forms
     if forms is None:
         return None
+    if word is not None:
+        # (「猫好き？」 is read as one noun: what is liked is the thing, 猫)
+        word = re.sub(r"(?:好き|嫌い|苦手|得意|派)$", "", word) or None
     stance = _stance(character, found.form, text)
     sets = {name: (mode, lines) for name, mode, lines in forms.line_sets()}
     name = f"stance{stance}" if stance is not None else found.form
