@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from butai_tools.scenario.lint import lint_scenario
 from chalicelib.conversation import Conversation
 from chalicelib.conversation.forms import read_form
 from chalicelib.interpret.interpreter import Interpreter
@@ -117,3 +118,14 @@ def test_the_forms_sets_are_checked_at_load(change, message):
     with pytest.raises(ScenarioError) as raised:
         load_scenario_data(data, source="stall.json")
     assert message in str(raised.value)
+
+
+def test_lint_says_which_forms_a_character_has_no_lines_for():
+    data = copy.deepcopy(STALL)
+    data["characters"][0]["forms"] = {"permission": {"lines": [L("おう。"), L("おう。")]}}
+    found = lint_scenario(load_scenario_data(data, source="stall.json"))
+    messages = [(p.where, p.message) for p in found]
+    assert ("character 大将 forms permission", 'says "おう。" more than once; variation cannot avoid repeating it') \
+        in messages
+    assert any(w == "character 大将 forms" and "no offer, request, preference, have, confirm lines" in m
+               for w, m in messages)
