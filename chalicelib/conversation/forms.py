@@ -123,6 +123,10 @@ def _bare_request(tokens: list[Token], start: int) -> bool:
         before.surface in _URGING or before.surface in ("、", ",")
 
 
+# Doings whose 大丈夫？ asks how someone is, not leave: 「仕事大丈夫？」「体調大丈夫？」
+_WELLBEING = frozenset("仕事 体調 具合 怪我 病気 勉強 運転 残業 出張 生活 準備 連絡".split())
+
+
 def _doing_before(tokens: list[Token], found: re.Match[str]) -> bool:
     """A doing before the OK asked (a verb and の: 撮るのは大丈夫; a noun: 撮影OK, 持ち込み可能), は/って/も
     between allowed — not wellbeing (「体調大丈夫？」「仕事大丈夫なの？」), nor a thing or a person (「ママ大丈夫？」)."""
@@ -132,8 +136,13 @@ def _doing_before(tokens: list[Token], found: re.Match[str]) -> bool:
         return False
     if found.group("no"):
         return before[-1].pos[:1] in (("動詞",), ("助動詞",))
-    return before[-1].pos[:2] == ("名詞", "普通名詞") and \
-        found.group("ok").lower() not in ("大丈夫", "平気", "だめ", "ダメ", "あり")
+    noun = before[-1]
+    if noun.pos[:2] != ("名詞", "普通名詞"):
+        return False
+    if found.group("ok").lower() in ("大丈夫", "平気", "だめ", "ダメ", "あり"):
+        # (「撮影大丈夫？」 asks leave; 「仕事大丈夫？」「体調大丈夫？」 ask how one is)
+        return "サ変可能" in noun.pos and noun.lemma not in _WELLBEING
+    return True
 
 
 def _lets(tokens: list[Token]) -> bool:

@@ -16,7 +16,8 @@ decides what kind of turn it is, lets the rules play it, and answers:
 7. the rules (`GameRules.handle`), then, when they ask for free conversation: a model if the caller gives
    one (``speak``), else — or when it fails — the authored answer, most specific first: a reply to the
    character's open question (questions.py), a knowledge line, a sentence said before or known (facts.py),
-   a reaction, something the character brings up (chatter), a fallback — none said again within the
+   the answer to a question or request of a known form (may I…?, shall I…?: forms.py), a reaction,
+   something the character brings up (chatter), a fallback — none said again within the
    window of turns unless nothing else fits (variety.py).
 
 The new memory (and the game state with the answer's variation, face and flags) is returned for the

@@ -40,7 +40,7 @@ FORMS: dict[str, Any] = {
 @pytest.mark.parametrize("text, form", [
     ("まず座っていい？", "permission"), ("ここ座っても？", "permission"), ("タバコ吸ってもいいですか", "permission"),
     ("撮らせてもらっていい？", "permission"), ("入っちゃだめ？", "permission"), ("お店、撮影OKですか？", "permission"),
-    ("撮るのは大丈夫？", "permission"),
+    ("撮るのは大丈夫？", "permission"), ("ここって写真撮影大丈夫ですか？", "permission"),
     ("手伝おうか？", "offer"), ("僕が撮りましょうか？", "offer"), ("運びますよ", "offer"), ("持ってあげるよ", "offer"),
     ("一曲かけて", "request"), ("写真見せてくれる？", "request"), ("アルバム見せてもらえたら", "request"),
     ("ちょっと待って", "request"), ("名刺もらえますか？", "request"), ("ママ、何か手伝えることある？", "offer"),
@@ -59,7 +59,7 @@ def test_the_form_is_read_from_the_lines_shape(text, form):
     "何を手伝えばいい？", "どこに座ればいい？", "これでいい？", "好きな歌手は？", "一緒に行かない？",
     "雨に降られて", "彼女と別れて", "ちょっと疲れちゃって", "最近ハマってて", "ねえ聞いて", "名前教えてください",
     "いいんじゃない？", "夏におでんは暑くない？", "何か面白い話ある？", "行ったことある？", "帰ろうかな",
-    "僕もよく映画観ますよ", "今日は雨だね", "体調大丈夫？", "仕事大丈夫なの？", "ママ大丈夫？",
+    "僕もよく映画観ますよ", "今日は雨だね", "体調大丈夫？", "仕事大丈夫なの？", "ママ大丈夫？", "時間大丈夫？",
 ])
 def test_lines_of_no_form_are_left_alone(text):
     assert read_form(text) is None, text
