@@ -45,6 +45,7 @@ class AnswerSource(StrEnum):
     CHATTER = "chatter"        # something the character brings up when nothing else answers
     ECHO = "echo"              # what the player talked about, taken up in the character's voice
     UNSURE = "unsure"          # an honest answer to a question about the character that nothing else answers
+    FORM = "form"              # an answer to a question or request of a known form (may I…?, shall I…?)
 
 
 # The interpretation of a tapped destination button: no text was read.

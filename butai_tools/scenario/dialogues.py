@@ -15,7 +15,7 @@ with an optional ``expect`` (the turn is then a case).  Every key of ``expect`` 
 |---|---|
 | ``input`` | the input the rules played is this one (or one of a list) |
 | ``not_input`` | … is none of these |
-| ``answer`` | the answer's kind is one of these: knowledge, reaction, ``reaction:<act>``, fallback, recall, reply, order, menu, clarify, chatter, model, ``script`` (only scripted lines) |
+| ``answer`` | the answer's kind is one of these: knowledge, reaction, ``reaction:<act>``, fallback, recall, reply, order, menu, clarify, chatter, echo, unsure, form, model, ``script`` (only scripted lines) |
 | ``not`` | the answer's kind is none of these |
 | ``lines`` / ``no_lines`` | these scripted line ids fired / did not fire |
 | ``says`` / ``says_any`` / ``not_says`` | the characters' words this turn hold every / one / none of these |

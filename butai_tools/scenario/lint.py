@@ -15,6 +15,7 @@ from collections.abc import Iterable
 from chalicelib.scenario.conditions import AfterTerm, Condition
 from chalicelib.scenario.inputs import PlayerInput
 from chalicelib.scenario.loader import NEUTRAL, CompiledLine, CompiledScenario, Problem, ScenarioError, load_scenario
+from chalicelib.scenario.model import FORM_NAMES
 
 
 def lint_path(path: str | os.PathLike[str]) -> list[Problem]:
@@ -120,6 +121,14 @@ def _check_conversation(sc: CompiledScenario, warn, hint) -> None:
             if menu.items and not menu.missing:
                 hint(f"character {character.id} menu", "has no missing lines; an order of something not on it is "
                                                        "answered by the 注文 reaction")
+        forms = character.forms
+        if forms is not None:
+            for name, mode, lines in forms.line_sets():
+                _check_variants(warn, hint, f"character {character.id} forms {name}", lines, mode)
+            missing = [name for name in FORM_NAMES if getattr(forms, name) is None]
+            if missing:
+                hint(f"character {character.id} forms", f"has no {', '.join(missing)} lines; a line of that form "
+                                                        "that nothing authored answers gets the stock answers")
         if sc.scenario.clarify.ask and len(sc.intents) > 1 and character.clarify is None:
             hint(f"character {character.id}", "has no clarify lines; asking which topic the player means uses "
                                               "the default 「{1}？　それとも{2}？」")

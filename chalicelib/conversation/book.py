@@ -69,6 +69,10 @@ class LineBook:
                 for n, spoken in enumerate(line_set.lines if line_set else (), 1):
                     self._put(f"{name}/{c}#{n}", c, spoken.text, spoken.expression, spoken.replies,
                               spoken.secret_from)
+            for name, _, lines in character.forms.line_sets() if character.forms is not None else ():
+                for n, spoken in enumerate(lines, 1):
+                    self._put(f"forms/{c}/{name}#{n}", c, spoken.text, spoken.expression, spoken.replies,
+                              spoken.secret_from)
             if character.menu is not None:
                 for item in character.menu.items:
                     for n, spoken in enumerate(item.lines, 1):

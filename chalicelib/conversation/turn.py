@@ -16,7 +16,8 @@ decides what kind of turn it is, lets the rules play it, and answers:
 7. the rules (`GameRules.handle`), then, when they ask for free conversation: a model if the caller gives
    one (``speak``), else — or when it fails — the authored answer, most specific first: a reply to the
    character's open question (questions.py), a knowledge line, a sentence said before or known (facts.py),
-   a reaction, something the character brings up (chatter), a fallback — none said again within the
+   the answer to a question or request of a known form (may I…?, shall I…?: forms.py), a reaction,
+   something the character brings up (chatter), a fallback — none said again within the
    window of turns unless nothing else fits (variety.py).
 
 The new memory (and the game state with the answer's variation, face and flags) is returned for the
@@ -50,6 +51,7 @@ from .entries import Entries, Fitting
 from .facts import Facts, Sentence, is_question
 from .facts import _analysed as _analysed_keys
 from .focus import Focus, FocusReader, parts
+from .forms import form_answer, read_form
 from .orders import FALLBACK, PAID, OrderFound, Orders
 from .own import about_self, told_again
 from .questions import asks, polarity, proposes_change, question_kind
@@ -75,7 +77,7 @@ _FOLLOW_ON = re.compile(r"教えて(?:くれ|よ|ください)|本当に?[？?]|
 # Acts that answer what the line does, not a topic guessed from its words.
 _SOCIAL_ACTS = frozenset({"挨拶", "感謝", "謝罪", "称賛", "暴言", "同意", "反対"})
 # Kinds of lines that answer the player in free conversation (whose speaker the player is talking with).
-_ANSWER_KINDS = frozenset({"knowledge", "reaction", "recall", "echo", "unsure", "menu"})
+_ANSWER_KINDS = frozenset({"knowledge", "reaction", "recall", "echo", "unsure", "form", "menu"})
 # What the price of a thing is asked with; the bill (without a thing named).
 _PRICE = re.compile(r"いくら|おいくら|値段|何円|なんえん|料金|価格")
 _BILL = re.compile(r"会計|勘定|おあいそ|お代|合計|全部で|トータル")
@@ -906,6 +908,11 @@ class Conversation:
             word = None
         # (a question is never taken up as news: 「Xの話、もっと聞かせて」 answers nothing that was asked)
         echoing = word is not None and not asking
+        # 4-. a question or request of a known form that nothing authored answers (may I…?, shall I…?, do you
+        #     like…?, is there…?): the character's answer for that form, not a stock "I don't know" (forms.py)
+        formed = self._form(text, focus, free.speaker, word, act, state, turn, variety, context)
+        if formed is not None:
+            return formed
         # 4a. a question about the one answering (their plans, their past) that nothing authored answers: an
         #     honest answer in their voice (「うーん……まだ決めてないんだ」), not a stock "I don't know"
         if asking and act in ("質問", "なし") and (free.speaker in focus.about or focus.you):
@@ -1193,6 +1200,21 @@ class Conversation:
                 return True
             return "サ変可能" in token.pos and not between and i > 0 and tokens[i - 1].surface == "を"
         return False
+
+    def _form(self, text: str, focus: Focus, speaker: str, word: str | None, act: str, state: GameState, turn: int,
+              variety: Variety, context: dict[str, Any]) -> Answer | None:
+        """The answer to a line of a known form (forms.py), when the line asks nothing of someone else (「葵ちゃん、
+        ママって猫好き？」 is for ママ's own answer) and does nothing a reaction answers better."""
+        if act not in ("なし", "質問", "本人") or focus.third or any(p != speaker for p in focus.about):
+            return None
+        found = read_form(text)
+        if found is None or (act == "本人" and found.form != "preference"):
+            return None
+        answer = form_answer(found, self.scenario.characters[speaker], text, word, act, self.answerer, state, turn,
+                             variety)
+        if answer is not None:
+            context["form"] = found.form
+        return answer
 
     def _unsure(self, speaker: str, word: str | None, state: GameState, turn: int, variety: Variety) -> Answer | None:
         unsure = self.scenario.characters[speaker].unsure

@@ -503,6 +503,20 @@ def _check_conversation(out: _Collector, scenario: Scenario, characters: Mapping
                 if name == "echo" and "{word}" not in spoken.text:
                     out.add(f"{where} echo #{n + 1}", 'an echo line must hold "{word}" (what the player talked '
                                                       'about); expected e.g. 「{word}？　好きなの？」', spoken.text)
+        for name, _, form_lines in character.forms.line_sets() if character.forms is not None else ():
+            for n, spoken in enumerate(form_lines):
+                _check_expression(out, f"{where} forms {name} #{n + 1}", character, spoken.expression)
+                _check_replies(out, f"{where} forms {name} #{n + 1}", character, spoken.replies)
+                slots = set(re.findall(r"\{[^{}]*\}", spoken.text)) - {"{word}"}
+                if slots:
+                    out.add(f"{where} forms {name} #{n + 1}", f'unknown slot {sorted(slots)[0]} in a forms line; '
+                                                              'only "{word}" (what the line is about) is filled',
+                            spoken.text)
+        for n, stance in enumerate(character.forms.stances if character.forms is not None else (), 1):
+            for word in stance.words:
+                if not word.strip():
+                    out.add(f"{where} forms stance{n}", "an empty word in a stance's words; expected the words of "
+                                                        "the thing (撮, 写真)", word)
         for reaction in character.reactions:
             for n, spoken in enumerate(reaction.lines):
                 _check_replies(out, f"{where} reaction {reaction.act} #{n + 1}", character, spoken.replies)
@@ -580,6 +594,9 @@ def _spoken_lines(character: Character) -> Iterator[tuple[str, SpokenLine]]:
         line_set = getattr(character, name)
         for n, spoken in enumerate(line_set.lines if line_set else ()):
             yield f"{name} #{n + 1}", spoken
+    for name, _, lines in character.forms.line_sets() if character.forms is not None else ():
+        for n, spoken in enumerate(lines):
+            yield f"forms {name} #{n + 1}", spoken
     if character.menu is not None:
         for item in character.menu.items:
             for n, spoken in enumerate(item.lines):

@@ -96,6 +96,56 @@ class LineSet(_Strict):
     lines: list[SpokenLine] = Field(default_factory=list, description="The lines. 台詞")
 
 
+# The forms of a question or request answered by a character's `forms` sets (conversation/forms.py).
+FORM_NAMES = ("permission", "offer", "request", "preference", "have", "confirm")
+FormName = Literal["permission", "offer", "request", "preference", "have", "confirm"]
+_WORD_SLOT = ("{word}, if a line holds it, stands for what the line is about (the focus noun); a line with {word} "
+              "is said only when there is one. ")
+
+
+class Stance(_Strict):
+    """What a character says to a form of line about one thing (ママ lets the shop be photographed, not herself)."""
+    words: list[str] = Field(description="Words of the thing (撮, 写真, 撮影): a line of the form that holds one of "
+                                         "them is answered by this stance's lines. 対象の語",
+                             min_length=1)
+    forms: list[FormName] = Field(default_factory=list,
+                                  description="The forms it answers (permission, offer, request, preference, have, "
+                                              "confirm); empty: all. 対象の型")
+    mode: VariationMode = Field(default="cycle", description="cycle, shuffle or once. 台詞の出し方")
+    lines: list[SpokenLine] = Field(description="The answers, in the character's voice. " + _WORD_SLOT + "台詞",
+                                    min_length=1)
+
+
+class Forms(_Strict):
+    """Answers to questions and requests of a known form that nothing authored answers: the form alone tells what
+    a sensible answer is (may I…? → yes, go ahead).  Each set is optional: a form with no set gets the stock
+    answers as before.  型で答える台詞"""
+    permission: LineSet | None = Field(default=None, description="To 「座っていい？」「撮らせてもらっていい？」: "
+                                                                 "letting the player do it. " + _WORD_SLOT + "許可")
+    offer: LineSet | None = Field(default=None, description="To 「手伝おうか？」「僕が撮りましょうか？」: the player "
+                                                            "offers to do something. " + _WORD_SLOT + "申し出")
+    request: LineSet | None = Field(default=None, description="To 「一曲かけて」「写真見せてくれる？」: the player asks "
+                                                              "the character to do something. " + _WORD_SLOT + "頼み")
+    preference: LineSet | None = Field(default=None, description="To 「甘いもの好き？」「この曲どう思う？」: what the "
+                                                                 "character thinks of a thing. " + _WORD_SLOT + "好み")
+    have: LineSet | None = Field(default=None, description="To 「灰皿あります？」「アルバムってあるの？」: a thing not on "
+                                                           "the menu nor in what the character knows. " + _WORD_SLOT
+                                                           + "有無")
+    confirm: LineSet | None = Field(default=None, description="To 「撮影OKってことでいいですか？」「それで決まりね？」: "
+                                                              "a decision confirmed. " + _WORD_SLOT + "確認")
+    stances: list[Stance] = Field(default_factory=list,
+                                  description="Answers about one thing that differ from the sets above (tried first). "
+                                              "Keep them true to the character's knowledge. 対象ごとの態度")
+
+    def line_sets(self) -> list[tuple[str, VariationMode, list[SpokenLine]]]:
+        """(name, mode, lines) of every set: the forms' by name, the stances' as stance1, stance2…"""
+        found: list[tuple[str, VariationMode, list[SpokenLine]]] = [
+            (name, line_set.mode, line_set.lines) for name in FORM_NAMES
+            if (line_set := getattr(self, name)) is not None]
+        found += [(f"stance{n}", stance.mode, stance.lines) for n, stance in enumerate(self.stances, 1)]
+        return found
+
+
 class ItemAbout(_Strict):
     words: list[str] = Field(default_factory=list,
                              description="Words a question about the item uses (銘柄, ブランド, サントリー). 問いの語")
@@ -280,6 +330,10 @@ class Character(_Strict):
                                  description="Lines for what the player tells of their own life a second time "
                                              "(their job, a pastime): {word} stands for it (「{word}だったわね。"
                                              "覚えてるわよ」). 客が前にも話した身の上を覚えている台詞")
+    forms: Forms | None = Field(default=None,
+                                description="Answers to questions and requests of a known form (may I…?, shall I…?, "
+                                            "please…, do you like…?, is there…?, so it is agreed?) that nothing "
+                                            "authored answers. 型で答える台詞")
     unsure: LineSet | None = Field(default=None,
                                    description="Honest answers to a question about the character themselves (their "
                                                "plans, their past, what they think) that nothing authored answers: "
