@@ -870,8 +870,11 @@ class Conversation:
         if asking and not trusted:
             # (an entry about the one asked about, or whose word is what the question asks for, answers as
             # it is: a sentence sharing some other word of the line is no better answer)
+            # (asking leave, offering or asking a favour — 「テレビつけてもいい？」 — takes back what was said, but is
+            # not answered by an unsaid line that merely shares a word: the form's answer below fits it better)
             recalled = self._recall(text, state, free, mem, turn, variety, context,
-                                    against=found[1] if found is not None else None, only=addressed)
+                                    against=found[1] if found is not None else None, only=addressed,
+                                    said_only=_asks_leave_or_help(text))
             if recalled is not None:
                 return recalled
         if found is not None:
@@ -1335,11 +1338,11 @@ class Conversation:
 
     def _recall(self, text: str, state: GameState, free: FreeTalk, mem: ConversationMemory, turn: int,
                 variety: Variety, context: dict[str, Any], against: str | None = None, only: bool = False,
-                statement: bool = False, head: str | None = None) -> Answer | None:
+                statement: bool = False, head: str | None = None, said_only: bool = False) -> Answer | None:
         """A sentence said before, or a line someone present knows, that answers the question; None when
         nothing does (or, with `against`, the knowledge line the topic would give, not clearly better).
         `only`: the addressed character's sentences only; `statement`: the line says rather than asks, so
-        only a line not said yet that shares more with it follows."""
+        only a line not said yet that shares more with it follows; `said_only`: sentences said before only."""
         present = [free.speaker] if only else list(self.rules.people(state.place))
         said_refs = set(mem.said) | {f"line/{i}" for i in state.shown_lines}
         said: list[Sentence] = []
@@ -1353,7 +1356,7 @@ class Conversation:
         read = self.focus_reader.read(text)
         asked = text if statement else _asked_part(read, self.facts)
         known: list[Sentence] = []
-        for person in present:
+        for person in ([] if said_only else present):
             for ref in self._known_refs(person, state):
                 if ref not in said_refs and variety.fresh(ref):     # not told already, not kept from someone here
                     known.extend(self.facts.of(ref))
@@ -1549,3 +1552,9 @@ class Conversation:
             if self.matcher.hits(forms, words):
                 return item
         return None
+
+
+def _asks_leave_or_help(text: str) -> bool:
+    """The line asks leave, offers or asks a favour (forms.py): something to grant, not a fact to look up."""
+    found = read_form(text)
+    return found is not None and found.form in ("permission", "offer", "request")
