@@ -403,9 +403,10 @@ class Conversation:
             # (not for a short echo question of no content: 「え、私がですか？うーん、いいですよ」 answers as a whole)
             if self._side_act(rest, state, mem, question) and self._asks_something(main_text, state):
                 side, meant = rest, main_text
-            elif len(asking) >= 2 and self._asks_something(rest, state) and self._asks_something(main_text, state) \
-                    and self._to_others(rest, main_text, state):
-                side, meant = rest, main_text      # 「ママ、この曲なに？葵さんは何歳？」: each asks its own
+            elif self._asks_something(main_text, state) and self._to_others(rest, main_text, state) and \
+                    (len(asking) >= 2 and self._asks_something(rest, state) or self._topic_nouns(rest)):
+                # 「ママ、この曲なに？葵さんは何歳？」「ママ、疲れたよ。葵さんは元気？」: each part to its own
+                side, meant = rest, main_text
         elif len(pieces) >= 2 and side is None:
             rest, last = "".join(pieces[:-1]), pieces[-1]
             if self._side_act(rest, state, mem, question) and self._to_others(rest, last, state):

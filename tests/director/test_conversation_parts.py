@@ -25,6 +25,8 @@ def stall() -> Conversation:
     boss["knowledge"].append({"info": "娘が継ぐなら継げばいい", "condition": "", "about": ["大将"],
                               "words": ["どう思う", "どう思って"], "lines": [L("継ぎたきゃ継げばいい。俺は止めねえ。")]})
     boss["reactions"].append({"act": "感謝", "lines": [L("おう、ありがとよ。", "smile")]})
+    boss["knowledge"].append({"info": "客をねぎらう", "condition": "", "words": ["疲れ", "仕事"],
+                              "lines": [L("おう、お疲れさん。")]})
     daughter["knowledge"].append({"info": "二十歳", "condition": "", "about": ["由美"], "words": ["何歳", "歳"],
                                   "lines": [L("二十歳です。", "smile")]})
     daughter["reactions"] = [{"act": "感謝", "lines": [L("どういたしまして。", "smile")]}]
@@ -55,6 +57,12 @@ def test_each_part_is_said_to_the_one_it_names_else_the_one_tapped():
 def test_two_questions_to_two_people_are_both_answered_in_order():
     [both] = play(stall(), "大将のお名前は？由美ちゃんは何歳？")
     assert [a.speaker for a in both.before] == ["大将"] and both.before[0].text.startswith("源三")
+    assert both.answer.speaker == "由美" and both.answer.text == "二十歳です。"
+
+
+def test_a_remark_to_one_and_a_question_to_the_other_are_both_answered():
+    [both] = play(stall(), "大将、仕事で疲れたよ。由美ちゃんは何歳？")
+    assert [(a.speaker, a.text) for a in both.before] == [("大将", "おう、お疲れさん。")]
     assert both.answer.speaker == "由美" and both.answer.text == "二十歳です。"
 
 
