@@ -411,6 +411,10 @@ class Conversation:
             rest, last = "".join(pieces[:-1]), pieces[-1]
             if self._side_act(rest, state, mem, question) and self._to_others(rest, last, state):
                 side, meant = rest, last            # 「葵さん、こんばんは。ママ、ビールね」: a greeting, then an order
+        if side is not None:
+            # a name called in the first part does not reach across (「ママ、ビール。うーん、変えるのもいいと思う」
+            # answers 葵's question, not ママ)
+            return Reading(meant, side, back, self.focus_reader.read(meant, present).called)
         return Reading(meant, side, back, whole.called)
 
     def _to_others(self, first: str, last: str, state: GameState) -> bool:

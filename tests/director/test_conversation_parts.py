@@ -15,7 +15,7 @@ from chalicelib.interpret.cues import SceneNames
 from chalicelib.interpret.interpreter import Interpreter
 from chalicelib.scenario import GameRules, load_scenario_data
 from chalicelib.turn_record import AnswerSource
-from tests.director.playing import play
+from tests.director.playing import play, visit
 from tests.director.test_conversation_focus import STALL, L
 
 
@@ -98,3 +98,10 @@ def test_thanks_to_one_and_an_order_to_the_other_are_both_answered():
     [both] = play(stall(), "由美ちゃん、ありがとう。大将、ラーメンね")
     assert [(a.speaker, a.text) for a in both.before] == [("由美", "どういたしまして。")]
     assert both.answer.speaker == "大将" and both.memory.orders == ["ラーメン"]
+
+
+def test_a_name_called_in_the_first_part_does_not_take_the_answer_to_anothers_question():
+    # (the reference scenario: 葵 asks 「……あなたはどう思う？」 after the first turn)
+    _, both = visit("こんばんは", "ママ、ビール。うーん、変えるのもいいと思うよ")
+    assert [a.speaker for a in both.before] == ["赤尾妙子"] and both.memory.orders == ["ビール"]
+    assert both.answer.speaker == "神楽坂葵"
