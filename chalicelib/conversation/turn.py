@@ -409,8 +409,12 @@ class Conversation:
                 side, meant = rest, main_text
         elif len(pieces) >= 2 and side is None:
             rest, last = "".join(pieces[:-1]), pieces[-1]
-            if self._side_act(rest, state, mem, question) and self._to_others(rest, last, state):
-                side, meant = rest, last            # 「葵さん、こんばんは。ママ、ビールね」: a greeting, then an order
+            if self._side_act(rest, state, mem, question) and (self._to_others(rest, last, state) or (
+                    question is not None and polarity(rest, question.kind) in ("yes", "no") and   # type: ignore[arg-type]
+                    named_in(last, self.rules, state) not in (None, question.speaker))):
+                # 「葵さん、こんばんは。ママ、ビールね」: a greeting, then an order; 「いいと思うよ。ママ、ビールね」: an
+                # answer to the open question, then an order to someone else by name
+                side, meant = rest, last
         if side is not None:
             # a name called in the first part does not reach across (「ママ、ビール。うーん、変えるのもいいと思う」
             # answers 葵's question, not ママ)

@@ -105,3 +105,9 @@ def test_a_name_called_in_the_first_part_does_not_take_the_answer_to_anothers_qu
     _, both = visit("こんばんは", "ママ、ビール。うーん、変えるのもいいと思うよ")
     assert [a.speaker for a in both.before] == ["赤尾妙子"] and both.memory.orders == ["ビール"]
     assert both.answer.speaker == "神楽坂葵"
+
+
+def test_an_answer_to_the_open_question_then_an_order_by_name_are_both_answered():
+    _, both = visit("こんばんは", "いいと思うよ。ママ、ビールね")
+    assert [a.speaker for a in both.before] == ["神楽坂葵"] and both.context["reply"]["to"] == "line/A04"
+    assert both.answer.speaker == "赤尾妙子" and both.memory.orders == ["ビール"]
