@@ -403,7 +403,8 @@ class Conversation:
             # (not for a short echo question of no content: 「え、私がですか？うーん、いいですよ」 answers as a whole)
             if self._side_act(rest, state, mem, question) and self._asks_something(main_text, state):
                 side, meant = rest, main_text
-            elif self._asks_something(main_text, state) and self._to_others(rest, main_text, state) and \
+            elif main == len(pieces) - 1 and self._asks_something(main_text, state) and \
+                    self._to_others(rest, main_text, state) and \
                     (len(asking) >= 2 and self._asks_something(rest, state) or self._topic_nouns(rest)):
                 # 「ママ、この曲なに？葵さんは何歳？」「ママ、疲れたよ。葵さんは元気？」: each part to its own
                 side, meant = rest, main_text
@@ -424,8 +425,11 @@ class Conversation:
     def _to_others(self, first: str, last: str, state: GameState) -> bool:
         """Two parts of a line said to two characters here, each by name (or, a question, about them)."""
         present = tuple(self.rules.people(state.place))
-        first_to = named_in(first, self.rules, state, self.focus_reader.read(first, present).about)
-        last_to = named_in(last, self.rules, state, self.focus_reader.read(last, present).about)
+        # (whom a part is about names its addressee only when it asks: 「葵さんの計画」 alone asks 葵 nothing)
+        first_to = named_in(first, self.rules, state,
+                            self.focus_reader.read(first, present).about if is_question(first) else ())
+        last_to = named_in(last, self.rules, state,
+                           self.focus_reader.read(last, present).about if is_question(last) else ())
         return first_to is not None and last_to is not None and first_to != last_to
 
     def _asks_something(self, text: str, state: GameState) -> bool:

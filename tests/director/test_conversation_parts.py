@@ -111,3 +111,10 @@ def test_an_answer_to_the_open_question_then_an_order_by_name_are_both_answered(
     _, both = visit("こんばんは", "いいと思うよ。ママ、ビールね")
     assert [a.speaker for a in both.before] == ["神楽坂葵"] and both.context["reply"]["to"] == "line/A04"
     assert both.answer.speaker == "赤尾妙子" and both.memory.orders == ["ビール"]
+
+
+def test_the_view_asked_of_someone_about_the_other_is_what_they_know_of_the_other():
+    _, asked = visit("こんばんは", "ママはどう思う？葵ちゃんのこと")
+    assert asked.answer.speaker == "赤尾妙子" and "頑張り屋" in asked.answer.text
+    _, plan = visit("こんばんは", "ママはどう思う？葵さんの計画")
+    assert plan.answer.speaker == "赤尾妙子" and not plan.before       # 「葵さんの計画」 alone asks 葵 nothing
