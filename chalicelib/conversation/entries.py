@@ -85,6 +85,9 @@ class Entries:
                 fitting = self._fit(person, entry, hits, focus, subjects, of_topic)
                 if fitting is not None:
                     out.append(fitting)
+        if focus.view and any(f.about and f.hit is not None and set(f.entry.entry.about) & set(focus.about) for f in out):
+            # 「ママはどう思う？葵ちゃんのこと」: what ママ knows of 葵 answers, not her view of something else
+            out = [f for f in out if not (f.about and not set(f.entry.entry.about) & set(focus.about))]
         uses = {f.ref: len(state.variation.get(knowledge_key(f.person, f.entry.index), ())) for f in out}
         # an entry that holds what the question asks with (いつから, 何時) before one that only names its topic
         out.sort(key=lambda f: (not f.at_wh, -(f.score + (0.3 if f.person == asked else 0.0)), uses[f.ref],

@@ -37,11 +37,11 @@ _TAKEN_BACK = re.compile(r"(?:じゃなくて|じゃなく|ではなくて|で�
                          r"[、,。!！\s~wｗ笑]*")
 # A call at the head: 「ママ、」「ねえ葵ちゃん！」 (the name then answers, it is not what the line is about).
 _CALL_AFTER = re.compile(r"^(?:さん|ちゃん|くん)?\s*(?:[、,!！。\s]|ねえ|ね[、,])")
-_CALL_BEFORE = re.compile(r"^(?:ねえ|ねぇ|なあ|あの|あのさ|ちょっと|で|じゃあ|ところで)?[、,\s]*$")
+_CALL_BEFORE = re.compile(r"^[.…‥・~〜\s]*(?:ねえ|ねぇ|なあ|あの|あのさ|ちょっと|で|じゃあ|ところで)?[、,\s]*$")
 # Whose view is asked: 「葵から見て」「葵的には」「葵はどう思う」.
 _ASKED_AFTER = re.compile(r"^(?:さん|ちゃん|くん)?(?:から見て|からみて|的には|はどう思|ってどう思|の意見|の目から)")
 # Second person: the one spoken to.
-_YOU = re.compile(r"あなた|あんた|君|きみ|お前|おまえ|そっち|(?:ご|御)自身")
+_YOU = re.compile(r"あなた|あんた|君|きみ|お前|おまえ|そっち|(?:ご|御)自身|そちら(?:の方|のかた|さん|様)")
 # Both characters present.
 _BOTH = re.compile(r"お二人|おふたり|二人とも|ふたりとも|お二方|(?:^|[、,\s])(?:二人|ふたり)(?:って|は|の関係|、)")
 # Pointers to something said, and words that say nothing besides.
@@ -90,13 +90,15 @@ class Focus:
     request: bool = False                   # it asks the one spoken to to do something (歌ってください)
     vague: bool = False                     # only a pointer to something said (あれ, 例の件)
     third: bool = False                     # it asks about someone not here (その常連さん, 先代)
+    view: bool = False                      # the one called is asked their own view (「ママはどう思う？」「葵から見て」)
     nouns: tuple[str, ...] = field(default=())   # content nouns (normalised forms), in order
 
     def subjects(self, asked: str | None, also: tuple[str, ...] = ()) -> tuple[str, ...]:
         """The characters the line is about; the one asked (`asked`, and `also` the one who spoke last) when
         it names nobody and speaks of them (you) or asks about no thing."""
         if self.about:
-            return self.about
+            # 「ママはどう思う？葵さんの計画」: about 葵's plan, and ママ's own view of it
+            return self.about + ((self.called,) if self.view and self.called and self.called not in self.about else ())
         if self.third:
             return ()
         if asked is not None and (self.you or ((self.question or self.request) and not self.thing)):
@@ -187,6 +189,7 @@ def _cached(reader: FocusReader, text: str, back: str, present: tuple[str, ...])
     question = is_question(text) or bool(back)      # a correction asks again (「店の名前じゃなくて、ママの名前！」)
     about: list[str] = []
     called = None
+    view = False
     for start, end, person in reader.named(text):
         after = text[end:]
         if _CALL_BEFORE.match(text[:start]) and _CALL_AFTER.match(after) and called is None:
@@ -194,6 +197,7 @@ def _cached(reader: FocusReader, text: str, back: str, present: tuple[str, ...])
             continue
         if _ASKED_AFTER.match(after) and called is None:
             called = person          # 「葵ちゃんから見て、ママってどんな人？」: 葵 is asked, ママ is the subject
+            view = True
             continue
         if person not in about:
             about.append(person)
@@ -244,7 +248,7 @@ def _cached(reader: FocusReader, text: str, back: str, present: tuple[str, ...])
                  head=head, phrase=phrase, sentence=sentence, head_word=text[head[0]:head[1]] if head else None,
                  wh=wh_found.group(0) if wh_found else None, wh_span=wh_found.span() if wh_found else None,
                  predicate=predicate,
-                 question=question, request=bool(_REQUEST.search(text)), vague=vague, nouns=nouns)
+                 question=question, request=bool(_REQUEST.search(text)), vague=vague, nouns=nouns, view=view)
 
 
 def _with_suffix(tokens: tuple[Token, ...], i: int) -> str:

@@ -55,6 +55,7 @@ from .forms import form_answer, read_form
 from .orders import FALLBACK, PAID, OrderFound, Orders
 from .own import about_self, told_again
 from .questions import asks, polarity, proposes_change, question_kind
+from .stitch import kept, named_in, part_addressee
 from .variety import PER_GAME, Variety, remember_said
 
 RECALL_MIN = 3.0          # least evidence for a sentence said before to answer a question (facts.Facts.best)
@@ -334,7 +335,12 @@ class Conversation:
         model = None
         side: Answer | None = None
         if reading is not None and reading.side is not None:
-            side = self._side_answer(reading.side, step, state, mem, question, addressee, turn, variety, context)
+            how = interpretation.addressee.how if interpretation.addressee is not None else None
+            side_to = part_addressee(reading.side, self.rules, state, to=to, asker=question.speaker if question else None,
+                                     rest=addressee, rest_named=how in ("head", "question", "phrase"),
+                                     about=self.focus_reader.read(reading.side, tuple(self.rules.people(state.place))).about
+                                     if is_question(reading.side) else ())
+            side = self._side_answer(reading.side, step, state, mem, question, side_to, turn, variety, context)
             if side is not None:
                 variety.note(side.refs)
                 if side.source in (AnswerSource.REPLY, AnswerSource.ORDER):
@@ -348,6 +354,8 @@ class Conversation:
                 answer = self._authored(step, state, text, answer_text, mem, question, variety, turn, context,
                                         addressed=named_now and addressee in self.rules.people(state.place))
         before: list[Answer] = []
+        if side is not None:
+            side, answer = kept(side, answer)   # no stock brush-off after a real answer to the other part
         if side is not None:
             if answer is None or answer.speaker == side.speaker:
                 answer = self._joined(side, answer)
@@ -399,13 +407,43 @@ class Conversation:
             # (not for a short echo question of no content: 「え、私がですか？うーん、いいですよ」 answers as a whole)
             if self._side_act(rest, state, mem, question) and self._asks_something(main_text, state):
                 side, meant = rest, main_text
+            elif main == len(pieces) - 1 and self._asks_something(main_text, state) and \
+                    self._to_others(rest, main_text, state) and \
+                    (len(asking) >= 2 and self._asks_something(rest, state) or self._topic_nouns(rest)):
+                # 「ママ、この曲なに？葵さんは何歳？」「ママ、疲れたよ。葵さんは元気？」: each part to its own
+                side, meant = rest, main_text
+        elif len(pieces) >= 2 and side is None:
+            rest, last = "".join(pieces[:-1]), pieces[-1]
+            if self._side_act(rest, state, mem, question) and (self._to_others(rest, last, state) or (
+                    question is not None and polarity(rest, question.kind) in ("yes", "no") and   # type: ignore[arg-type]
+                    named_in(last, self.rules, state) not in (None, question.speaker))):
+                # 「葵さん、こんばんは。ママ、ビールね」: a greeting, then an order; 「いいと思うよ。ママ、ビールね」: an
+                # answer to the open question, then an order to someone else by name
+                side, meant = rest, last
+        if side is not None:
+            # a name called in the first part does not reach across (「ママ、ビール。うーん、変えるのもいいと思う」
+            # answers 葵's question, not ママ)
+            return Reading(meant, side, back, self.focus_reader.read(meant, present).called)
         return Reading(meant, side, back, whole.called)
+
+    def _to_others(self, first: str, last: str, state: GameState) -> bool:
+        """Two parts of a line said to two characters here, each by name (or, a question, about them)."""
+        present = tuple(self.rules.people(state.place))
+        # (whom a part is about names its addressee only when it asks: 「葵さんの計画」 alone asks 葵 nothing)
+        first_to = named_in(first, self.rules, state,
+                            self.focus_reader.read(first, present).about if is_question(first) else ())
+        last_to = named_in(last, self.rules, state,
+                           self.focus_reader.read(last, present).about if is_question(last) else ())
+        return first_to is not None and last_to is not None and first_to != last_to
 
     def _asks_something(self, text: str, state: GameState) -> bool:
         """A question with something of its own to ask: a thing, someone, a wh-word — not a bare echo of
         surprise (「え、私がですか？」)."""
         focus = self.focus_reader.read(text, tuple(self.rules.people(state.place)))
-        return bool(self._topic_nouns(text) or focus.about or len(nfkc(text)) > 12)
+        # (a question put to someone by name asks of its own, short as it is: 「由美ちゃん、何歳？」; a bare 「誰ですか？」
+        # leans on the part before it)
+        return bool(self._topic_nouns(text) or focus.about or len(nfkc(text)) > 12 or
+                    (focus.question and focus.called is not None))
 
     def _topic_nouns(self, text: str) -> list[str]:
         focus = self.focus_reader.read(text)
@@ -794,6 +832,7 @@ class Conversation:
         present = set(self.rules.people(state.place))
         focus = self.focus_reader.read(answer_text, tuple(self.rules.people(state.place)))
         if addressed and free.speaker not in focus.about and not focus.you and (focus.question or focus.request) and \
+                not (focus.view and focus.called == free.speaker) and \
                 any(p != free.speaker and p in present for p in focus.about):
             addressed = False      # 「葵ちゃん、ママって独身なのか？」 asks of ママ: what ママ knows of herself may answer
         # 0. money: what an item costs, or the bill for what was ordered

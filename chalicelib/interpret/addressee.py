@@ -20,7 +20,8 @@ from ..scenario import GameRules, GameState
 from .options import InterpretChoices, Option
 from .text import nfkc
 
-_LEAD = r"(?:ねえ|ねぇ|ねー|なあ|なぁ|おい|あの|あのさ|あのね|ちょっと|ところで|で|えっと|じゃあ)?[、,\s]*"
+# (a line may open on a pause: 「…葵さん、」「...ママ」)
+_LEAD = r"[.…‥・~〜\s]*(?:ねえ|ねぇ|ねー|なあ|なぁ|おい|あの|あのさ|あのね|ちょっと|ところで|で|えっと|じゃあ)?[、,\s]*"
 _HONORIFICS = ("さん", "ちゃん", "くん", "様", "さま")
 _GLUED_CONTENT = re.compile(r"^[\u4e00-\u9fff\u30a1-\u30fa]")
 _CALL_AFTER = re.compile(r"^(?:[、,!！…‥~〜ー\s]|って(?:さ|ば)?[、,\s]|さ[、,\s])")

@@ -20,6 +20,11 @@ WH = re.compile(r"(?:何|なに|(?<![^はがをもの、,\s])なん|どこ|誰|�
                 r"|どっち|どちら|どの|いかが)(?!でも|も|せ|ぞ|か(?!ら|\s*$|[？?、,]))")
 _MARK = re.compile(r"[？?]")
 _PARTICLE_END = re.compile(r"(?:の|か|かしら|っけ|だっけ|ですか|ますか|なの|んですか)\s*[!！]*\s*$")
+# A question particle, then an afterthought after a comma (「どう思ってるんですか、葵さんの計画」: the word order
+# turned round, the question proper first).
+# (the afterthought names something, not a sentence of its own with a predicate: 「そうですか、わかりました」)
+_PARTICLE_THEN_AFTERTHOUGHT = re.compile(r"(?:ですか|ますか|かしら|っけ|のか)[、,]\s*[^、,。！!？?]{1,12}"
+                                         r"(?<![たるいてだよねなうす])\s*[。!！…]*$")
 _TELL_ME = re.compile(r"教えて|聞かせて|知りたい|って何|ってなに")
 # How a casual question ends after a wh-word: 〜んだ, 〜のだ, 〜だ, 〜んだよ, 〜だい, 〜かい, 〜かな, 〜ん, 〜の.
 _WH_END = re.compile(r"(?:ん|の)?(?:だ|です)(?:よ|い|ね|な)?|(?:ん|の)?かい|かな|かね|ん|のさ|なのよ|なんだい|っけ|のよ")
@@ -61,7 +66,8 @@ def is_question(text: str) -> bool:
         return True
     found = [s.strip(" 　。！!\n…") for s in _SENTENCE.findall(normalised)]
     found = [s for s in found if s]
-    if found and (_PARTICLE_END.search(found[-1]) or _BARE.match(found[-1])):
+    if found and (_PARTICLE_END.search(found[-1]) or _BARE.match(found[-1]) or
+                  _PARTICLE_THEN_AFTERTHOUGHT.search(found[-1])):
         return True               # the line ends on a question particle (not 「そうか。ビールください」)
     return any(_wh_asks(sentence) for sentence in found)
 
