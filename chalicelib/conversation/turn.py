@@ -909,11 +909,11 @@ class Conversation:
         if asking and not trusted:
             # (an entry about the one asked about, or whose word is what the question asks for, answers as
             # it is: a sentence sharing some other word of the line is no better answer)
-            # (asking leave, offering or asking a favour — 「テレビつけてもいい？」 — takes back what was said, but is
-            # not answered by an unsaid line that merely shares a word: the form's answer below fits it better)
+            # (asking leave — 「テレビつけてもいい？」 — takes back what was said, but is not answered by an unsaid
+            # line that merely shares a word: the form's answer below fits it better)
             recalled = self._recall(text, state, free, mem, turn, variety, context,
                                     against=found[1] if found is not None else None, only=addressed,
-                                    said_only=_asks_leave_or_help(text))
+                                    said_only=_asks_leave(text))
             if recalled is not None:
                 return recalled
         if found is not None:
@@ -1593,7 +1593,8 @@ class Conversation:
         return None
 
 
-def _asks_leave_or_help(text: str) -> bool:
-    """The line asks leave, offers or asks a favour (forms.py): something to grant, not a fact to look up."""
+def _asks_leave(text: str) -> bool:
+    """The line asks leave (forms.py): something to grant, not a fact to look up (an offer of help may well
+    be answered by the character's line on what help they want)."""
     found = read_form(text)
-    return found is not None and found.form in ("permission", "offer", "request")
+    return found is not None and found.form == "permission"
