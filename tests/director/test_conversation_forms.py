@@ -94,7 +94,7 @@ def test_a_question_about_someone_else_is_not_answered_as_ones_own_liking():
 
 
 def test_the_reference_characters_answer_each_form_in_their_voice():
-    sit, offer, album, sweet = visit("まず座っていい？", "洗い物手伝おうか？", "アルバムってあるんですか？",
+    sit, offer, album, sweet = visit("まず座っていい？", "洗い物手伝おうか？", "ダーツってあるんですか？",
                                      "ママ、甘いもの好き？")
     assert all(p.kind == "form" and p.answer.speaker == "赤尾妙子" for p in (sit, offer, album, sweet))
     [song] = visit("葵さんはこの曲、好き？", to="神楽坂葵")
