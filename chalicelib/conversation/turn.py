@@ -1280,31 +1280,25 @@ class Conversation:
         word = told_again(mem.told, self._echo_words(focus), turn)
         if word is None:
             return None
-        lines = self.scenario.characters[speaker].told
+        return self._word_line(speaker, "told", word, AnswerSource.RECALL, "身の上", state, turn, variety)
+
+    def _echo(self, speaker: str, word: str, state: GameState, turn: int, variety: Variety) -> Answer | None:
+        return self._word_line(speaker, "echo", word, AnswerSource.ECHO, "なし", state, turn, variety)
+
+    def _word_line(self, speaker: str, kind: str, word: str, source: AnswerSource, act: str, state: GameState,
+                   turn: int, variety: Variety) -> Answer | None:
+        """The next line of the speaker's `kind` set (echo, told) with {word} filled; None without such lines."""
+        lines = getattr(self.scenario.characters[speaker], kind)
         if lines is None or not lines.lines:
             return None
-        prefix = f"told/{speaker}"
+        prefix = f"{kind}/{speaker}"
         said = self.answerer.line_set(prefix, lines.mode, lines.lines, state, turn, prefix, variety)
         if said is None:
             return None
         index, variation = said
         line = lines.lines[index]
-        return Answer(speaker, line.text.replace("{word}", word), line.expression or NEUTRAL, AnswerSource.RECALL,
-                      f"{prefix}#{index + 1}", "身の上", variation, refs=(f"{prefix}#{index + 1}",),
-                      detail={"word": word})
-
-    def _echo(self, speaker: str, word: str, state: GameState, turn: int, variety: Variety) -> Answer | None:
-        echo = self.scenario.characters[speaker].echo
-        if echo is None or not echo.lines:
-            return None
-        prefix = f"echo/{speaker}"
-        said = self.answerer.line_set(prefix, echo.mode, echo.lines, state, turn, prefix, variety)
-        if said is None:
-            return None
-        index, variation = said
-        line = echo.lines[index]
-        return Answer(speaker, line.text.replace("{word}", word), line.expression or NEUTRAL, AnswerSource.ECHO,
-                      f"{prefix}#{index + 1}", "なし", variation, refs=(f"{prefix}#{index + 1}",),
+        return Answer(speaker, line.text.replace("{word}", word), line.expression or NEUTRAL, source,
+                      f"{prefix}#{index + 1}", act, variation, refs=(f"{prefix}#{index + 1}",),
                       detail={"word": word})
 
     def _money(self, text: str, state: GameState, speaker: str, mem: ConversationMemory, turn: int,
