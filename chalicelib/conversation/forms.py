@@ -8,7 +8,10 @@ Players ask many things no knowledge line covers, but whose form alone tells wha
   「アルバム見せてもらえたら」);
 - ``preference``: do you like …? (「葵さんはこの曲、好き？」「ママ、甘いもの好き？」「この曲どう思う？」);
 - ``have``: is there … here? (「灰皿あります？」「アルバムってあるんですか？」「氷ない？」);
-- ``confirm``: a decision confirmed (「撮影OKってことでいいですか？」「じゃあ、それで決まりね？」).
+- ``confirm``: a decision confirmed (「撮影OKってことでいいですか？」「じゃあ、それで決まりね？」);
+- ``advice``: the player tells of a matter of their own life and asks the character's view of it
+  (「就活で全然受からなくて。ママ、どう思います？」「仕事辞めたいんだけど、どうしたらいいかな」): asked of the
+  player's matter, not of the scenario's, so it is read before what the characters know.
 
 A character answers such a line from their own set for the form (scenario ``forms``: 「いいわよ、どうぞ。」 to a
 permission, 「あら、ありがとう。」 to an offer), or from a stance the author gave them on what the line is about
@@ -217,9 +220,35 @@ def _sentence_form(sentence: str) -> FormFound | None:
     return None
 
 
+# Asking what the one spoken to thinks or would do: 「どう思います？」「どうしたらいいかな」「アドバイスください」
+_VIEW_ASKED = re.compile(r"どう思(?:う|います|いません|われ|っ)|どう(?:したら|すれば|すりゃ)(?:いい|良い|ええ)|どうしよう"
+                         r"|アドバイス|助言|相談(?:に乗|して|したい|なんだけど|なんですけど)|(?:なら|だったら)どう(?:する|します)")
+# Matters of the player's own life a character can be asked about (the thing is echoed as {word}).
+_OWN_MATTER = re.compile(r"就活|就職|転職|面接|内定|仕事|会社|上司|部下|職場|残業|夜勤|バイト|試験|受験|勉強|進路|将来"
+                         r"|恋愛|彼女|彼氏|片思い|結婚|離婚|婚活|子育て|親|引っ越し|引越し|ダイエット|お金|借金|夢")
+# 「葵ちゃんの夢」「お店の将来」「ママの仕事」: someone else's matter (a person called by an honorific or a role, the
+# shop); 「映像系の会社」「俺の将来」 stay the player's own.
+_SOMEONES = re.compile(r"(?:ちゃん|さん|くん|君|様|ママ|マスター|先代|店|あなた|きみ|彼|彼女|あの子|あいつ)の\s*$")
+
+
+def _advice(text: str) -> FormFound | None:
+    """The player's own matter told in the line and the one spoken to asked what they think of it."""
+    asked = _VIEW_ASKED.search(text)
+    if asked is None:
+        return None
+    for found in _OWN_MATTER.finditer(text):
+        before = text[:found.start()]
+        if not _SOMEONES.search(before):
+            return FormFound("advice", found.group(0))
+    return None
+
+
 def read_form(text: str) -> FormFound | None:
     """The form of the line's last sentence that has one (「こんばんは。座っていい？」: a permission); none when
     the sentence asks for something with a wh-word (「何を手伝えばいい？」) — what it asks for is the answer."""
+    advice = _advice(nfkc(text))
+    if advice is not None:
+        return advice
     sentences = [s.strip(" 　") for s in _SENTENCE.findall(nfkc(text).strip())]
     for sentence in reversed([s for s in sentences if s.strip(" 　。！!…")]):
         wh = WH.search(sentence)

@@ -51,7 +51,7 @@ from .entries import Entries, Fitting
 from .facts import Facts, Sentence, is_question
 from .facts import _analysed as _analysed_keys
 from .focus import Focus, FocusReader, parts
-from .forms import form_answer, read_form
+from .forms import FormFound, form_answer, read_form
 from .orders import FALLBACK, PAID, OrderFound, Orders
 from .own import about_self, told_again
 from .questions import asks, polarity, proposes_change, question_kind
@@ -840,6 +840,13 @@ class Conversation:
         if money is not None:
             context["money"] = money.ref
             return money
+        # 0b. the player's own matter, and what the one spoken to thinks of it (「就活きつくて。ママ、どう思う？」):
+        #     asked of the player's life, so no line of the characters' own world answers it (forms.py)
+        advice = read_form(text)
+        if advice is not None and advice.form == "advice":
+            formed = self._form(text, focus, free.speaker, advice.cue, act, state, turn, variety, context, advice)
+            if formed is not None:
+                return formed
         # 1. an answer to the character's question (only when the line is about nothing else and does
         #    nothing else: a greeting, thanks or the bill is not an answer)
         answering = False
@@ -1244,13 +1251,17 @@ class Conversation:
         return False
 
     def _form(self, text: str, focus: Focus, speaker: str, word: str | None, act: str, state: GameState, turn: int,
-              variety: Variety, context: dict[str, Any]) -> Answer | None:
+              variety: Variety, context: dict[str, Any], found: FormFound | None = None) -> Answer | None:
         """The answer to a line of a known form (forms.py), when the line asks nothing of someone else (「葵ちゃん、
         ママって猫好き？」 is for ママ's own answer) and does nothing a reaction answers better."""
-        if act not in ("なし", "質問", "本人") or focus.third or any(p != speaker for p in focus.about):
+        advice = found is not None and found.form == "advice"
+        # (the player's matter asked about is advice whatever else the line does — 「…んですよね。どう思います？」
+        # is no agreement — but an insult stays an insult)
+        if (act not in ("なし", "質問", "本人") and not (advice and act != "暴言")) or focus.third or \
+                any(p != speaker for p in focus.about):
             return None
-        found = read_form(text)
-        if found is None or (act == "本人" and found.form != "preference"):
+        found = found or read_form(text)
+        if found is None or (act == "本人" and found.form not in ("preference", "advice")):
             return None
         answer = form_answer(found, self.scenario.characters[speaker], text, word, act, self.answerer, state, turn,
                              variety)

@@ -97,8 +97,8 @@ class LineSet(_Strict):
 
 
 # The forms of a question or request answered by a character's `forms` sets (conversation/forms.py).
-FORM_NAMES = ("permission", "offer", "request", "preference", "have", "confirm")
-FormName = Literal["permission", "offer", "request", "preference", "have", "confirm"]
+FORM_NAMES = ("permission", "offer", "request", "preference", "have", "confirm", "advice")
+FormName = Literal["permission", "offer", "request", "preference", "have", "confirm", "advice"]
 _WORD_SLOT = ("{word}, if a line holds it, stands for what the line is about (the focus noun); a line with {word} "
               "is said only when there is one. ")
 
@@ -133,6 +133,9 @@ class Forms(_Strict):
                                                            + "有無")
     confirm: LineSet | None = Field(default=None, description="To 「撮影OKってことでいいですか？」「それで決まりね？」: "
                                                               "a decision confirmed. " + _WORD_SLOT + "確認")
+    advice: LineSet | None = Field(default=None, description="To 「就活がきつくて。ママ、どう思います？」: the player "
+                                                             "asks the character's view of their own matter (work, "
+                                                             "studies, love); {word} stands for the matter. 相談")
     stances: list[Stance] = Field(default_factory=list,
                                   description="Answers about one thing that differ from the sets above (tried first). "
                                               "Keep them true to the character's knowledge. 対象ごとの態度")

@@ -47,6 +47,9 @@ FORMS: dict[str, Any] = {
     ("葵さんはこの曲、好き？", "preference"), ("ママ、甘いもの好き？", "preference"), ("この曲どう思う？", "preference"),
     ("灰皿あります？", "have"), ("アルバムってあるんですか？", "have"), ("灰皿ない？", "have"),
     ("撮影OKってことでいいですか？", "confirm"), ("じゃあそれで決まりね？", "confirm"), ("じゃあ、撮影はOKってことで", "confirm"),
+    ("就活で全然受からなくて。ママ、どう思います？", "advice"), ("仕事辞めたいんだけど、どうしたらいいかな", "advice"),
+    ("夜勤ばっかりで疲れちゃって。ママならどうする？", "advice"), ("俺の将来、どうしよう", "advice"),
+    ("映像系の会社受けてるんすけど、倍率やばくて。どう思います？", "advice"),
 ])
 def test_the_form_is_read_from_the_lines_shape(text, form):
     found = read_form(text)
@@ -127,5 +130,32 @@ def test_lint_says_which_forms_a_character_has_no_lines_for():
     messages = [(p.where, p.message) for p in found]
     assert ("character 大将 forms permission", 'says "おう。" more than once; variation cannot avoid repeating it') \
         in messages
-    assert any(w == "character 大将 forms" and "no offer, request, preference, have, confirm lines" in m
+    assert any(w == "character 大将 forms" and "no offer, request, preference, have, confirm, advice lines" in m
                for w, m in messages)
+
+
+@pytest.mark.parametrize("text", [
+    # someone else's matter, or a view asked of no matter of the player's
+    "葵ちゃんの夢、どう思う？", "ママの仕事ってどう思う？", "お店の将来、どうしたらいいと思う？", "僕は賛成だけど、どう思う？",
+])
+def test_a_view_asked_of_someone_elses_matter_is_no_advice(text):
+    found = read_form(text)
+    assert found is None or found.form != "advice", (text, found)
+
+
+ADVICE = {**FORMS, "advice": {"lines": [L("{word}か。まあ、焦るな。")]}}
+
+
+def test_the_players_own_matter_asked_about_gets_the_characters_view_not_a_line_of_their_world():
+    # 仕事 shares no entry here, but 屋号 and スープ would: the player's matter is answered as theirs
+    before = play(stall(FORMS), "スープの仕込みみたいに仕事が終わらなくて。大将、どう思う？")
+    after = play(stall(ADVICE), "スープの仕込みみたいに仕事が終わらなくて。大将、どう思う？")
+    assert before[0].kind != "form"
+    assert after[0].kind == "form" and after[0].answer.text == "仕事か。まあ、焦るな。"
+
+
+def test_the_reference_characters_give_their_view_of_the_players_matter():
+    [mama] = visit("就活で全然受からなくて。ママ、どう思います？")
+    assert mama.kind == "form" and mama.answer.speaker == "赤尾妙子" and "就活" in mama.answer.text
+    [aoi] = visit("彼氏とうまくいかなくて。どうしたらいいと思う？", to="神楽坂葵")
+    assert aoi.kind == "form" and aoi.answer.speaker == "神楽坂葵" and "彼氏" in aoi.answer.text
