@@ -74,3 +74,19 @@ def test_words_passed_on_are_news_for_the_one_called_not_an_answer():
 def test_a_question_about_someone_here_still_reaches_them():
     *_, asked = visit("こんばんは", "葵ちゃん、ママって結婚してないのか？", to=AOI)
     assert asked.answer.speaker == MAMA or "ママ" in asked.answer.text
+
+
+@pytest.mark.parametrize("text, who", [
+    ("ママ？", MAMA), ("ママ？ちょっといいかな", MAMA), ("ママってば", MAMA), ("葵ちゃんね、ちょっと聞いて", AOI),
+    ("葵さんよ、それ本気？", AOI),
+])
+def test_a_name_called_with_a_question_mark_or_a_particle_calls(text, who):
+    rules = reference().rules
+    other = AOI if who == MAMA else MAMA
+    found = detect_addressee(text, rules, rules.start().state, other)
+    assert (found.character, found.how) == (who, "head")
+
+
+def test_a_call_picks_the_one_who_answers_over_a_tap():
+    *_, called = visit("こんばんは", "葵ちゃんね、休みの日って何してるの？", to=MAMA)
+    assert called.answer.speaker == AOI
