@@ -36,7 +36,7 @@ _TAKEN_BACK = re.compile(r"(?:じゃなくて|じゃなく|ではなくて|で�
                          r"|の話(?:じゃない|してない|はしてない|をしてるんじゃない)(?:って|よ|から|んだけど)?)"
                          r"[、,。!！\s~wｗ笑]*")
 # A call at the head: 「ママ、」「ねえ葵ちゃん！」 (the name then answers, it is not what the line is about).
-_CALL_AFTER = re.compile(r"^(?:さん|ちゃん|くん)?\s*(?:[、,!！。\s]|ねえ|ね[、,])")
+_CALL_AFTER = re.compile(r"^(?:さん|ちゃん|くん)?\s*(?:[、,!！?？。\s]|ねえ|ね[、,])")
 _CALL_BEFORE = re.compile(r"^[.…‥・~〜\s]*(?:ねえ|ねぇ|なあ|あの|あのさ|ちょっと|で|じゃあ|ところで)?[、,\s]*$")
 # Whose view is asked: 「葵から見て」「葵的には」「葵はどう思う」.
 _ASKED_AFTER = re.compile(r"^(?:さん|ちゃん|くん)?(?:から見て|からみて|的には|はどう思|ってどう思|の意見|の目から)")

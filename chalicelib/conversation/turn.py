@@ -52,6 +52,7 @@ from .facts import Facts, Sentence, is_question
 from .facts import _analysed as _analysed_keys
 from .focus import Focus, FocusReader, parts
 from .forms import FormFound, form_answer, read_form
+from .mention import asked_about, only_mentioned, reports_other
 from .orders import FALLBACK, PAID, OrderFound, Orders
 from .own import about_self, told_again
 from .questions import asks, polarity, proposes_change, question_kind
@@ -228,11 +229,12 @@ class Conversation:
                 context["clarify"] = {"resolved": str(chosen)}
             else:
                 # the character named last turn stays addressed for a follow-up, unless this line names
-                # someone else here (「ママさんの好きな歌手は？」 after talking with 葵)
+                # someone else here (「ママさんの好きな歌手は？」 after talking with 葵; not one only mentioned:
+                # 「ママにも話した？」 still asks 葵 — mention.py)
+                named = self._named_here(text, state)
                 partner = mem.partner if mem.partner is not None and mem.partner_turn >= state.turn and \
-                    mem.partner in self.rules.people(state.place) and \
-                    self.answerer.named_present(text, state.place) in (None, mem.partner) else None
-                if partner is None and self.answerer.named_present(text, state.place) is None:
+                    mem.partner in self.rules.people(state.place) and named in (None, mem.partner) else None
+                if partner is None and named is None:
                     # 「すごく上手。勉強してたの？」 right after 葵 answered: still 葵 (not the one who answers
                     # by default)
                     partner = self._last_answerer(mem, state)
@@ -833,8 +835,10 @@ class Conversation:
         focus = self.focus_reader.read(answer_text, tuple(self.rules.people(state.place)))
         if addressed and free.speaker not in focus.about and not focus.you and (focus.question or focus.request) and \
                 not (focus.view and focus.called == free.speaker) and \
-                any(p != free.speaker and p in present for p in focus.about):
-            addressed = False      # 「葵ちゃん、ママって独身なのか？」 asks of ママ: what ママ knows of herself may answer
+                any(p != free.speaker and p in present for p in asked_about(focus.text, self.focus_reader, focus.about)):
+            # 「葵ちゃん、ママって独身なのか？」 asks of ママ: what ママ knows of herself may answer (not 「葵ちゃん、
+            # ママに言ってみたら？」: ママ is only mentioned, 葵 answers — mention.py)
+            addressed = False
         # 0. money: what an item costs, or the bill for what was ordered
         money = self._money(text, state, free.speaker, mem, turn, variety, found_act.paying)
         if money is not None:
@@ -851,7 +855,9 @@ class Conversation:
         #    nothing else: a greeting, thanks or the bill is not an answer)
         answering = False
         if question is not None and free.intent is None and question.speaker in present \
-                and (act in _ANSWERING_ACTS or act in ("謝罪", "感謝")):
+                and (act in _ANSWERING_ACTS or act in ("謝罪", "感謝")) and \
+                reports_other(focus.text, self.focus_reader, focus.called) is None:
+            # (「ママ、葵さんはいやだって」 passes on 葵's no: news for ママ, not the player's answer — mention.py)
             pol = polarity(text, question.kind, change=question.change)   # type: ignore[arg-type]
             if act not in _ANSWERING_ACTS and pol not in ("yes", "no"):
                 pol = None       # 「ごめん、無理かな」 answers; 「ごめんね」 alone apologises
@@ -895,7 +901,11 @@ class Conversation:
         # 2. a knowledge line of the topic (or of words the line names), the entry that fits the question
         #    best; for a question, unless a sentence said before or known by someone here answers it
         #    clearly better (3)
-        found, fitting = self._knowledge(free, state, answer_text, focus, turn, variety, only=addressed, mem=mem)
+        # (whose entries fit is read from whom the line asks about, not from a name only mentioned: 「ママとも映画の
+        # 話する？」 to 葵 asks of 葵's films, not of ママ's — mention.py)
+        asked = asked_about(focus.text, self.focus_reader, focus.about)
+        found, fitting = self._knowledge(free, state, answer_text, focus if asked == focus.about else
+                                         replace(focus, about=asked), turn, variety, only=addressed, mem=mem)
         asking = is_question(text) or act in ("質問", "本人")
         if found is not None and fitting is not None and not asking and free.intent is None and \
                 fitting.hit is not None and not focus.in_phrase(fitting.hit.start, fitting.hit.end) and \
@@ -964,7 +974,10 @@ class Conversation:
             return formed
         # 4a. a question about the one answering (their plans, their past) that nothing authored answers: an
         #     honest answer in their voice (「うーん……まだ決めてないんだ」), not a stock "I don't know"
-        if asking and act in ("質問", "なし") and (free.speaker in focus.about or focus.you):
+        #     (also one put to them that names someone else only in a case role: 「ママに伝えたことある？」 asks
+        #     what they did — mention.py)
+        if asking and act in ("質問", "なし") and (free.speaker in focus.about or focus.you or
+                                                  self._mentions_only(focus, free.speaker, present)):
             unsure = self._unsure(free.speaker, word, state, turn, variety)
             if unsure is not None:
                 return unsure
@@ -974,8 +987,9 @@ class Conversation:
         if asking and act in ("質問", "本人", "なし") and free.speaker not in focus.about and not focus.you:
             asked = _asking_sentences(focus.text)
             people_here = tuple(self.rules.people(state.place))
-            about = self.focus_reader.read(asked, people_here).about if asked != focus.text else focus.about
-            others = [p for p in about if p != free.speaker and p in people_here]
+            read = self.focus_reader.read(asked, people_here) if asked != focus.text else focus
+            others = [p for p in asked_about(read.text, self.focus_reader, read.about)
+                      if p != free.speaker and p in people_here]
             unsure = self._unsure(others[0], word, state, turn, variety) if others else None
             if unsure is not None:
                 context["about_other"] = others[0]
@@ -1268,6 +1282,18 @@ class Conversation:
         if answer is not None:
             context["form"] = found.form
         return answer
+
+    def _named_here(self, text: str, state: GameState) -> str | None:
+        """The one character here the line names, unless it names them only in a case role (mention.py)."""
+        named = self.answerer.named_present(text, state.place)
+        if named is not None and only_mentioned(self.focus_reader.read(text).text, self.focus_reader, named):
+            return None
+        return named
+
+    def _mentions_only(self, focus: Focus, speaker: str, present: set[str]) -> bool:
+        """Whether the line names someone here besides `speaker`, each only in a case role (mention.py)."""
+        others = [p for p in focus.about if p != speaker and p in present]
+        return bool(others) and not asked_about(focus.text, self.focus_reader, tuple(others))
 
     def _unsure(self, speaker: str, word: str | None, state: GameState, turn: int, variety: Variety) -> Answer | None:
         unsure = self.scenario.characters[speaker].unsure

@@ -24,12 +24,21 @@ from .text import nfkc
 _LEAD = r"[.…‥・~〜\s]*(?:ねえ|ねぇ|ねー|なあ|なぁ|おい|あの|あのさ|あのね|ちょっと|ところで|で|えっと|じゃあ)?[、,\s]*"
 _HONORIFICS = ("さん", "ちゃん", "くん", "様", "さま")
 _GLUED_CONTENT = re.compile(r"^[\u4e00-\u9fff\u30a1-\u30fa]")
-_CALL_AFTER = re.compile(r"^(?:[、,!！…‥~〜ー\s]|って(?:さ|ば)?[、,\s]|さ[、,\s])")
+# (「ママ？」「ママ？ちょっといい？」 call too; so do 「ママってば」 and 「葵ちゃんね、」「ママよ、」)
+_CALL_AFTER = re.compile(r"^(?:[、,!！?？…‥~〜ー\s]|って(?:さ|ば)?[、,\s]|ってば|[さねよ][、,\s])")
 _QUESTION_AFTER = re.compile(r"^(?:は|って|も|こそ)(?:[^。！？!?]*)[？?]|^(?:は|って)(?:どう|どんな|何|なに|いつ|どこ|だれ|誰)")
 _PHRASE_AFTER = re.compile(
     r"^(?:に|へ)(?:聞|き(?:き|く|い)|訊|質問|相談|話|言い|いい(?:たい)|頼|お願い|伝え|教え)"
     r"|^(?:は|って)どう(?:思|おも|かな|です|なの)"
     r"|^の(?:意見|考え|気持ち|感想)")
+# a phrase naming whom the player asks calls them only while the player asks now: not a past deed (「ママに聞いた
+# んだけど」), nor one put to someone else to try (「ママに言ってみたら？」「ママに相談すれば？」)
+_NOT_ASKING_NOW = re.compile(r"^[^、。！？!?…]*?(?:[いしえっき]た(?!い|く|け)|んだ(?!け|よね)|てみ|たら|[えけせれ]ば(?!か)|なよ)")
+
+
+def _asks_by_phrase(after: str) -> bool:
+    """Whether what follows a name says the player asks that person (「ママに聞きたいんだけど」「葵の意見は？」)."""
+    return bool(_PHRASE_AFTER.match(after)) and not (after[:1] in "にへ" and _NOT_ASKING_NOW.match(after))
 
 
 @dataclass(frozen=True)
@@ -68,7 +77,7 @@ def detect_addressee(text: str, rules: GameRules, state: GameState, given: str |
                 "question" if _QUESTION_AFTER.match(rest) else None)
             if how is None and name.endswith(_HONORIFICS) and _GLUED_CONTENT.match(rest):
                 how = "head"        # 「葵さんインスタやってる？」: the call with its comma dropped
-            if how is None and _PHRASE_AFTER.match(rest):
+            if how is None and _asks_by_phrase(rest):
                 how = "phrase"
             if how is not None:
                 if cid in present:
@@ -78,7 +87,7 @@ def detect_addressee(text: str, rules: GameRules, state: GameState, given: str |
     for name, cid in names:
         start = normalised.find(name)
         while start >= 0:
-            if _PHRASE_AFTER.match(normalised[start + len(name):]):
+            if _asks_by_phrase(normalised[start + len(name):]):
                 if cid in present:
                     return AddresseeFound(cid, "phrase")
                 ignored = ignored or cid
