@@ -19,7 +19,8 @@ _ABOUT_BILL = re.compile(r"内訳|明細|何が入って|なにが入って|何�
                          # 「水割りしか頼んでないんだけど」: what was ordered said against what is counted
                          r"|しか(?:頼|たの|注文)|(?:頼|たの)んで(?:ない|ません)(?:のに|けど|んだけど|んすけど|んですけど)")
 # An amount said back in surprise (「2600円！？」「え、2600？」).
-_AMOUNT_ASKED = re.compile(r"\d[\d,]*\s*(?:円)?\s*(?:[!！]*[？?]|って[？?]|も[？?!！]|も(?:する|取る|とる))"
+_AMOUNT_ASKED = re.compile(r"\d[\d,]*\s*(?:円)?\s*(?:[!！]*[？?]|って[？?]|も[？?!！]|も(?:する|取る|とる)"
+                           r"|(?:っす|です|だ)?(?:よね|じゃない|でしょ|のはず))"     # 「1500っすよね」: the sum checked
                            r"|^(?:え|えっ|ええ|は|はぁ|はあ|マジ|まじ)[、,!！っ?？\s]*\d[\d,]*\s*円?\s*[!！?？]")
 DEFAULT_BREAKDOWN = "{items}で、{total}円です。"
 

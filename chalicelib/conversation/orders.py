@@ -72,6 +72,8 @@ _TREAT = re.compile(r"おご(?:る|り|ら|ろ|ります|って)|奢|ご(?:ち�
 _STATUS = re.compile(r"まだ(?:か|かな|かい|なの|です(?:か)?|来ない|こない|出ない|でない|できない|かよ)?\s*(?:[？?。!！…、,]|$)"
                      r"|いつ(?:に)?(?:なったら)?(?:来る|くる|出る|でる|できる|出来る|届く)|遅い|おそい|来ない(?:な|ぞ|けど|ね)"
                      r"|こない(?:な|ぞ|けど|ね)|待ってる(?:んだ)?けど")
+# 「水割りは出てくるんすか？」: asking after an item only once it was ordered (before, it asks what is served).
+_STATUS_ORDERED = re.compile(r"出て(?:くる|こない|きます|来る|来ない)|来ます(?:か)?\s*[？?]|くる(?:ん|の)?(?:です|すか|か)?\s*[？?]")
 # 「いや、さっき頼みましたよ」: the player already ordered (the item named, the last ordered, or the one offered).
 _ALREADY = re.compile(r"(?:さっき|もう|先に|前に)\s*(?:頼(?:んだ|みました|んでる|んでます|んである)|注文(?:した|しました|してる|してます))")
 _STATUS_ORDER = re.compile(r"^(?:おい|ねえ|ママ|あの)?[、,\s]*(?:(?:俺|私|僕|わたし|ぼく|おれ)の)?"
@@ -322,9 +324,11 @@ class Orders:
         ordered yet is ordered now.  「注文まだ？」「さっき頼みました」: the last item ordered (or, when the
         order went unheard, the one just offered)."""
         already = _ALREADY.search(text)
-        if not _STATUS.search(text) and not already:
-            return None
         ordered = list(ordered)
+        if not _STATUS.search(text) and not already:
+            hits = self._hits(TextForms.of(text)) if _STATUS_ORDERED.search(text) else []
+            if not hits or hits[-1].item not in ordered:
+                return None
         hits = self._hits(TextForms.of(text))
         if hits:
             item = hits[-1].item

@@ -44,7 +44,8 @@ def turned_down(text: str, end: int) -> bool:
 def treats_not(text: str, end: int) -> bool:
     """A treat cue ending at `end` that treats nobody: turned down, reported, supposed, or asking to be treated."""
     rest = clause_after(text, end)
-    if text[:end].endswith("て") and re.match(r"^(?:よ|ー|〜|~|[!！]|$)", rest):
+    if text[:end].endswith("て") and re.match(r"^(?:よ|ー|〜|~|[!！]|$)", rest) or \
+            re.match(r"^っ?て(?:よ|ー|〜|~|[!！]|$)", rest):
         return True          # 「おごってよ」「奢って！」
     return turned_down(text, end) or bool(_ASKS_TO_BE.match(rest))
 
@@ -63,3 +64,12 @@ def not_ordered(between: str, after_cue: str) -> bool:
         return True
     return bool(_REPORTED_ORDER.search(after_cue)) or bool(
         re.match(r"^\s*(?:ない|ません|なかった|じゃない|ではない)", after_cue))
+
+
+_TREAT_WORD = re.compile(r"おご|奢|ごちそう|ご馳走")
+
+
+def treat_undone(text: str, start: int, end: int) -> bool:
+    """Whether a listed word found at `start`–`end` of `text` is a word of treating that treats nobody
+    (「おごってよ」 asks to be treated: an entry that thanks for a treat must not answer it)."""
+    return bool(_TREAT_WORD.match(text, start)) and treats_not(text, end)

@@ -95,3 +95,26 @@ def test_a_known_word_far_from_food_is_no_order():
 def test_diner_bill_unchanged():
     _, bill, paid = play(diner(), "カレーください", "お会計", "はい、千円。おつりはいいよ")
     assert bill.answer.text == "700円です。" and paid.answer.text == "はい、確かに。毎度どうも。"
+
+
+def test_asking_whether_an_item_ordered_comes_is_no_second_order():
+    conversation = priced(coming=[L("お待たせ、{item}だよ。")])
+    _, comes = play(conversation, "カレーください", "カレーは出てくるんですか？")
+    assert comes.answer.text == "お待たせ、カレーだよ。" and comes.memory.orders == ["カレー"]
+    [before] = play(priced(coming=[L("お待たせ、{item}だよ。")]), "カレーってすぐ出てくる？")
+    assert before.memory.orders == []                  # not ordered yet: a question about it, no order
+
+
+def test_the_sum_checked_after_the_bill_is_answered_item_by_item():
+    *_, checked = play(priced(), "カレーください", "お会計", "一皿だけなら700円ですよね")
+    assert checked.answer.text == "カレー700円で、700円です。" and checked.memory.orders == ["カレー"]
+
+
+def test_an_entry_thanking_for_a_treat_does_not_answer_asking_to_be_treated():
+    data = copy.deepcopy(CAFE)
+    data["characters"][0]["knowledge"].append({"info": "おごられたら飲む", "condition": "", "words": ["おごる", "奢る"],
+                                               "lines": [L("じゃあ遠慮なく、いただくよ。")]})
+    rules = GameRules(load_scenario_data(data, source="treated.json"))
+    conversation = Conversation(rules, Interpreter(rules))
+    [asked] = play(conversation, "マスター、おごってよ")
+    assert asked.answer is None or asked.answer.text != "じゃあ遠慮なく、いただくよ。"
