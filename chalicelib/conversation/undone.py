@@ -62,8 +62,12 @@ def not_ordered(between: str, after_cue: str) -> bool:
     sentence, say it was ordered before, suppose it, or make it the object of another verb."""
     if _REPORTED_ORDER.search(between) or _OTHER_VERB.search(between):
         return True
-    return bool(_REPORTED_ORDER.search(after_cue)) or bool(
-        re.match(r"^\s*(?:ない|ません|なかった|じゃない|ではない)", after_cue))
+    # (after the cue, only what takes the whole back: 「ハイボールください、さっき飲んだのと同じで」 orders)
+    return bool(_AFTER_CUE.search(after_cue))
+
+
+_AFTER_CUE = re.compile(r"しか|(?:頼|たの)(?:んだ|んで(?:ない|ません|る))|注文(?:した|して(?:ない|ません))"
+                        r"|^\s*(?:だけ|ずつ|ぐらい|くらい)?\s*(?:なら|ならば|だったら|たら|ない|ません|なかった|じゃない|ではない)")
 
 
 _TREAT_WORD = re.compile(r"おご|奢|ごちそう|ご馳走")

@@ -118,3 +118,10 @@ def test_an_entry_thanking_for_a_treat_does_not_answer_asking_to_be_treated():
     conversation = Conversation(rules, Interpreter(rules))
     [asked] = play(conversation, "マスター、おごってよ")
     assert asked.answer is None or asked.answer.text != "じゃあ遠慮なく、いただくよ。"
+
+
+def test_words_after_an_order_that_do_not_take_it_back_keep_it():
+    [same] = play(priced(), "コーヒーください、さっき飲んだのと同じで")
+    assert same.memory.orders == ["コーヒー"]
+    [polite] = play(priced(), "カレーを一つもらえないかな")
+    assert polite.memory.orders == ["カレー"]
