@@ -25,6 +25,7 @@ from ..scenario.loader import CompiledKnowledge
 from ..scenario.variation import knowledge_key
 from .choices import closed
 from .focus import Focus
+from .undone import treat_undone
 
 WORD = 1.0          # a word of the entry found in the line
 LONGER = 0.15       # ... per character beyond the first (up to LONGEST)
@@ -101,7 +102,7 @@ class Entries:
         # (a word whose report is denied, 「混ぜてもいいなんて言ってないよ」, names the opposite of the entry)
         return [h for h in self.matcher.hits(forms, entry.entry.words)
                 if not (h.word in owned and said_of_person(forms.nfkc, h.start, self.names))
-                and not denied_after(forms.nfkc, h.end)]
+                and not denied_after(forms.nfkc, h.end) and not treat_undone(forms.nfkc, h.start, h.end)]
 
     def _fit(self, person: str, entry: CompiledKnowledge, hits: list[WordHit], focus: Focus,
              subjects: tuple[str, ...], of_topic: bool) -> Fitting | None:

@@ -24,8 +24,10 @@ from typing import Literal
 from ..interpret.ja import analyse, word_meaning
 from ..interpret.text import TextForms, make_matcher, nfkc
 from ..scenario import CompiledScenario
+from .undone import not_ordered, treats_not, turned_down
 
-OrderKind = Literal["item", "again", "ask", "missing", "adjust", "treat", "coming", "extra", "about", "paid"]
+OrderKind = Literal["item", "again", "ask", "missing", "adjust", "treat", "declined", "coming", "extra", "about",
+                    "paid"]
 
 _PAYING = re.compile(r"会計|お?勘定|おあいそ|お代|支払|払(?:う|い|います|える)|いくら|レシート|領収書")
 # Cues that order whatever is named right before them.
@@ -70,6 +72,8 @@ _TREAT = re.compile(r"おご(?:る|り|ら|ろ|ります|って)|奢|ご(?:ち�
 _STATUS = re.compile(r"まだ(?:か|かな|かい|なの|です(?:か)?|来ない|こない|出ない|でない|できない|かよ)?\s*(?:[？?。!！…、,]|$)"
                      r"|いつ(?:に)?(?:なったら)?(?:来る|くる|出る|でる|できる|出来る|届く)|遅い|おそい|来ない(?:な|ぞ|けど|ね)"
                      r"|こない(?:な|ぞ|けど|ね)|待ってる(?:んだ)?けど")
+# 「水割りは出てくるんすか？」: asking after an item only once it was ordered (before, it asks what is served).
+_STATUS_ORDERED = re.compile(r"出て(?:くる|こない|きます|来る|来ない)|来ます(?:か)?\s*[？?]|くる(?:ん|の)?(?:です|すか|か)?\s*[？?]")
 # 「いや、さっき頼みましたよ」: the player already ordered (the item named, the last ordered, or the one offered).
 _ALREADY = re.compile(r"(?:さっき|もう|先に|前に)\s*(?:頼(?:んだ|みました|んでる|んでます|んである)|注文(?:した|しました|してる|してます))")
 _STATUS_ORDER = re.compile(r"^(?:おい|ねえ|ママ|あの)?[、,\s]*(?:(?:俺|私|僕|わたし|ぼく|おれ)の)?"
@@ -236,6 +240,9 @@ class Orders:
             if server is not None:
                 item = found.item if found is not None and found.kind == "item" else None
                 return OrderFound("treat", item, server, found.named if found else None, treated=treated)
+        if found is None and treated is None and (declined := self._declined(normalised, people, addressee,
+                                                                           responder)) is not None:
+            return declined           # 「おごりません」「奢れないっす」: turned down, never accepted
         if found is None and style is not None and last_order is not None and \
                 any(m.group(0).endswith(("して", "作って")) or _ADJUST.match(normalised, m.end())
                     for m in _STYLE.finditer(normalised)):
@@ -317,9 +324,11 @@ class Orders:
         ordered yet is ordered now.  「注文まだ？」「さっき頼みました」: the last item ordered (or, when the
         order went unheard, the one just offered)."""
         already = _ALREADY.search(text)
-        if not _STATUS.search(text) and not already:
-            return None
         ordered = list(ordered)
+        if not _STATUS.search(text) and not already:
+            hits = self._hits(TextForms.of(text)) if _STATUS_ORDERED.search(text) else []
+            if not hits or hits[-1].item not in ordered:
+                return None
         hits = self._hits(TextForms.of(text))
         if hits:
             item = hits[-1].item
@@ -440,8 +449,9 @@ class Orders:
         if not tokens:
             return None
         word = tokens[-1].surface
-        if any(word in ws for ws in self._words.values()) or nfkc(word) in self.names:
-            return None
+        if any(word in ws for ws in self._words.values()) or nfkc(word) in self.names or \
+                word.lstrip("おご") in _FOOD_ANCHORS or word in _FOOD_ANCHORS:
+            return None          # 「おつまみのきんぴら」: the kind the item is of, not a thing that is not here
         return word if self._near_food(tokens[-1].normalised or word) >= NEAR_FOOD else None
 
     def _edible(self, tokens) -> bool:
@@ -459,15 +469,34 @@ class Orders:
         table = word_meaning()
         return max((table.cosine(form, a) for a in self._anchors), default=0.0) if table is not None else 0.0
 
-    def _treated(self, text: str, people: list[str], addressee: str | None, responder: str | None) -> str | None:
-        """The character the player treats (「一杯おごります」「ママにも水割りを」), or None."""
-        match = _TREAT.search(text)
+    def _declined(self, text: str, people: list[str], addressee: str | None,
+                  responder: str | None) -> OrderFound | None:
+        """「おごりません」「おごるほどお金ない」「おごるって言ってない」: a treat turned down (or only talked of),
+        answered graciously by the one it was about."""
+        if not any(turned_down(text, m.end()) for m in _TREAT.finditer(text)):
+            return None              # (「おごってよ」 asks to be treated: no treat to turn down)
+        named = self._named_treated(text)
+        who = named if named in people else (addressee if addressee in people else
+                                             (responder if responder in people else None))
+        server = who if who in self.menus else self._server_for_missing(people, addressee, responder)
+        return OrderFound("declined", None, server, None, treated=who) if server is not None else None
+
+    def _named_treated(self, text: str) -> str | None:
         named = None
         for person, names in self.people_names.items():
             for name in names:
                 n = nfkc(name)
                 if n and re.search(re.escape(n) + r"(?:さん|ちゃん)?(?:にも|に|も)", text):
                     named = person
+        return named
+
+    def _treated(self, text: str, people: list[str], addressee: str | None, responder: str | None) -> str | None:
+        """The character the player treats (「一杯おごります」「ママにも水割りを」), or None.  Words of treating
+        that turn it down, report it, suppose it or ask to be treated treat nobody (undone.py)."""
+        match = next((m for m in _TREAT.finditer(text) if not treats_not(text, m.end())), None)
+        if match is None and _TREAT.search(text) is not None:
+            return None
+        named = self._named_treated(text)
         if match is None and not (named and re.search(r"(?:にも|に)\S{0,8}(?:を|どうぞ|一杯|1杯)\s*[。！!]*$", text)
                                   and any(self.matcher.hits(TextForms.of(text), ws)
                                           for ws in self._words.values())):
@@ -491,6 +520,8 @@ class Orders:
         if not bare and _BARE.match(rest):
             return False
         between = rest[:match.start()]
+        if not_ordered(between, rest[match.end():]) or turned_down(rest, match.end()):
+            return False          # 「ナポリタンだけ撮る」「水割りしか頼んでない」「一つずつなら」: no order
         tokens = analyse(between).tokens if between.strip() else ()
         for token in tokens:
             if token.is_noun and token.pos[1:2] not in (("数詞",),) and "助数詞可能" not in token.pos \
@@ -551,6 +582,8 @@ class Orders:
                     tokens[i + len(run)].start == run[-1].end and _KATAKANA.fullmatch(tokens[i + len(run)].surface):
                 run.append(tokens[i + len(run)])
             if all(_KATAKANA.fullmatch(t.surface) for t in run) and self._ordered(text, run[-1].end, bare=False) and \
-                    (len(run) > 1 or _STRONG_CUE.match(text[run[-1].end:])):
+                    (len(run) > 1 or (_STRONG_CUE.match(text[run[-1].end:]) and
+                                      (near > 0 or table.row(run[0].surface) is None))):
+                # (a known word far from food in meaning is asked for, not ordered: 「ヒントください」)
                 return text[run[0].start:run[-1].end]
         return None

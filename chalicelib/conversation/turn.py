@@ -44,6 +44,7 @@ from ..scenario.model import SpokenLine
 from ..scenario.variation import knowledge_key, reaction_key, remember
 from ..stage.records import AskedQuestion, ConversationMemory, OpenClarification, SpokenText
 from ..turn_record import AnswerSource, InterpretationRecord
+from .bill import DEFAULT_BREAKDOWN, disputes, itemised
 from .book import LineBook, fired_ref
 from .choices import asked_again
 from .clarify import DEFAULT_LINE, Clarifier, Options
@@ -57,6 +58,7 @@ from .orders import FALLBACK, PAID, OrderFound, Orders
 from .own import about_self, told_again
 from .questions import asks, polarity, proposes_change, question_kind
 from .stitch import kept, named_in, part_addressee
+from .undone import DEFAULT_DECLINED
 from .variety import PER_GAME, Variety, remember_said
 
 RECALL_MIN = 3.0          # least evidence for a sentence said before to answer a question (facts.Facts.best)
@@ -267,8 +269,10 @@ class Conversation:
                     if order is not None:
                         context["order"] = order.to_dict()
                         chosen = NONE
-                    elif chosen.is_intent and _PRICE.search(nfkc(text)) and self._item_named(nfkc(text)):
-                        # 「ナポリタンっていくら？」: the price is the answer, not the menu's story line
+                    elif chosen.is_intent and ((_PRICE.search(nfkc(text)) and self._item_named(nfkc(text))) or
+                                               (mem.orders and disputes(text))):
+                        # 「ナポリタンっていくら？」「内訳は？」: the price or the bill is the answer, not the menu's
+                        # story line
                         context["price"] = str(chosen)
                         chosen = NONE
                     else:
@@ -395,6 +399,8 @@ class Conversation:
         side = None
         if FALLBACK.search(nfkc(meant)) and self._order(meant, state, None, mem, question) is not None:
             return Reading(meant, None, back, whole.called)    # 「レモンサワーある？なければ水割りで」: one order
+        if disputes(meant):
+            return Reading(meant, None, back, whole.called)    # 「2600円！？内訳は？」: one question about the bill
         pieces = parts(meant)
         asking = [i for i, piece in enumerate(pieces) if is_question(piece)]
         if len(pieces) >= 2 and not asking and question is not None:
@@ -445,7 +451,7 @@ class Conversation:
         # (a question put to someone by name asks of its own, short as it is: 「由美ちゃん、何歳？」; a bare 「誰ですか？」
         # leans on the part before it)
         return bool(self._topic_nouns(text) or focus.about or len(nfkc(text)) > 12 or
-                    (focus.question and focus.called is not None))
+                    (focus.question and focus.called is not None) or _PRICE.search(nfkc(text)))    # 「あと、いくら？」
 
     def _topic_nouns(self, text: str) -> list[str]:
         focus = self.focus_reader.read(text)
@@ -661,7 +667,7 @@ class Conversation:
         # money handed over right after the bill: thanks from the one who said it
         billed = max(((turns[-1], ref.split("/")[1]) for ref, turns in mem.said.items()
                       if ref.startswith("menu/") and ref.rsplit("#", 1)[0].endswith("/bill") and turns), default=None)
-        if billed is not None and billed[0] >= state.turn - 2 and PAID.search(nfkc(text)) and \
+        if billed is not None and billed[0] >= state.turn - 2 and PAID.search(nfkc(text)) and not disputes(text) and \
                 billed[1] in people and self.scenario.menus[billed[1]].paid:
             return OrderFound("paid", None, billed[1])
         # the item served in the last turns: a condiment or a change asked for is about it
@@ -683,6 +689,10 @@ class Conversation:
         item = self.orders.item(order.server, order.item) if order.item is not None else None
         if order.item is not None and item is None:
             return None
+        if order.kind == "declined":
+            # 「おごりません」: a treat turned down is answered graciously; nothing is served nor billed
+            lines = menu.declined or [SpokenLine(text=DEFAULT_DECLINED)]
+            return self._menu_line(order.server, "declined", lines, step.state, turn, variety, {})
         if order.kind in ("paid", "about"):
             # 「はい、6500円」 after the bill: thanks; 「銘柄は？」: what the item is
             lines = menu.paid if order.kind == "paid" else (item.about.lines if item and item.about else [])
@@ -738,7 +748,8 @@ class Conversation:
         text = self._filled(lines[index].text, fill)
         expression = lines[index].expression or NEUTRAL
         refs = [f"{prefix}#{index + 1}"]
-        if order.instead and item is not None and menu.unavailable:
+        if order.instead and item is not None and menu.unavailable and \
+                nfkc(order.instead) not in {nfkc(w) for w in (item.id, *item.words, *item.parts)}:
             # 「焼酎の水割り」「レモンサワー、なければ水割り」: the one not served is said first
             said_first = [line for line in menu.unavailable if "{menu}" not in line.text] or menu.unavailable
             first_prefix = f"menu/{order.server}/unavailable"
@@ -840,7 +851,8 @@ class Conversation:
             # ママに言ってみたら？」: ママ is only mentioned, 葵 answers — mention.py)
             addressed = False
         # 0. money: what an item costs, or the bill for what was ordered
-        money = self._money(text, state, free.speaker, mem, turn, variety, found_act.paying)
+        money = self._money(text, state, free.speaker, mem, turn, variety, found_act.paying,
+                            served=(context.get("order") or {}).get("item"))
         if money is not None:
             context["money"] = money.ref
             return money
@@ -1339,17 +1351,29 @@ class Conversation:
                       detail={"word": word})
 
     def _money(self, text: str, state: GameState, speaker: str, mem: ConversationMemory, turn: int,
-               variety: Variety, paying: bool) -> Answer | None:
-        """「ハイボールっていくら？」: the item's price; paying (お会計, いくら？) after ordering: the bill."""
+               variety: Variety, paying: bool, served: str | None = None) -> Answer | None:
+        """「ハイボールっていくら？」: the item's price; paying (お会計, いくら？) after ordering: the bill; a question
+        about the bill (内訳は？ 高くない？ いくら？ after it): what was served, priced.  `served`: the item
+        ordered in this line's other part (「水割りお願い。あと、いくら？」 asks its price)."""
         normalised = nfkc(text)
         asked_price = bool(_PRICE.search(normalised))
-        if not (asked_price or paying):
+        if not (asked_price or paying or disputes(normalised)):
             return None
         people = list(self.rules.people(state.place))
         servers = [p for p in ([speaker] + people) if p in self.scenario.menus]
         if not servers:
             return None
-        item = self._item_named(normalised)
+        if mem.orders and (disputes(normalised) or (asked_price and self._item_named(normalised) is None and any(
+                ref.startswith("menu/") and "/bill#" in ref for ref in mem.said))):
+            # 「内訳は？」「高くない？」, 「いくら？」 after the bill: what was served and its prices, not paying
+            for server in servers:
+                menu = self.scenario.menus[server]
+                items, total = itemised(mem.orders, {i.id: i.price for i in menu.items if i.price is not None})
+                if total > 0:
+                    lines = menu.breakdown or [SpokenLine(text=DEFAULT_BREAKDOWN)]
+                    return self._menu_line(server, "breakdown", lines, state, turn, variety,
+                                           {"{items}": items, "{total}": f"{total:,}"})
+        item = self._item_named(normalised) or (served if asked_price and not _BILL.search(normalised) else None)
         if asked_price and item is not None:
             for server in servers:
                 menu = self.scenario.menus[server]

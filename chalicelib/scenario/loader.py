@@ -473,8 +473,8 @@ def _check_replies(out: _Collector, where: str, character: Character | None, rep
             _check_expression(out, f"{where} replies {kind} #{n + 1}", character, line.expression)
 
 
-MENU_LINE_SETS = ("ask", "missing", "unavailable", "suggest", "styles", "treat", "prices", "bill", "paid", "parts",
-                  "extras", "coming")
+MENU_LINE_SETS = ("ask", "missing", "unavailable", "suggest", "styles", "treat", "declined", "prices", "bill",
+                  "breakdown", "paid", "parts", "extras", "coming")
 
 
 def _check_conversation(out: _Collector, scenario: Scenario, characters: Mapping[str, Character],
@@ -556,8 +556,8 @@ def _check_conversation(out: _Collector, scenario: Scenario, characters: Mapping
             for n, spoken in enumerate(getattr(character.menu, kind)):
                 _check_expression(out, f"{where} menu {kind} #{n + 1}", character, spoken.expression)
                 _check_replies(out, f"{where} menu {kind} #{n + 1}", character, spoken.replies)
-                needed = {"prices": ("{item}", "{price}"), "bill": ("{total}",), "unavailable": ("{item}",),
-                          "suggest": ("{menu}",), "styles": ("{style}",),
+                needed = {"prices": ("{item}", "{price}"), "bill": ("{total}",), "breakdown": ("{items}",),
+                          "unavailable": ("{item}",), "suggest": ("{menu}",), "styles": ("{style}",),
                           "parts": ("{parts}",), "extras": ("{extra}",)}.get(kind, ())
                 missing = [k for k in needed if k not in spoken.text]
                 if missing:

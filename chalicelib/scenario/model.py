@@ -211,6 +211,16 @@ class Menu(_Strict):
         default_factory=list,
         description="The player treats this character (一杯おごります, ママにも水割りを): thanks; {item} stands for "
                     "the item when one is named. おごられたときの台詞")
+    declined: list[SpokenLine] = Field(
+        default_factory=list,
+        description="The player turns a treat down or only talks of one (おごりません, おごるほどお金ない, "
+                    "おごるって言ってない): a gracious line, nothing served nor billed (「あら、冗談よ。気にしないで」). "
+                    "Without these lines a plain default answers. おごりを断られたときの台詞")
+    breakdown: list[SpokenLine] = Field(
+        default_factory=list,
+        description="A question about the bill (内訳は？ 何が入ってる？ 高くない？): {items} stands for what was "
+                    "served with each price (「水割り700円、ナポリタン800円」) and {total} for their sum; never "
+                    "taken as paying. Without these lines a plain default answers. 会計の内訳の台詞")
     prices: list[SpokenLine] = Field(default_factory=list,
                                      description="The answer to 「いくら？」 about an item with a price: {item} and "
                                                  "{price} stand for the item and its price (「{item}は{price}円よ。」). "

@@ -1,0 +1,127 @@
+"""Money the player did not agree to: words of ordering, treating or paying that do not do it, and questions
+about the bill."""
+from __future__ import annotations
+
+import copy
+
+from chalicelib.conversation import Conversation
+from chalicelib.conversation.bill import disputes, itemised
+from chalicelib.conversation.undone import DEFAULT_DECLINED, treats_not
+from chalicelib.interpret.interpreter import Interpreter
+from chalicelib.scenario import GameRules, load_scenario_data
+from tests.director.playing import play
+from tests.director.test_conversation import CAFE, L, bar, diner
+
+
+def priced(**menu_changes) -> Conversation:
+    data = copy.deepcopy(CAFE)
+    menu = data["characters"][0]["menu"]
+    menu["items"][0].update(kind="drink", price=400)
+    menu["items"][1].update(kind="food", price=700)
+    menu.update(styles=[L("{item}を{style}で、了解。")], bill=[L("{total}円です。")], paid=[L("はい、確かに。")],
+                prices=[L("{item}は{price}円。")], treat=[L("ごちそうになるよ。")], **menu_changes)
+    rules = GameRules(load_scenario_data(data, source="priced.json"))
+    return Conversation(rules, Interpreter(rules))
+
+
+def test_treat_words_that_do_not_treat():
+    for text in ("おごるほどお金ないよ", "おごるって言ってないですよ", "おごりません", "奢れないっすよ", "奢ってもないって",
+                 "おごってくれるなら飲むよ", "マスター、おごってよ"):
+        end = next(i for i in range(len(text), 0, -1) if text[:i].endswith(("おごる", "おごり", "おごって", "奢")))
+        assert treats_not(text, end), text
+    for text in ("一杯おごります", "一杯おごるよ", "おごらせてください", "奢ります！", "おごってあげる"):
+        end = next(i for i in range(len(text), 0, -1) if text[:i].endswith(("おごる", "おごり", "おごら", "おごって",
+                                                                            "奢")))
+        assert not treats_not(text, end), text
+
+
+def test_a_treat_turned_down_is_answered_graciously_and_never_billed():
+    conversation = priced()
+    for text in ("マスター、おごるほど金ないですよ", "いや、おごるって言ってないです", "奢れませんよ、金欠なんで"):
+        [turned] = play(conversation, "コーヒーください", text)[1:]
+        assert turned.answer.text == DEFAULT_DECLINED, text
+        assert turned.memory.orders == ["コーヒー"], text
+    [authored] = play(priced(declined=[L("冗談だよ、気にしないで。")]), "おごりませんよ")
+    assert authored.answer.text == "冗談だよ、気にしないで。"
+
+
+def test_asking_to_be_treated_treats_nobody():
+    [asked] = play(priced(), "マスター、おごってよ")
+    assert asked.answer is None or asked.answer.text != "ごちそうになるよ。"
+    assert asked.memory.orders == []
+
+
+def test_an_item_the_object_of_another_verb_or_reported_is_not_ordered():
+    conversation = priced()
+    _, photo, only, suppose = play(conversation, "カレーください", "カレーだけ撮ってもいいですか",
+                                   "カレーしか頼んでないんですけど", "コーヒーなら一つでいいかな")
+    assert photo.memory.orders == only.memory.orders == ["カレー"]
+    assert suppose.memory.orders == ["カレー"]
+
+
+def test_a_question_about_the_bill_names_what_was_served_and_never_pays():
+    conversation = priced()
+    *_, bill, doubt, again = play(conversation, "コーヒーください", "カレーもお願い", "コーヒーもう一杯", "お会計",
+                                  "え、1500円！？内訳を教えてもらえますか", "高くない？")
+    assert bill.answer.text == "1,500円です。"
+    assert doubt.answer.text == "コーヒー400円×2、カレー700円で、1,500円です。"    # the default line
+    assert again.answer.text == doubt.answer.text and again.answer.ref.startswith("menu/店主/breakdown")
+    [authored] = play(priced(breakdown=[L("{items}、しめて{total}円。")]), "カレーください", "お会計", "内訳は？")[2:]
+    assert authored.answer.text == "カレー700円、しめて700円。"
+
+
+def test_bill_sums_and_what_disputes_it():
+    assert itemised(["ビール", "水割り", "ビール", "お水"], {"ビール": 600, "水割り": 700}) == \
+        ("ビール600円×2、水割り700円", 1900)
+    assert disputes("2600円！？") and disputes("内訳教えて") and disputes("ちょっと高くないっすか？")
+    assert not disputes("はい、2600円") and not disputes("お会計お願い")
+
+
+def test_an_order_with_a_price_question_gets_both():
+    [both] = play(priced(), "コーヒー、薄めでお願いします。あと、いくらですか？")
+    assert both.answer.text == "コーヒーを薄めで、了解。コーヒーは400円。" and both.memory.orders == ["コーヒー"]
+
+
+def test_the_kind_of_an_item_is_never_said_missing_before_serving_it():
+    [snack] = play(bar(), "おつまみのカレー、もらえます？")
+    assert snack.answer.detail["order"]["item"] == "カレー" and "ない" not in snack.answer.text
+
+
+def test_a_known_word_far_from_food_is_no_order():
+    [hint] = play(bar(), "ヒントくださいよ")
+    assert hint.kind != "menu" and "order" not in hint.context
+
+
+def test_diner_bill_unchanged():
+    _, bill, paid = play(diner(), "カレーください", "お会計", "はい、千円。おつりはいいよ")
+    assert bill.answer.text == "700円です。" and paid.answer.text == "はい、確かに。毎度どうも。"
+
+
+def test_asking_whether_an_item_ordered_comes_is_no_second_order():
+    conversation = priced(coming=[L("お待たせ、{item}だよ。")])
+    _, comes = play(conversation, "カレーください", "カレーは出てくるんですか？")
+    assert comes.answer.text == "お待たせ、カレーだよ。" and comes.memory.orders == ["カレー"]
+    [before] = play(priced(coming=[L("お待たせ、{item}だよ。")]), "カレーってすぐ出てくる？")
+    assert before.memory.orders == []                  # not ordered yet: a question about it, no order
+
+
+def test_the_sum_checked_after_the_bill_is_answered_item_by_item():
+    *_, checked = play(priced(), "カレーください", "お会計", "一皿だけなら700円ですよね")
+    assert checked.answer.text == "カレー700円で、700円です。" and checked.memory.orders == ["カレー"]
+
+
+def test_an_entry_thanking_for_a_treat_does_not_answer_asking_to_be_treated():
+    data = copy.deepcopy(CAFE)
+    data["characters"][0]["knowledge"].append({"info": "おごられたら飲む", "condition": "", "words": ["おごる", "奢る"],
+                                               "lines": [L("じゃあ遠慮なく、いただくよ。")]})
+    rules = GameRules(load_scenario_data(data, source="treated.json"))
+    conversation = Conversation(rules, Interpreter(rules))
+    [asked] = play(conversation, "マスター、おごってよ")
+    assert asked.answer is None or asked.answer.text != "じゃあ遠慮なく、いただくよ。"
+
+
+def test_words_after_an_order_that_do_not_take_it_back_keep_it():
+    [same] = play(priced(), "コーヒーください、さっき飲んだのと同じで")
+    assert same.memory.orders == ["コーヒー"]
+    [polite] = play(priced(), "カレーを一つもらえないかな")
+    assert polite.memory.orders == ["カレー"]
