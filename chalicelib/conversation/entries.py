@@ -62,10 +62,12 @@ class Entries:
         self.matcher = make_matcher()
 
     def rank(self, focus: Focus, forms: TextForms, people: Iterable[str], state: GameState, *,
-             intent: str | None = None, asked: str | None = None, last: str | None = None) -> list[Fitting]:
+             intent: str | None = None, asked: str | None = None, last: str | None = None,
+             recent: TextForms | None = None) -> list[Fitting]:
         """Entries of `people` that fit the line, best first (`asked`: the one spoken to, who answers a
         close call; `last`: who spoke last, whom a question naming nobody may be about too; `intent`: the
-        topic the line was read as)."""
+        topic the line was read as; `recent`: the exchange just before the line, which may name the subject of
+        an entry's words)."""
         subjects = focus.subjects(asked, (last,) if last else ())
         shown = state.shown
         wanted = PlayerInput.intent(intent) if intent is not None else None
@@ -77,7 +79,7 @@ class Entries:
                     continue      # a settled choice, or a line that does not choose (choices.py)
                 of_topic = intent is not None and intent in entry.intents and \
                     entry.condition.holds(wanted, shown, None, False, False)
-                hits = self._hits(forms, entry)
+                hits = self._hits(forms, entry, recent)
                 if not hits and not of_topic:
                     continue
                 if not of_topic and not entry.condition.holds_for_intent(shown):
@@ -94,12 +96,10 @@ class Entries:
                                 f.entry.index))
         return out
 
-    def _hits(self, forms: TextForms, entry: CompiledKnowledge) -> list[WordHit]:
-        if not entry.entry.words:
-            return []
+    def _hits(self, forms: TextForms, entry: CompiledKnowledge, recent: TextForms | None = None) -> list[WordHit]:
         owned = frozenset().union(*(self.answerer.owned_words(i) for i in entry.intents))
         # (a word whose report is denied, 「混ぜてもいいなんて言ってないよ」, names the opposite of the entry)
-        return [h for h in self.matcher.hits(forms, entry.entry.words)
+        return [h for h in self.answerer.word_hits(forms, entry, recent)
                 if not (h.word in owned and said_of_person(forms.nfkc, h.start, self.names))
                 and not denied_after(forms.nfkc, h.end)]
 
@@ -135,10 +135,11 @@ class Entries:
         return Fitting(person, entry, score, best_hit, about, at_head, at_wh)
 
     def best_fact(self, focus: Focus, forms: TextForms, people: Iterable[str], state: GameState,
-                  asked: str | None, topic: PlayerInput | None, last: str | None = None) -> Fitting | None:
+                  asked: str | None, topic: PlayerInput | None, last: str | None = None,
+                  recent: TextForms | None = None) -> Fitting | None:
         """The entry that answers the line instead of the topic it was read as (see the module's doc), or
         None when the topic stands."""
-        ranked = self.rank(focus, forms, people, state, asked=asked, last=last)
+        ranked = self.rank(focus, forms, people, state, asked=asked, last=last, recent=recent)
         if not ranked:
             return None
         best = ranked[0]
@@ -152,7 +153,7 @@ class Entries:
         # the entry names the question's head and the topic does not (このナポリタンの隠し味: 隠し味, not
         # ナポリタン); else the entry's words in the question's phrase say more of it than the topic's
         words = self.rules.scenario.intents[topic.target_id].words
-        entry_hits = self._hits(forms, best.entry)
+        entry_hits = self._hits(forms, best.entry, recent)
         # a topic word inside one of the entry's (味 in 隠し味) is not the topic named
         topic_hits = [h for h in self.matcher.hits(forms, words)
                       if not any(e.start <= h.start and h.end <= e.end and (e.end - e.start) > (h.end - h.start)
