@@ -19,11 +19,12 @@ from dataclasses import dataclass
 from ..answers import Answerer
 from ..interpret.negated import denied_after
 from ..interpret.owners import said_of_person
-from ..interpret.text import TextForms, WordHit, make_matcher
+from ..interpret.text import TextForms, WordHit, make_matcher, nfkc
 from ..scenario import GameState, PlayerInput
 from ..scenario.loader import CompiledKnowledge
 from ..scenario.variation import knowledge_key
 from .choices import closed
+from .elsewhere import other_places
 from .focus import Focus
 
 WORD = 1.0          # a word of the entry found in the line
@@ -60,6 +61,7 @@ class Entries:
         self.rules = answerer.rules
         self.names = answerer.names
         self.matcher = make_matcher()
+        self.own_places = tuple(nfkc(n) for place in self.names.places.values() for n in place.names)
 
     def rank(self, focus: Focus, forms: TextForms, people: Iterable[str], state: GameState, *,
              intent: str | None = None, asked: str | None = None, last: str | None = None,
@@ -72,8 +74,12 @@ class Entries:
         shown = state.shown
         wanted = PlayerInput.intent(intent) if intent is not None else None
         out: list[Fitting] = []
+        # (「角のコンビニ、遅くまでやってる？」 asks about another place: only an entry that speaks of it answers)
+        elsewhere = other_places(focus.text, self.own_places)
         for person in people:
             for entry in self.answerer.entries_of(person):
+                if elsewhere and not speaks_of(entry, elsewhere):
+                    continue
                 if entry.entry.choice is not None and \
                         closed(entry, self.answerer.entries_of(person), state, focus.text):
                     continue      # a settled choice, or a line that does not choose (choices.py)
@@ -176,3 +182,9 @@ class Entries:
             if focus.in_phrase(hit.start, hit.end):
                 covered.update(range(hit.start, hit.end))
         return float(len(covered))
+
+
+def speaks_of(entry: CompiledKnowledge, words: Iterable[str]) -> bool:
+    """Whether the entry's info, words or lines name one of `words`."""
+    own = " ".join([entry.entry.info, *entry.entry.words, *(line.text for line in entry.entry.lines)])
+    return any(word in own for word in words)

@@ -48,6 +48,7 @@ from .book import LineBook, fired_ref
 from .choices import asked_again
 from .clarify import DEFAULT_LINE, Clarifier, Options
 from .confirm import confirmed_phrase, kanji_number
+from .elsewhere import other_places
 from .entries import Entries, Fitting
 from .facts import Facts, Sentence, is_question
 from .facts import _analysed as _analysed_keys
@@ -872,9 +873,11 @@ class Conversation:
         free = step.free_talk
         assert free is not None
         found_act = self.answerer.act(text)
-        act = found_act.act
         present = set(self.rules.people(state.place))
         focus = self.focus_reader.read(answer_text, tuple(self.rules.people(state.place)))
+        if found_act.act == "称賛" and is_question(text) and other_places(focus.text, self.entries.own_places):
+            found_act = replace(found_act, act="質問")   # 「おいしい和菓子屋知らない？」 praises nothing here
+        act = found_act.act
         if addressed and free.speaker not in focus.about and not focus.you and (focus.question or focus.request) and \
                 not (focus.view and focus.called == free.speaker) and \
                 any(p != free.speaker and p in present for p in focus.about):
@@ -1301,6 +1304,8 @@ class Conversation:
         found = read_form(text)
         if found is None or (act == "本人" and found.form != "preference"):
             return None
+        if found.form == "have" and word is not None and word in other_places(focus.text, self.entries.own_places):
+            return None          # 「この辺に和菓子屋ある？」 asks where one is, not whether the shop keeps one
         answer = form_answer(found, self.scenario.characters[speaker], text, word, act, self.answerer, state, turn,
                              variety)
         if answer is not None:
@@ -1448,6 +1453,9 @@ class Conversation:
         least = STATEMENT_MIN if statement else RECALL_MIN if found is not None and found.said else NEWS_MIN
         if found is not None and statement and head and not self._names_head(found.sentence, head):
             found = None        # a statement goes on about its head (釣り), not about a word said aside (休み)
+        if found is not None and (elsewhere := other_places(read.text, self.entries.own_places)) and \
+                not any(place in found.sentence.text for place in elsewhere):
+            found = None        # 「この辺に和菓子屋ある？」 asks of another place, not of this street's old days
         if found is None or found.score < least:
             if found is not None and not statement:
                 context["recall"] = {"below": round(found.score, 2), "ref": found.sentence.ref}
