@@ -31,7 +31,8 @@ from dataclasses import dataclass, field
 from .interpret.acts import NO_ACT, ActFound, ActRecogniser
 from .interpret.cues import SceneNames, unstretched
 from .interpret.owners import place_owned_words, said_of_person
-from .interpret.text import TextForms, WordMatcher, find_names, make_matcher, nfkc
+from .interpret.senses import compound_head
+from .interpret.text import TextForms, WordHit, WordMatcher, find_names, make_matcher, nfkc
 from .scenario import FreeTalk, GameRules, GameState, PlayerInput
 from .scenario.loader import NEUTRAL, CompiledKnowledge
 from .scenario.variation import fallback_key, knowledge_key, pick, reaction_key, remember
@@ -185,7 +186,32 @@ class Answerer:
         its intent ties to a place, said of a person (お名前, 葵の名前), does not count."""
         owned = frozenset().union(*(self._owned.get(str(PlayerInput.intent(i)), ()) for i in entry.intents))
         return any(not (hit.word in owned and said_of_person(forms.nfkc, hit.start, self.names))
-                   for hit in self.matcher.hits(forms, entry.entry.words))
+                   for hit in self.word_hits(forms, entry))
+
+    def word_hits(self, forms: TextForms, entry: CompiledKnowledge, recent: TextForms | None = None) -> list[WordHit]:
+        """The entry's words found in the text in the entry's own sense: none while the entry has a `subject`
+        that neither the text nor `recent` (the exchange just before it) names (元気 is about 先代 only when
+        先代 was talked about); and not a word that only modifies the noun glued after it (看板 of 看板猫)."""
+        if not entry.entry.words or not self.subject_named(entry, forms, recent):
+            return []
+        hits = self.matcher.hits(forms, entry.entry.words)
+        return [h for h in hits if any(o.start <= h.start and o.end > h.end for o in hits) or
+                self._own_compound(entry, compound_head(forms.nfkc, h.start, h.end))]
+
+    @staticmethod
+    def _own_compound(entry: CompiledKnowledge, head: str | None) -> bool:
+        """Whether a compound's head noun is one the entry itself speaks of (ホラー映画 for an entry on films:
+        still about films; 看板猫 for the sign's entry: a cat, another thing); True with no compound."""
+        if head is None:
+            return True
+        own = " ".join([entry.entry.info, *entry.entry.words, *(line.text for line in entry.entry.lines)])
+        return head in own
+
+    def subject_named(self, entry: CompiledKnowledge, forms: TextForms, recent: TextForms | None = None) -> bool:
+        """Whether the text, or `recent`, names the entry's subject (an entry without one: always)."""
+        subject = entry.entry.subject
+        return not subject or bool(self.matcher.hits(forms, subject)) or \
+            (recent is not None and bool(self.matcher.hits(recent, subject)))
 
     # ---- reactions and fallbacks
 

@@ -19,11 +19,12 @@ from dataclasses import dataclass
 from ..answers import Answerer
 from ..interpret.negated import denied_after
 from ..interpret.owners import said_of_person
-from ..interpret.text import TextForms, WordHit, make_matcher
+from ..interpret.text import TextForms, WordHit, make_matcher, nfkc
 from ..scenario import GameState, PlayerInput
 from ..scenario.loader import CompiledKnowledge
 from ..scenario.variation import knowledge_key
 from .choices import closed
+from .elsewhere import other_places
 from .focus import Focus
 from .undone import treat_undone
 
@@ -61,24 +62,31 @@ class Entries:
         self.rules = answerer.rules
         self.names = answerer.names
         self.matcher = make_matcher()
+        self.own_places = tuple(nfkc(n) for place in self.names.places.values() for n in place.names)
 
     def rank(self, focus: Focus, forms: TextForms, people: Iterable[str], state: GameState, *,
-             intent: str | None = None, asked: str | None = None, last: str | None = None) -> list[Fitting]:
+             intent: str | None = None, asked: str | None = None, last: str | None = None,
+             recent: TextForms | None = None) -> list[Fitting]:
         """Entries of `people` that fit the line, best first (`asked`: the one spoken to, who answers a
         close call; `last`: who spoke last, whom a question naming nobody may be about too; `intent`: the
-        topic the line was read as)."""
+        topic the line was read as; `recent`: the exchange just before the line, which may name the subject of
+        an entry's words)."""
         subjects = focus.subjects(asked, (last,) if last else ())
         shown = state.shown
         wanted = PlayerInput.intent(intent) if intent is not None else None
         out: list[Fitting] = []
+        # (「角のコンビニ、遅くまでやってる？」 asks about another place: only an entry that speaks of it answers)
+        elsewhere = other_places(focus.text, self.own_places)
         for person in people:
             for entry in self.answerer.entries_of(person):
+                if elsewhere and not speaks_of(entry, elsewhere):
+                    continue
                 if entry.entry.choice is not None and \
                         closed(entry, self.answerer.entries_of(person), state, focus.text):
                     continue      # a settled choice, or a line that does not choose (choices.py)
                 of_topic = intent is not None and intent in entry.intents and \
                     entry.condition.holds(wanted, shown, None, False, False)
-                hits = self._hits(forms, entry)
+                hits = self._hits(forms, entry, recent)
                 if not hits and not of_topic:
                     continue
                 if not of_topic and not entry.condition.holds_for_intent(shown):
@@ -95,12 +103,10 @@ class Entries:
                                 f.entry.index))
         return out
 
-    def _hits(self, forms: TextForms, entry: CompiledKnowledge) -> list[WordHit]:
-        if not entry.entry.words:
-            return []
+    def _hits(self, forms: TextForms, entry: CompiledKnowledge, recent: TextForms | None = None) -> list[WordHit]:
         owned = frozenset().union(*(self.answerer.owned_words(i) for i in entry.intents))
         # (a word whose report is denied, 「混ぜてもいいなんて言ってないよ」, names the opposite of the entry)
-        return [h for h in self.matcher.hits(forms, entry.entry.words)
+        return [h for h in self.answerer.word_hits(forms, entry, recent)
                 if not (h.word in owned and said_of_person(forms.nfkc, h.start, self.names))
                 and not denied_after(forms.nfkc, h.end) and not treat_undone(forms.nfkc, h.start, h.end)]
 
@@ -136,10 +142,11 @@ class Entries:
         return Fitting(person, entry, score, best_hit, about, at_head, at_wh)
 
     def best_fact(self, focus: Focus, forms: TextForms, people: Iterable[str], state: GameState,
-                  asked: str | None, topic: PlayerInput | None, last: str | None = None) -> Fitting | None:
+                  asked: str | None, topic: PlayerInput | None, last: str | None = None,
+                  recent: TextForms | None = None) -> Fitting | None:
         """The entry that answers the line instead of the topic it was read as (see the module's doc), or
         None when the topic stands."""
-        ranked = self.rank(focus, forms, people, state, asked=asked, last=last)
+        ranked = self.rank(focus, forms, people, state, asked=asked, last=last, recent=recent)
         if not ranked:
             return None
         best = ranked[0]
@@ -153,7 +160,7 @@ class Entries:
         # the entry names the question's head and the topic does not (このナポリタンの隠し味: 隠し味, not
         # ナポリタン); else the entry's words in the question's phrase say more of it than the topic's
         words = self.rules.scenario.intents[topic.target_id].words
-        entry_hits = self._hits(forms, best.entry)
+        entry_hits = self._hits(forms, best.entry, recent)
         # a topic word inside one of the entry's (味 in 隠し味) is not the topic named
         topic_hits = [h for h in self.matcher.hits(forms, words)
                       if not any(e.start <= h.start and h.end <= e.end and (e.end - e.start) > (h.end - h.start)
@@ -176,3 +183,9 @@ class Entries:
             if focus.in_phrase(hit.start, hit.end):
                 covered.update(range(hit.start, hit.end))
         return float(len(covered))
+
+
+def speaks_of(entry: CompiledKnowledge, words: Iterable[str]) -> bool:
+    """Whether the entry's info, words or lines name one of `words`."""
+    own = " ".join([entry.entry.info, *entry.entry.words, *(line.text for line in entry.entry.lines)])
+    return any(word in own for word in words)

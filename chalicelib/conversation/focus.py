@@ -61,6 +61,10 @@ _PERSONS = frozenset("姉 兄 妹 弟 姉さん 兄さん お姉さん お兄さ
 # People who are not here to answer for themselves: a question about one of them (「その常連さん、お名前は？」) is
 # not about the one asked.
 _THIRD = frozenset("常連 客 お客 友達 友人 先輩 後輩 彼 彼女 あの子 その子 先代 師匠 旦那 奥さん".split())
+# A name owned by someone not here or another place (先代のママ, 隣の店のママ, 友達のママ) is not the character.
+_OTHER_OWNER = re.compile(r"(?:" + "|".join(sorted(_THIRD | {"前", "初代", "先々代", "隣", "よそ", "他", "ほか", "別"},
+                                                      key=len, reverse=True)) +
+                          r")(?:さん|ちゃん|くん|様|さま)?の$|(?<!この)(?<!うちの)(?<!ここの)(?:店|お店|スナック|バー|屋)の$")
 _THIRD_AFTER = re.compile(r"^(?:さん|ちゃん|くん|様|さま)?(?:って|は|の|、|,|が)")
 # Heads that say little by themselves: what modifies them is what is asked (何してる人, どんな子).
 _LIGHT_HEADS = frozenset("人 子 方 タイプ もの 物 やつ 奴 感じ 系 派".split())
@@ -192,6 +196,8 @@ def _cached(reader: FocusReader, text: str, back: str, present: tuple[str, ...])
     view = False
     for start, end, person in reader.named(text):
         after = text[end:]
+        if _OTHER_OWNER.search(text[:start]):
+            continue          # 「先代のママ」「隣の店のママ」: someone else called by the same word, not ママ
         if _CALL_BEFORE.match(text[:start]) and _CALL_AFTER.match(after) and called is None:
             called = person
             continue

@@ -48,6 +48,8 @@ from .bill import DEFAULT_BREAKDOWN, disputes, itemised
 from .book import LineBook, fired_ref
 from .choices import asked_again
 from .clarify import DEFAULT_LINE, Clarifier, Options
+from .confirm import confirmed_phrase, kanji_number
+from .elsewhere import other_places
 from .entries import Entries, Fitting
 from .facts import Facts, Sentence, is_question
 from .facts import _analysed as _analysed_keys
@@ -519,7 +521,50 @@ class Conversation:
         focus = self.focus_reader.read(text, tuple(self.rules.people(state.place)))
         forms = TextForms.of(unstretched(focus.text))
         return self.entries.best_fact(focus, forms, self.rules.people(state.place), state, asked,
-                                      chosen if chosen.is_intent else None, last=self._last_speaker(mem, state))
+                                      chosen if chosen.is_intent else None, last=self._last_speaker(mem, state),
+                                      recent=self._exchange(mem, state))
+
+    def _confirmed(self, text: str, state: GameState, mem: ConversationMemory, turn: int,
+                   variety: Variety) -> Answer | None:
+        """The sentence of the last turn's line that the question only asks back (confirm.py), said again by
+        the one who said it, with their recall lead-in."""
+        last = mem.last
+        if last is None or last.turn < state.turn or last.speaker not in self.rules.people(state.place):
+            return None
+        phrase = confirmed_phrase(text, last.text)
+        if phrase is None or any(turns and turns[-1] == state.turn and ref.startswith("recall/")
+                                 for ref, turns in mem.said.items()):
+            return None          # (a fact said again just now is not said a third time)
+        for ref, turns in mem.said.items():
+            if not turns or turns[-1] != state.turn:
+                continue
+            sentence = next((s for s in self.facts.of(ref) if s.speaker == last.speaker and
+                             phrase in kanji_number(nfkc(s.text))), None)
+            if sentence is None:
+                continue
+            lead = self._recall_lead(last.speaker, state, turn, variety)
+            if lead is None:
+                return None
+            said, lead_ref, variation = lead
+            return Answer(last.speaker, said.text.replace("{said}", sentence.text), said.expression or NEUTRAL,
+                          AnswerSource.RECALL, lead_ref, "質問", variation, refs=(lead_ref,),
+                          detail={"recalled": sentence.ref})
+        return None
+
+    def _exchange(self, mem: ConversationMemory, state: GameState) -> TextForms | None:
+        """The exchange just before this line (the player's last line, and what was said to it on the last
+        turn with what the knowledge said then is about): what a follow-up naming no subject of its own
+        (「まだお元気なの？」 after 先代 was talked about) is about."""
+        if mem.last is None or mem.last.turn < state.turn:
+            return None
+        infos = []
+        for ref, turns in mem.said.items():
+            if turns and turns[-1] == state.turn and ref.startswith("knowledge/"):
+                person, index = ref.removeprefix("knowledge/").split("#")[0].split("/")
+                entry = next((e for e in self.answerer.entries_of(person) if e.index == int(index)), None)
+                if entry is not None:
+                    infos.append(entry.info)
+        return TextForms.of(unstretched(nfkc("\n".join([mem.player_last or "", mem.last.text, *infos]))))
 
     def _last_answerer(self, mem: ConversationMemory, state: GameState) -> str | None:
         """The one character who answered the player's last line in free conversation (not a scripted line),
@@ -841,9 +886,11 @@ class Conversation:
         free = step.free_talk
         assert free is not None
         found_act = self.answerer.act(text)
-        act = found_act.act
         present = set(self.rules.people(state.place))
         focus = self.focus_reader.read(answer_text, tuple(self.rules.people(state.place)))
+        if found_act.act == "称賛" and is_question(text) and other_places(focus.text, self.entries.own_places):
+            found_act = replace(found_act, act="質問")   # 「おいしい和菓子屋知らない？」 praises nothing here
+        act = found_act.act
         if addressed and free.speaker not in focus.about and not focus.you and (focus.question or focus.request) and \
                 not (focus.view and focus.called == free.speaker) and \
                 any(p != free.speaker and p in present for p in asked_about(focus.text, self.focus_reader, focus.about)):
@@ -910,6 +957,10 @@ class Conversation:
             if again is not None:
                 context["choice"] = settled
                 return again
+        # 1c. 「三十年も？」 right after 三十年 was said: that fact again, not a line sharing another word
+        if free.intent is None and (confirmed := self._confirmed(text, state, mem, turn, variety)) is not None:
+            context["confirmed"] = confirmed.detail.get("recalled")
+            return confirmed
         # 2. a knowledge line of the topic (or of words the line names), the entry that fits the question
         #    best; for a question, unless a sentence said before or known by someone here answers it
         #    clearly better (3)
@@ -1054,7 +1105,8 @@ class Conversation:
         people = [free.speaker] + ([] if only else [p for p in self.rules.people(state.place) if p != free.speaker])
         forms = TextForms.of(unstretched(nfkc(text)))
         ranked = self.entries.rank(focus, forms, people, state, intent=free.intent, asked=free.speaker,
-                                   last=self._last_speaker(mem, state) if mem is not None else None)
+                                   last=self._last_speaker(mem, state) if mem is not None else None,
+                                   recent=self._exchange(mem, state) if mem is not None else None)
         if free.intent is not None:
             # the topic's entries; and an entry of the one answering whose word is in the question's phrase
             # (「チラシ配り、できるかなあ」 to 葵: her own entry about handing out flyers, not ママ's on photos)
@@ -1289,6 +1341,8 @@ class Conversation:
         found = found or read_form(text)
         if found is None or (act == "本人" and found.form not in ("preference", "advice")):
             return None
+        if found.form == "have" and word is not None and word in other_places(focus.text, self.entries.own_places):
+            return None          # 「この辺に和菓子屋ある？」 asks where one is, not whether the shop keeps one
         answer = form_answer(found, self.scenario.characters[speaker], text, word, act, self.answerer, state, turn,
                              variety)
         if answer is not None:
@@ -1460,6 +1514,9 @@ class Conversation:
         least = STATEMENT_MIN if statement else RECALL_MIN if found is not None and found.said else NEWS_MIN
         if found is not None and statement and head and not self._names_head(found.sentence, head):
             found = None        # a statement goes on about its head (釣り), not about a word said aside (休み)
+        if found is not None and (elsewhere := other_places(read.text, self.entries.own_places)) and \
+                not any(place in found.sentence.text for place in elsewhere):
+            found = None        # 「この辺に和菓子屋ある？」 asks of another place, not of this street's old days
         if found is None or found.score < least:
             if found is not None and not statement:
                 context["recall"] = {"below": round(found.score, 2), "ref": found.sentence.ref}

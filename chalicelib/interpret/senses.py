@@ -93,3 +93,19 @@ def is_counted_quantity(tokens: tuple[Token, ...], index: int) -> bool:
         return False
     before = tokens[index - 1]
     return before.pos[1:2] == ("数詞",) and before.end == token.start
+
+
+def compound_head(text: str, start: int, end: int) -> str | None:
+    """The common noun glued after a word found at start..end of normalised `text`, which the word only
+    modifies (猫 for 看板 in 看板猫, 番 for 店 in 店番): Japanese compounds are right-headed, so the compound is
+    about its last noun (看板猫 is a cat, not a sign); None when the word is itself the compound's last noun."""
+    tokens = analyse(text).tokens
+    last = next((i for i, t in enumerate(tokens) if t.end == end and t.start >= start), None)
+    if last is None or last + 1 >= len(tokens) or not tokens[last].is_noun:
+        return None
+    following = tokens[last + 1]
+    if following.start == end and following.pos[:2] == ("名詞", "普通名詞") and \
+            "助数詞可能" not in following.pos and "副詞可能" not in following.pos and \
+            tokens[last].pos[1:2] != ("数詞",):
+        return following.surface
+    return None

@@ -528,6 +528,12 @@ def _check_conversation(out: _Collector, scenario: Scenario, characters: Mapping
                     out.add(f"{where} knowledge #{index + 1}", f'unknown character "{person}" in about; '
                                                                f'{expected_one_of("character", characters, person)}',
                             person)
+            if any(not word.strip() for word in entry.subject):
+                out.add(f"{where} knowledge #{index + 1}", "an empty word in subject; expected words naming what "
+                                                           "the entry is about (先代, クロ)", "")
+            if entry.subject and not entry.words:
+                out.add(f"{where} knowledge #{index + 1}", "subject without words: it limits which of the entry's "
+                                                           "words count; expected words as well", "")
         for spoken_where, spoken in _spoken_lines(character):
             for person in spoken.secret_from:
                 if person not in characters:

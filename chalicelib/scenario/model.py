@@ -297,6 +297,12 @@ class Knowledge(_Strict):
                                          "(お名前は？) — before a topic word elsewhere in the line. "
                                          "誰についての事実か",
                              json_schema_extra={"items": {"type": "string", "pattern": ID_PATTERN}})
+    subject: list[str] = Field(default_factory=list,
+                               description="Words naming the one particular person or thing this entry is about "
+                                           "(先代, クロ) when its `words` alone do not (元気, 今どうして, 何年): "
+                                           "its words then count only when the line, or the exchange just before "
+                                           "it, names one of these (「先代は今もお元気？」, or 「まだお元気なの？」 "
+                                           "right after 先代 was talked about). この知識が誰・何についてか（主題の語）")
 
 
 class Fallback(_Strict):
