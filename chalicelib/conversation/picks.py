@@ -12,9 +12,10 @@ are, for any scenario:
 An option is named by any word of its own — a noun or adjective that no other option shares (写真, shared by
 both, names neither) — or by order where the question lists them (一枚目, 二つ目, 最初の, 後の, 前者, 後者, 左, 右,
 後から見せてくれた方).  The next line picks an option when it names that one alone (one named before より or
-じゃなくて is passed over: 「カウンターよりドア」), asks nothing (an opinion put as a question, 「ドアがいいん
-じゃない？」, does not ask), and either chooses (〜にします, 〜で決定, 〜を選ぶ, 〜のほうが好き, 〜がいい) or is
-just the option (「ドアで！」「二枚目の方です」).  A line naming both, or neither, picks nothing; nor does a line
+じゃなくて is passed over: 「カウンターよりドア」; of two either side of けど or から, the later: 「ドアもいいけど
+カウンターかな」), asks nothing (an opinion put as a question, 「ドアがいいんじゃない？」, does not ask), and
+either chooses (〜にします, 〜で決定, 〜を選ぶ, 〜のほうが好き, 〜がいい) or is just the option (「ドアで！」
+「二枚目の方です」).  A line naming both, or neither, picks nothing; nor does a line
 that says something else of an option (「ドアって自分で塗ったの？」「ドアの写真、今度撮り直しましょうか」).
 """
 from __future__ import annotations
@@ -44,14 +45,15 @@ _JUDGING = frozenset("良い いい よい 悪い 無い ない すごい 凄い
 # Saying which is taken: 〜にします, 〜で決定, 〜を選ぶ, 〜のほうが好き, 〜がいい, 〜推し, 〜に一票, 〜かな.
 _CHOOSING = re.compile(
     r"(?:に|で)(?:し(?:ます|ましょう|よう|よっか|とく|ておく|て(?:ください|ほしい|よ))|する(?:よ|わ|ね|な|かな|!|！|。|$))"
-    r"|に決め|で決(?:定|まり|め)|に決定|決まり|選(?:ぶ|び|ん|ぼ|択)|の?(?:ほう|方)が|が(?:いい|良い|よい|好き|一番|いちばん"
+    r"|に決め|決定|決め(?:た|ました|ます)|決まり|選(?:ぶ|び|ん|ぼ|択)|の?(?:ほう|方)が|が(?:いい|良い|よい|好き|一番|いちばん"
     r"|ベスト|おすすめ|オススメ|最高|素敵|映え|目立)|いいと思|良いと思|好き|推し|推す|一択|一票|派(?:です|だ|かな|!|！|。|$)"
-    r"|かな(?:あ|ー)?\s*[。!！…]*$|でお願い|でいこう|で行こう|でいきましょう|で行きましょう|に賛成"
-    r"|(?:で|だ|です|がいい)\s*(?:ね|よ|な|!|！|。|…)*\s*$")
+    r"|でお願い|でいこう|で行こう|でいきましょう|で行きましょう|に賛成")
 # After an option named: passed over (「カウンターよりドア」「カウンターじゃなくてドア」「カウンターはちょっと」).
 _PASSED_OVER = re.compile(r"^(?:の(?:ほう|方|写真|やつ)?)?(?:は|も)?[、,\s]*(?:より|じゃなく|ではなく|じゃない(?![？?]|か|で)"
                           r"|ではない|よりも|は(?:ちょっと|微妙|いまいち|イマイチ|なし|ない|やめ|パス)|はいや|は嫌|はだめ|はダメ"
                           r"|は(?:好きじゃ|よくな|良くな)|(?:は|が)?(?:微妙|イマイチ|いまいち|嫌い|苦手))")
+# Where a sentence turns from one option to another (「ドアもいいけど、カウンターかな」).
+_TURN = re.compile(r"(?:けど|けれど|けども|だけど|から|ので|でも)[、,\s]*|し[、,]\s*")
 # Turning an option down, said of the one option named (「ドアはやめとく」): no pick.
 _REJECTING = re.compile(r"やめ|止め|嫌|いやだ|微妙|いまいち|イマイチ|よくない|良くない|好きじゃ|好きではな|ダメ|だめ|駄目"
                         r"|苦手|なし(?:かな|で|だ)|ない(?:かな|と思う)|じゃない(?![？?])|ではない")
@@ -138,9 +140,11 @@ def picked(text: str, asked: Asked) -> Option | None:
         if not sentence.strip(" 　…。、"):
             continue
         found, passed, spans = _named(sentence, asked)
+        if len(found - passed) > 1 and (turned := _turned(sentence, asked)) is not None:
+            found, passed, spans = turned
         if not found:
-            if passed:
-                continue            # 「カウンターはちょっと。」 then the pick in the next sentence
+            # 「カウンターはちょっと。」 then the pick; 「ドアの写真で！決定です」: the choosing after it
+            choosing = choosing or (not _asks(sentence) and bool(_CHOOSING.search(sentence)))
             continue
         if _asks(sentence):
             return None             # 「ドアって自分で塗ったの？」
@@ -192,6 +196,17 @@ def _named(sentence: str, asked: Asked) -> tuple[set[int], set[int], list[tuple[
                     spans.append((at, at + len(word)))
                     (passed if _PASSED_OVER.match(sentence[at + len(word):]) else found).add(index)
     return found, passed, spans
+
+
+def _turned(sentence: str, asked: Asked) -> tuple[set[int], set[int], list[tuple[int, int]]] | None:
+    """「ドアもいいけどカウンターかな」「ドアは怖いからカウンターで」: of two options named either side of けど or
+    から, the one after is taken (when it alone is named there); None when the sentence does not turn so."""
+    for m in _TURN.finditer(sentence):
+        before, _, _ = _named(sentence[:m.start()], asked)
+        after, passed, spans = _named(sentence[m.end():], asked)
+        if len(after - passed) == 1 and before and not before & after:
+            return after - passed, before | passed, [(s + m.end(), e + m.end()) for s, e in spans]
+    return None
 
 
 def _phrase_end(sentence: str, end: int) -> int:

@@ -95,11 +95,14 @@ def test_a_line_picks_the_one_option_it_names_by_word_by_order_or_by_choosing():
     for text, option in (("港のほうにします", enka), ("夜の方が好きだな", enka), ("演歌で決定！", enka), ("演歌で！", enka),
                          ("二枚目です。後から言ってた方", enka), ("後者かな", enka), ("ブルースよりは演歌かな", enka),
                          ("レコードのほうを選びます", blues), ("最初のほうがいいと思う", blues), ("一枚目で", blues),
-                         ("ブルースじゃない？", blues), ("やっぱりブルース", blues), ("演歌じゃなくてブルース", blues)):
+                         ("ブルースじゃない？", blues), ("やっぱりブルース", blues), ("演歌じゃなくてブルース", blues),
+                         ("演歌もいいけど、ブルースかな", blues), ("演歌は重いからブルースで", blues),
+                         ("ブルースのレコードで！決定です", blues)):
         assert picked(text, asked) is option, text
     # both, neither, a question, something else said of it, a turning down: no pick
     for text in ("ブルースも演歌もいいね", "どっちも捨てがたい", "どっちでもいいよ", "ブルースって誰が歌ってるの？",
-                 "演歌はちょっと苦手で", "港町に住んでたことがあるんですよ", "レコード、今度僕が持ってきましょうか"):
+                 "演歌はちょっと苦手で", "港町に住んでたことがあるんですよ", "レコード、今度僕が持ってきましょうか",
+                 "演歌をかけたら常連さん喜ぶかな", "ブルースの歌手って誰だったっけ"):
         assert picked(text, asked) is None, text
 
 
