@@ -43,11 +43,15 @@ _YES = re.compile(r"^(?:うん|はい|ええ|おう|そう|そうそう|うん�
                   r"|了解|りょうかい|喜んで|よろこんで|当然|たしかに|確かに|だね|だよね|ですね)(?:[、,。！!\s~ー]|$)"
                   r"|賛成|いいと思|良いと思|いいんじゃない|いいじゃん|アリ|あり(?:だ|じゃ)|そう思う|手伝う|手伝います|やろう|やる(?:よ|!|！|$)"
                   r"|変え(?:よう|ちゃおう|たら|てみ|ましょう)|選ぶ|選ぼう|見せて|飲む|飲みたい|食べる|食べたい|お願い|頂く|いただく"
-                  r"|もらう|もらおう|好き|合う|合ってる|素敵|楽しみ|賛成|また来|絶対来|来ます|来るよ")
+                  r"|もらう|もらおう|好き|合う|合ってる|素敵|楽しみ|賛成|また来|絶対来|来ます|来るよ"
+                  # listening, said as one's own will (「伺います」「聞きますよ」「理由があるなら伺いますけど」)
+                  r"|^(?:ぜひ|是非)(?!とも言え)"
+                  r"|伺(?:います|いましょう|うよ|うわ)|お(?:聞き|伺い)します|拝聴|(?:聞|聴)きま(?:す|しょう)|(?:聞|聴)く(?:よ|わ|から|って)")
 _OTHER = re.compile(r"わから|分から|わかんな|知らな|どっちでも|どちらでも|どうだろ|どうかな|微妙|迷う|迷って|うーん|さあ|なんとも|何とも"
                     r"|言えない|言えん|よそ者|部外者|初めて来た|来たばかり"
                     r"|内緒|ないしょ|秘密|ひみつ|別に|べつに|色々|いろいろ|ちょっとね|まあね|場合による|半々|少しなら|ちょっとなら")
-_LEADING_ANSWER = re.compile(r"^(?:うん|はい|ええ|いや|いいえ|ううん|もちろん|ぜひ|そうだね|そうね|いいよ|いいね)(?:[、,。！!\s]|$)")
+_LEADING_ANSWER = re.compile(r"^(?:うん|はい|ええ|いや|いいえ|ううん|もちろん|ぜひ|そうだね|そうね|いいよ|いいね)(?:[、,。！!\s]|$)"
+                             r"|^(?:ぜひ|是非)")     # 「ぜひ聞かせて」: a yes, then asking to be told
 # 「いいんじゃない？」「アリでしょ？」: an opinion said as a question.
 _TAG_QUESTION = re.compile(r"(?:じゃない|じゃん|よね|でしょ|だろ|だろう)\s*[？?]\s*$")
 _STRONG_YES = re.compile(r"賛成|いいと思|良いと思|いいんじゃない|そう思う|やろう|手伝う|手伝います|手伝わせ|手伝って(?:あげ|や)")
@@ -133,6 +137,20 @@ def polarity(text: str, kind: Kind = "yes_no", *, change: bool = False) -> Polar
             if found is not None and found != "other":
                 return found
     return _polarity(normalised, kind, change)
+
+
+# Where a line's clauses part (「そのままでいいと思うけど、葵さんはどう思う？」: an opinion, then a question).
+_CLAUSE = re.compile(r"[^。！？!?]*?(?:[。！？!?]+|(?:けど|けれど|けども|が|し)[、,]|$)")
+
+
+def only_asks_back(text: str) -> bool:
+    """Whether every clause of the player's line asks the character something back (「どう変えたいの？」「色は
+    そのままで小窓とか？」): it takes no stance of its own, whatever words of one it holds (not 「いいんじゃない？」,
+    an opinion put as a question, nor 「そのままでいいと思うけど、どう思う？」)."""
+    normalised = nfkc(text).strip()
+    clauses = [c.strip() for c in _CLAUSE.findall(normalised) if c.strip(" 　…、,。")]
+    return bool(clauses) and all(_asks_back(c) and not _LEADING_ANSWER.match(c) and not _TAG_QUESTION.search(c)
+                                 for c in clauses)
 
 
 def _asks_back(text: str) -> bool:

@@ -58,7 +58,8 @@ from .forms import FormFound, form_answer, read_form
 from .mention import asked_about, only_mentioned, reports_other
 from .orders import FALLBACK, PAID, OrderFound, Orders
 from .own import about_self, told_again
-from .questions import asks, polarity, proposes_change, question_kind
+from .picks import options_asked, picked
+from .questions import asks, only_asks_back, polarity, proposes_change, question_kind
 from .stitch import kept, named_in, part_addressee
 from .undone import DEFAULT_DECLINED
 from .variety import PER_GAME, Variety, remember_said
@@ -259,7 +260,13 @@ class Conversation:
                     mem.partner = None
                 if result.error:
                     errors.append(f"classifier: {result.error}")
-                if chosen.is_intent or chosen.is_none:
+                pick = self._option_picked(text, state, mem, question) \
+                    if clarification is None and (chosen.is_intent or chosen.is_none) else None
+                if pick is not None:
+                    # 「正面から撮った方にします」 to 「…どっちがいいと思う？」: that option, not a topic (picks.py)
+                    context["picked"] = pick
+                    chosen = NONE
+                elif chosen.is_intent or chosen.is_none:
                     # (the one who answered last is no server unless named: 「レモンサワーある？」 goes to the bar)
                     order = self._order(text, state, addressee if named_now else None, mem, question)
                     if order is not None and order.kind in ("ask", "missing") and \
@@ -299,6 +306,11 @@ class Conversation:
                         # 「あつっ。でもおいしい！」: praise, not the menu topic guessed from a word near in meaning
                         # (a question asks, whatever praise its words hold: 「いい店ってどんな店だと思う？」)
                         context["act_not_topic"] = str(chosen)
+                        chosen = NONE
+                    if options is None and order is None and chosen.is_intent and result.rule is None and \
+                            self._stance(chosen) and only_asks_back(text):
+                        # 「色はそのままで小窓とか？」: asking back takes no stance (今のままでいい is said, not asked)
+                        context["asked_not_stance"] = str(chosen)
                         chosen = NONE
                     if options is None and order is None and self._echoes_question(text, chosen, question, recent):
                         # 「いいよ、一緒に選ぼう」 to 「一緒に選んでくれる？」: the topic word is the question's own
@@ -655,6 +667,11 @@ class Conversation:
         carried = PlayerInput.parse(topic)
         return carried if carried in self.rules.candidates(state) else None
 
+    def _stance(self, chosen: PlayerInput) -> bool:
+        """An intent the player only ever states (every example says, none asks: 「今のままがいちばんだよ」)."""
+        examples = self.scenario.intents[chosen.target_id].examples
+        return bool(examples) and not any(is_question(e) for e in examples)
+
     def _echoes_question(self, text: str, chosen: PlayerInput, question: AskedQuestion | None,
                          recent: Recent) -> bool:
         if chosen.kind != "intent" or question is None or not recent.asked or question.kind == "invitation":
@@ -903,6 +920,11 @@ class Conversation:
         if money is not None:
             context["money"] = money.ref
             return money
+        # 1a. the option picked of those the character just asked about: its entry's line, else the reply
+        if (pick := context.get("picked")) is not None:
+            found = self._picked_line(pick, state, turn, variety)
+            if found is not None:
+                return self.answerer.make(found, act)
         # 0b. the player's own matter, and what the one spoken to thinks of it (「就活きつくて。ママ、どう思う？」):
         #     asked of the player's life, so no line of the characters' own world answers it (forms.py)
         advice = read_form(text)
@@ -1461,6 +1483,38 @@ class Conversation:
             spoken = spoken.replace(key, value)
         return Answer(server, spoken, line.expression or NEUTRAL, AnswerSource.MENU, f"{prefix}#{index + 1}", "注文",
                       variation, refs=(f"{prefix}#{index + 1}",), detail=dict(filled))
+
+    def _option_picked(self, text: str, state: GameState, mem: ConversationMemory,
+                       question: AskedQuestion | None) -> dict[str, Any] | None:
+        """The option the line picks of those the character's last line asked about (picks.py), if one."""
+        last = mem.last
+        if last is None or last.turn < state.turn or last.speaker not in self.rules.people(state.place) or \
+                (question is not None and question.kind == "offer"):
+            return None       # (which dish or drink is an order: orders.py)
+        asked = options_asked(last.text, self.answerer.entries_of(last.speaker), state.shown, state)
+        option = picked(text, asked) if asked is not None else None
+        if option is None or self._order(text, state, None, mem, question) is not None:
+            return None
+        asking = question.ref if question is not None and question.turn == last.turn and \
+            question.speaker == last.speaker else None
+        return {"option": option.label, "by": last.speaker, "question": asking,
+                "entry": option.entry.index if option.entry is not None else None}
+
+    def _picked_line(self, pick: dict[str, Any], state: GameState, turn: int, variety: Variety) -> Found | None:
+        """What the one who asked says to the option picked: the line of the entry that settles it, else the
+        question's reply to an answer of what (`other`), else their 同意 reaction."""
+        who = pick["by"]
+        if pick["entry"] is not None:
+            entry = next((e for e in self.answerer.entries_of(who) if e.index == pick["entry"]), None)
+            found = self.answerer.knowledge_line(who, entry, state, turn, variety) if entry is not None else None
+            if found is not None:
+                return found
+        if pick["question"] is not None:
+            asked = self.book.get(pick["question"])
+            if asked is not None and asked.replies is not None and asked.replies.other:
+                return self._reply(AskedQuestion(ref=pick["question"], speaker=who, turn=turn, kind="wh"), "other",
+                                   state, turn, variety)
+        return self.answerer.reaction_of(who, "同意", state, turn, variety)
 
     def _reply(self, question: AskedQuestion, pol: str, state: GameState, turn: int, variety: Variety) -> Found | None:
         asked = self.book.get(question.ref)
