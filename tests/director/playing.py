@@ -33,3 +33,17 @@ def reference() -> Conversation:
 def visit(*texts: str, to: str | None = None) -> list:
     """A new visit to the reference scenario."""
     return play(reference(), *texts, to=to)
+
+
+def said(played) -> str:
+    """The characters' words of one played turn: what came before the answer, the answer, the step's lines."""
+    parts = [a.text for a in played.before]
+    if played.answer is not None:
+        parts.append(played.answer.text)
+    parts += [line.text for line in played.step.lines]
+    return " ".join(parts)
+
+
+def answered(played) -> str:
+    """The answer and the step's lines of one played turn, run together."""
+    return "".join(([played.answer.text] if played.answer else []) + [line.text for line in played.step.lines])

@@ -11,6 +11,7 @@ from chalicelib.conversation.picks import asks_which, options_asked, picked
 from chalicelib.conversation.questions import only_asks_back, polarity
 from chalicelib.interpret.interpreter import Interpreter
 from chalicelib.scenario import GameRules, load_scenario_data
+from tests.director.playing import answered as said
 from tests.director.playing import play
 
 
@@ -62,10 +63,6 @@ HARBOUR: dict[str, Any] = {
 def harbour() -> Conversation:
     rules = GameRules(load_scenario_data(copy.deepcopy(HARBOUR), source="harbour.json"))
     return Conversation(rules, Interpreter(rules))
-
-
-def said(played) -> str:
-    return "".join(([played.answer.text] if played.answer else []) + [line.text for line in played.step.lines])
 
 
 RECORDS = "古いブルースのレコードと、港の夜を歌った演歌の盤。どっちがいいと思う？"

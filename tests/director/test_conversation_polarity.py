@@ -13,6 +13,7 @@ from chalicelib.interpret.acts import ActRecogniser
 from chalicelib.interpret.interpreter import Interpreter
 from chalicelib.scenario import GameRules, load_scenario_data
 from chalicelib.scenario.loader import ScenarioError
+from tests.director.playing import answered as said
 from tests.director.playing import play
 
 
@@ -53,10 +54,6 @@ def bar(**changes: Any) -> Conversation:
     data.update(changes)
     rules = GameRules(load_scenario_data(data, source="bar.json"))
     return Conversation(rules, Interpreter(rules))
-
-
-def said(played) -> str:
-    return "".join(([played.answer.text] if played.answer else []) + [line.text for line in played.step.lines])
 
 
 # ---------------------------------------------------------------- いや: a refusal, or a correction

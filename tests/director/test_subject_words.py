@@ -14,18 +14,10 @@ from chalicelib.conversation.elsewhere import other_places
 from chalicelib.interpret.senses import compound_head
 from chalicelib.interpret.text import nfkc
 from chalicelib.scenario import ScenarioError, load_scenario_data
-from tests.director.playing import visit
+from tests.director.playing import said, visit
 from tests.scenario.conftest import small_scenario
 
 OWN = ("店内", "店", "お店", "カウンター", "控え室", "奥")
-
-
-def said(played) -> str:
-    parts = [a.text for a in played.before]
-    if played.answer is not None:
-        parts.append(played.answer.text)
-    parts += [line.text for line in played.step.lines]
-    return " ".join(parts)
 
 
 # ---- the pieces, on their own

@@ -5,20 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from tests.director.playing import visit
+from tests.director.playing import said, visit
 
 AOI = "神楽坂葵"
 MAMA = "赤尾妙子"
 BRUSH_OFF = ("fallback",)
-
-
-def said(played) -> str:
-    """The characters' words of one played turn."""
-    parts = [a.text for a in played.before]
-    if played.answer is not None:
-        parts.append(played.answer.text)
-    parts += [line.text for line in played.step.lines]
-    return " ".join(parts)
 
 
 def asked(text: str, to: str | None = None):
