@@ -40,33 +40,30 @@ from ..interpret.text import TextForms, is_kanji, make_matcher, nfkc, without_as
 from ..scenario import FreeTalk, GameRules, GameState, PlayerInput, Step
 from ..scenario.inputs import NONE
 from ..scenario.loader import NEUTRAL
-from ..scenario.model import SpokenLine
-from ..scenario.variation import knowledge_key, reaction_key, remember
+from ..scenario.variation import knowledge_key, remember
 from ..stage.records import AskedQuestion, ConversationMemory, OpenClarification, SpokenText
 from ..turn_record import AnswerSource, InterpretationRecord
-from .bill import DEFAULT_BREAKDOWN, disputes, itemised
+from .bill import disputes
 from .book import LineBook, fired_ref
 from .choices import asked_again
 from .clarify import DEFAULT_LINE, Clarifier, Options
 from .confirm import confirmed_phrase, kanji_number
 from .elsewhere import other_places
 from .entries import Entries, Fitting
-from .facts import Facts, Sentence, is_question
+from .facts import Facts, is_question
 from .facts import _analysed as _analysed_keys
 from .focus import Focus, FocusReader, parts
 from .forms import FormFound, form_answer, read_form
 from .mention import asked_about, only_mentioned, reports_other
-from .orders import FALLBACK, PAID, OrderFound, Orders
+from .orders import FALLBACK, OrderFound, Orders
 from .own import about_self, told_again
 from .picks import options_asked, picked
 from .questions import asks, only_asks_back, polarity, proposes_change, question_kind
+from .recalling import _FOLLOW_UP, Recalling, _asked_part, _asking_sentences
+from .serving import _PRICE, Serving
 from .stitch import kept, named_in, part_addressee
-from .undone import DEFAULT_DECLINED
-from .variety import PER_GAME, Variety, remember_said
+from .variety import Variety, remember_said
 
-RECALL_MIN = 3.0          # least evidence for a sentence said before to answer a question (facts.Facts.best)
-NEWS_MIN = 4.0            # ... for a line not said yet (news needs more than a shared word)
-STATEMENT_MIN = 5.0       # ... for a line not said yet to follow a statement that nothing else answers
 INVITATION_TURNS = 3      # an invitation can still be taken up this many turns later
 QUESTION_TURNS = 3        # a question can still be answered (by a clear yes or no) this many turns later
 SPOKEN_KEPT = 6           # model lines kept for recall
@@ -76,43 +73,16 @@ DEFER = object()          # an entry's answer was said already: leave it to the 
 Speak = Callable[[Step, str | None], Any]      # (step, addressee) -> the model's TalkResult
 # A follow-up that carries the last topic on: an opinion asked for, a why, a "tell me more", a short question
 # about what was just said (「直さないの？」「変えないの？」).
-_FOLLOW_UP = re.compile(r"どう思う|どう？|どうなの|どうなん|なんで(?!す|しょ)|なぜ|どうして|本当|ほんと|教えて|もっと|詳しく|例えば|たとえば"
-                        r"|他には|ほかには|ほかに|他に|それで|それって|(?:ない|ないん|たい)(?:の|ですか)?\s*[？?]")
-# Asking for more of what was just said: 「教えてくれないの？」「本当に？」「それで？」「えー、なんで？」.
-_FOLLOW_ON = re.compile(r"教えて(?:くれ|よ|ください)|本当に?[？?]|ほんとに?[？?]|マジ|まじ|それで[？?]|で、?[？?]|なんで[？?]|どうして[？?]"
-                        r"|ケチ|いいじゃん|そこをなんとか|知りたい|残念|ずるい|お願い(?:します)?[!！]*$|たかった|ほしかった")
-# Acts that answer what the line does, not a topic guessed from its words.
 _SOCIAL_ACTS = frozenset({"挨拶", "感謝", "謝罪", "称賛", "暴言", "同意", "反対"})
 # Kinds of lines that answer the player in free conversation (whose speaker the player is talking with).
 _ANSWER_KINDS = frozenset({"knowledge", "reaction", "recall", "echo", "unsure", "form", "menu"})
 # What the price of a thing is asked with; the bill (without a thing named).
-_PRICE = re.compile(r"いくら|おいくら|値段|何円|なんえん|料金|価格")
-_BILL = re.compile(r"会計|勘定|おあいそ|お代|合計|全部で|トータル")
 # Words too general to take up (「感じ」「人」 say nothing to answer about).
 _NOT_ECHOED = frozenset("感じ 人 人たち 気 話 場合 意味 理由 全部 普通 本当 最近 今日 今夜 今回 一番 自分 相手 時間 ここ そこ "
                         # formal and filler nouns (俺みたいなもんか, そういうことか): no thing to take up
                         "もん もの 物 こと 事 ところ 所 わけ 訳 はず つもり ため よう まま ほう 方 くらい ぐらい 辺".split())
 # Dialogue acts a reply to a question can have (the rest do something else: greet, thank, order, insult).
 _ANSWERING_ACTS = frozenset({"なし", "同意", "反対", "称賛", "質問"})
-
-
-def _asked_part(focus: Focus, facts: Facts | None = None) -> str:
-    """What of the line asks: from its first question on (「じゃあ歳は聞きません。師匠さんに弟子入りしたきっかけは？」
-    asks about 弟子入り; 「昔は喫茶店だった？　どうしてスナックに？」 asks both) — the whole line when the question
-    names nothing of its own (「勇気がいりました。葵さんはどう思う？」 asks about what was said before it)."""
-    asked = _asking_sentences(focus.text)
-    if asked != focus.text and facts is not None and not facts.question_keys(asked)[0]:
-        return focus.text
-    return asked
-
-
-def _asking_sentences(text: str) -> str:
-    """The line from its first sentence that asks on (the whole line when none does)."""
-    pieces = re.findall(r"[^。！!？?]+[。！!？?]*", text)
-    for i, piece in enumerate(pieces):
-        if is_question(piece):
-            return "".join(pieces[i:])
-    return text
 
 
 @dataclass(frozen=True)
@@ -147,7 +117,7 @@ class PlayedTurn:
         return self.answer.source if self.answer is not None else None
 
 
-class Conversation:
+class Conversation(Recalling, Serving):
     def __init__(self, rules: GameRules, interpreter: Interpreter, answerer: Answerer | None = None) -> None:
         self.rules = rules
         self.scenario = rules.scenario
@@ -717,135 +687,6 @@ class Conversation:
 
     # ------------------------------------------------------------------ orders
 
-    def _order(self, text: str, state: GameState, addressee: str | None, mem: ConversationMemory,
-               question: AskedQuestion | None) -> OrderFound | None:
-        if not self.orders.any:
-            return None
-        offered = question.item if question is not None and question.kind == "offer" else None
-        offer_yes = question is not None and question.kind == "offer" and polarity(text, "offer") == "yes"
-        people = list(self.rules.people(state.place))
-        mentioned = self._item_named(mem.player_last or "") or \
-            (self._item_named(mem.last.text) if mem.last is not None and mem.last.turn >= state.turn else None)
-        # money handed over right after the bill: thanks from the one who said it
-        billed = max(((turns[-1], ref.split("/")[1]) for ref, turns in mem.said.items()
-                      if ref.startswith("menu/") and ref.rsplit("#", 1)[0].endswith("/bill") and turns), default=None)
-        if billed is not None and billed[0] >= state.turn - 2 and PAID.search(nfkc(text)) and not disputes(text) and \
-                billed[1] in people and self.scenario.menus[billed[1]].paid:
-            return OrderFound("paid", None, billed[1])
-        # the item served in the last turns: a condiment or a change asked for is about it
-        served_at = max((turns[-1] for ref, turns in mem.said.items() if ref.startswith("menu/") and turns and
-                         ref.rsplit("#", 1)[0].rsplit("/", 1)[-1] not in ("bill", "paid", "prices", "ask", "suggest",
-                                                                          "missing", "unavailable")), default=None)
-        recent = mem.orders[-1] if mem.orders and served_at is not None and served_at >= state.turn - 2 else None
-        return self.orders.read(text, people, addressee, self.rules.responder(state.place),
-                                last_order=mem.orders[-1] if mem.orders else None, offered=offered,
-                                offer_yes=offer_yes, offer_open=question is not None and question.kind == "offer",
-                                mentioned=mentioned, ordered=mem.orders, recent=recent)
-
-    def _serve(self, order: OrderFound, step: Step, state: GameState, mem: ConversationMemory, turn: int,
-               variety: Variety) -> Answer | None:
-        menu = self.scenario.menus.get(order.server)
-        if menu is None:
-            return None
-        flags: tuple[str, ...] = ()
-        item = self.orders.item(order.server, order.item) if order.item is not None else None
-        if order.item is not None and item is None:
-            return None
-        if order.kind == "declined":
-            # 「おごりません」: a treat turned down is answered graciously; nothing is served nor billed
-            lines = menu.declined or [SpokenLine(text=DEFAULT_DECLINED)]
-            return self._menu_line(order.server, "declined", lines, step.state, turn, variety, {})
-        if order.kind in ("paid", "about"):
-            # 「はい、6500円」 after the bill: thanks; 「銘柄は？」: what the item is
-            lines = menu.paid if order.kind == "paid" else (item.about.lines if item and item.about else [])
-            if not lines:
-                return None
-            kind = "paid" if order.kind == "paid" else f"{order.item}/about"
-            return self._menu_line(order.server, kind, lines, step.state, turn, variety, {"{item}": order.item or ""})
-        fill: dict[str, str] = {}
-        if item is not None:
-            fill["{item}"] = item.id
-            flags = (item.flag,) if item.flag else ()
-        source = AnswerSource.ORDER if item is not None else AnswerSource.MENU
-        kind: str | None = None
-        if item is not None and order.parts:
-            fill["{parts}"] = "と".join(order.parts)
-        if order.kind == "treat" and menu.treat:
-            # 「一杯おごります」: thanks from the one treated
-            kind, fill["{item}"] = "treat", item.id if item is not None else "一杯"
-        elif order.kind == "extra" and order.named and (menu.extras or menu.styles):
-            # 「タバスコでいいや」「ケチャップじゃなくて粉チーズな」: what was asked for the order just served
-            kind = "extras" if menu.extras else "styles"
-            fill["{extra}"] = fill["{style}"] = order.named
-        elif order.kind == "coming" and menu.coming:
-            # 「ナポリタンまだ？」 after ordering it: here it is
-            kind = "coming"
-        elif order.style and (item is not None or order.kind == "adjust") and menu.styles:
-            # 「水割り、薄めで」: the way asked for, not the item's own line (「うちのは濃いめよ」)
-            kind, fill["{style}"] = "styles", order.style
-            if order.parts:
-                fill["{item}"] = fill["{parts}"]         # 「大根と卵、からし多めね」: the parts, not renamed
-        elif item is not None and order.parts and menu.parts:
-            # 「大根と卵」: the parts asked for, named
-            kind = "parts"
-        elif item is not None:
-            kind = None
-        elif order.kind == "missing" and order.named and menu.unavailable:
-            # 「レモンサワーある？」: not here, and what is
-            kind = "unavailable"
-            fill.update({"{item}": order.named, "{menu}": self.orders.listed(order.server, order.group)})
-        elif order.kind == "ask" and order.group and menu.suggest:
-            kind, fill["{menu}"] = "suggest", self.orders.listed(order.server, order.group)
-        else:
-            kind = "missing" if order.kind == "missing" else "ask"
-        if kind is None:
-            lines, mode, prefix = item.lines, item.mode, f"menu/{order.server}/{item.id}"   # type: ignore[union-attr]
-        else:
-            lines, mode, prefix = getattr(menu, kind), "cycle", f"menu/{order.server}/{kind}"
-            if kind == "unavailable":
-                lines = [line for line in lines if "{menu}" in line.text] or lines
-        if not lines:
-            return None
-        index, variation = self._pick(prefix, mode, lines, step.state, turn, variety)
-        text = self._filled(lines[index].text, fill)
-        expression = lines[index].expression or NEUTRAL
-        refs = [f"{prefix}#{index + 1}"]
-        if order.instead and item is not None and menu.unavailable and \
-                nfkc(order.instead) not in {nfkc(w) for w in (item.id, *item.words, *item.parts)}:
-            # 「焼酎の水割り」「レモンサワー、なければ水割り」: the one not served is said first
-            said_first = [line for line in menu.unavailable if "{menu}" not in line.text] or menu.unavailable
-            first_prefix = f"menu/{order.server}/unavailable"
-            i, more = self._pick(first_prefix, "cycle", menu.unavailable, step.state, turn, variety,
-                                 among=[menu.unavailable.index(line) for line in said_first])
-            text = self._filled(menu.unavailable[i].text, {"{item}": order.instead, "{menu}":
-                                                          self.orders.listed(order.server, item.kind)}) + text
-            refs.insert(0, f"{first_prefix}#{i + 1}")
-            variation = {**more, **variation}
-        if item is not None and order.kind not in ("adjust", "coming", "extra"):
-            mem.orders.append(item.id)
-            del mem.orders[:-20]
-        return Answer(order.server, text, expression, source, refs[-1],
-                      "注文", variation, refs=tuple(refs), flags=flags,
-                      detail={"order": order.to_dict()})
-
-    def _pick(self, prefix: str, mode: str, lines: list, state: GameState, turn: int, variety: Variety,
-              among: list[int] | None = None) -> tuple[int, dict]:
-        """The line of a menu's set to say (an order is always acknowledged: else the one said least, longest
-        ago); `among`: only those."""
-        said = None if among is not None else self.answerer.line_set(prefix, mode, lines, state, turn, prefix,
-                                                                     variety)
-        if said is None:
-            refs = [f"{prefix}#{i + 1}" for i in (among if among is not None else range(len(lines)))]
-            index = int((variety.least_said(refs) or refs[0]).rsplit("#", 1)[1]) - 1
-            said = (index, {prefix: remember(state.variation.get(prefix, ()), index, len(lines))})
-        return said
-
-    @staticmethod
-    def _filled(text: str, fill: dict[str, str]) -> str:
-        for key, value in fill.items():
-            text = text.replace(key, value)
-        return text
-
     # ------------------------------------------------------------------ clarify
 
     def _clarify(self, text: str, state: GameState, result: TurnResult) -> Options | None:
@@ -1150,56 +991,6 @@ class Conversation:
                     return recalled, fitting
         return None, None
 
-    def _recall_entry(self, fitting: Fitting, state: GameState, turn: int, variety: Variety,
-                      again: str | None = None, head: str | None = None) -> Found | None:
-        """An entry's line said before, brought back with its speaker's recall lead-in (`again`: only when
-        this question asks what that line told)."""
-        key = knowledge_key(fitting.person, fitting.entry.index)
-        said = state.variation.get(key, ())
-        if not said:
-            return None
-        index = said[-1]
-        if variety.times(f"{key}#{index + 1}") >= PER_GAME:
-            return None          # said (or recalled) as often as any line may be: not brought back again
-        if again is not None and not self.facts.asks_again(
-                again, self.facts.of(f"{key}#{index + 1}"), self._told_words(fitting.entry, fitting.about), head=head):
-            return None
-        line = fitting.entry.entry.lines[index]
-        lead = self._recall_lead(fitting.person, state, turn, variety)
-        if lead is None:
-            return None
-        said, ref, variation = lead
-        return (fitting.person, said.text.replace("{said}", line.text), said.expression or NEUTRAL, AnswerSource.RECALL,
-                ref, variation)
-
-    @staticmethod
-    def _told_words(entry, about: bool) -> tuple[str, ...]:
-        """The words an entry's line counts as telling besides its own: an entry of facts about a character
-        tells what its words ask of them (名前 for 「神楽坂葵。名字、長いでしょ」); a general entry's words are only
-        ways in to its subject (映画館 to 葵's favourite films): its line tells what it says, no more."""
-        return tuple(entry.entry.words) if about or entry.entry.about else ()
-
-    @staticmethod
-    def _recalled_ref(fitting: Fitting, state: GameState) -> str | None:
-        said = state.variation.get(knowledge_key(fitting.person, fitting.entry.index), ())
-        return f"{knowledge_key(fitting.person, fitting.entry.index)}#{said[-1] + 1}" if said else None
-
-    def _recall_lead(self, person: str, state: GameState, turn: int,
-                     variety: Variety) -> tuple[SpokenLine, str, dict] | None:
-        """The speaker's recall lead-in (「言ったでしょ、{said}」) for a line said again: its line, its ref and
-        the variation it moves; the one said least when the set's mode has none left; None without a set."""
-        character = self.scenario.characters[person]
-        lines = character.recall.lines if character.recall else []
-        if not lines:
-            return None
-        prefix = f"recall/{person}"
-        lead = self.answerer.line_set(prefix, character.recall.mode, lines, state, turn, prefix, variety)
-        if lead is None:
-            refs = [f"{prefix}#{i + 1}" for i in range(len(lines))]
-            chosen = refs.index(variety.least_said(refs) or refs[0])
-            lead = (chosen, {prefix: remember(state.variation.get(prefix, ()), chosen, len(lines))})
-        index, variation = lead
-        return lines[index], f"{prefix}#{index + 1}", variation
     def _entry_line(self, fitting: Fitting, state: GameState, text: str, turn: int,
                     variety: Variety) -> Found | None | object:
         """A line of the entry for the question (the one sharing most with it, unsaid); DEFER when the line
@@ -1234,73 +1025,6 @@ class Conversation:
                     self._told_words(entry, fitting.about), head=read.head_word):
                 return DEFER  # the line that answers it was said: the recall says it again, not another line
         return self.answerer.knowledge_line(person, entry, state, turn, variety)
-
-    def _recall_topic(self, intent: str, state: GameState, mem: ConversationMemory, turn: int,
-                      variety: Variety, speaker: str | None = None, again: str | None = None,
-                      head: str | None = None) -> Answer | None:
-        """The latest line said of a topic (its knowledge lines, its story lines), brought back."""
-        present = set(self.rules.people(state.place))
-        said = []
-        for ref, turns in mem.said.items():
-            line = self.book.get(ref)
-            if not turns or line is None or line.speaker not in present:
-                continue
-            kind = ref.split("/", 1)[0]
-            if kind == "knowledge":
-                person, index = ref.removeprefix("knowledge/").split("#")[0].split("/")
-                entry = next((e for e in self.answerer.entries_of(person) if e.index == int(index)), None)
-                if entry is None or intent not in entry.intents:
-                    continue
-            elif kind == "line":
-                scripted = self.scenario.lines.get(ref.removeprefix("line/"))
-                if scripted is None or PlayerInput.intent(intent) not in scripted.condition.inputs:
-                    continue
-            else:
-                continue
-            said.append((turns[-1], ref, line))
-        if not said:
-            return None
-        own = [s for s in said if s[2].speaker == speaker]
-        _, ref, line = max(own or said)
-        if variety.times(ref) >= PER_GAME:
-            return None          # said (or recalled) as often as any line may be
-        if again is not None and not self.facts.asks_again(again, self.facts.of(ref), head=head):
-            return None          # the question asks something else of the topic than what was said
-        lead = self._recall_lead(line.speaker, state, turn, variety)
-        if lead is None:
-            return None
-        said, lead_ref, variation = lead
-        sentence = max(self.facts.of(ref), key=lambda s: sum(self.facts.idf(k) for k in s.keys), default=None)
-        said_text = line.text if len(line.text) <= 40 or sentence is None else sentence.text
-        return Answer(line.speaker, said.text.replace("{said}", said_text), said.expression or NEUTRAL,
-                      AnswerSource.RECALL, lead_ref, "質問", variation, refs=(lead_ref,), detail={"recalled": ref})
-
-    def _follow_up_entry(self, text: str, state: GameState, mem: ConversationMemory, turn: int, variety: Variety,
-                         speaker: str, pointer: bool = False) -> Answer | None:
-        """The knowledge entry answered on the last turn, for a short follow-up that names nothing else: its
-        next line, else that line again with a recall lead-in.  `pointer`: the line points at it (それって…？)."""
-        normalised = nfkc(text).strip()
-        if len(normalised) > 24 or not (pointer or _FOLLOW_ON.search(normalised) or
-                                        (is_question(normalised) and _FOLLOW_UP.search(normalised))):
-            return None
-        if self.answerer.act(text).act in ("挨拶", "感謝", "暴言", "注文", "謝罪", "称賛"):
-            return None
-        last = [ref for ref, turns in mem.said.items() if turns and turns[-1] == state.turn and ref.startswith("knowledge/")]
-        if len(last) != 1:
-            return None
-        person, index = last[0].removeprefix("knowledge/").split("#")[0].split("/")
-        entry = next((e for e in self.answerer.entries_of(person) if e.index == int(index)), None)
-        if entry is None or person not in self.rules.people(state.place):
-            return None
-        if self.answerer.named_present(text, state.place) not in (None, person):
-            return None          # 「葵さんはどう思う？」 after ママ answered asks 葵, not for more of ママ's
-        fitting = Fitting(person, entry, 0.0, None, False, False)
-        found = self.answerer.knowledge_line(person, entry, state, turn, variety)
-        if found is None:
-            found = self._recall_entry(fitting, state, turn, variety)
-            if found is not None and (recalled := self._recalled_ref(fitting, state)) is not None:
-                return self.answerer.make(found, "質問", detail={"recalled": recalled})
-        return self.answerer.make(found, "質問") if found is not None else None
 
     def _entry_keys(self, entry) -> frozenset[str]:
         keys: set[str] = set()
@@ -1426,64 +1150,6 @@ class Conversation:
                       f"{prefix}#{index + 1}", act, variation, refs=(f"{prefix}#{index + 1}",),
                       detail={"word": word})
 
-    def _money(self, text: str, state: GameState, speaker: str, mem: ConversationMemory, turn: int,
-               variety: Variety, paying: bool, served: str | None = None) -> Answer | None:
-        """「ハイボールっていくら？」: the item's price; paying (お会計, いくら？) after ordering: the bill; a question
-        about the bill (内訳は？ 高くない？ いくら？ after it): what was served, priced.  `served`: the item
-        ordered in this line's other part (「水割りお願い。あと、いくら？」 asks its price)."""
-        normalised = nfkc(text)
-        asked_price = bool(_PRICE.search(normalised))
-        if not (asked_price or paying or disputes(normalised)):
-            return None
-        people = list(self.rules.people(state.place))
-        servers = [p for p in ([speaker] + people) if p in self.scenario.menus]
-        if not servers:
-            return None
-        if mem.orders and (disputes(normalised) or (asked_price and self._item_named(normalised) is None and any(
-                ref.startswith("menu/") and "/bill#" in ref for ref in mem.said))):
-            # 「内訳は？」「高くない？」, 「いくら？」 after the bill: what was served and its prices, not paying
-            for server in servers:
-                menu = self.scenario.menus[server]
-                items, total = itemised(mem.orders, {i.id: i.price for i in menu.items if i.price is not None})
-                if total > 0:
-                    lines = menu.breakdown or [SpokenLine(text=DEFAULT_BREAKDOWN)]
-                    return self._menu_line(server, "breakdown", lines, state, turn, variety,
-                                           {"{items}": items, "{total}": f"{total:,}"})
-        item = self._item_named(normalised) or (served if asked_price and not _BILL.search(normalised) else None)
-        if asked_price and item is not None:
-            for server in servers:
-                menu = self.scenario.menus[server]
-                found = next((i for i in menu.items if i.id == item and i.price is not None), None)
-                if found is not None and menu.prices:
-                    return self._menu_line(server, "prices", menu.prices, state, turn, variety,
-                                           {"{item}": found.id, "{price}": f"{found.price:,}"})
-            return None
-        if not (paying or _BILL.search(normalised)):
-            return None
-        for server in servers:
-            menu = self.scenario.menus[server]
-            prices = {i.id: i.price for i in menu.items if i.price is not None}
-            total = sum(prices.get(ordered, 0) for ordered in mem.orders)
-            if total > 0 and menu.bill:
-                return self._menu_line(server, "bill", menu.bill, state, turn, variety, {"{total}": f"{total:,}"})
-        return None
-
-    def _menu_line(self, server: str, kind: str, lines: list, state: GameState, turn: int, variety: Variety,
-                   filled: dict[str, str]) -> Answer:
-        prefix = f"menu/{server}/{kind}"
-        said = self.answerer.line_set(prefix, "cycle", lines, state, turn, prefix, variety)
-        if said is None:
-            refs = [f"{prefix}#{i + 1}" for i in range(len(lines))]
-            index = refs.index(variety.least_said(refs) or refs[0])
-            said = (index, {prefix: remember(state.variation.get(prefix, ()), index, len(lines))})
-        index, variation = said
-        line = lines[index]
-        spoken = line.text
-        for key, value in filled.items():
-            spoken = spoken.replace(key, value)
-        return Answer(server, spoken, line.expression or NEUTRAL, AnswerSource.MENU, f"{prefix}#{index + 1}", "注文",
-                      variation, refs=(f"{prefix}#{index + 1}",), detail=dict(filled))
-
     def _option_picked(self, text: str, state: GameState, mem: ConversationMemory,
                        question: AskedQuestion | None) -> dict[str, Any] | None:
         """The option the line picks of those the character's last line asked about (picks.py), if one."""
@@ -1537,137 +1203,6 @@ class Conversation:
             return None
         who, said_text, expression, _, ref, variation = found
         return who, said_text, expression, AnswerSource.REPLY, ref, variation
-
-    def _recall(self, text: str, state: GameState, free: FreeTalk, mem: ConversationMemory, turn: int,
-                variety: Variety, context: dict[str, Any], against: str | None = None, only: bool = False,
-                statement: bool = False, head: str | None = None, said_only: bool = False) -> Answer | None:
-        """A sentence said before, or a line someone present knows, that answers the question; None when
-        nothing does (or, with `against`, the knowledge line the topic would give, not clearly better).
-        `only`: the addressed character's sentences only; `statement`: the line says rather than asks, so
-        only a line not said yet that shares more with it follows; `said_only`: sentences said before only."""
-        present = [free.speaker] if only else list(self.rules.people(state.place))
-        said_refs = set(mem.said) | {f"line/{i}" for i in state.shown_lines}
-        said: list[Sentence] = []
-        for ref in said_refs:
-            if not variety.kept_from_present(ref):
-                said.extend(s for s in self.facts.of(ref) if s.speaker in present)
-        for spoken in mem.spoken:
-            if spoken.speaker in present:
-                said.extend(self.facts.spoken("model", spoken.speaker, spoken.text))
-        # (what the line asks is in the sentence that asks: 「じゃあ歳は聞きません。弟子入りのきっかけは？」)
-        read = self.focus_reader.read(text)
-        asked = text if statement else _asked_part(read, self.facts)
-        known: list[Sentence] = []
-        for person in ([] if said_only else present):
-            for ref in self._known_refs(person, state):
-                if ref not in said_refs and variety.fresh(ref):     # not told already, not kept from someone here
-                    known.extend(self.facts.of(ref))
-        prefer = free.speaker if free.speaker != self.rules.responder(state.place) else None
-        topic = frozenset(self._topic_refs(free.intent, present, state))
-        found = self.facts.best(asked, [] if statement else said, known, prefer=prefer, topic=topic)
-        least = STATEMENT_MIN if statement else RECALL_MIN if found is not None and found.said else NEWS_MIN
-        if found is not None and statement and head and not self._names_head(found.sentence, head):
-            found = None        # a statement goes on about its head (釣り), not about a word said aside (休み)
-        if found is not None and (elsewhere := other_places(read.text, self.entries.own_places)) and \
-                not any(place in found.sentence.text for place in elsewhere):
-            found = None        # 「この辺に和菓子屋ある？」 asks of another place, not of this street's old days
-        if found is None or found.score < least:
-            if found is not None and not statement:
-                context["recall"] = {"below": round(found.score, 2), "ref": found.sentence.ref}
-            return None
-        if found.said and variety.times(found.sentence.ref) >= PER_GAME:
-            context["recall"] = {"said_enough": found.sentence.ref}
-            return None         # said (or recalled) as often as any line may be: not brought back again
-        if found.said and not self.facts.asks_again(asked, self.facts.of(found.sentence.ref), head=read.head_word):
-            # a sentence said before answers only a question that asks what it told, not more of its topic
-            context["recall"] = {"not_again": found.sentence.ref}
-            return None
-        if against is not None:
-            own = max((self.facts.score(asked, s) for s in self.facts.spoken("knowledge", None, against)),
-                      default=0.0) + 1.0
-            # the topic's own next line answers as well, unless this sentence fits clearly better (and a
-            # sentence said before must fit better still: news before a repeat)
-            if found.score < own + (2.0 if found.said else 1.0):
-                return None
-        sentence = found.sentence
-        if found.said and not found.counted and max(mem.said.get(sentence.ref, [-1])) >= turn - 1:
-            return None         # said on the last turn: the player is asking for more, not for the same again
-        speaker = sentence.speaker or free.speaker
-        context["recall"] = {"ref": sentence.ref, "score": round(found.score, 2), "said": found.said,
-                             "sentence": sentence.text}
-        if not found.said:
-            news = self._say_ref(sentence.ref, state, turn)
-            if news is not None:
-                return news
-        said_lead = self._recall_lead(speaker, state, turn, variety)
-        if said_lead is not None:
-            lead, lead_ref, variation = said_lead
-            line = lead.text.replace("{said}", sentence.text)
-            expression = lead.expression or NEUTRAL
-            refs: tuple[str, ...] = (lead_ref,)
-        else:
-            line, expression, variation, refs = sentence.text, self.book.get(sentence.ref).expression \
-                if self.book.get(sentence.ref) else NEUTRAL, {}, ()
-        return Answer(speaker, line, expression, AnswerSource.RECALL, refs[0] if refs else sentence.ref, "質問", variation,
-                      refs=refs, detail={"recalled": sentence.ref})
-
-    def _names_head(self, sentence: Sentence, head: str) -> bool:
-        keys, _, _ = _analysed_keys(head)
-        return bool(keys & sentence.keys) or head in sentence.text
-
-    def _topic_refs(self, intent: str | None, present: list[str], state: GameState) -> list[str]:
-        if intent is None:
-            return []
-        refs = []
-        for person in present:
-            for entry in self.answerer.entries_of(person):
-                if intent in entry.intents:
-                    refs += [f"knowledge/{person}/{entry.index}#{n}" for n in range(1, len(entry.entry.lines) + 1)]
-        return refs
-
-    def _known_refs(self, person: str, state: GameState) -> list[str]:
-        refs = []
-        shown = state.shown
-        for entry in self.answerer.entries_of(person):
-            if not entry.condition.holds_for_intent(shown):
-                continue    # (未:B01 too: 「控え室に来てみる？」 is no news once the player is there)
-            refs += [f"knowledge/{person}/{entry.index}#{n}" for n in range(1, len(entry.entry.lines) + 1)]
-        reaction = self.scenario.reactions.get(person, {}).get("本人")
-        if reaction is not None:
-            refs += [f"reaction/{person}/本人#{n}" for n in range(1, len(reaction.lines) + 1)]
-        chatter = self.scenario.characters[person].chatter
-        if chatter is not None:
-            refs += [f"chatter/{person}#{n}" for n in range(1, len(chatter.lines) + 1)]
-        return refs
-
-    def _say_ref(self, ref: str, state: GameState, turn: int) -> Answer | None:
-        """An unsaid line named by its reference, said now (its set's history updated)."""
-        line = self.book.get(ref)
-        if line is None or line.speaker is None:
-            return None
-        base, _, n = ref.rpartition("#")
-        index = int(n) - 1
-        kind = ref.split("/", 1)[0]
-        said_act = "質問"
-        if kind == "knowledge":
-            _, person, entry = base.split("/")
-            key = knowledge_key(person, int(entry))
-            source = AnswerSource.KNOWLEDGE
-            count = len(self.scenario.characters[person].knowledge[int(entry)].lines)
-        elif kind == "reaction":
-            _, person, act = base.split("/")
-            key, source = reaction_key(person, act), AnswerSource.REACTION
-            count = len(self.scenario.reactions[person][act].lines)
-            said_act = act
-        elif kind == "chatter":
-            key, source = base, AnswerSource.CHATTER
-            chatter = self.scenario.characters[line.speaker].chatter
-            count = len(chatter.lines) if chatter else 1
-        else:
-            return None
-        variation = {key: remember(state.variation.get(key, ()), index, count)}
-        return Answer(line.speaker, line.text, line.expression, source, ref, said_act, variation,
-                      refs=(ref,), detail={"recalled": ref})
 
     def _chatter(self, speaker: str, state: GameState, turn: int, variety: Variety) -> Found | None:
         chatter = self.scenario.characters[speaker].chatter
@@ -1750,13 +1285,6 @@ class Conversation:
         kind = question_kind(last.text, invited=invited is not None, offered=item is not None)
         return AskedQuestion(ref=ref or "model", speaker=last.speaker, turn=turn, kind=kind, item=item,
                              place=invited, change=proposes_change(last.text, lines))
-
-    def _item_named(self, text: str) -> str | None:
-        forms = TextForms.of(text)
-        for (_owner, item), words in self.orders._words.items():
-            if self.matcher.hits(forms, words):
-                return item
-        return None
 
 
 def _asks_leave(text: str) -> bool:

@@ -1,0 +1,235 @@
+"""Serving: an order of a menu item acknowledged and served, a line set of the menu, what an item costs and the
+bill. A part of the turn logic (`Conversation` in turn.py takes these methods from `Serving`)."""
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from ..answers import Answer, Answerer
+from ..interpret.text import TextForms, nfkc
+from ..scenario import GameRules, GameState, Step
+from ..scenario.loader import NEUTRAL
+from ..scenario.model import SpokenLine
+from ..scenario.variation import remember
+from ..stage.records import AskedQuestion, ConversationMemory
+from ..turn_record import AnswerSource
+from .bill import DEFAULT_BREAKDOWN, disputes, itemised
+from .book import LineBook
+from .entries import Entries
+from .facts import Facts
+from .focus import FocusReader
+from .orders import PAID, OrderFound, Orders
+from .questions import polarity
+from .undone import DEFAULT_DECLINED
+from .variety import Variety
+
+_PRICE = re.compile(r"いくら|おいくら|値段|何円|なんえん|料金|価格")
+_BILL = re.compile(r"会計|勘定|おあいそ|お代|合計|全部で|トータル")
+
+
+class Serving:
+    """Orders, the menu's lines and money."""
+    # (set by Conversation.__init__)
+    rules: GameRules
+    scenario: Any
+    answerer: Answerer
+    book: LineBook
+    facts: Facts
+    orders: Orders
+    matcher: Any
+    focus_reader: FocusReader
+    entries: Entries
+
+    def _order(self, text: str, state: GameState, addressee: str | None, mem: ConversationMemory,
+               question: AskedQuestion | None) -> OrderFound | None:
+        if not self.orders.any:
+            return None
+        offered = question.item if question is not None and question.kind == "offer" else None
+        offer_yes = question is not None and question.kind == "offer" and polarity(text, "offer") == "yes"
+        people = list(self.rules.people(state.place))
+        mentioned = self._item_named(mem.player_last or "") or \
+            (self._item_named(mem.last.text) if mem.last is not None and mem.last.turn >= state.turn else None)
+        # money handed over right after the bill: thanks from the one who said it
+        billed = max(((turns[-1], ref.split("/")[1]) for ref, turns in mem.said.items()
+                      if ref.startswith("menu/") and ref.rsplit("#", 1)[0].endswith("/bill") and turns), default=None)
+        if billed is not None and billed[0] >= state.turn - 2 and PAID.search(nfkc(text)) and not disputes(text) and \
+                billed[1] in people and self.scenario.menus[billed[1]].paid:
+            return OrderFound("paid", None, billed[1])
+        # the item served in the last turns: a condiment or a change asked for is about it
+        served_at = max((turns[-1] for ref, turns in mem.said.items() if ref.startswith("menu/") and turns and
+                         ref.rsplit("#", 1)[0].rsplit("/", 1)[-1] not in ("bill", "paid", "prices", "ask", "suggest",
+                                                                          "missing", "unavailable")), default=None)
+        recent = mem.orders[-1] if mem.orders and served_at is not None and served_at >= state.turn - 2 else None
+        return self.orders.read(text, people, addressee, self.rules.responder(state.place),
+                                last_order=mem.orders[-1] if mem.orders else None, offered=offered,
+                                offer_yes=offer_yes, offer_open=question is not None and question.kind == "offer",
+                                mentioned=mentioned, ordered=mem.orders, recent=recent)
+
+    def _serve(self, order: OrderFound, step: Step, state: GameState, mem: ConversationMemory, turn: int,
+               variety: Variety) -> Answer | None:
+        menu = self.scenario.menus.get(order.server)
+        if menu is None:
+            return None
+        flags: tuple[str, ...] = ()
+        item = self.orders.item(order.server, order.item) if order.item is not None else None
+        if order.item is not None and item is None:
+            return None
+        if order.kind == "declined":
+            # 「おごりません」: a treat turned down is answered graciously; nothing is served nor billed
+            lines = menu.declined or [SpokenLine(text=DEFAULT_DECLINED)]
+            return self._menu_line(order.server, "declined", lines, step.state, turn, variety, {})
+        if order.kind in ("paid", "about"):
+            # 「はい、6500円」 after the bill: thanks; 「銘柄は？」: what the item is
+            lines = menu.paid if order.kind == "paid" else (item.about.lines if item and item.about else [])
+            if not lines:
+                return None
+            kind = "paid" if order.kind == "paid" else f"{order.item}/about"
+            return self._menu_line(order.server, kind, lines, step.state, turn, variety, {"{item}": order.item or ""})
+        fill: dict[str, str] = {}
+        if item is not None:
+            fill["{item}"] = item.id
+            flags = (item.flag,) if item.flag else ()
+        source = AnswerSource.ORDER if item is not None else AnswerSource.MENU
+        kind: str | None = None
+        if item is not None and order.parts:
+            fill["{parts}"] = "と".join(order.parts)
+        if order.kind == "treat" and menu.treat:
+            # 「一杯おごります」: thanks from the one treated
+            kind, fill["{item}"] = "treat", item.id if item is not None else "一杯"
+        elif order.kind == "extra" and order.named and (menu.extras or menu.styles):
+            # 「タバスコでいいや」「ケチャップじゃなくて粉チーズな」: what was asked for the order just served
+            kind = "extras" if menu.extras else "styles"
+            fill["{extra}"] = fill["{style}"] = order.named
+        elif order.kind == "coming" and menu.coming:
+            # 「ナポリタンまだ？」 after ordering it: here it is
+            kind = "coming"
+        elif order.style and (item is not None or order.kind == "adjust") and menu.styles:
+            # 「水割り、薄めで」: the way asked for, not the item's own line (「うちのは濃いめよ」)
+            kind, fill["{style}"] = "styles", order.style
+            if order.parts:
+                fill["{item}"] = fill["{parts}"]         # 「大根と卵、からし多めね」: the parts, not renamed
+        elif item is not None and order.parts and menu.parts:
+            # 「大根と卵」: the parts asked for, named
+            kind = "parts"
+        elif item is not None:
+            kind = None
+        elif order.kind == "missing" and order.named and menu.unavailable:
+            # 「レモンサワーある？」: not here, and what is
+            kind = "unavailable"
+            fill.update({"{item}": order.named, "{menu}": self.orders.listed(order.server, order.group)})
+        elif order.kind == "ask" and order.group and menu.suggest:
+            kind, fill["{menu}"] = "suggest", self.orders.listed(order.server, order.group)
+        else:
+            kind = "missing" if order.kind == "missing" else "ask"
+        if kind is None:
+            lines, mode, prefix = item.lines, item.mode, f"menu/{order.server}/{item.id}"   # type: ignore[union-attr]
+        else:
+            lines, mode, prefix = getattr(menu, kind), "cycle", f"menu/{order.server}/{kind}"
+            if kind == "unavailable":
+                lines = [line for line in lines if "{menu}" in line.text] or lines
+        if not lines:
+            return None
+        index, variation = self._pick(prefix, mode, lines, step.state, turn, variety)
+        text = self._filled(lines[index].text, fill)
+        expression = lines[index].expression or NEUTRAL
+        refs = [f"{prefix}#{index + 1}"]
+        if order.instead and item is not None and menu.unavailable and \
+                nfkc(order.instead) not in {nfkc(w) for w in (item.id, *item.words, *item.parts)}:
+            # 「焼酎の水割り」「レモンサワー、なければ水割り」: the one not served is said first
+            said_first = [line for line in menu.unavailable if "{menu}" not in line.text] or menu.unavailable
+            first_prefix = f"menu/{order.server}/unavailable"
+            i, more = self._pick(first_prefix, "cycle", menu.unavailable, step.state, turn, variety,
+                                 among=[menu.unavailable.index(line) for line in said_first])
+            text = self._filled(menu.unavailable[i].text, {"{item}": order.instead, "{menu}":
+                                                          self.orders.listed(order.server, item.kind)}) + text
+            refs.insert(0, f"{first_prefix}#{i + 1}")
+            variation = {**more, **variation}
+        if item is not None and order.kind not in ("adjust", "coming", "extra"):
+            mem.orders.append(item.id)
+            del mem.orders[:-20]
+        return Answer(order.server, text, expression, source, refs[-1],
+                      "注文", variation, refs=tuple(refs), flags=flags,
+                      detail={"order": order.to_dict()})
+
+    def _pick(self, prefix: str, mode: str, lines: list, state: GameState, turn: int, variety: Variety,
+              among: list[int] | None = None) -> tuple[int, dict]:
+        """The line of a menu's set to say (an order is always acknowledged: else the one said least, longest
+        ago); `among`: only those."""
+        said = None if among is not None else self.answerer.line_set(prefix, mode, lines, state, turn, prefix,
+                                                                     variety)
+        if said is None:
+            refs = [f"{prefix}#{i + 1}" for i in (among if among is not None else range(len(lines)))]
+            index = int((variety.least_said(refs) or refs[0]).rsplit("#", 1)[1]) - 1
+            said = (index, {prefix: remember(state.variation.get(prefix, ()), index, len(lines))})
+        return said
+
+    @staticmethod
+    def _filled(text: str, fill: dict[str, str]) -> str:
+        for key, value in fill.items():
+            text = text.replace(key, value)
+        return text
+
+    def _money(self, text: str, state: GameState, speaker: str, mem: ConversationMemory, turn: int,
+               variety: Variety, paying: bool, served: str | None = None) -> Answer | None:
+        """「ハイボールっていくら？」: the item's price; paying (お会計, いくら？) after ordering: the bill; a question
+        about the bill (内訳は？ 高くない？ いくら？ after it): what was served, priced.  `served`: the item
+        ordered in this line's other part (「水割りお願い。あと、いくら？」 asks its price)."""
+        normalised = nfkc(text)
+        asked_price = bool(_PRICE.search(normalised))
+        if not (asked_price or paying or disputes(normalised)):
+            return None
+        people = list(self.rules.people(state.place))
+        servers = [p for p in ([speaker] + people) if p in self.scenario.menus]
+        if not servers:
+            return None
+        if mem.orders and (disputes(normalised) or (asked_price and self._item_named(normalised) is None and any(
+                ref.startswith("menu/") and "/bill#" in ref for ref in mem.said))):
+            # 「内訳は？」「高くない？」, 「いくら？」 after the bill: what was served and its prices, not paying
+            for server in servers:
+                menu = self.scenario.menus[server]
+                items, total = itemised(mem.orders, {i.id: i.price for i in menu.items if i.price is not None})
+                if total > 0:
+                    lines = menu.breakdown or [SpokenLine(text=DEFAULT_BREAKDOWN)]
+                    return self._menu_line(server, "breakdown", lines, state, turn, variety,
+                                           {"{items}": items, "{total}": f"{total:,}"})
+        item = self._item_named(normalised) or (served if asked_price and not _BILL.search(normalised) else None)
+        if asked_price and item is not None:
+            for server in servers:
+                menu = self.scenario.menus[server]
+                found = next((i for i in menu.items if i.id == item and i.price is not None), None)
+                if found is not None and menu.prices:
+                    return self._menu_line(server, "prices", menu.prices, state, turn, variety,
+                                           {"{item}": found.id, "{price}": f"{found.price:,}"})
+            return None
+        if not (paying or _BILL.search(normalised)):
+            return None
+        for server in servers:
+            menu = self.scenario.menus[server]
+            prices = {i.id: i.price for i in menu.items if i.price is not None}
+            total = sum(prices.get(ordered, 0) for ordered in mem.orders)
+            if total > 0 and menu.bill:
+                return self._menu_line(server, "bill", menu.bill, state, turn, variety, {"{total}": f"{total:,}"})
+        return None
+
+    def _menu_line(self, server: str, kind: str, lines: list, state: GameState, turn: int, variety: Variety,
+                   filled: dict[str, str]) -> Answer:
+        prefix = f"menu/{server}/{kind}"
+        said = self.answerer.line_set(prefix, "cycle", lines, state, turn, prefix, variety)
+        if said is None:
+            refs = [f"{prefix}#{i + 1}" for i in range(len(lines))]
+            index = refs.index(variety.least_said(refs) or refs[0])
+            said = (index, {prefix: remember(state.variation.get(prefix, ()), index, len(lines))})
+        index, variation = said
+        line = lines[index]
+        spoken = line.text
+        for key, value in filled.items():
+            spoken = spoken.replace(key, value)
+        return Answer(server, spoken, line.expression or NEUTRAL, AnswerSource.MENU, f"{prefix}#{index + 1}", "注文",
+                      variation, refs=(f"{prefix}#{index + 1}",), detail=dict(filled))
+
+    def _item_named(self, text: str) -> str | None:
+        forms = TextForms.of(text)
+        for (_owner, item), words in self.orders._words.items():
+            if self.matcher.hits(forms, words):
+                return item
+        return None
