@@ -245,6 +245,11 @@ class Conversation(Recalling, Serving):
                     if order is not None and order.kind in ("missing", "extra") and order.named and \
                             self._entry_names(order.named, state):
                         order = None        # 「からしってある？」: not on the menu, but someone here knows about it
+                    if order is not None and mem.orders and disputes(text):
+                        # 「ハイボール3杯とおでんで4200円？内訳聞いてもいい？」「4杯目は頼んでない、取り消して」: the bill
+                        # questioned names what was served; it orders nothing
+                        context["not_ordered"] = order.to_dict()
+                        order = None
                     if order is not None:
                         context["order"] = order.to_dict()
                         chosen = NONE

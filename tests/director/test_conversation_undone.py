@@ -70,6 +70,17 @@ def test_a_question_about_the_bill_names_what_was_served_and_never_pays():
     assert authored.answer.text == "カレー700円、しめて700円。"
 
 
+def test_the_bill_questioned_or_an_item_taken_back_orders_nothing():
+    conversation = priced()
+    *_, named, taken_back, cancel = play(conversation, "コーヒーください", "カレーもお願い", "お会計",
+                                         "コーヒー2杯とカレーで1100円？内訳聞いてもいい？",
+                                         "コーヒーは1杯だよ！2杯目は頼んでないし飲んでない。取り消して",
+                                         "キャンセル！お会計いくら？")
+    for played in (named, taken_back, cancel):
+        assert "order" not in played.context and played.answer.ref.startswith("menu/店主/breakdown"), played.context
+        assert played.answer.text == "コーヒー400円、カレー700円で、1,100円です。"      # nothing added
+
+
 def test_bill_sums_and_what_disputes_it():
     assert itemised(["ビール", "水割り", "ビール", "お水"], {"ビール": 600, "水割り": 700}) == \
         ("ビール600円×2、水割り700円", 1900)
