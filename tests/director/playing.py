@@ -3,10 +3,11 @@ state and the memory carried on), as the director would between its reads and it
 from __future__ import annotations
 
 from functools import cache
+from typing import Any
 
 from chalicelib.conversation import Conversation
 from chalicelib.interpret.interpreter import Interpreter
-from chalicelib.scenario import GameRules, load_scenario
+from chalicelib.scenario import GameRules, load_scenario, load_scenario_data
 from chalicelib.stage.records import ConversationMemory
 from tests.conftest import ROOT
 
@@ -22,6 +23,17 @@ def play(conversation: Conversation, *texts: str, to: str | None = None, memory:
         state, memory = played.step.state, played.memory
         out.append(played)
     return out
+
+
+def L(text: str, expression: str = "neutral", **extra: Any) -> dict[str, Any]:
+    """A spoken line of a test scenario."""
+    return {"text": text, "expression": expression, **extra}
+
+
+def conversation_of(data: dict[str, Any], source: str) -> Conversation:
+    """The conversation layer over a scenario given as data."""
+    rules = GameRules(load_scenario_data(data, source=source))
+    return Conversation(rules, Interpreter(rules))
 
 
 @cache

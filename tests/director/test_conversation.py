@@ -12,12 +12,7 @@ from chalicelib.interpret.interpreter import Interpreter
 from chalicelib.scenario import GameRules, PlayerInput, load_scenario, load_scenario_data
 from chalicelib.stage.records import ConversationMemory, DirectorMemory
 from tests.conftest import ROOT
-from tests.director.playing import play
-
-
-def L(text: str, expression: str = "neutral", **extra: Any) -> dict[str, Any]:
-    return {"text": text, "expression": expression, **extra}
-
+from tests.director.playing import L, conversation_of, play
 
 CAFE: dict[str, Any] = {
     "title": "夜の喫茶",
@@ -74,8 +69,7 @@ CAFE: dict[str, Any] = {
 def cafe(**changes: Any) -> Conversation:
     data = copy.deepcopy(CAFE)
     data.update(changes)
-    rules = GameRules(load_scenario_data(data, source="cafe.json"))
-    return Conversation(rules, Interpreter(rules))
+    return conversation_of(data, "cafe.json")
 
 
 def said(played) -> list[str]:
@@ -260,8 +254,7 @@ def bar() -> Conversation:
     menu["styles"] = [L("{item}を{style}で、了解。")]
     menu["treat"] = [L("おっ、ごちそうになるよ。{item}、いただきます。", "smile")]
     data["characters"][1]["menu"]["treat"] = [L("悪いね、ありがとう。")]
-    rules = GameRules(load_scenario_data(data, source="bar.json"))
-    return Conversation(rules, Interpreter(rules))
+    return conversation_of(data, "bar.json")
 
 
 def test_an_item_not_served_is_said_missing_with_what_there_is():
@@ -320,8 +313,7 @@ def diner() -> Conversation:
     menu.update(unavailable=[L("{item}はないんだ。{menu}ならあるよ。")], styles=[L("{item}を{style}で、了解。")],
                 parts=[L("{parts}だね。はい、{item}。")], extras=[L("{extra}ね、了解。")],
                 coming=[L("お待たせ、{item}だよ。")], bill=[L("{total}円です。")], paid=[L("はい、確かに。毎度どうも。")])
-    rules = GameRules(load_scenario_data(data, source="diner.json"))
-    return Conversation(rules, Interpreter(rules))
+    return conversation_of(data, "diner.json")
 
 
 def test_a_thing_named_alone_or_with_kure_is_an_order():

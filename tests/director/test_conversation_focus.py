@@ -13,16 +13,10 @@ from chalicelib.conversation import Conversation
 from chalicelib.conversation.focus import FocusReader, parts, taken_back
 from chalicelib.conversation.questions import polarity, question_kind
 from chalicelib.interpret.cues import SceneNames
-from chalicelib.interpret.interpreter import Interpreter
-from chalicelib.scenario import GameRules, load_scenario_data
+from chalicelib.scenario import load_scenario_data
 from chalicelib.scenario.loader import ScenarioError
 from chalicelib.stage.records import ConversationMemory
-from tests.director.playing import play
-
-
-def L(text: str, expression: str = "neutral", **extra: Any) -> dict[str, Any]:
-    return {"text": text, "expression": expression, **extra}
-
+from tests.director.playing import L, conversation_of, play
 
 STALL: dict[str, Any] = {
     "title": "屋台の夜",
@@ -79,8 +73,7 @@ STALL: dict[str, Any] = {
 def stall(**changes: Any) -> Conversation:
     data = copy.deepcopy(STALL)
     data.update(changes)
-    rules = GameRules(load_scenario_data(data, source="stall.json"))
-    return Conversation(rules, Interpreter(rules))
+    return conversation_of(data, "stall.json")
 
 
 def words(played) -> str:

@@ -11,10 +11,9 @@ import pytest
 from butai_tools.scenario.lint import lint_scenario
 from chalicelib.conversation import Conversation
 from chalicelib.conversation.forms import read_form
-from chalicelib.interpret.interpreter import Interpreter
-from chalicelib.scenario import GameRules, load_scenario_data
+from chalicelib.scenario import load_scenario_data
 from chalicelib.scenario.loader import ScenarioError
-from tests.director.playing import visit
+from tests.director.playing import conversation_of, visit
 from tests.director.test_conversation_focus import STALL, L, play
 
 
@@ -22,8 +21,7 @@ def stall(forms: dict[str, Any] | None) -> Conversation:
     data = copy.deepcopy(STALL)
     if forms is not None:
         data["characters"][0]["forms"] = forms
-    rules = GameRules(load_scenario_data(data, source="stall.json"))
-    return Conversation(rules, Interpreter(rules))
+    return conversation_of(data, "stall.json")
 
 
 FORMS: dict[str, Any] = {

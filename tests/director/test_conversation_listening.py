@@ -12,7 +12,7 @@ from chalicelib.interpret.cues import SceneNames
 from chalicelib.interpret.interpreter import Interpreter
 from chalicelib.interpret.text import without_asides
 from chalicelib.scenario import GameRules, load_scenario_data
-from tests.director.playing import play
+from tests.director.playing import conversation_of, play
 from tests.director.test_conversation_focus import STALL, L
 
 
@@ -22,8 +22,7 @@ def stall(**changes: Any) -> Conversation:
     data["characters"][1]["unsure"] = {"lines": [L("うーん、まだ決めてないの。")]}
     for key, value in changes.items():
         data[key] = value
-    rules = GameRules(load_scenario_data(data, source="stall.json"))
-    return Conversation(rules, Interpreter(rules))
+    return conversation_of(data, "stall.json")
 
 
 # ---------------------------------------------------------------- stage directions and laughter

@@ -12,10 +12,8 @@ from chalicelib.conversation.focus import FocusReader
 from chalicelib.conversation.stitch import brush_off, kept
 from chalicelib.interpret.asking import is_question
 from chalicelib.interpret.cues import SceneNames
-from chalicelib.interpret.interpreter import Interpreter
-from chalicelib.scenario import GameRules, load_scenario_data
 from chalicelib.turn_record import AnswerSource
-from tests.director.playing import play, visit
+from tests.director.playing import conversation_of, play, visit
 from tests.director.test_conversation_focus import STALL, L
 
 
@@ -30,8 +28,7 @@ def stall() -> Conversation:
     daughter["knowledge"].append({"info": "二十歳", "condition": "", "about": ["由美"], "words": ["何歳", "歳"],
                                   "lines": [L("二十歳です。", "smile")]})
     daughter["reactions"] = [{"act": "感謝", "lines": [L("どういたしまして。", "smile")]}]
-    rules = GameRules(load_scenario_data(data, source="stall.json"))
-    return Conversation(rules, Interpreter(rules))
+    return conversation_of(data, "stall.json")
 
 
 def test_no_stock_brush_off_after_a_real_answer_to_the_other_part():

@@ -9,15 +9,8 @@ from typing import Any
 from chalicelib.conversation import Conversation
 from chalicelib.conversation.picks import asks_which, options_asked, picked
 from chalicelib.conversation.questions import only_asks_back, polarity
-from chalicelib.interpret.interpreter import Interpreter
-from chalicelib.scenario import GameRules, load_scenario_data
+from tests.director.playing import L, conversation_of, play
 from tests.director.playing import answered as said
-from tests.director.playing import play
-
-
-def L(text: str, expression: str = "neutral", **extra: Any) -> dict[str, Any]:
-    return {"text": text, "expression": expression, **extra}
-
 
 HARBOUR: dict[str, Any] = {
     "title": "港の酒場",
@@ -61,8 +54,7 @@ HARBOUR: dict[str, Any] = {
 
 
 def harbour() -> Conversation:
-    rules = GameRules(load_scenario_data(copy.deepcopy(HARBOUR), source="harbour.json"))
-    return Conversation(rules, Interpreter(rules))
+    return conversation_of(copy.deepcopy(HARBOUR), "harbour.json")
 
 
 RECORDS = "古いブルースのレコードと、港の夜を歌った演歌の盤。どっちがいいと思う？"

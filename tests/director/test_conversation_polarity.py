@@ -13,13 +13,8 @@ from chalicelib.interpret.acts import ActRecogniser
 from chalicelib.interpret.interpreter import Interpreter
 from chalicelib.scenario import GameRules, load_scenario_data
 from chalicelib.scenario.loader import ScenarioError
+from tests.director.playing import L, conversation_of, play
 from tests.director.playing import answered as said
-from tests.director.playing import play
-
-
-def L(text: str, expression: str = "neutral", **extra: Any) -> dict[str, Any]:
-    return {"text": text, "expression": expression, **extra}
-
 
 BAR: dict[str, Any] = {
     "title": "港の酒場",
@@ -52,8 +47,7 @@ BAR: dict[str, Any] = {
 def bar(**changes: Any) -> Conversation:
     data = copy.deepcopy(BAR)
     data.update(changes)
-    rules = GameRules(load_scenario_data(data, source="bar.json"))
-    return Conversation(rules, Interpreter(rules))
+    return conversation_of(data, "bar.json")
 
 
 # ---------------------------------------------------------------- いや: a refusal, or a correction

@@ -9,7 +9,7 @@ from chalicelib.conversation.bill import disputes, itemised
 from chalicelib.conversation.undone import DEFAULT_DECLINED, treats_not
 from chalicelib.interpret.interpreter import Interpreter
 from chalicelib.scenario import GameRules, load_scenario_data
-from tests.director.playing import play
+from tests.director.playing import conversation_of, play
 from tests.director.test_conversation import CAFE, L, bar, diner
 
 
@@ -20,8 +20,7 @@ def priced(**menu_changes) -> Conversation:
     menu["items"][1].update(kind="food", price=700)
     menu.update(styles=[L("{item}を{style}で、了解。")], bill=[L("{total}円です。")], paid=[L("はい、確かに。")],
                 prices=[L("{item}は{price}円。")], treat=[L("ごちそうになるよ。")], **menu_changes)
-    rules = GameRules(load_scenario_data(data, source="priced.json"))
-    return Conversation(rules, Interpreter(rules))
+    return conversation_of(data, "priced.json")
 
 
 def test_treat_words_that_do_not_treat():
