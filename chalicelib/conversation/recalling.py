@@ -6,21 +6,20 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ..answers import Answer, Answerer, Found
+from ..answers import Answer, Found
 from ..interpret.text import nfkc
-from ..scenario import FreeTalk, GameRules, GameState, PlayerInput
+from ..scenario import FreeTalk, GameState, PlayerInput
 from ..scenario.loader import NEUTRAL
 from ..scenario.model import SpokenLine
 from ..scenario.variation import knowledge_key, reaction_key, remember
 from ..stage.records import ConversationMemory
 from ..turn_record import AnswerSource
-from .book import LineBook
 from .elsewhere import other_places
-from .entries import Entries, Fitting
+from .entries import Fitting
 from .facts import Facts, Sentence, is_question
 from .facts import _analysed as _analysed_keys
-from .focus import Focus, FocusReader
-from .orders import Orders
+from .focus import Focus
+from .parts_of_turn import TurnParts
 from .variety import PER_GAME, Variety
 
 RECALL_MIN = 3.0          # least evidence for a sentence said before to answer a question (facts.Facts.best)
@@ -53,18 +52,8 @@ def _asking_sentences(text: str) -> str:
     return text
 
 
-class Recalling:
+class Recalling(TurnParts):
     """What was said, or is known, brought back to answer the line."""
-    # (set by Conversation.__init__)
-    rules: GameRules
-    scenario: Any
-    answerer: Answerer
-    book: LineBook
-    facts: Facts
-    orders: Orders
-    matcher: Any
-    focus_reader: FocusReader
-    entries: Entries
 
     def _recall_entry(self, fitting: Fitting, state: GameState, turn: int, variety: Variety,
                       again: str | None = None, head: str | None = None) -> Found | None:

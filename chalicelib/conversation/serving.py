@@ -3,22 +3,18 @@ bill. A part of the turn logic (`Conversation` in turn.py takes these methods fr
 from __future__ import annotations
 
 import re
-from typing import Any
 
-from ..answers import Answer, Answerer
+from ..answers import Answer
 from ..interpret.text import TextForms, nfkc
-from ..scenario import GameRules, GameState, Step
+from ..scenario import GameState, Step
 from ..scenario.loader import NEUTRAL
 from ..scenario.model import SpokenLine
 from ..scenario.variation import remember
 from ..stage.records import AskedQuestion, ConversationMemory
 from ..turn_record import AnswerSource
 from .bill import DEFAULT_BREAKDOWN, disputes, itemised
-from .book import LineBook
-from .entries import Entries
-from .facts import Facts
-from .focus import FocusReader
-from .orders import PAID, OrderFound, Orders
+from .orders import PAID, OrderFound
+from .parts_of_turn import TurnParts
 from .questions import polarity
 from .undone import DEFAULT_DECLINED
 from .variety import Variety
@@ -27,18 +23,8 @@ _PRICE = re.compile(r"いくら|おいくら|値段|何円|なんえん|料金|�
 _BILL = re.compile(r"会計|勘定|おあいそ|お代|合計|全部で|トータル")
 
 
-class Serving:
+class Serving(TurnParts):
     """Orders, the menu's lines and money."""
-    # (set by Conversation.__init__)
-    rules: GameRules
-    scenario: Any
-    answerer: Answerer
-    book: LineBook
-    facts: Facts
-    orders: Orders
-    matcher: Any
-    focus_reader: FocusReader
-    entries: Entries
 
     def _order(self, text: str, state: GameState, addressee: str | None, mem: ConversationMemory,
                question: AskedQuestion | None) -> OrderFound | None:

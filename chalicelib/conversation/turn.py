@@ -30,32 +30,32 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from ..answers import Answer, Answerer, Found
+from ..answers import Answer, Found
 from ..interpret.cues import invited_place, unstretched
 from ..interpret.dialect import standard
-from ..interpret.interpreter import Interpreter, TurnResult
+from ..interpret.interpreter import TurnResult
 from ..interpret.ja import analyse
 from ..interpret.options import InterpretChoices, Recent
-from ..interpret.text import TextForms, is_kanji, make_matcher, nfkc, without_asides
-from ..scenario import FreeTalk, GameRules, GameState, PlayerInput, Step
+from ..interpret.text import TextForms, is_kanji, nfkc, without_asides
+from ..scenario import FreeTalk, GameState, PlayerInput, Step
 from ..scenario.inputs import NONE
 from ..scenario.loader import NEUTRAL
 from ..scenario.variation import knowledge_key, remember
 from ..stage.records import AskedQuestion, ConversationMemory, OpenClarification, SpokenText
 from ..turn_record import AnswerSource, InterpretationRecord
 from .bill import disputes
-from .book import LineBook, fired_ref
+from .book import fired_ref
 from .choices import asked_again
-from .clarify import DEFAULT_LINE, Clarifier, Options
+from .clarify import DEFAULT_LINE, Options
 from .confirm import confirmed_phrase, kanji_number
 from .elsewhere import other_places
-from .entries import Entries, Fitting
-from .facts import Facts, is_question
+from .entries import Fitting
 from .facts import _analysed as _analysed_keys
-from .focus import Focus, FocusReader, parts
+from .facts import is_question
+from .focus import Focus, parts
 from .forms import FormFound, form_answer, read_form
 from .mention import asked_about, only_mentioned, reports_other
-from .orders import FALLBACK, OrderFound, Orders
+from .orders import FALLBACK, OrderFound
 from .own import about_self, told_again
 from .picks import options_asked, picked
 from .questions import asks, only_asks_back, polarity, proposes_change, question_kind
@@ -118,22 +118,6 @@ class PlayedTurn:
 
 
 class Conversation(Recalling, Serving):
-    def __init__(self, rules: GameRules, interpreter: Interpreter, answerer: Answerer | None = None) -> None:
-        self.rules = rules
-        self.scenario = rules.scenario
-        self.interpreter = interpreter
-        self.answerer = answerer or Answerer(rules, interpreter.names)
-        self.names = interpreter.names
-        all_names = [n for names in self.names.characters.values() for n in names] + \
-                    [n for place in self.names.places.values() for n in place.names]
-        self.book = LineBook(self.scenario)
-        self.facts = Facts(self.book, all_names)
-        self.orders = Orders(self.scenario, all_names, {c: list(n) for c, n in self.names.characters.items()})
-        self.clarifier = Clarifier(self.scenario)
-        self.matcher = make_matcher()
-        self.focus_reader = FocusReader(self.names)
-        self.entries = Entries(self.answerer)
-
     # ------------------------------------------------------------------ the turn
 
     def play(self, text: str, state: GameState, memory: ConversationMemory | None = None, *,
