@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 from ..answers import Answer, Answerer
 from ..faces import NEUTRAL
@@ -243,6 +244,9 @@ def _advice(text: str) -> FormFound | None:
     return None
 
 
+# (a turn reads its line's form up to three times — the advice step, the form step, the recall guard — so the
+# reading, a pure function of the text, is kept)
+@lru_cache(maxsize=512)
 def read_form(text: str) -> FormFound | None:
     """The form of the line's last sentence that has one (「こんばんは。座っていい？」: a permission); none when
     the sentence asks for something with a wh-word (「何を手伝えばいい？」) — what it asks for is the answer."""
