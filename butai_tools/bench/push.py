@@ -118,6 +118,9 @@ def _pages(runtime, stage, lines: int, calls: _DynamoCalls) -> dict:
             minutes = (time.monotonic() - started) / 60
             per_minute = {name: round((requests[name] - counted_from.get(name, 0)) / minutes, 1) for name in pages}
             still_live = pages["push"].evaluate("document.body.dataset.push") == "live"
+            # A page sees the line while its fan-out is still sending; the fan-out is recorded only after. Count
+            # calls and fan-outs once every line's fan-out is recorded, or a busy machine splits one between them.
+            _wait(lambda: len(runtime.push.fan_outs) - fan_outs_from >= lines, 30)
             fan_outs = len(runtime.push.fan_outs) - fan_outs_from
             per_fan_out = {op: round(n / max(1, fan_outs), 2)
                            for op, n in collections.Counter(calls.calls[calls_from:]).items()}
