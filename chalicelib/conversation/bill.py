@@ -3,6 +3,10 @@
 「内訳は？」「何が入ってるの？」「高くない？」「2600円！？」 ask about the bill; the answer names each item
 served with its price and the sum (the menu's `breakdown` lines, `{items}` and `{total}`), so a player can see
 it adds up.  Only paying words (お会計, 払います, money handed over) pay.
+
+The player is the one who knows what they ordered: an item taken back (「2杯目は頼んでない」「ハイボールは2杯しか
+頼んでないよ」「ナポリタン取り消して」, 「キャンセル」 right after an order) comes off what is counted, and the
+breakdown then says what remains.
 """
 from __future__ import annotations
 
@@ -26,6 +30,20 @@ _AMOUNT_ASKED = re.compile(r"\d[\d,]*\s*(?:円)?\s*(?:[!！]*[？?]|って[？?]
                            r"|(?:っす|です|だ)?(?:よね|じゃない|でしょ|のはず))"     # 「1500っすよね」: the sum checked
                            r"|^(?:え|えっ|ええ|は|はぁ|はあ|マジ|まじ)[、,!！っ?？\s]*\d[\d,]*\s*円?\s*[!！?？]")
 DEFAULT_BREAKDOWN = "{items}で、{total}円です。"
+# Said when an item taken back leaves nothing on the bill.
+DEFAULT_TAKEN_BACK = "失礼しました、{item}は取り消しておきますね。"
+
+# Taking back: cancelling words, or a claim of not having ordered (「頼んでない」「頼んでないのに」, not the question
+# 「頼んでないよね？」 nor 「しか頼んでない」, which says what was ordered).
+_CANCEL = re.compile(r"取り消|とりけ|キャンセル|請求から|(?:外|はず|抜)して")
+_NOT_ORDERED = re.compile(r"(?<!しか)(?:(?:頼|たの)んで|注文して|(?:飲|の)んで|(?:食|た)べて)(?:ない|ません|ねえ|ねー)"
+                          r"(?![^。！!]{0,4}(?:よね|っけ|でしょ|か[？?]|かな))")
+_KANJI_DIGITS = {c: i for i, c in enumerate("〇一二三四五六七八九十")}
+_NUMBER = r"(\d{1,2}|[一二三四五六七八九十]{1,2})"
+# 「2杯目は頼んでない」: the Nth and after were not ordered
+_ORDINAL = re.compile(_NUMBER + r"\s*(?:杯|本|皿|個|つ|品)?目")
+# 「2杯しか頼んでない」「一杯だけだよ」: N were ordered
+_ONLY_COUNT = re.compile(_NUMBER + r"\s*(?:杯|本|皿|個|つ|品)\s*(?:しか|だけ)")
 
 
 def disputes(text: str) -> bool:
@@ -39,3 +57,49 @@ def itemised(ordered: Iterable[str], prices: Mapping[str, int]) -> tuple[str, in
     counts = Counter(item for item in ordered if item in prices)
     parts = [f"{item}{prices[item]:,}円" + (f"×{n}" if n > 1 else "") for item, n in counts.items()]
     return "、".join(parts), sum(prices[item] * n for item, n in counts.items())
+
+
+def _number(word: str) -> int:
+    """「2」「二」「十二」「二十」 as a number."""
+    if word.isdigit():
+        return int(word)
+    tens, _, ones = word.rpartition("十")
+    if "十" not in word:
+        return _KANJI_DIGITS[ones]
+    return (_KANJI_DIGITS[tens] if tens else 1) * 10 + (_KANJI_DIGITS[ones] if ones else 0)
+
+
+def taken_back(text: str, named: list[str], ordered: list[str], recent: str | None) -> list[str] | None:
+    """What is left counted after `text` takes items back, or None where it takes nothing back.
+
+    `named`: the menu items the text names; `ordered`: what was served, in order; `recent`: the item served in the
+    last turns (「キャンセル」 alone takes it back).  A count says how many stay (「2杯目は」 keeps one, 「2杯しか」
+    keeps two); an item named without one is taken off once when cancelled (取り消して) and wholly when denied
+    (頼んでない)."""
+    normalised = nfkc(text)
+    cancel, denied = _CANCEL.search(normalised), _NOT_ORDERED.search(normalised)
+    ordinal, only = _ORDINAL.search(normalised), _ONLY_COUNT.search(normalised)
+    if not (cancel or denied or (only and re.search(r"頼|たの|注文|飲|食", normalised))):
+        return None
+    items = [item for item in dict.fromkeys(named) if item in ordered]
+    if len(items) > 1:
+        return None                   # which one is meant is not read here: the breakdown answers
+    item = items[0] if items else (recent if cancel and not named else None)
+    if item is None:
+        return None
+    keep = ordered.count(item)
+    if ordinal:
+        keep = min(keep, _number(ordinal.group(1)) - 1)
+    elif only:
+        keep = min(keep, _number(only.group(1)))
+    else:
+        keep = keep - 1 if cancel and not denied else 0
+    if keep >= ordered.count(item):
+        return None
+    left, drop = [], ordered.count(item) - keep
+    for served in reversed(ordered):                  # the last ones served come off first
+        if served == item and drop:
+            drop -= 1
+            continue
+        left.append(served)
+    return left[::-1]

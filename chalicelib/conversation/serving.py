@@ -2,7 +2,9 @@
 bill. A part of the turn logic (`Conversation` in turn.py takes these methods from `Serving`)."""
 from __future__ import annotations
 
+import dataclasses
 import re
+from collections.abc import Iterator
 
 from ..answers import Answer
 from ..interpret.text import TextForms, nfkc
@@ -12,7 +14,7 @@ from ..scenario.model import SpokenLine
 from ..scenario.variation import remember
 from ..stage.records import AskedQuestion, ConversationMemory
 from ..turn_record import AnswerSource
-from .bill import DEFAULT_BREAKDOWN, disputes, itemised
+from .bill import DEFAULT_BREAKDOWN, DEFAULT_TAKEN_BACK, disputes, itemised, taken_back
 from .orders import PAID, OrderFound
 from .parts_of_turn import TurnParts
 from .questions import polarity
@@ -42,14 +44,20 @@ class Serving(TurnParts):
                 billed[1] in people and self.scenario.menus[billed[1]].paid:
             return OrderFound("paid", None, billed[1])
         # the item served in the last turns: a condiment or a change asked for is about it
-        served_at = max((turns[-1] for ref, turns in mem.said.items() if ref.startswith("menu/") and turns and
-                         ref.rsplit("#", 1)[0].rsplit("/", 1)[-1] not in ("bill", "paid", "prices", "ask", "suggest",
-                                                                          "missing", "unavailable")), default=None)
-        recent = mem.orders[-1] if mem.orders and served_at is not None and served_at >= state.turn - 2 else None
+        recent = self._recently_served(mem, state)
         return self.orders.read(text, people, addressee, self.rules.responder(state.place),
                                 last_order=mem.orders[-1] if mem.orders else None, offered=offered,
                                 offer_yes=offer_yes, offer_open=question is not None and question.kind == "offer",
                                 mentioned=mentioned, ordered=mem.orders, recent=recent)
+
+    @staticmethod
+    def _recently_served(mem: ConversationMemory, state: GameState, within: int = 2) -> str | None:
+        """The item served in the turn before this one or the `within` turns before that, if any."""
+        served_at = max((turns[-1] for ref, turns in mem.said.items() if ref.startswith("menu/") and turns and
+                         ref.rsplit("#", 1)[0].rsplit("/", 1)[-1] not in ("bill", "paid", "prices", "ask", "suggest",
+                                                                          "missing", "unavailable", "breakdown",
+                                                                          "declined")), default=None)
+        return mem.orders[-1] if mem.orders and served_at is not None and served_at >= state.turn - within else None
 
     def _serve(self, order: OrderFound, step: Step, state: GameState, mem: ConversationMemory, turn: int,
                variety: Variety) -> Answer | None:
@@ -170,14 +178,27 @@ class Serving(TurnParts):
             return None
         if mem.orders and (disputes(normalised) or (asked_price and self._item_named(normalised) is None and any(
                 ref.startswith("menu/") and "/bill#" in ref for ref in mem.said))):
-            # 「内訳は？」「高くない？」, 「いくら？」 after the bill: what was served and its prices, not paying
+            # 「内訳は？」「高くない？」, 「いくら？」 after the bill: what was served and its prices, not paying;
+            # 「2杯目は頼んでない」: what was taken back comes off first
+            # (「キャンセル」 alone takes back only what was served the turn before)
+            left = taken_back(normalised, self._items_named(normalised), mem.orders,
+                              self._recently_served(mem, state, within=0))
+            removed = [item for item in dict.fromkeys(mem.orders) if left is not None and
+                       mem.orders.count(item) > left.count(item)]
+            if left is not None:
+                mem.orders[:] = left
             for server in servers:
                 menu = self.scenario.menus[server]
                 items, total = itemised(mem.orders, {i.id: i.price for i in menu.items if i.price is not None})
                 if total > 0:
-                    lines = menu.breakdown or [SpokenLine(text=DEFAULT_BREAKDOWN)]
-                    return self._menu_line(server, "breakdown", lines, state, turn, variety,
-                                           {"{items}": items, "{total}": f"{total:,}"})
+                    said = self._menu_line(server, "breakdown", menu.breakdown or [SpokenLine(text=DEFAULT_BREAKDOWN)],
+                                           state, turn, variety, {"{items}": items, "{total}": f"{total:,}"})
+                elif removed:
+                    said = self._menu_line(server, "taken_back", [SpokenLine(text=DEFAULT_TAKEN_BACK)], state, turn,
+                                           variety, {"{item}": "、".join(removed)})
+                else:
+                    continue
+                return dataclasses.replace(said, detail={**said.detail, "taken_back": removed}) if removed else said
         item = self._item_named(normalised) or (served if asked_price and not _BILL.search(normalised) else None)
         if asked_price and item is not None:
             for server in servers:
@@ -214,8 +235,11 @@ class Serving(TurnParts):
                       variation, refs=(f"{prefix}#{index + 1}",), detail=dict(filled))
 
     def _item_named(self, text: str) -> str | None:
+        return next(self._named(text), None)
+
+    def _items_named(self, text: str) -> list[str]:
+        return list(dict.fromkeys(self._named(text)))
+
+    def _named(self, text: str) -> Iterator[str]:
         forms = TextForms.of(text)
-        for (_owner, item), words in self.orders._words.items():
-            if self.matcher.hits(forms, words):
-                return item
-        return None
+        return (item for (_owner, item), words in self.orders._words.items() if self.matcher.hits(forms, words))

@@ -80,6 +80,35 @@ def test_the_bill_questioned_or_an_item_taken_back_orders_nothing():
         assert played.answer.text == "コーヒー400円、カレー700円で、1,100円です。"      # nothing added
 
 
+def test_an_item_taken_back_comes_off_the_bill():
+    conversation = priced()
+    *_, extra, bill = play(conversation, "コーヒーください", "カレーもお願い", "コーヒーもう一杯", "コーヒーもう一杯",
+                           "3杯目は頼んでないよ、取り消して", "お会計")
+    assert extra.answer.text == "コーヒー400円×2、カレー700円で、1,500円です。"
+    assert extra.memory.orders == ["コーヒー", "カレー", "コーヒー"] and extra.answer.detail["taken_back"] == ["コーヒー"]
+    assert "order" not in extra.context and bill.answer.text == "1,500円です。"
+    *_, only = play(conversation, "コーヒーください", "コーヒーもう一杯", "コーヒーもう一杯", "お会計",
+                    "え？コーヒーは2杯しか頼んでないですよ")
+    assert only.memory.orders == ["コーヒー", "コーヒー"] and only.answer.text == "コーヒー400円×2で、800円です。"
+    *_, named = play(conversation, "コーヒーください", "カレーもお願い", "お会計", "カレーは頼んでないのに")
+    assert named.memory.orders == ["コーヒー"] and named.answer.text == "コーヒー400円で、400円です。"
+    # 「キャンセル」 alone takes back what was just served; with nothing left, the default line says so
+    _, cancelled = play(conversation, "カレーください", "やっぱりキャンセルで")
+    assert cancelled.memory.orders == [] and cancelled.answer.text == "失礼しました、カレーは取り消しておきますね。"
+
+
+def test_what_takes_nothing_back():
+    conversation = priced()
+    # asked, not claimed; what was ordered said with しか; a count the bill already keeps; two items named
+    for text in ("カレーは頼んでないよね？", "カレーしか頼んでないんですけど", "コーヒーは1杯だよ、2杯目は頼んでない",
+                 "コーヒーとカレーは頼んでない"):
+        *_, kept = play(conversation, "コーヒーください", "カレーもお願い", "お会計", text)
+        assert kept.memory.orders == ["コーヒー", "カレー"], text
+    # 「キャンセル」 not right after the order: which one is not clear
+    *_, late = play(conversation, "カレーください", "おいしかった", "キャンセル")
+    assert late.memory.orders == ["カレー"]
+
+
 def test_bill_sums_and_what_disputes_it():
     assert itemised(["ビール", "水割り", "ビール", "お水"], {"ビール": 600, "水割り": 700}) == \
         ("ビール600円×2、水割り700円", 1900)
