@@ -16,7 +16,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from ..scenario.model import ACTS
-from .asking import is_question
+from .asking import is_question, wonders
 from .cues import SceneNames, player_words, without_quoted_phrases
 from .text import nfkc
 
@@ -79,11 +79,6 @@ _OWN_LIFE = _re(r"(?:^|[、,\s。])(?:俺|おれ|オレ|僕|ぼく|わし|儂|�
                 r"(?:女房|嫁さん|かみさん|カミさん|家内|うちの(?:妻|嫁|旦那|息子|娘|母|父|親)|妻|亭主|息子|娘|孫|親父|お袋|おふくろ"
                 r"|兄貴|姉貴|おやじ|お父さん|お母さん)(?:は|が|と|も|の|に|を)",
                 r"若い(?:頃|ころ)|昔は|学生(?:の頃|時代)|子ども(?:の頃|のころ)|子供の頃|現役の頃|定年|退職")
-_QUESTION = _re(r"[？?]\s*$|[？?]", r"(?:なに|何|どこ|いつ|誰|だれ|なんで|なぜ|どう|どれ|どっち|いくつ|どんな)[^。]*(?:の|か|かな|かしら)$",
-                r"(?:ある|いる|なる|できる|する|思う)(?:の|か)(?:な)?$", r"[るいたう](?:かな|かしら)$")
-# 「…古い建物を撮るのが多いかな」 after the player told of themselves: musing, not a question to anyone
-_MUSING = re.compile(r"(?<!い)(?<!良)[るいたう](?:かな|かしら)$")      # (not いいかな: asking leave)
-
 Pattern = re.Pattern[str]
 
 
@@ -112,7 +107,7 @@ class ActRecogniser:
         self._order: list[tuple[str, Pattern]] = [
             ("暴言", _INSULT), ("謝罪", _APOLOGY), ("感謝", _THANKS), ("注文", _ORDER), ("謝罪", _SORRY_CALL),
             ("挨拶", _GREETING), ("本人", self._about_self), ("称賛", _PRAISE), ("反対", _DISAGREE),
-            ("同意", _AGREE), ("質問", _QUESTION),
+            ("同意", _AGREE),
         ]
         # (「俺は赤いドアのままがいいと思う」 is an opinion, 「俺も好きだ」 agreement: the player's own life only
         # when nothing else is said)
@@ -125,12 +120,14 @@ class ActRecogniser:
             return ActFound("悲報", sad.group(0))     # before praise or agreement: 「だよね！」 never answers grief
         for act, pattern in self._order:
             found = pattern.search(stripped)
-            if found and act == "質問" and _MUSING.search(stripped) and found.group(0) in _MUSING.findall(stripped) \
-                    and not is_question(stripped) and _OWN_LIFE.search(stripped):
-                continue      # the player musing about their own life (僕は…。…が多いかな): told, not asked
             if found:
                 paying = act == "注文" and bool(_PAYING.search(stripped))
                 return ActFound(act, found.group(0).strip() or act, paying)
+        # (what asks is read in asking.py; 「明日雨降るかな」 wonders to the listener, 「…古い建物を撮るのが多いかな」
+        # after the player told of themselves muses)
+        wondering = wonders(stripped)
+        if is_question(stripped) or wondering == "leave" or (wondering and not _OWN_LIFE.search(stripped)):
+            return ActFound("質問", "質問")
         own = _OWN_LIFE.search(stripped)
         if own and not is_question(stripped) and not re.search(r"思う|思います|と思|好き|嫌い", stripped):
             return ActFound("身の上", own.group(0).strip(" 、,。") or "身の上")

@@ -6,8 +6,9 @@ asks to be told (教えて, 聞かせて, 知りたい, って何), or holds a w
 ends without a question mark: 「なんで喝采が一番好きなんだ」「何作ってんだ」「銘柄は何だ」「どこ行くんだよ」「誰だい」
 「何がいいかな」 — also with an afterthought after a comma (「何の作業してんだ、ここで」).  A line that says it is
 asking again (「名前を聞いてるんだよ」「だから名前って言ってんだ」) asks too.  Not a wh-word: 何か, 何でも, 何も,
-誰か, いつも (some, any, always), nor the なん of 「そうなんだ」.  かな alone muses (「好きかな」); with a wh-word it
-asks.
+誰か, いつも (some, any, always), nor the なん of 「そうなんだ」, nor a back-channel (「そっか」「そうですか」).  かな
+alone muses (「好きかな」); with a wh-word it asks.  `wonders` reads a wondering aloud (「明日雨降るかな」), which the
+dialogue-act recogniser counts as a question when the player is not musing about their own life.
 """
 from __future__ import annotations
 
@@ -37,6 +38,14 @@ _ASKING_AGAIN = re.compile(r"(?:を|って|のこと|は)\s*(?:聞|訊|尋ね)�
 _BARE = re.compile(r"^(?!今日は|今晩は|こんばんは|こんにちは)(?:で|それで|じゃあ|じゃ|んで|そんで)?[、,\s]*(?:[^\s、,。！!？?はがをにでと]{1,8}は"
                    r"|(?:あんた|あなた|君|きみ|お前|おまえ)の[^\s、,。！!？?はがをにでと]{1,6})\s*[。…]*$")
 _SENTENCE = re.compile(r"[^。！？!?\n]*[。！？!?\n]+|[^。！？!?\n]+$")
+# A back-channel (「そっか」「そうか」「あ、そうですか」): the news taken in, not asked about, without a question mark.
+_BACKCHANNEL = re.compile(r"^(?:あ|ああ|あー|へえ|へー|ふーん|なんだ)?[、,\s]*(?:そう|そっ)(?:か|ですか)$")
+# Wondering aloud (「明日雨降るかな」「ママは来るかしら」): a verb or adjective, then かな or かしら; with いい or 良い
+# before it (「来てもいいかな」) it asks leave.
+_WONDER = re.compile(r"[るいたう](?:の)?(?:かな|かしら)$")
+_LEAVE = re.compile(r"(?:いい|良い)(?:の)?(?:かな|かしら)$")
+# 「そうかな」「そうかしら」: doubt of what was said, not wondering
+_DOUBT = re.compile(r"(?:^|[、,。\s])(?:そう|本当|ほんと)(?:かな|かしら)$")
 
 
 def _wh_asks(sentence: str) -> bool:
@@ -66,6 +75,8 @@ def is_question(text: str) -> bool:
         return True
     found = [s.strip(" 　。！!\n…") for s in _SENTENCE.findall(normalised)]
     found = [s for s in found if s]
+    if found and _BACKCHANNEL.match(found[-1]):
+        found.pop()               # 「そっか」 after news takes it in (with a question mark it asks, above)
     if found and (_PARTICLE_END.search(found[-1]) or _BARE.match(found[-1]) or
                   _PARTICLE_THEN_AFTERTHOUGHT.search(found[-1])):
         return True               # the line ends on a question particle (not 「そうか。ビールください」)
@@ -83,3 +94,13 @@ def asks_without_mark(text: str) -> bool:
 def asks_again(text: str) -> bool:
     """Whether the line says it is asking (again) what it asked (「あんたの名前を聞いてるんだよ」)."""
     return bool(_ASKING_AGAIN.search(nfkc(text)))
+
+
+def wonders(text: str) -> str | None:
+    """How a line without a question proper ends on かな or かしら: "leave" asks leave of the listener
+    (「毎日来てもいいかな」), "wonder" wonders aloud (「明日雨降るかな」), which a listener may take up — or the
+    player muses (「古い建物を撮るのが多いかな」 after telling of their work); None otherwise."""
+    ending = nfkc(text).strip().rstrip(" 　。!！…")
+    if _DOUBT.search(ending):
+        return None
+    return "leave" if _LEAVE.search(ending) else "wonder" if _WONDER.search(ending) else None

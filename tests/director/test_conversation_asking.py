@@ -6,7 +6,7 @@ import pytest
 
 from chalicelib.conversation import facts, focus
 from chalicelib.conversation.questions import polarity
-from chalicelib.interpret.asking import asks_without_mark, is_question
+from chalicelib.interpret.asking import asks_without_mark, is_question, wonders
 
 
 @pytest.mark.parametrize("text", [
@@ -22,9 +22,23 @@ def test_a_blunt_or_casual_question_asks(text):
 @pytest.mark.parametrize("text", [
     "そうなんだ", "暇なんだ", "何でもいいんだ", "何かいいことあったんだ", "誰かいるんだ", "いつも来てるんだ",
     "どうせ暇なんだ", "なんだ、そういうことか。ならいいや", "そうか。焼酎ください", "好きかな", "昔は歌手になりたかったんだ",
+    "そっか", "そうか", "あ、そうですか", "へえ、そうか。",
 ])
 def test_a_statement_or_a_sigh_does_not_ask(text):
     assert not is_question(text)
+
+
+def test_a_back_channel_with_a_question_mark_asks():
+    assert is_question("そっか？") and is_question("そうですか？") and is_question("そっか。で、名前は？")
+
+
+def test_wondering_aloud_and_asking_leave():
+    assert wonders("明日雨降るかな") == "wonder" and wonders("ママは来るかしら。") == "wonder"
+    assert wonders("毎日ここに来てもいいかな") == "leave" and wonders("座っても良いかしら") == "leave"
+    assert wonders("そうかな") is None and wonders("雨だね") is None and wonders("何時に来るかな") == "wonder"
+    acts = ActRecogniser()
+    assert acts.recognise("明日雨降るかな").act == "質問" and acts.recognise("終電って何時だっけ").act == "質問"
+    assert acts.recognise("そっか").act != "質問"
 
 
 def test_a_blunt_question_is_a_question_back_not_an_answer():
