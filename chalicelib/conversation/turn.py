@@ -31,6 +31,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..answers import Answer, Found
+from ..interpret.acts import CALL_ONLY
 from ..interpret.cues import invited_place, unstretched
 from ..interpret.dialect import standard
 from ..interpret.interpreter import TurnResult
@@ -755,6 +756,10 @@ class Conversation(Recalling, Serving):
             found = self._picked_line(pick, state, turn, variety)
             if found is not None:
                 return self.answerer.make(found, act)
+        # 1b. only called (「ママ？」「ねえ、葵ちゃん」): nothing is asked yet — the one called brings something up,
+        #     not a stock "I don't know"
+        if found_act.cue == CALL_ONLY and (called := self._chatter(free.speaker, state, turn, variety)) is not None:
+            return self.answerer.make(called, act)
         # 0b. the player's own matter, and what the one spoken to thinks of it (「就活きつくて。ママ、どう思う？」):
         #     asked of the player's life, so no line of the characters' own world answers it (forms.py)
         advice = read_form(text)

@@ -21,6 +21,7 @@ from .cues import SceneNames, player_words, without_quoted_phrases
 from .text import nfkc
 
 NO_ACT = "なし"
+CALL_ONLY = "呼びかけ"     # the cue of a line that only calls someone (「ママ？」): no act
 _TRAILING = re.compile(r"[\s。．.！!…~ーっw笑♪☆★]+$")
 
 
@@ -111,10 +112,16 @@ class ActRecogniser:
         ]
         # (「俺は赤いドアのままがいいと思う」 is an opinion, 「俺も好きだ」 agreement: the player's own life only
         # when nothing else is said)
+        # A line that only calls someone (「ママ？」「ねえ、葵ちゃん！」) asks nothing yet: the one called answers
+        # as to any opening, not as to a question they cannot place.
+        self._call_only = re.compile(r"^(?:(?:ねえ|ねぇ|ね|ちょっと|あの|あのー|あのさ|おーい|ほら|" + you + r")"
+                                     r"\s*(?:さん|ちゃん|くん|様|さま)?[\s、,。!！?？…ー~〜]*)+$")
 
     def recognise(self, text: str) -> ActFound:
         normalised = without_quoted_phrases(player_words(nfkc(text)), self.names).strip()
         stripped = _TRAILING.sub("", normalised) if not normalised.endswith(("?", "？")) else normalised
+        if self._call_only.match(stripped):
+            return ActFound(NO_ACT, CALL_ONLY)
         sad = _SAD.search(stripped)
         if sad and not _SAD_NOT.search(stripped) and not is_question(stripped) and not _INSULT.search(stripped):
             return ActFound("悲報", sad.group(0))     # before praise or agreement: 「だよね！」 never answers grief

@@ -9,6 +9,7 @@ import pytest
 from chalicelib.conversation.focus import FocusReader
 from chalicelib.conversation.mention import asked_about, only_mentioned, reports_other
 from chalicelib.interpret import detect_addressee
+from chalicelib.interpret.acts import CALL_ONLY, ActRecogniser
 from chalicelib.interpret.cues import SceneNames
 from chalicelib.interpret.text import nfkc
 from tests.director.playing import reference, visit
@@ -90,3 +91,14 @@ def test_a_name_called_with_a_question_mark_or_a_particle_calls(text, who):
 def test_a_call_picks_the_one_who_answers_over_a_tap():
     *_, called = visit("こんばんは", "葵ちゃんね、休みの日って何してるの？", to=MAMA)
     assert called.answer.speaker == AOI
+
+
+@pytest.mark.parametrize("text, who", [("ママ？", MAMA), ("ねえ、葵ちゃん！", AOI), ("ちょっと葵さん？", AOI), ("あなた？", MAMA)])
+def test_a_line_that_only_calls_is_answered_as_an_opening_not_a_question(text, who):
+    acts = ActRecogniser(SceneNames.of(reference().rules.scenario))
+    found = acts.recognise(text)
+    assert (found.act, found.cue) == ("なし", CALL_ONLY)
+    [_, called] = visit("こんばんは", text)
+    assert called.answer.speaker == who and called.answer.ref.startswith("chatter/"), called.answer
+    # a name with something asked is no call only
+    assert acts.recognise("ママ？元気？").cue != CALL_ONLY and acts.recognise("ママ、ありがとう").act == "感謝"
