@@ -9,6 +9,9 @@ Players ask many things no knowledge line covers, but whose form alone tells wha
 - ``preference``: do you like …? (「葵さんはこの曲、好き？」「ママ、甘いもの好き？」「この曲どう思う？」);
 - ``have``: is there … here? (「灰皿あります？」「アルバムってあるんですか？」「氷ない？」);
 - ``confirm``: a decision confirmed (「撮影OKってことでいいですか？」「じゃあ、それで決まりね？」);
+- ``wellbeing``: how are you? (「元気？」「ママ、最近どう？」「葵ちゃんは元気してた？」「調子はどう？」), asked of the one
+  spoken to (not 「先代は元気？」: the one named answers only when they are here), read before what the characters
+  know, whose lines share its words (元気);
 - ``advice``: the player tells of a matter of their own life and asks the character's view of it
   (「就活で全然受からなくて。ママ、どう思います？」「仕事辞めたいんだけど、どうしたらいいかな」): asked of the
   player's matter, not of the scenario's, so it is read before what the characters know.
@@ -221,6 +224,31 @@ def _sentence_form(sentence: str) -> FormFound | None:
     return None
 
 
+# How are you (「元気？」「最近どう？」「調子はどう？」「お変わりありませんか」), after whom it asks of (`who`: empty, a
+# call, a name): the sentence is nothing else.
+_HOW_ARE_YOU = re.compile(
+    r"^(?:(?P<who>[^、,。？?!！\s]{1,12}?)(?:は|って|も)?[、,\s]+|(?P<who2>[^、,。？?!！\s]{1,12}?)(?:は|って|も)"
+    r"|(?P<who3>[^、,。？?!！\s]{0,10}?(?:さん|ちゃん|くん|ママ|マスター)))?"
+    r"(?:(?:最近|近頃|今日|あれから|その後|相変わらず)(?:は|って|も)?[、,\s]*)?"
+    r"(?:お?元気(?:だった|でした|してた|してる|してます|してました|にしてた|にしてる|にしてます|にしてました|です|なの"
+    r"|なん(?:だ|です)|そう|やってる|やってた)?(?:か|かい|ですか|の|かな|すか)?"
+    r"|調子(?:は|って|の方は)?[、,\s]*(?:どう|いかが)(?:です|だい|っす)?(?:か)?"
+    r"|お?変わり(?:ない|ありません|なかった|ありませんでした)(?:か|ですか|の|です)?"
+    r"|(?:どう|いかが)(?:お過ごし|してた|してる|してました)(?:です|でした)?(?:か|の)?)" + _END)
+# 「最近どう？」「その後どう？」: how things are since, only after a word of time
+_HOW_SINCE = re.compile(r"^(?:(?P<who>[^、,。？?!！\s]{1,12}?)(?:は|って|も)?[、,\s]*)?(?:最近|近頃|あれから|その後)"
+                        r"(?:は|って)?[、,\s]*(?:どう|いかが)(?:です|だい|っす|してる|してた)?(?:か|の)?" + _END)
+
+
+def wellbeing(sentence: str) -> FormFound | None:
+    """「元気？」「ママ、最近どう？」: how the one spoken to is; the cue is whom it names before, if anyone."""
+    found = _HOW_ARE_YOU.match(sentence) or _HOW_SINCE.match(sentence)
+    if found is None:
+        return None
+    groups = ("who", "who2", "who3") if found.re is _HOW_ARE_YOU else ("who",)
+    return FormFound("wellbeing", next((found.group(g) for g in groups if found.group(g)), ""))
+
+
 # Asking what the one spoken to thinks or would do: 「どう思います？」「どうしたらいいかな」「アドバイスください」
 _VIEW_ASKED = re.compile(r"どう思(?:う|います|いません|われ|っ)|どう(?:したら|すれば|すりゃ)(?:いい|良い|ええ)|どうしよう"
                          r"|アドバイス|助言|相談(?:に乗|して|したい|なんだけど|なんですけど)|(?:なら|だったら)どう(?:する|します)")
@@ -255,6 +283,8 @@ def read_form(text: str) -> FormFound | None:
         return advice
     sentences = [s.strip(" 　") for s in _SENTENCE.findall(nfkc(text).strip())]
     for sentence in reversed([s for s in sentences if s.strip(" 　。！!…")]):
+        if (found := wellbeing(sentence)) is not None:
+            return found
         wh = WH.search(sentence)
         if wh is not None and not re.search(r"どう思|(?:って|は)(?:どう|いかが)", sentence):
             return None

@@ -762,9 +762,13 @@ class Conversation(Recalling, Serving):
             return self.answerer.make(called, act)
         # 0b. the player's own matter, and what the one spoken to thinks of it (「就活きつくて。ママ、どう思う？」):
         #     asked of the player's life, so no line of the characters' own world answers it (forms.py)
+        #     「ママ、元気？」「最近どう？」: how the one spoken to is, before a line of theirs that shares 元気 (not
+        #     「先代は元気？」: asked of someone else, which what they know answers)
         advice = read_form(text)
-        if advice is not None and advice.form == "advice":
-            formed = self._form(text, focus, free.speaker, advice.cue, act, state, turn, variety, context, advice)
+        if advice is not None and (advice.form == "advice" or advice.form == "wellbeing" and
+                                   self._calls_only(advice.cue, free.speaker)):
+            formed = self._form(text, focus, free.speaker, advice.cue if advice.form == "advice" else None, act, state,
+                                turn, variety, context, advice)
             if formed is not None:
                 return formed
         # 1. an answer to the character's question (only when the line is about nothing else and does
@@ -1072,14 +1076,14 @@ class Conversation(Recalling, Serving):
               variety: Variety, context: dict[str, Any], found: FormFound | None = None) -> Answer | None:
         """The answer to a line of a known form (forms.py), when the line asks nothing of someone else (「葵ちゃん、
         ママって猫好き？」 is for ママ's own answer) and does nothing a reaction answers better."""
-        advice = found is not None and found.form == "advice"
+        read_first = found is not None and found.form in ("advice", "wellbeing")
         # (the player's matter asked about is advice whatever else the line does — 「…んですよね。どう思います？」
-        # is no agreement — but an insult stays an insult)
-        if (act not in ("なし", "質問", "本人") and not (advice and act != "暴言")) or focus.third or \
+        # is no agreement — and 「こんばんは。元気？」 asks how they are; but an insult stays an insult)
+        if (act not in ("なし", "質問", "本人") and not (read_first and act != "暴言")) or focus.third or \
                 any(p != speaker for p in focus.about):
             return None
         found = found or read_form(text)
-        if found is None or (act == "本人" and found.form not in ("preference", "advice")):
+        if found is None or (act == "本人" and found.form not in ("preference", "advice", "wellbeing")):
             return None
         if found.form == "have" and word is not None and word in other_places(focus.text, self.entries.own_places):
             return None          # 「この辺に和菓子屋ある？」 asks where one is, not whether the shop keeps one
@@ -1088,6 +1092,13 @@ class Conversation(Recalling, Serving):
         if answer is not None:
             context["form"] = found.form
         return answer
+
+    def _calls_only(self, who: str, speaker: str) -> bool:
+        """Whether `who`, the words before a question, are none or only call `speaker` (「ママ、」「ねえ、葵ちゃん」)."""
+        if not who:
+            return True
+        return self.answerer.act(who).cue == CALL_ONLY and \
+            all(person == speaker for _, _, person in self.focus_reader.named(nfkc(who)))
 
     def _named_here(self, text: str, state: GameState) -> str | None:
         """The one character here the line names, unless it names them only in a case role (mention.py)."""

@@ -97,8 +97,8 @@ class LineSet(_Strict):
 
 
 # The forms of a question or request answered by a character's `forms` sets (conversation/forms.py).
-FORM_NAMES = ("permission", "offer", "request", "preference", "have", "confirm", "advice")
-FormName = Literal["permission", "offer", "request", "preference", "have", "confirm", "advice"]
+FORM_NAMES = ("permission", "offer", "request", "preference", "have", "confirm", "advice", "wellbeing")
+FormName = Literal["permission", "offer", "request", "preference", "have", "confirm", "advice", "wellbeing"]
 _WORD_SLOT = ("{word}, if a line holds it, stands for what the line is about (the focus noun); a line with {word} "
               "is said only when there is one. ")
 
@@ -136,6 +136,8 @@ class Forms(_Strict):
     advice: LineSet | None = Field(default=None, description="To 「就活がきつくて。ママ、どう思います？」: the player "
                                                              "asks the character's view of their own matter (work, "
                                                              "studies, love); {word} stands for the matter. 相談")
+    wellbeing: LineSet | None = Field(default=None, description="To 「元気？」「ママ、最近どう？」「調子はどう？」: how the "
+                                                                "character is. 近況")
     stances: list[Stance] = Field(default_factory=list,
                                   description="Answers about one thing that differ from the sets above (tried first). "
                                               "Keep them true to the character's knowledge. 対象ごとの態度")

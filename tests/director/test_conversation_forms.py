@@ -10,7 +10,7 @@ import pytest
 
 from butai_tools.scenario.lint import lint_scenario
 from chalicelib.conversation import Conversation
-from chalicelib.conversation.forms import read_form
+from chalicelib.conversation.forms import FormFound, read_form
 from chalicelib.scenario import load_scenario_data
 from chalicelib.scenario.loader import ScenarioError
 from tests.director.playing import conversation_of, visit
@@ -128,7 +128,7 @@ def test_lint_says_which_forms_a_character_has_no_lines_for():
     messages = [(p.where, p.message) for p in found]
     assert ("character 大将 forms permission", 'says "おう。" more than once; variation cannot avoid repeating it') \
         in messages
-    assert any(w == "character 大将 forms" and "no offer, request, preference, have, confirm, advice lines" in m
+    assert any(w == "character 大将 forms" and "no offer, request, preference, have, confirm, advice, wellbeing lines" in m
                for w, m in messages)
 
 
@@ -157,3 +157,28 @@ def test_the_reference_characters_give_their_view_of_the_players_matter():
     assert mama.kind == "form" and mama.answer.speaker == "赤尾妙子" and "就活" in mama.answer.text
     [aoi] = visit("彼氏とうまくいかなくて。どうしたらいいと思う？", to="神楽坂葵")
     assert aoi.kind == "form" and aoi.answer.speaker == "神楽坂葵" and "彼氏" in aoi.answer.text
+
+
+@pytest.mark.parametrize("text, who", [
+    ("元気？", ""), ("ママ、最近どう？", "ママ"), ("葵ちゃん元気してた？", "葵ちゃん"), ("調子はどう？", ""),
+    ("お変わりありませんか", ""), ("久しぶり！元気だった？", ""), ("先代は元気？", "先代"), ("ママは元気にしてた？", "ママ"),
+])
+def test_how_are_you_is_read_with_whom_it_asks_of(text, who):
+    assert read_form(text) == FormFound("wellbeing", who), text
+
+
+@pytest.mark.parametrize("text", ["元気出して", "元気ないね", "相変わらず元気そうだね", "元気になったよ", "お元気で"])
+def test_what_is_no_how_are_you(text):
+    found = read_form(text)
+    assert found is None or found.form != "wellbeing", (text, found)
+
+
+def test_how_are_you_is_answered_by_the_one_asked_before_a_line_sharing_its_word():
+    mama, aoi = visit("ママ、元気？", "葵ちゃん元気してた？")
+    assert (mama.kind, mama.answer.speaker, aoi.kind, aoi.answer.speaker) == ("form", "赤尾妙子", "form", "神楽坂葵")
+    assert mama.answer.ref.startswith("forms/赤尾妙子/wellbeing")       # not the knowledge line of 元気 in the shop
+    [greeted] = visit("こんばんは。最近どう？", to="神楽坂葵")
+    assert greeted.kind == "form" and greeted.answer.speaker == "神楽坂葵"
+    # asked of someone who is no one here, what is known of them answers
+    [elder] = visit("先代は元気？")
+    assert elder.kind == "knowledge" and "九十近い" in elder.answer.text
