@@ -183,8 +183,8 @@ class Serving(TurnParts):
             # (「キャンセル」 alone takes back only what was served the turn before)
             left = taken_back(normalised, self._items_named(normalised), mem.orders,
                               self._recently_served(mem, state, within=0))
-            removed = [item for item in dict.fromkeys(mem.orders) if left is not None and
-                       mem.orders.count(item) > left.count(item)]
+            removed = [] if left is None else [item for item in dict.fromkeys(mem.orders)
+                                               if mem.orders.count(item) > left.count(item)]
             if left is not None:
                 mem.orders[:] = left
             for server in servers:

@@ -756,9 +756,11 @@ class Conversation(Recalling, Serving):
             found = self._picked_line(pick, state, turn, variety)
             if found is not None:
                 return self.answerer.make(found, act)
-        # 1b. only called (「ママ？」「ねえ、葵ちゃん」): nothing is asked yet — the one called brings something up,
-        #     not a stock "I don't know"
-        if found_act.cue == CALL_ONLY and (called := self._chatter(free.speaker, state, turn, variety)) is not None:
+        # 0c. only called (「ママ？」「ねえ、葵ちゃん」): nothing is asked yet — the one called brings something up,
+        #     not a stock "I don't know" (unless it answers what was just asked: 「誰に似てると思う？」「ママ！」)
+        just_asked = question is not None and question.kind == "wh" and question.turn >= state.turn
+        if found_act.cue == CALL_ONLY and not just_asked and \
+                (called := self._chatter(free.speaker, state, turn, variety)) is not None:
             return self.answerer.make(called, act)
         # 0b. the player's own matter, and what the one spoken to thinks of it (「就活きつくて。ママ、どう思う？」):
         #     asked of the player's life, so no line of the characters' own world answers it (forms.py)

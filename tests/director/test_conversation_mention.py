@@ -102,3 +102,13 @@ def test_a_line_that_only_calls_is_answered_as_an_opening_not_a_question(text, w
     assert called.answer.speaker == who and called.answer.ref.startswith("chatter/"), called.answer
     # a name with something asked is no call only
     assert acts.recognise("ママ？元気？").cue != CALL_ONLY and acts.recognise("ママ、ありがとう").act == "感謝"
+
+
+def test_a_name_alone_after_a_wh_question_answers_it_and_is_no_call():
+    from chalicelib.stage.records import AskedQuestion
+    from tests.director.playing import play
+    [greeted] = visit("こんばんは")
+    memory = greeted.memory.model_copy(deep=True)
+    memory.question = AskedQuestion(ref="chatter/赤尾妙子#9", speaker=MAMA, turn=greeted.step.state.turn, kind="wh")
+    [named] = play(reference(), "葵ちゃん？", state=greeted.step.state, memory=memory)
+    assert not (named.answer and named.answer.ref.startswith("chatter/")), named.answer
