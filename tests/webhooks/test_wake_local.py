@@ -259,7 +259,10 @@ def test_stopping_releases_waiting_long_polls(tmp_path):
     waiting = threading.Thread(target=lambda: answers.append(
         rt.stage_service.fetch_replies(created.stage_id, created.agent_key, wait=20)))
     waiting.start()
-    time.sleep(0.5)          # let the fetch reach its wait
+    # let the fetch reach its wait (admitted to a waiting slot), however busy the machine
+    deadline = time.monotonic() + 30
+    while not rt.stage_service.waiter._waiting and time.monotonic() < deadline:
+        time.sleep(0.01)
     rt.stop()
     waiting.join(5)
     assert answers == [[]]
