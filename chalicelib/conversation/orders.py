@@ -46,6 +46,9 @@ _AGAIN = re.compile(r"おかわり|お代わり|もう一杯|もういっぱい|
 _ANYTHING = re.compile(r"何か(?:飲|食|つま)|(?:何か|なにか)\S{0,6}?(?:お酒|酒|飲み物|ドリンク|食べ物|料理)|(?:お酒|酒)(?:って|は)?(?:ある|あります|ください|ちょうだい|お願い|飲みたい)|なにか(?:飲|食|つま)|飲み物|食べ物|おつまみ|つまみ|何か(?:ちょうだい|ください|頼)"
                        r"|注文(?:いい|お願い|したい|させて|を)|オーダー")
 _FOOD_ANCHORS = ("飲み物", "食べ物", "料理", "酒", "ドリンク", "つまみ")
+# Words that praise or place the item, not another thing (「名物のナポリタン」「いつものハイボール」「自慢のおでん」).
+_SAID_OF_ITEM = frozenset("名物 人気 定番 自慢 評判 噂 おすすめ オススメ お勧め 特製 看板 いつも 例 昔ながら 懐かし 思い出 "
+                          "最初 最後 二杯目 締め シメ 〆".split())
 _BARE = re.compile(r"^\s*(?:で|を|も)?\s*(?:[。！!…]|$)")
 # A question about the item (いつからある？ どんな味？ 何が入ってる？) is not an order of it.
 _WH = re.compile(r"いつ|何|なに|なん|どう|どんな|どれ|どこ|誰|だれ|なぜ|いくら")
@@ -450,7 +453,7 @@ class Orders:
             return None
         word = tokens[-1].surface
         if any(word in ws for ws in self._words.values()) or nfkc(word) in self.names or \
-                word.lstrip("おご") in _FOOD_ANCHORS or word in _FOOD_ANCHORS:
+                word.lstrip("おご") in _FOOD_ANCHORS or word in _FOOD_ANCHORS or word in _SAID_OF_ITEM:
             return None          # 「おつまみのきんぴら」: the kind the item is of, not a thing that is not here
         return word if self._near_food(tokens[-1].normalised or word) >= NEAR_FOOD else None
 

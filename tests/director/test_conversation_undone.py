@@ -9,7 +9,7 @@ from chalicelib.conversation.bill import disputes, itemised
 from chalicelib.conversation.undone import DEFAULT_DECLINED, treats_not
 from chalicelib.interpret.interpreter import Interpreter
 from chalicelib.scenario import GameRules, load_scenario_data
-from tests.director.playing import conversation_of, play
+from tests.director.playing import conversation_of, play, visit
 from tests.director.test_conversation import CAFE, L, bar, diner
 
 
@@ -164,3 +164,13 @@ def test_words_after_an_order_that_do_not_take_it_back_keep_it():
     assert same.memory.orders == ["コーヒー"]
     [polite] = play(priced(), "カレーを一つもらえないかな")
     assert polite.memory.orders == ["カレー"]
+
+
+def test_a_word_that_praises_or_places_the_item_is_no_other_thing_asked_for():
+    for text, item in (("じゃあ名物のナポリタン、いただけますか。", "ナポリタン"), ("自慢のおでんください", "おでん"),
+                       ("いつものハイボールで", "ハイボール"), ("看板のナポリタンお願い", "ナポリタン")):
+        _, ordered = visit("こんばんは", text)
+        assert ordered.context["order"]["item"] == item and "instead" not in ordered.context["order"], text
+        assert "ない" not in ordered.answer.text, text
+    _, other = visit("こんばんは", "焼酎の水割りください")       # a thing not served, said first
+    assert other.context["order"]["instead"] == "焼酎"
