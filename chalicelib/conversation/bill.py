@@ -14,6 +14,7 @@ import re
 from collections import Counter
 from collections.abc import Iterable, Mapping
 
+from ..interpret.asking import is_question
 from ..interpret.text import nfkc
 
 # What asks what the bill holds or doubts it (not what pays it).
@@ -46,10 +47,22 @@ _ORDINAL = re.compile(_NUMBER + r"\s*(?:杯|本|皿|個|つ|品)?目")
 _ONLY_COUNT = re.compile(_NUMBER + r"\s*(?:杯|本|皿|個|つ|品)\s*(?:しか|だけ)")
 
 
+# The bill asked for only to see it (「今のお勘定、確認させてください。まだ帰りませんよ」「途中の会計いくら？」): the
+# running total, not paying
+_BILL_WORD = re.compile(r"会計|勘定|お代|合計")
+_RUNNING = re.compile(r"確認|途中|今の|今まで|現時点|いったん|一旦|まだ帰(?:ら|り|れ)|まだ飲(?:み|む|め)|まだいる|まだ居")
+# An amount of money named (「2,800円」「3500」): with a question, the sum asked about (「2,800円って何杯分？」).
+_AMOUNT = re.compile(r"\d[\d,]*\s*円|\d{3,}")
+# 「一杯いくら？」「一つおいくら？」: the price of one of what was served
+UNIT_PRICE = re.compile(r"(?:一|1|ひと)(?:杯|つ|皿|品|個|本)\s*(?:の値段|(?:お)?いくら|何円|なんぼ)")
+
+
 def disputes(text: str) -> bool:
     """Whether `text` asks about the bill or doubts it, rather than pays it."""
     normalised = nfkc(text)
-    return bool(_ABOUT_BILL.search(normalised) or _AMOUNT_ASKED.search(normalised))
+    return bool(_ABOUT_BILL.search(normalised) or _AMOUNT_ASKED.search(normalised) or
+                (_AMOUNT.search(normalised) and is_question(normalised)) or
+                (_BILL_WORD.search(normalised) and _RUNNING.search(normalised)))
 
 
 def itemised(ordered: Iterable[str], prices: Mapping[str, int]) -> tuple[str, int]:

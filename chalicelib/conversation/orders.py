@@ -167,7 +167,7 @@ class Orders:
                        for c, menu in self.menus.items() for item in menu.items}
         self._parts = {(c, item.id): {nfkc(p) for p in item.parts}
                        for c, menu in self.menus.items() for item in menu.items}
-        self._ids = {item.id for menu in self.menus.values() for item in menu.items}
+        self.ids = {item.id for menu in self.menus.values() for item in menu.items}
         self._anchors = tuple(dict.fromkeys([*_FOOD_ANCHORS, *(w for ws in self._words.values() for w in ws)]))
 
     @property
@@ -181,6 +181,11 @@ class Orders:
     def item(self, character: str, item: str):
         menu = self.menus.get(character)
         return next((i for i in menu.items if i.id == item), None) if menu else None
+
+    def named(self, text: str) -> list[str]:
+        """The menu items `text` names, in the order named (a mention inside a longer one not counted: the 水 of
+        水割り is no お水)."""
+        return list(dict.fromkeys(h.item for h in self._hits(TextForms.of(text))))
 
     def _hits(self, forms: TextForms) -> list[_Hit]:
         found = []
@@ -232,7 +237,7 @@ class Orders:
             served = self._served(recent, people, addressee, responder, None)
             if served.kind == "item":
                 return served.but(kind="extra", named=extra)
-        style, plain = style_of(normalised, self._ids)
+        style, plain = style_of(normalised, self.ids)
         found = self._read(plain, people, addressee, responder, last_order=last_order, offered=offered,
                            offer_yes=offer_yes, offer_open=offer_open, mentioned=mentioned)
         treated = self._treated(normalised, people, addressee, responder)

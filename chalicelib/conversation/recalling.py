@@ -266,6 +266,9 @@ class Recalling(TurnParts):
         for entry in self.answerer.entries_of(person):
             if not entry.condition.holds_for_intent(shown):
                 continue    # (未:B01 too: 「控え室に来てみる？」 is no news once the player is there)
+            if entry.entry.choice is not None:
+                continue    # an option settles a choice: said only when the line picks it (choices.py), never as
+                #             news sharing a word (「…カウンターの写真。それで決まりでいい？」 is no 「ドアのほうね。決まり！」)
             refs += [f"knowledge/{person}/{entry.index}#{n}" for n in range(1, len(entry.entry.lines) + 1)]
         reaction = self.scenario.reactions.get(person, {}).get("本人")
         if reaction is not None:

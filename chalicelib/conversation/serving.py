@@ -4,17 +4,16 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Iterator
 
 from ..answers import Answer
-from ..interpret.text import TextForms, nfkc
+from ..interpret.text import nfkc
 from ..scenario import GameState, Step
 from ..scenario.loader import NEUTRAL
 from ..scenario.model import SpokenLine
 from ..scenario.variation import remember
 from ..stage.records import AskedQuestion, ConversationMemory
 from ..turn_record import AnswerSource
-from .bill import DEFAULT_BREAKDOWN, DEFAULT_TAKEN_BACK, disputes, itemised, taken_back
+from .bill import DEFAULT_BREAKDOWN, DEFAULT_TAKEN_BACK, UNIT_PRICE, disputes, itemised, taken_back
 from .orders import PAID, OrderFound
 from .parts_of_turn import TurnParts
 from .questions import polarity
@@ -23,6 +22,10 @@ from .variety import Variety
 
 _PRICE = re.compile(r"いくら|おいくら|値段|何円|なんえん|料金|価格")
 _BILL = re.compile(r"会計|勘定|おあいそ|お代|合計|全部で|トータル")
+# yes, to a line that served an item and asked about it (「ええ、水割りで」「はい、それで」「うん」)
+_YES_TO_IT = re.compile(r"^(?:ええ|はい|うん|そう|そうそう|そうです|そうだね|もちろん)(?:[、,\s!！。]|$)")
+# what asks for one more (「ええ、もう一杯」「うん、おかわり」)
+_MORE = re.compile(r"もう|おかわり|お代わり|追加|[二三四2-4](?:杯|つ|皿|本)")
 
 
 class Serving(TurnParts):
@@ -43,12 +46,28 @@ class Serving(TurnParts):
         if billed is not None and billed[0] >= state.turn - 2 and PAID.search(nfkc(text)) and not disputes(text) and \
                 billed[1] in people and self.scenario.menus[billed[1]].paid:
             return OrderFound("paid", None, billed[1])
+        # 「ええ、水割りで」 to 「また水割り？　気に入ってくれたのね」, the line that served it: yes to what is served
+        asked_of = self._served_asking(mem, state)
+        if asked_of is not None and _YES_TO_IT.match(nfkc(text)) and not _MORE.search(nfkc(text)) and \
+                set(self._items_named(text)) <= {asked_of}:
+            return None
         # the item served in the last turns: a condiment or a change asked for is about it
         recent = self._recently_served(mem, state)
         return self.orders.read(text, people, addressee, self.rules.responder(state.place),
                                 last_order=mem.orders[-1] if mem.orders else None, offered=offered,
                                 offer_yes=offer_yes, offer_open=question is not None and question.kind == "offer",
                                 mentioned=mentioned, ordered=mem.orders, recent=recent)
+
+    def _served_asking(self, mem: ConversationMemory, state: GameState) -> str | None:
+        """The item served on the last turn by a line that asked about it (「また水割り？　気に入ってくれたのね」:
+        a question anywhere in it), if one."""
+        for ref, turns in mem.said.items():
+            if turns and turns[-1] == state.turn and ref.startswith("menu/"):
+                item = ref.rsplit("#", 1)[0].rsplit("/", 1)[-1]
+                line = self.book.get(ref)
+                if line is not None and item in self.orders.ids and re.search(r"[？?]", line.text):
+                    return item
+        return None
 
     @staticmethod
     def _recently_served(mem: ConversationMemory, state: GameState, within: int = 2) -> str | None:
@@ -176,9 +195,10 @@ class Serving(TurnParts):
         servers = [p for p in ([speaker] + people) if p in self.scenario.menus]
         if not servers:
             return None
-        if mem.orders and (disputes(normalised) or (asked_price and self._item_named(normalised) is None and any(
-                ref.startswith("menu/") and "/bill#" in ref for ref in mem.said))):
-            # 「内訳は？」「高くない？」, 「いくら？」 after the bill: what was served and its prices, not paying;
+        if mem.orders and (disputes(normalised) or (asked_price and self._item_named(normalised) is None and (any(
+                ref.startswith("menu/") and "/bill#" in ref for ref in mem.said) or UNIT_PRICE.search(normalised)))):
+            # 「内訳は？」「高くない？」, 「いくら？」 after the bill, 「一杯いくら？」: what was served and its prices,
+            # not paying;
             # 「2杯目は頼んでない」: what was taken back comes off first
             # (「キャンセル」 alone takes back only what was served the turn before)
             left = taken_back(normalised, self._items_named(normalised), mem.orders,
@@ -235,11 +255,7 @@ class Serving(TurnParts):
                       variation, refs=(f"{prefix}#{index + 1}",), detail=dict(filled))
 
     def _item_named(self, text: str) -> str | None:
-        return next(self._named(text), None)
+        return next(iter(self.orders.named(text)), None)
 
     def _items_named(self, text: str) -> list[str]:
-        return list(dict.fromkeys(self._named(text)))
-
-    def _named(self, text: str) -> Iterator[str]:
-        forms = TextForms.of(text)
-        return (item for (_owner, item), words in self.orders._words.items() if self.matcher.hits(forms, words))
+        return self.orders.named(text)

@@ -36,10 +36,22 @@ def brush_off(answer: Answer | None) -> bool:
     return len(kind) == 3 and kind[2] == _ASKING_ACT
 
 
+def _menu_kind(answer: Answer | None) -> str | None:
+    """treat, declined, bill… of a menu answer (menu/<server>/<kind>#n), else None."""
+    if answer is None or answer.source != AnswerSource.MENU or answer.ref is None:
+        return None
+    return answer.ref.split("#", 1)[0].rsplit("/", 1)[-1]
+
+
 def kept(first: Answer | None, answer: Answer | None) -> tuple[Answer | None, Answer | None]:
     """The answers to a line's first part and to the rest that are said: a brush-off is dropped when the
-    other part has an answer that is not one."""
+    other part has an answer that is not one, and a treat turned down when the other part treats
+    (「おごるって言ったでしょ。ママさんも飲んで」 treats: no 「冗談よ、気にしないで」 after the thanks)."""
     if first is not None and answer is not None:
+        if _menu_kind(answer) == "declined" and _menu_kind(first) == "treat":
+            return first, None
+        if _menu_kind(first) == "declined" and _menu_kind(answer) == "treat":
+            return None, answer
         if brush_off(answer) and not brush_off(first):
             return first, None
         if brush_off(first) and not brush_off(answer):

@@ -68,6 +68,7 @@ from .variety import Variety, remember_said
 INVITATION_TURNS = 3      # an invitation can still be taken up this many turns later
 QUESTION_TURNS = 3        # a question can still be answered (by a clear yes or no) this many turns later
 SPOKEN_KEPT = 6           # model lines kept for recall
+OPTIONS_TURNS = 3         # a "which one?" still open this many turns after it was asked (while its choice is)
 VAGUE_TURNS = 8           # 「あれ、どうなった？」 points at a topic of this many turns back at most
 DEFER = object()          # an entry's answer was said already: leave it to the recall
 
@@ -1159,19 +1160,32 @@ class Conversation(Recalling, Serving):
 
     def _option_picked(self, text: str, state: GameState, mem: ConversationMemory,
                        question: AskedQuestion | None) -> dict[str, Any] | None:
-        """The option the line picks of those the character's last line asked about (picks.py), if one."""
-        last = mem.last
-        if last is None or last.turn < state.turn or last.speaker not in self.rules.people(state.place) or \
-                (question is not None and question.kind == "offer"):
+        """The option the line picks of those a character asked about (picks.py), if one: asked by their last
+        line, or by a line of theirs in the turns just before whose choice is still open (「カウンターのほうが
+        いい。ドアは怖いって言ってたし」 answered with a door line, then 「載せるのはカウンターの写真。それで
+        決まりでいい？」 still picks)."""
+        if question is not None and question.kind == "offer":
             return None       # (which dish or drink is an order: orders.py)
-        asked = options_asked(last.text, self.answerer.entries_of(last.speaker), state.shown, state)
-        option = picked(text, asked) if asked is not None else None
-        if option is None or self._order(text, state, None, mem, question) is not None:
-            return None
-        asking = question.ref if question is not None and question.turn == last.turn and \
-            question.speaker == last.speaker else None
-        return {"option": option.label, "by": last.speaker, "question": asking,
-                "entry": option.entry.index if option.entry is not None else None}
+        people = self.rules.people(state.place)
+        last = mem.last
+        asking_lines = [(last.turn, last.speaker, last.text)] if last is not None and last.turn >= state.turn \
+            and last.speaker in people else []
+        asking_lines += [(turns[-1], line.speaker, line.text) for ref, turns in
+                         sorted(mem.said.items(), key=lambda kv: -(kv[1][-1] if kv[1] else 0))
+                         if turns and state.turn - OPTIONS_TURNS < turns[-1] < state.turn and ref.startswith("knowledge/")
+                         and (line := self.book.get(ref)) is not None and line.speaker in people]
+        for said_at, speaker, said in asking_lines:
+            asked = options_asked(said, self.answerer.entries_of(speaker), state.shown, state)
+            if asked is None:
+                continue
+            option = picked(text, asked)
+            if option is None or self._order(text, state, None, mem, question) is not None:
+                return None
+            asking = question.ref if question is not None and question.turn == said_at and \
+                question.speaker == speaker else None
+            return {"option": option.label, "by": speaker, "question": asking,
+                    "entry": option.entry.index if option.entry is not None else None}
+        return None
 
     def _picked_line(self, pick: dict[str, Any], state: GameState, turn: int, variety: Variety) -> Found | None:
         """What the one who asked says to the option picked: the line of the entry that settles it, else the
@@ -1289,6 +1303,9 @@ class Conversation(Recalling, Serving):
             return None
         invited = invited_place(last.text, self.names, list(self.rules.exits(state.place)))
         item = self._item_named(last.text)
+        if ref is not None and item is not None and ref.startswith("menu/") and \
+                ref.rsplit("#", 1)[0].rsplit("/", 1)[-1] == item:
+            return None       # 「また水割り？」 said serving 水割り: the order is taken, nothing is offered again
         kind = question_kind(last.text, invited=invited is not None, offered=item is not None)
         return AskedQuestion(ref=ref or "model", speaker=last.speaker, turn=turn, kind=kind, item=item,
                              place=invited, change=proposes_change(last.text, lines))

@@ -54,7 +54,7 @@ def treats_not(text: str, end: int) -> bool:
 # supposed (〜なら, 〜たら), only that (しか), or the object of another verb (撮る, 見る, 話す).
 _REPORTED_ORDER = re.compile(r"(?:頼|たの)(?:んだ|んで|みました|みません|まない|まなかった)|注文(?:した|して|しました|しません|しない)"
                              r"|(?:食べ|飲ん|飲み|食っ)(?:た|だ|て(?:ない|ません))|しか|なら(?![、,\s]*(?:ください|お願い))|たら(?!ず)")
-_OTHER_VERB = re.compile(r"撮|写|映|見(?:る|て|せ|た)|描|話|聞|言|思|覚え|知")
+_OTHER_VERB = re.compile(r"撮|写|映|見(?:る|て|せ|た)|描|話|聞|言|思|覚え|知|教え|訊|尋ね|説明")
 
 
 def not_ordered(between: str, after_cue: str) -> bool:

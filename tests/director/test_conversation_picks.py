@@ -123,6 +123,25 @@ def test_a_pick_without_an_entry_gets_the_questions_reply_or_agreement():
     assert said(umbrella) == "だろう？" and umbrella.context["picked"]["option"] == "紺のこうもり傘"
 
 
+def test_a_pick_confirmed_by_a_question_or_followed_by_a_reason_still_picks():
+    asked = options_asked(RECORDS)
+    assert asked is not None
+    blues, enka = asked.options
+    assert picked("だから、かけるのは演歌の盤。それで決まりでいい？", asked) is enka
+    assert picked("ブルースのほうがいい。演歌は重いってマスターも言ってたし。", asked) is blues
+    # a question that only asks stays no pick
+    assert picked("演歌の盤って、それで決まりなの？", asked) is None
+
+
+def test_which_one_stays_open_a_few_turns_and_an_option_is_never_said_unpicked():
+    # a turn about something else between the question and the pick
+    _, _, pick = play(harbour(), "今夜の候補って？", "照明はどう変えるの？", "じゃあ演歌の盤で決まりでいい？")
+    assert said(pick) == "演歌だな。よし、決まりだ。" and pick.context["picked"]["entry"] == 2
+    # too long after, nothing is picked; and a line sharing 決まり never says an option it did not pick
+    *_, late = play(harbour(), "今夜の候補って？", "照明はどう変えるの？", "照明かあ", "いいね", "どう、決まりそう？")
+    assert "決まり" not in said(late) and "picked" not in late.context
+
+
 # ---------------------------------------------------------------- yes, no, neither
 
 def test_saying_one_will_listen_is_a_yes():
@@ -142,3 +161,19 @@ def test_a_question_back_takes_no_stance():
     assert "変えるなって" not in said(back) and back.context.get("asked_not_stance") == "意図:今のままでいい"
     _, stance = play(harbour(), "こんばんは", "このままがいちばんだよ")
     assert said(stance) == "……あんたも変えるなって言うのかい。"
+
+
+def test_on_the_reference_a_photo_picked_after_a_turn_between_settles_that_photo_and_never_the_other():
+    from chalicelib.scenario import PlayerInput
+    from tests.director.playing import reference
+    conversation = reference()
+    [greeted] = play(conversation, "こんばんは")
+    state = conversation.rules.handle(PlayerInput.move("控え室"), greeted.step.state).state
+    *_, reason, confirm = play(conversation, "写真見せて", "うん、選ぶよ", "どれとどれで迷ってるの？",
+                               "ドアの色っていつから赤いの？", "載せるのはカウンターの写真。それで決定でいい？",
+                               state=state, memory=greeted.memory)
+    assert "カウンターね" in said(confirm) and "ドアのほう" not in said(confirm)
+    # a line sharing 決まり with an option's line, picking nothing, never says that option
+    *_, shared = play(conversation, "写真見せて", "うん、選ぶよ", "へえ", "なるほど", "うーん", "決まりってこと？",
+                      state=state, memory=greeted.memory)
+    assert "決まり！" not in said(shared), said(shared)

@@ -174,3 +174,34 @@ def test_a_word_that_praises_or_places_the_item_is_no_other_thing_asked_for():
         assert "ない" not in ordered.answer.text, text
     _, other = visit("こんばんは", "焼酎の水割りください")       # a thing not served, said first
     assert other.context["order"]["instead"] == "焼酎"
+
+
+def test_the_price_of_one_the_running_total_or_an_amount_asked_about_never_pays():
+    conversation = priced()
+    *_, unit = play(conversation, "コーヒーください", "コーヒーもう一杯", "今何杯目だっけ。勘定はきっちりしたいんで、一杯いくら？")
+    assert unit.answer.ref.startswith("menu/店主/breakdown") and unit.answer.text == "コーヒー400円×2で、800円です。"
+    *_, bill, asked = play(conversation, "コーヒーください", "お会計", "400円って何杯分？")
+    assert bill.answer.text == "400円です。" and asked.answer.ref.startswith("menu/店主/breakdown")
+    assert "order" not in asked.context or asked.context["order"]["kind"] != "paid"
+    *_, running = play(conversation, "コーヒーください", "今のお勘定、確認させてください。まだ帰りませんよ")
+    assert running.answer.ref.startswith("menu/店主/breakdown")
+    # handing the money over after the bill still pays
+    *_, paid = play(conversation, "コーヒーください", "お会計", "はい、400円")
+    assert paid.answer.text == "はい、確かに。"
+
+
+def test_asking_what_an_item_is_made_of_orders_nothing_more():
+    _, ordered, asked = visit("こんばんは", "水割りください", "いや、だから中身は焼酎なのかウイスキーなのか、それだけ教えてください。")
+    assert asked.memory.orders == ["水割り"] and "ウイスキー" in asked.answer.text
+
+
+def test_an_item_served_with_a_question_offers_it_no_second_time():
+    # 「また水割り？　気に入ってくれたのね。」 serves the drink; 「ええ、水割りで」 after it orders no other
+    *_, again, yes = visit("こんばんは", "水割りください", "おかわり", "おかわりお願いします", "ええ、水割りで")
+    assert again.answer.text.startswith("また水割り？"), again.answer.text
+    assert again.memory.question is None and yes.memory.orders == again.memory.orders
+
+
+def test_a_line_that_treats_in_one_part_is_no_treat_turned_down_in_another():
+    _, treated = visit("こんばんは", "自分でおごってって言ったじゃないですか。乾杯しましょう、ママさんも飲んで。")
+    assert "冗談" not in treated.answer.text and treated.answer.ref.startswith("menu/赤尾妙子/treat")
