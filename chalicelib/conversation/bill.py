@@ -24,7 +24,7 @@ _ABOUT_BILL = re.compile(r"内訳|明細|何が入って|なにが入って|何�
                          # 「水割りしか頼んでないんだけど」: what was ordered said against what is counted
                          r"|しか(?:頼|たの|注文)|(?:頼|たの)んで(?:ない|ません)(?:のに|けど|んだけど|んすけど|んですけど)"
                          # 「4杯目は頼んでないし飲んでない。取り消して」「キャンセル！」: something counted taken back
-                         r"|(?:頼|たの)んで(?:ない|ません)|注文して(?:ない|ません)|(?:飲|の)んで(?:ない|ません)"
+                         r"|(?:頼|たの)んで(?:ない|ません)|注文して(?:ない|ません)|(?:飲|の)んで(?:ない|ません)|(?:食|た)べて(?:ない|ません)"
                          r"|取り消|とりけ|キャンセル|請求から")
 # An amount said back in surprise (「2600円！？」「え、2600？」).
 _AMOUNT_ASKED = re.compile(r"\d[\d,]*\s*(?:円)?\s*(?:[!！]*[？?]|って[？?]|も[？?!！]|も(?:する|取る|とる)"
@@ -55,6 +55,18 @@ _RUNNING = re.compile(r"確認|途中|今の|今まで|現時点|いったん|�
 _AMOUNT = re.compile(r"\d[\d,]*\s*円|\d{3,}")
 # 「一杯いくら？」「一つおいくら？」: the price of one of what was served
 UNIT_PRICE = re.compile(r"(?:一|1|ひと)(?:杯|つ|皿|品|個|本)\s*(?:の値段|(?:お)?いくら|何円|なんぼ)")
+
+
+# Money handed over in so many words (「払いますよ！1,600円ですよね、はい」「はい、2,000円。お釣りお願いします」)
+_HANDS_OVER = re.compile(r"払(?:います|いますよ|うよ|うね|っとく)(?![かの]?[？?])|お釣り(?:を)?(?:お願い|ください|ちょうだい)"
+                         r"|^(?:はい|じゃあ|では)[、,\s]*\d[\d,]*\s*円")
+
+
+def hands_over(text: str) -> bool:
+    """Whether `text` hands money over in so many words, asking nothing about what the bill holds (a sum checked
+    on the way, 「1,600円ですよね」, still pays)."""
+    normalised = nfkc(text)
+    return bool(_HANDS_OVER.search(normalised)) and not _ABOUT_BILL.search(normalised)
 
 
 def disputes(text: str) -> bool:

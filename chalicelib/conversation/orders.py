@@ -288,8 +288,9 @@ class Orders:
         else:
             switched = False
         ordered = [h for h in hits if self._ordered(normalised, h.end)]
-        if not ordered and (offer_yes or offer_open) and hits and not re.search(r"[？?]\s*$", normalised):
-            ordered = hits[:1]                     # 「何か飲む？」「じゃあビール」
+        if not ordered and (offer_yes or offer_open) and hits and not re.search(r"[？?]\s*$", normalised) and \
+                not not_ordered(normalised[hits[0].end:], ""):
+            ordered = hits[:1]                     # 「何か飲む？」「じゃあビール」 (not 「ナポリタンはさっき食べた」)
         if ordered:
             chosen = ordered[-1]
             served = self._served(chosen.item, people, addressee, responder, normalised[chosen.start:chosen.end])
@@ -572,12 +573,18 @@ class Orders:
                 continue
             # 「日本酒ひとつ」: a word and its suffix (日本 + 酒) are one thing
             surface, end = token.surface, token.end
-            if i + 1 < len(tokens) and tokens[i + 1].pos[:2] == ("接尾辞", "名詞的") and tokens[i + 1].start == end:
+            if i + 1 < len(tokens) and tokens[i + 1].surface in ("割り", "割", "わり") and tokens[i + 1].start == end:
+                # 「ソーダ割り」「お湯割り」: how a drink is made, named as one drink (near drink by its first word)
+                surface, end = surface + tokens[i + 1].surface, tokens[i + 1].end
+            elif i + 1 < len(tokens) and tokens[i + 1].pos[:2] == ("接尾辞", "名詞的") and tokens[i + 1].start == end:
                 surface, end = surface + tokens[i + 1].surface, tokens[i + 1].end
                 form = surface
             elif token.pos[1:2] == ("固有名詞",):
                 continue
             near = self._near_food(form)
+            if surface.endswith(("割り", "割")) and i > 0 and tokens[i - 1].surface in ("お", "御") and \
+                    tokens[i - 1].end == token.start:
+                surface = tokens[i - 1].surface + surface          # (お湯割り)
             # the thing alone as the line's first clause is ordered (「熱燗。ぬる燗でな」); else a cue must follow
             # (only a thing clearly food or drink: 「乾杯！」 is near drink in meaning, and no order)
             alone = not text[:token.start].strip() and _BARE.match(text[end:]) is not None and near >= NEAR_ALONE

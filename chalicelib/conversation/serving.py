@@ -13,7 +13,7 @@ from ..scenario.model import SpokenLine
 from ..scenario.variation import remember
 from ..stage.records import AskedQuestion, ConversationMemory
 from ..turn_record import AnswerSource
-from .bill import DEFAULT_BREAKDOWN, DEFAULT_TAKEN_BACK, UNIT_PRICE, disputes, itemised, taken_back
+from .bill import DEFAULT_BREAKDOWN, DEFAULT_TAKEN_BACK, UNIT_PRICE, disputes, hands_over, itemised, taken_back
 from .orders import PAID, OrderFound
 from .parts_of_turn import TurnParts
 from .questions import polarity
@@ -40,11 +40,12 @@ class Serving(TurnParts):
         people = list(self.rules.people(state.place))
         mentioned = self._item_named(mem.player_last or "") or \
             (self._item_named(mem.last.text) if mem.last is not None and mem.last.turn >= state.turn else None)
-        # money handed over right after the bill: thanks from the one who said it
+        # money handed over right after the bill or its breakdown: thanks from the one who said it
         billed = max(((turns[-1], ref.split("/")[1]) for ref, turns in mem.said.items()
-                      if ref.startswith("menu/") and ref.rsplit("#", 1)[0].endswith("/bill") and turns), default=None)
-        if billed is not None and billed[0] >= state.turn - 2 and PAID.search(nfkc(text)) and not disputes(text) and \
-                billed[1] in people and self.scenario.menus[billed[1]].paid:
+                      if ref.startswith("menu/") and ref.rsplit("#", 1)[0].endswith(("/bill", "/breakdown")) and turns),
+                     default=None)
+        if billed is not None and billed[0] >= state.turn - 2 and PAID.search(nfkc(text)) and \
+                (not disputes(text) or hands_over(text)) and billed[1] in people and self.scenario.menus[billed[1]].paid:
             return OrderFound("paid", None, billed[1])
         # 「ええ、水割りで」 to 「また水割り？　気に入ってくれたのね」, the line that served it: yes to what is served
         asked_of = self._served_asking(mem, state)

@@ -61,7 +61,7 @@ from .own import about_self, told_again
 from .picks import options_asked, picked
 from .questions import asks, only_asks_back, polarity, proposes_change, question_kind
 from .recalling import _FOLLOW_UP, Recalling, _asked_part, _asking_sentences
-from .serving import _PRICE, Serving
+from .serving import _BILL, _PRICE, Serving
 from .stitch import kept, named_in, part_addressee
 from .variety import Variety, remember_said
 
@@ -231,7 +231,7 @@ class Conversation(Recalling, Serving):
                     if order is not None and order.kind in ("missing", "extra") and order.named and \
                             self._entry_names(order.named, state):
                         order = None        # 「からしってある？」: not on the menu, but someone here knows about it
-                    if order is not None and mem.orders and disputes(text):
+                    if order is not None and order.kind != "paid" and mem.orders and disputes(text):
                         # 「ハイボール3杯とおでんで4200円？内訳聞いてもいい？」「4杯目は頼んでない、取り消して」: the bill
                         # questioned names what was served; it orders nothing
                         context["not_ordered"] = order.to_dict()
@@ -240,7 +240,7 @@ class Conversation(Recalling, Serving):
                         context["order"] = order.to_dict()
                         chosen = NONE
                     elif chosen.is_intent and ((_PRICE.search(nfkc(text)) and self._item_named(nfkc(text))) or
-                                               (mem.orders and disputes(text))):
+                                               (mem.orders and (disputes(text) or _BILL.search(nfkc(text))))):
                         # 「ナポリタンっていくら？」「内訳は？」: the price or the bill is the answer, not the menu's
                         # story line
                         context["price"] = str(chosen)

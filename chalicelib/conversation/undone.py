@@ -53,7 +53,8 @@ def treats_not(text: str, end: int) -> bool:
 # What the item is said with instead of being ordered: ordered before (頼んだ, 頼んでない, 注文した, 食べた),
 # supposed (〜なら, 〜たら), only that (しか), or the object of another verb (撮る, 見る, 話す).
 _REPORTED_ORDER = re.compile(r"(?:頼|たの)(?:んだ|んで|みました|みません|まない|まなかった)|注文(?:した|して|しました|しません|しない)"
-                             r"|(?:食べ|飲ん|飲み|食っ)(?:た|だ|て(?:ない|ません))|しか|なら(?![、,\s]*(?:ください|お願い))|たら(?!ず)")
+                             r"|(?:食べ|飲ん|飲み|食っ)(?:た|だ|て(?:ない|ません))|(?:いただ|頂)(?:きました|いた)|もらった"
+                             r"|しか|なら(?![、,\s]*(?:ください|お願い))|たら(?!ず)")
 _OTHER_VERB = re.compile(r"撮|写|映|見(?:る|て|せ|た)|描|話|聞|言|思|覚え|知|教え|訊|尋ね|説明")
 
 

@@ -205,3 +205,34 @@ def test_an_item_served_with_a_question_offers_it_no_second_time():
 def test_a_line_that_treats_in_one_part_is_no_treat_turned_down_in_another():
     _, treated = visit("こんばんは", "自分でおごってって言ったじゃないですか。乾杯しましょう、ママさんも飲んで。")
     assert "冗談" not in treated.answer.text and treated.answer.ref.startswith("menu/赤尾妙子/treat")
+
+
+def test_an_item_said_not_eaten_is_taken_back_and_orders_nothing_more():
+    *_, protest = play(priced(), "カレーください", "カレーもう一つ", "カレー2つは食べてないですよ！1つだけです")
+    assert "order" not in protest.context and protest.memory.orders == ["カレー"]
+    assert protest.answer.text == "カレー700円で、700円です。"
+
+
+def test_money_handed_over_after_the_breakdown_or_with_the_sum_checked_pays():
+    conversation = priced()
+    *_, breakdown, paid = play(conversation, "コーヒーください", "内訳は？", "はい、400円。お釣りお願いします")
+    assert breakdown.answer.ref.startswith("menu/店主/breakdown") and paid.answer.text == "はい、確かに。"
+    *_, checked = play(conversation, "コーヒーください", "お会計", "払いますよ！400円ですよね、はい")
+    assert checked.answer.text == "はい、確かに。"
+    # a sum only asked about still pays nothing
+    *_, asked = play(conversation, "コーヒーください", "お会計", "400円ですよね？何杯分？")
+    assert asked.answer.text != "はい、確かに。"
+
+
+def test_an_item_had_before_is_no_order_and_a_drink_made_some_way_is_one_thing_asked_for():
+    # (after a line that offers: 「…ならあるわ」)
+    _, offered, had = visit("こんばんは", "梅酒ください", "ナポリタンはさっきいただきましたよ。梅酒のソーダ割り、お願いできます？")
+    assert offered.memory.question is not None and offered.memory.question.kind == "offer"
+    assert had.memory.orders == [] and "ソーダ割り" in had.answer.text, had.answer.text
+    _, hot = visit("こんばんは", "焼酎のお湯割りください")
+    assert hot.memory.orders == [] and "お湯割り" in hot.answer.text
+
+
+def test_the_bill_asked_for_is_answered_before_the_menus_story_line():
+    *_, bill = visit("こんばんは", "ウーロン茶ください", "大根おいしい〜！ごちそうさま。今日は早めに帰りますね、お会計お願いします")
+    assert bill.answer.ref.startswith("menu/赤尾妙子/bill") and not bill.step.lines
