@@ -66,6 +66,7 @@ _OTHER_OWNER = re.compile(r"(?:" + "|".join(sorted(_THIRD | {"前", "初代", "�
                                                       key=len, reverse=True)) +
                           r")(?:さん|ちゃん|くん|様|さま)?の$|(?<!この)(?<!うちの)(?<!ここの)(?:店|お店|スナック|バー|屋)の$")
 _THIRD_AFTER = re.compile(r"^(?:さん|ちゃん|くん|様|さま)?(?:って|は|の|、|,|が)")
+_CALLED_THIRD = re.compile(r"^(?:ちゃん|くん)(?:って|は|の|が)")
 # Heads that say little by themselves: what modifies them is what is asked (何してる人, どんな子).
 _LIGHT_HEADS = frozenset("人 子 方 タイプ もの 物 やつ 奴 感じ 系 派".split())
 # Nouns that never are what a question is about.
@@ -248,8 +249,13 @@ def _cached(reader: FocusReader, text: str, back: str, present: tuple[str, ...])
     # (the pointer is what the sentence that asks is about: 「それ次第だと思います」 after a question points at nothing)
     vague = any(sentence is None or sentence[0] <= m.start() < sentence[1] for m in _VAGUE.finditer(text)) and \
         not [n for n in nouns if n not in _VAGUE_EMPTY] and not about
-    third = not you and any((t.surface in _THIRD or t.normalised in _THIRD) and t.is_noun and
-                            _THIRD_AFTER.match(text[t.end:]) for t in tokens)
+    named_spans = [(start, end) for start, end, _ in reader.named(text)]
+    third = not you and any(t.is_noun and (((t.surface in _THIRD or t.normalised in _THIRD) and
+                                            _THIRD_AFTER.match(text[t.end:])) or
+                                           # 「クロちゃんは何歳？」: someone called by name who is none of the characters
+                                           (_CALLED_THIRD.match(text[t.end:]) and
+                                            not any(s <= t.start < e for s, e in named_spans)))
+                            for t in tokens)
     return Focus(text=text, taken_back=back, about=tuple(about), called=called, you=you, thing=thing, third=third,
                  head=head, phrase=phrase, sentence=sentence, head_word=text[head[0]:head[1]] if head else None,
                  wh=wh_found.group(0) if wh_found else None, wh_span=wh_found.span() if wh_found else None,

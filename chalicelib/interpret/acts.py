@@ -80,6 +80,10 @@ _OWN_LIFE = _re(r"(?:^|[、,\s。])(?:俺|おれ|オレ|僕|ぼく|わし|儂|�
                 r"(?:女房|嫁さん|かみさん|カミさん|家内|うちの(?:妻|嫁|旦那|息子|娘|母|父|親)|妻|亭主|息子|娘|孫|親父|お袋|おふくろ"
                 r"|兄貴|姉貴|おやじ|お父さん|お母さん)(?:は|が|と|も|の|に|を)",
                 r"若い(?:頃|ころ)|昔は|学生(?:の頃|時代)|子ども(?:の頃|のころ)|子供の頃|現役の頃|定年|退職")
+# The first thing a line names as its topic or owner (「クロちゃんは」「先代は」「このお店の」)
+_SUBJECT = re.compile(r"(?:^|[、,。\s])(?:ねえ|ところで|じゃあ|で)?[、,\s]*(?:この|その|あの)?"
+                      r"([^\s、,。！？!?はがをにでとのも]{1,10}?)(?:ちゃん|さん|くん|君)?(?:は|って|の)(?!\s*[？?]?\s*$)")
+
 Pattern = re.Pattern[str]
 
 
@@ -105,6 +109,8 @@ class ActRecogniser:
         self._about_self = _re(r"(?:" + you + r")\s*(?:ちゃん|さん)?\s*(?:は|って|の|も|が|、|,)[^。]*" + _ABOUT_SELF_TOPIC,
                                _ABOUT_SELF_TOPIC + r"[^。]*" + _ABOUT_SELF_ASK,
                                r"(?:" + you + r")\s*(?:ちゃん|さん)?\s*(?:のこと|自身)[^。]*" + _ABOUT_SELF_ASK)
+        self._named_self = re.compile(r"(?:" + you + r")")
+        self._people = frozenset(people)
         self._order: list[tuple[str, Pattern]] = [
             ("暴言", _INSULT), ("謝罪", _APOLOGY), ("感謝", _THANKS), ("注文", _ORDER), ("謝罪", _SORRY_CALL),
             ("挨拶", _GREETING), ("本人", self._about_self), ("称賛", _PRAISE), ("反対", _DISAGREE),
@@ -127,6 +133,8 @@ class ActRecogniser:
             return ActFound("悲報", sad.group(0))     # before praise or agreement: 「だよね！」 never answers grief
         for act, pattern in self._order:
             found = pattern.search(stripped)
+            if found and act == "本人" and not self._named_self.search(stripped) and self._asks_of_other(stripped):
+                continue      # 「クロちゃんは何歳まで生きたの？」「このお店の名前の由来は？」: not the character's own
             if found:
                 paying = act == "注文" and bool(_PAYING.search(stripped))
                 return ActFound(act, found.group(0).strip() or act, paying)
@@ -139,6 +147,16 @@ class ActRecogniser:
         if own and not is_question(stripped) and not re.search(r"思う|思います|と思|好き|嫌い", stripped):
             return ActFound("身の上", own.group(0).strip(" 、,。") or "身の上")
         return ActFound(NO_ACT)
+
+    def _asks_of_other(self, text: str) -> bool:
+        """Whether a personal topic asked without a name (何歳, いつから, 名前の由来) is asked of someone or something
+        the line names first (クロちゃんは, 先代は, このお店の), not of the one spoken to."""
+        subject = _SUBJECT.search(text)
+        if subject is None:
+            return False
+        noun = subject.group(1)
+        return noun not in self._people and not re.match(_YOU, noun) and \
+            not re.match(_ABOUT_SELF_TOPIC, text[subject.start(1):])
 
     @property
     def acts(self) -> Iterable[str]:

@@ -112,3 +112,17 @@ def test_a_name_alone_after_a_wh_question_answers_it_and_is_no_call():
     memory.question = AskedQuestion(ref="chatter/赤尾妙子#9", speaker=MAMA, turn=greeted.step.state.turn, kind="wh")
     [named] = play(reference(), "葵ちゃん？", state=greeted.step.state, memory=memory)
     assert not (named.answer and named.answer.ref.startswith("chatter/")), named.answer
+
+
+@pytest.mark.parametrize("text", ["クロちゃんは何歳まで生きたんですか？", "先代は何歳？", "このお店の名前の由来は？"])
+def test_a_personal_topic_asked_of_someone_or_something_else_is_not_the_characters_own(text):
+    acts = ActRecogniser(SceneNames.of(reference().rules.scenario))
+    assert acts.recognise(text).act != "本人", text
+    for own in ("出身は？", "休みの日は何してるの？", "葵ちゃん彼氏いるの？", "ママは何歳？"):
+        assert acts.recognise(own).act == "本人", own
+
+
+def test_a_pet_called_by_name_is_asked_about_not_the_one_spoken_to():
+    [cat] = visit("クロちゃんは何歳まで生きたんですか？")
+    assert "二十歳" in cat.answer.text and "女の歳" not in cat.answer.text
+    assert reader().read(nfkc("クロちゃんは何歳？")).third and not reader().read(nfkc("葵ちゃんは何歳？")).third
