@@ -16,6 +16,7 @@ from collections.abc import Iterable, Mapping
 
 from ..interpret.asking import is_question
 from ..interpret.text import nfkc
+from .facts import sentences
 
 # What asks what the bill holds or doubts it (not what pays it).
 _ABOUT_BILL = re.compile(r"内訳|明細|何が入って|なにが入って|何の(?:お金|代金|分|料金)|何代|計算(?:合って|あって|違|ちが|おかし|して)"
@@ -73,7 +74,7 @@ def disputes(text: str) -> bool:
     """Whether `text` asks about the bill or doubts it, rather than pays it."""
     normalised = nfkc(text)
     return bool(_ABOUT_BILL.search(normalised) or _AMOUNT_ASKED.search(normalised) or
-                (_AMOUNT.search(normalised) and is_question(normalised)) or
+                any(_AMOUNT.search(sentence) and is_question(sentence) for sentence in sentences(normalised)) or
                 (_BILL_WORD.search(normalised) and _RUNNING.search(normalised)))
 
 

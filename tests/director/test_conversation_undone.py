@@ -236,3 +236,9 @@ def test_an_item_had_before_is_no_order_and_a_drink_made_some_way_is_one_thing_a
 def test_the_bill_asked_for_is_answered_before_the_menus_story_line():
     *_, bill = visit("こんばんは", "ウーロン茶ください", "大根おいしい〜！ごちそうさま。今日は早めに帰りますね、お会計お願いします")
     assert bill.answer.ref.startswith("menu/赤尾妙子/bill") and not bill.step.lines
+
+
+def test_an_amount_said_in_passing_before_a_question_about_something_else_asks_nothing_of_the_bill():
+    from chalicelib.conversation.bill import disputes
+    assert not disputes("1,600円ね。ありがとう！葵さん、BGMの件は結局どうするの？")
+    assert disputes("まだ帰りませんよ。2,800円って何杯分？")
