@@ -42,15 +42,13 @@ _FORMAL = frozenset("方 ほう の こと もの 物 やつ 奴 感じ 時 と�
                     "奴ら 方々 他 ほか 以外 枚 目 番 つ 一 二 三 ふたつ ひとつ 両方 片方 全部 どっち どちら どれ".split())
 # Adjectives that judge (いい, すごい) rather than tell options apart (赤い).
 _JUDGING = frozenset("良い いい よい 悪い 無い ない すごい 凄い 素敵 好き 嫌い 大好き 最高 微妙 素晴らしい".split())
-# Saying which is taken: 〜にします, 〜で決定, 〜を選ぶ, 〜のほうが好き, 〜がいい, 〜推し, 〜に一票, 〜かな.
 # A sentence that gives a reason or passes on what was said (「…って言ってたし」「…だから」), after the pick
 _REASON = re.compile(r"(?:って|と)(?:言|い)って(?:た|る|ました)(?:し|から|よね|じゃん)?\s*[。!！…]*$|(?:だ|です|た)?し\s*[。!！…]*$"
                      r"|(?:だ|です)から\s*[。!！…]*$")
-# 「それで決まりでいい？」「これで決定ね？」: the option just named confirmed
-_CONFIRMING = re.compile(r"^(?:じゃあ|では|なら)?[、,\s]*(?:それ|これ|そっち|こっち|そちら|こちら)で(?:決まり|決定)"
-                         r"(?:で(?:いい|良い|OK|オッケー))?(?:です|だ)?(?:か|ね|よね|な)?\s*[？?]?\s*$")
-# 「…で決まりでいい？」「…に決定ね？」: an option settled by asking to settle it
+# 「演歌で決まりでいい？」「それで決定ね？」: an option settled by asking to settle it (named in the sentence or the
+# one before)
 _PICK_CONFIRMED = re.compile(r"(?:で|に)(?:決まり|決定)(?:で(?:いい|良い|OK|オッケー))?(?:です|だ)?(?:か|ね|よね|な)?\s*[？?]\s*$")
+# Saying which is taken: 〜にします, 〜で決定, 〜を選ぶ, 〜のほうが好き, 〜がいい, 〜推し, 〜に一票, 〜かな.
 _CHOOSING = re.compile(
     r"(?:に|で)(?:し(?:ます|ましょう|よう|よっか|とく|ておく|て(?:ください|ほしい|よ))|する(?:よ|わ|ね|な|かな|!|！|。|$))"
     r"|に決め|決定|決め(?:た|ました|ます)|決まり|選(?:ぶ|び|ん|ぼ|択)|の?(?:ほう|方)が|が(?:いい|良い|よい|好き|一番|いちばん"
@@ -153,7 +151,7 @@ def picked(text: str, asked: Asked) -> Option | None:
         if not found:
             # 「カウンターはちょっと。」 then the pick; 「ドアの写真で！決定です」: the choosing after it
             # (「…カウンターの写真。それで決まりでいい？」: a pick confirmed by a question chooses too)
-            choosing = choosing or ((not _asks(sentence) or bool(_CONFIRMING.match(sentence))) and
+            choosing = choosing or ((not _asks(sentence) or bool(_PICK_CONFIRMED.search(sentence))) and
                                     bool(_CHOOSING.search(sentence)))
             continue
         confirmed = bool(_PICK_CONFIRMED.search(sentence))    # 「じゃあ演歌で決まりでいい？」 asks to settle it
@@ -166,8 +164,9 @@ def picked(text: str, asked: Asked) -> Option | None:
         named |= found - passed
         # (one passed over for another is a choice made: 「カウンターじゃなくてドア」)
         # (an opinion put as a question chooses too: 「ブルースじゃない？」)
-        choosing = choosing or confirmed or bool(passed - found and found - passed) or bool(_OPINION_ASKED.search(sentence)) or \
-            bool(_CHOOSING.search(_without(sentence, spans))) or _just_option(sentence, spans, asked)
+        choosing = choosing or confirmed or bool(passed - found and found - passed) or \
+            bool(_OPINION_ASKED.search(sentence)) or bool(_CHOOSING.search(_without(sentence, spans))) or \
+            _just_option(sentence, spans, asked)
     if len(named) != 1 or not choosing:
         return None
     return asked.options[named.pop()]
