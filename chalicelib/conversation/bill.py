@@ -26,7 +26,9 @@ _ABOUT_BILL = re.compile(r"内訳|明細|何が入って|なにが入って|何�
                          r"|しか(?:頼|たの|注文)|(?:頼|たの)んで(?:ない|ません)(?:のに|けど|んだけど|んすけど|んですけど)"
                          # 「4杯目は頼んでないし飲んでない。取り消して」「キャンセル！」: something counted taken back
                          r"|(?:頼|たの)んで(?:ない|ません)|注文して(?:ない|ません)|(?:飲|の)んで(?:ない|ません)|(?:食|た)べて(?:ない|ません)"
-                         r"|取り消|とりけ|キャンセル|請求から")
+                         r"|取り消|とりけ|キャンセル|請求から"
+                         # 「それ俺の勘定につくのか？」: whether something is counted
+                         r"|(?:勘定|会計|お代|伝票|請求|お会計)に(?:つく|付く|入る|含ま|乗る|のる)(?:の|んです)?(?:か|かな)?\s*[？?]")
 # An amount said back in surprise (「2600円！？」「え、2600？」).
 _AMOUNT_ASKED = re.compile(r"\d[\d,]*\s*(?:円)?\s*(?:[!！]*[？?]|って[？?]|も[？?!！]|も(?:する|取る|とる)"
                            r"|(?:っす|です|だ)?(?:よね|じゃない|でしょ|のはず))"     # 「1500っすよね」: the sum checked
@@ -50,8 +52,9 @@ _ONLY_COUNT = re.compile(_NUMBER + r"\s*(?:杯|本|皿|個|つ|品)\s*(?:しか|
 
 # The bill asked for only to see it (「今のお勘定、確認させてください。まだ帰りませんよ」「途中の会計いくら？」): the
 # running total, not paying
-_BILL_WORD = re.compile(r"会計|勘定|お代|合計")
-_RUNNING = re.compile(r"確認|途中|今の|今まで|現時点|いったん|一旦|まだ帰(?:ら|り|れ)|まだ飲(?:み|む|め)|まだいる|まだ居")
+_BILL_WORD = re.compile(r"会計|勘定|お代|合計|合わせて|全部で|トータル|いくら")
+_RUNNING = re.compile(r"確認|途中|今の|今まで|今んとこ|今のところ|現時点|いったん|一旦|まだ帰(?:ら|り|れ)|まだ飲(?:み|む|め)"
+                      r"|まだいる|まだ居")
 # An amount of money named (「2,800円」「3500」): with a question, the sum asked about (「2,800円って何杯分？」).
 _AMOUNT = re.compile(r"\d[\d,]*\s*円|\d{3,}")
 # 「一杯いくら？」「一つおいくら？」: the price of one of what was served

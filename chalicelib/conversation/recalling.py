@@ -20,6 +20,7 @@ from .facts import Facts, Sentence, is_question
 from .facts import _analysed as _analysed_keys
 from .focus import Focus
 from .parts_of_turn import TurnParts
+from .undone import is_treat_word
 from .variety import PER_GAME, Variety
 
 RECALL_MIN = 3.0          # least evidence for a sentence said before to answer a question (facts.Facts.best)
@@ -266,9 +267,10 @@ class Recalling(TurnParts):
         for entry in self.answerer.entries_of(person):
             if not entry.condition.holds_for_intent(shown):
                 continue    # (未:B01 too: 「控え室に来てみる？」 is no news once the player is there)
-            if entry.entry.choice is not None:
-                continue    # an option settles a choice: said only when the line picks it (choices.py), never as
-                #             news sharing a word (「…カウンターの写真。それで決まりでいい？」 is no 「ドアのほうね。決まり！」)
+            if entry.entry.choice is not None or any(is_treat_word(w) for w in entry.entry.words):
+                continue    # an option settles a choice, an entry on a treat takes one: said only when the line picks
+                #             it (choices.py) or treats, never as news sharing a word (「…カウンターの写真。それで決まりで
+                #             いい？」 is no 「ドアのほうね。決まり！」, 「道理で遠慮がねえわけだ」 no 「じゃあ遠慮なく」)
             refs += [f"knowledge/{person}/{entry.index}#{n}" for n in range(1, len(entry.entry.lines) + 1)]
         reaction = self.scenario.reactions.get(person, {}).get("本人")
         if reaction is not None:

@@ -74,6 +74,11 @@ _AFTER_CUE = re.compile(r"しか|(?:頼|たの)(?:んだ|んで(?:ない|ませ�
 _TREAT_WORD = re.compile(r"おご|奢|ごちそう|ご馳走")
 
 
+def is_treat_word(word: str) -> bool:
+    """Whether an entry's word is one of treating (おごる, 奢ります, ごちそうします)."""
+    return bool(_TREAT_WORD.search(word))
+
+
 def treat_undone(text: str, start: int, end: int) -> bool:
     """Whether a listed word found at `start`–`end` of `text` is a word of treating that treats nobody
     (「おごってよ」 asks to be treated: an entry that thanks for a treat must not answer it)."""

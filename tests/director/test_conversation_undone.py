@@ -242,3 +242,19 @@ def test_an_amount_said_in_passing_before_a_question_about_something_else_asks_n
     from chalicelib.conversation.bill import disputes
     assert not disputes("1,600円ね。ありがとう！葵さん、BGMの件は結局どうするの？")
     assert disputes("まだ帰りませんよ。2,800円って何杯分？")
+
+
+def test_whether_something_is_counted_and_the_total_so_far_are_answered_without_the_bills_goodbye():
+    *_, counted = visit("こんばんは", "ビールください", "一杯おごるよ", "それ俺の勘定につくのか？")
+    assert counted.answer.ref.startswith("menu/赤尾妙子/breakdown")
+    *_, so_far = visit("こんばんは", "ビールください", "じゃあ今んとこ合わせていくらだ？まだ帰らねえけどな。")
+    assert so_far.answer.ref.startswith("menu/赤尾妙子/breakdown")
+    *_, bill = visit("こんばんは", "ビールください", "いくら？")           # asked plainly, the bill as before
+    assert bill.answer.ref.startswith("menu/赤尾妙子/bill")
+
+
+def test_an_entry_that_takes_a_treat_is_never_said_as_news_sharing_a_word():
+    _, _, aside = visit("こんばんは", "ビールください", "まあ叔母と姪か、道理で遠慮がねえわけだ。")
+    assert "遠慮なく" not in aside.answer.text and aside.memory.orders == ["ビール"]
+    _, _, treat = visit("こんばんは", "ビールください", "ママも一杯どう？")       # treating still gets the thanks
+    assert treat.answer.ref.startswith("menu/赤尾妙子/treat")
