@@ -56,7 +56,9 @@ _BILL_WORD = re.compile(r"会計|勘定|お代|合計|合わせて|全部で|ト
 _RUNNING = re.compile(r"確認|途中|今の|今まで|今んとこ|今のところ|現時点|いったん|一旦|まだ帰(?:ら|り|れ)|まだ飲(?:み|む|め)"
                       r"|まだいる|まだ居")
 # An amount of money named (「2,800円」「3500」): with a question, the sum asked about (「2,800円って何杯分？」).
-_AMOUNT = re.compile(r"\d[\d,]*\s*円|\d{3,}")
+# (a bare number is money only when no other counter follows it: not 2020年, 100人, 300メートル)
+_AMOUNT = re.compile(r"\d[\d,]*\s*円|\d[\d,]{2,}(?![\d,])(?!\s*(?:年|人|回|杯|本|時|分|秒|歳|号|番|枚|個|日|月|週|キロ|km|m|メートル"
+                     r"|ページ|点|位|階|件|代|万|億|千))")
 # 「一杯いくら？」「一つおいくら？」: the price of one of what was served
 UNIT_PRICE = re.compile(r"(?:一|1|ひと)(?:杯|つ|皿|品|個|本)\s*(?:の値段|(?:お)?いくら|何円|なんぼ)")
 

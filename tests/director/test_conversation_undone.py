@@ -241,7 +241,11 @@ def test_the_bill_asked_for_is_answered_before_the_menus_story_line():
 def test_an_amount_said_in_passing_before_a_question_about_something_else_asks_nothing_of_the_bill():
     from chalicelib.conversation.bill import disputes
     assert not disputes("1,600円ね。ありがとう！葵さん、BGMの件は結局どうするの？")
-    assert disputes("まだ帰りませんよ。2,800円って何杯分？")
+    assert disputes("まだ帰りませんよ。2,800円って何杯分？") and disputes("3500？")
+    # a number with another counter is no money: 2020年, 100人
+    assert not disputes("2020年に来たことある？") and not disputes("100人入るの？")
+    _, _, year = visit("こんばんは", "ビールください", "1990年代の歌ってかかる？")
+    assert not year.answer.ref.startswith("menu/")
 
 
 def test_whether_something_is_counted_and_the_total_so_far_are_answered_without_the_bills_goodbye():
