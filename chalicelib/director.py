@@ -34,6 +34,7 @@ from .errors import ApiError, NotFound, ValidationFailed
 from .faces import NEUTRAL, ExpressionSource
 from .interpret.interpreter import Interpreter
 from .scenario import EndingNotice, ExitsNotice, GameRules, GameState, Step, load_scenario_text
+from .scenario.conditions import faces_set
 from .stage.models import ReplyAccepted, ReplyRequest
 from .stage.records import (
     DirectorMemory,
@@ -435,8 +436,8 @@ class Director:
                     turn.free_talk.judgment = JudgmentRecord.model_validate(judgment.to_dict())
                 say(speaker, talk.text, judgment.expression, judgment.rounded_scores())
         for line in step.lines:
-            for effect in line.effects:
-                faces[effect.character] = effect.key
+            # Only a face effect changes a face (a フラグ: effect is in the game state already).
+            faces.update(faces_set(line.effects))
             say(line.speaker, line.text)
         for notice in step.notices:
             if isinstance(notice, ExitsNotice) and notice.destinations:

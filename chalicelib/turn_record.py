@@ -184,6 +184,7 @@ class NoticeRecord(StoredRecord):
     reason: str | None = None
     exits: list[str] | None = None
     title: str | None = None
+    ending: str | None = Field(default=None, description="Which ending the game reached (an ending notice).")
 
 
 class TurnRecord(StoredRecord):

@@ -26,6 +26,7 @@ from butai_tools.local.ratelimit import TokenBuckets, retry_after_header
 from butai_tools.local.webhooks import LocalDeliveryWorker
 from butai_tools.page_policy import page_headers
 from butai_tools.stage import images
+from butai_tools.stage.placeholders import publish_scenario
 from chalicelib import aws, context, env
 from chalicelib.config import Settings
 from chalicelib.expression import describe as describe_judge
@@ -327,8 +328,8 @@ class LocalRuntime:
             stages[self.demo_stage] = self.stage_entry(created.stage_id, created.agent_key, created.player_key)
         for name, scenario_file in self.scenario_stages.items():
             if name not in stages:
-                director = self.services.director
-                created = director.create(name, director.library.put(Path(scenario_file)))
+                key, _ = publish_scenario(self.services, self.settings, Path(scenario_file), STATIC / "characters")
+                created = self.services.director.create(name, key)
                 stages[name] = self.stage_entry(created.stage_id, created.agent_key, created.player_key)
         for entry in stages.values():
             entry["stage_url"] = self.stage_url(entry["stage_id"], entry["player_key"])

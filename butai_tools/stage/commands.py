@@ -14,6 +14,8 @@ from chalicelib.errors import ApiError
 from chalicelib.stage import audio
 from chalicelib.stage import face_images as ex
 
+STATIC_CHARACTERS = Path(__file__).resolve().parents[2] / "static" / "characters"
+
 
 def register(sub) -> None:
     stage = sub.add_parser("stage", help="create and list stages")
@@ -110,12 +112,17 @@ def _create(args) -> int:
         return 1
     try:
         if args.scenario is not None:
+            from butai_tools.stage.placeholders import publish_scenario
             from chalicelib.scenario import ScenarioError
             try:
-                key = services.director.library.put(args.scenario)
-            except (OSError, ScenarioError) as exc:
+                key, portraits = publish_scenario(services, settings, args.scenario, STATIC_CHARACTERS)
+            except (OSError, ScenarioError, images.ImageSetError) as exc:
                 print(f"butai: {exc}", file=sys.stderr)
                 return 1
+            if portraits.generated and not args.json:
+                print(f"placeholder portraits for {', '.join(portraits.generated)} (no art found in "
+                      f"{args.scenario.parent / 'characters'}/ID or static/characters/ID; "
+                      f"`butai images upload DIR --character ID` replaces them)", file=sys.stderr)
             created = services.director.create(args.name, key)
         else:
             created = services.stage.create_stage(args.name, args.character)

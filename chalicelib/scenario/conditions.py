@@ -1,11 +1,13 @@
 """Conditions and effects, parsed once at load into a form that is cheap to test.
 
-A condition is written `term + term + ...`; every term must hold.  Parsing
-only checks syntax; whether the ids named exist is the loader's job, since
+A condition is written `term + term + ...` (every term must hold), with `|`
+between alternatives (either holds) and parentheses to group.  Parsing only
+checks syntax; whether the ids named exist is the loader's job, since
 only it knows the scenario (and the file and line to blame).
 """
 from __future__ import annotations
 
+import re
 from collections.abc import Container, Iterable
 from dataclasses import dataclass, field
 
@@ -162,10 +164,9 @@ def _term_hint(term: str) -> str:
 # ---------------------------------------------------------------- conditions
 
 @dataclass(frozen=True, slots=True)
-class Condition:
-    """A parsed condition.  `terms` keeps the written order for display and
+class Clause:
+    """Terms that must all hold (`term + term + ...`).  `terms` keeps the written order for display and
     analysis; the other fields are the same facts laid out for `holds`."""
-    text: str
     terms: tuple[Term, ...]
     inputs: tuple[PlayerInput, ...] = ()
     any_input: bool = False
@@ -177,19 +178,12 @@ class Condition:
     flags: tuple[str, ...] = ()        # as FLAG_PREFIX + name, looked up in the shown view
 
     @property
-    def input(self) -> PlayerInput | None:
-        """The input this condition answers, when it names one."""
-        return self.inputs[0] if self.inputs else None
-
-    @property
     def has_trigger(self) -> bool:
-        """Whether some step kind can select this condition at all."""
+        """Whether some step kind can select this clause at all."""
         return bool(self.inputs or self.any_input or self.start or self.arrival or self.after)
 
     def holds(self, input: PlayerInput | None, shown: Container[str], last: str | None,
               starting: bool = False, arrived: bool = False) -> bool:
-        """`input` is None at start; `shown` holds every line shown so far,
-        this step included; `last` is the line shown just before in this step."""
         for wanted in self.inputs:
             if input != wanted:
                 return False
@@ -202,6 +196,10 @@ class Condition:
         for line_id in self.after:
             if last != line_id:
                 return False
+        return self.holds_in(shown)
+
+    def holds_in(self, shown: Container[str]) -> bool:
+        """The terms about the story so far (済:, 未:, フラグ:)."""
         for line_id in self.shown:
             if line_id not in shown:
                 return False
@@ -214,68 +212,235 @@ class Condition:
         return True
 
     def holds_for_intent(self, shown: Container[str]) -> bool:
-        """Whether the condition holds at the start of a step whose input is the
-        intent it names: the question candidate building asks ("could fire now").
-        Callers only pass conditions indexed under that intent."""
+        """Whether the clause holds at the start of a step whose input is the intent it names."""
         if self.start or self.arrival or self.after:
             return False
         if len(self.inputs) > 1 and any(i != self.inputs[0] for i in self.inputs):
             return False
-        for line_id in self.shown:
-            if line_id not in shown:
-                return False
-        for line_id in self.unshown:
-            if line_id in shown:
-                return False
-        for flag in self.flags:
-            if flag not in shown:
-                return False
-        return True
+        return self.holds_in(shown)
 
     def __str__(self) -> str:
         return " + ".join(str(t) for t in self.terms)
 
 
-ALWAYS = Condition(text="", terms=())
+@dataclass(frozen=True, slots=True)
+class Condition:
+    """A parsed condition: alternatives (`|`), each a clause of terms that must all hold (`+`); parentheses
+    group.  It is kept as the clauses of its disjunctive normal form, so a step and the candidate builder
+    ask each clause the same questions a condition without `|` was asked.  `unless` is a condition that,
+    once it holds, stops this one from holding (a knowledge entry's `until`)."""
+    text: str
+    clauses: tuple[Clause, ...]
+    unless: Condition | None = None
+
+    # -- what the clauses name, together (indexing, lint, analysis) --
+    @property
+    def terms(self) -> tuple[Term, ...]:
+        return tuple(dict.fromkeys(t for c in self.clauses for t in c.terms))
+
+    @property
+    def inputs(self) -> tuple[PlayerInput, ...]:
+        return tuple(dict.fromkeys(i for c in self.clauses for i in c.inputs))
+
+    @property
+    def input(self) -> PlayerInput | None:
+        """The input this condition answers, when it names one."""
+        inputs = self.inputs
+        return inputs[0] if inputs else None
+
+    @property
+    def shown(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(i for c in self.clauses for i in c.shown))
+
+    @property
+    def unshown(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(i for c in self.clauses for i in c.unshown))
+
+    @property
+    def after(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(i for c in self.clauses for i in c.after))
+
+    @property
+    def flags(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(f for c in self.clauses for f in c.flags))
+
+    @property
+    def any_input(self) -> bool:
+        return any(c.any_input for c in self.clauses)
+
+    @property
+    def start(self) -> bool:
+        return any(c.start for c in self.clauses)
+
+    @property
+    def arrival(self) -> bool:
+        return any(c.arrival for c in self.clauses)
+
+    @property
+    def has_trigger(self) -> bool:
+        return any(c.has_trigger for c in self.clauses)
+
+    @property
+    def always(self) -> bool:
+        return len(self.clauses) == 1 and not self.clauses[0].terms and self.unless is None
+
+    # -- holding --
+    def holds(self, input: PlayerInput | None, shown: Container[str], last: str | None,
+              starting: bool = False, arrived: bool = False) -> bool:
+        """`input` is None at start; `shown` holds every line shown so far, this step included (and the
+        flags set, under FLAG_PREFIX); `last` is the line shown just before in this step."""
+        if not any(c.holds(input, shown, last, starting, arrived) for c in self.clauses):
+            return False
+        return self.unless is None or not self.unless.holds_in(shown)
+
+    def holds_in(self, shown: Container[str]) -> bool:
+        """Whether some clause's story terms hold (what an `until` asks)."""
+        return any(c.holds_in(shown) for c in self.clauses)
+
+    def holds_for_intent(self, shown: Container[str], intent: PlayerInput | None = None) -> bool:
+        """Whether the condition holds at the start of a step whose input is an intent it names: the
+        question candidate building asks ("could fire now").  With `intent`, only the clauses naming it
+        count; without, every clause that could answer an intent (callers pass conditions indexed
+        under the intent they mean)."""
+        if not any(c.holds_for_intent(shown) for c in self.clauses if intent is None or intent in c.inputs):
+            return False
+        return self.unless is None or not self.unless.holds_in(shown)
+
+    def waits_for_lines(self, shown: Container[str], intent: PlayerInput) -> bool:
+        """Whether every clause naming `intent` needs a line not shown yet (its topic is not open)."""
+        named = [c for c in self.clauses if intent in c.inputs]
+        return bool(named) and all(any(i not in shown for i in c.shown) for c in named)
+
+    def __str__(self) -> str:
+        # One clause reads as its terms; alternatives read as the author wrote them.
+        if len(self.clauses) == 1:
+            return str(self.clauses[0])
+        return " ".join(self.text.split())
+
+
+ALWAYS = Condition(text="", clauses=(Clause(terms=()),))
+# A condition with more alternatives than this is refused (grouping multiplies them out).
+MAX_CLAUSES = 64
+_TOKEN = re.compile(r"[+|()]")
+_WIDE = {"＋": "+", "｜": "|", "（": "(", "）": ")"}
 
 
 def parse_condition(text: str) -> tuple[Condition, list[TermSyntaxError]]:
-    """Parse `text`; returns the condition built from the good terms and every
-    term error, so one load reports all mistakes at once."""
+    """Parse `text`; returns the condition built from the good terms and every term error, so one load
+    reports all mistakes at once.  `a + b` needs both, `a | b` either, parentheses group:
+    `意図:音楽 + (済:A04 | フラグ:常連)`."""
     errors: list[TermSyntaxError] = []
-    terms: list[Term] = []
-    if text.strip():
-        if "＋" in text:
-            errors.append(TermSyntaxError("＋", 'full-width "＋" between terms; expected the ASCII "+" (term + term)'))
-        for piece in text.replace("＋", "+").split("+"):
-            if not piece.strip():
-                errors.append(TermSyntaxError(text, f'empty term in condition "{text}"; expected term + term + ...'))
-                continue
-            try:
-                terms.append(parse_term(piece))
-            except TermSyntaxError as exc:
-                errors.append(exc)
-    return build_condition(text, terms), errors
+    if not text.strip():
+        return Condition(text=text, clauses=(Clause(terms=()),)), errors
+    for wide, ascii_ in _WIDE.items():
+        if wide in text:
+            errors.append(TermSyntaxError(wide, f'full-width "{wide}" in condition; expected the ASCII "{ascii_}" '
+                                                f'(term + term, term | term, (group))'))
+    normal = "".join(_WIDE.get(ch, ch) for ch in text)
+    parser = _Parser(text, normal, errors)
+    alternatives = parser.parse()
+    if len(alternatives) > MAX_CLAUSES:
+        errors.append(TermSyntaxError(text, f'condition "{text}" has {len(alternatives)} alternatives once its '
+                                            f'groups are multiplied out; at most {MAX_CLAUSES}'))
+        alternatives = alternatives[:MAX_CLAUSES]
+    clauses = tuple(dict.fromkeys(build_clause(terms) for terms in alternatives)) or (Clause(terms=()),)
+    return Condition(text=text, clauses=clauses), errors
 
 
-def build_condition(text: str, terms: Iterable[Term]) -> Condition:
+class _Parser:
+    """Recursive descent over `+`, `|` and parentheses, giving the alternatives' term lists."""
+
+    def __init__(self, text: str, normal: str, errors: list[TermSyntaxError]) -> None:
+        self.text = text
+        self.errors = errors
+        # Operators, and the non-blank text between them (a term); blank pieces are dropped, so a missing
+        # term shows as an operator (or the end) where a term is expected.
+        self.tokens: list[str] = []
+        pos = 0
+        for m in _TOKEN.finditer(normal):
+            if normal[pos:m.start()].strip():
+                self.tokens.append(normal[pos:m.start()].strip())
+            self.tokens.append(m.group())
+            pos = m.end()
+        if normal[pos:].strip():
+            self.tokens.append(normal[pos:].strip())
+        self.at = 0
+
+    def _peek(self) -> str | None:
+        return self.tokens[self.at] if self.at < len(self.tokens) else None
+
+    def _empty(self) -> None:
+        self.errors.append(TermSyntaxError(self.text, f'empty term in condition "{self.text}"; '
+                                                      f'expected term + term + ...'))
+
+    def parse(self) -> list[list[Term]]:
+        found = self._either()
+        while (stray := self._peek()) is not None:
+            self.at += 1
+            if stray == ")":
+                self.errors.append(TermSyntaxError(")", f'unmatched ")" in condition "{self.text}"'))
+            else:
+                self.errors.append(TermSyntaxError(stray, f'unexpected "{stray}" in condition "{self.text}"; '
+                                                          f'expected + or | between terms'))
+                found += self._either()
+        return found
+
+    def _either(self) -> list[list[Term]]:
+        found = self._all()
+        while self._peek() == "|":
+            self.at += 1
+            found += self._all()
+        return found
+
+    def _all(self) -> list[list[Term]]:
+        found: list[list[Term]] = [[]]
+        while True:
+            part = self._one()
+            if part is not None:
+                found = [a + b for a in found for b in part]
+            if self._peek() != "+":
+                return found
+            self.at += 1
+
+    def _one(self) -> list[list[Term]] | None:
+        """One term or group; None where it is missing or broken (reported)."""
+        piece = self._peek()
+        if piece is None or piece in "+|)":
+            self._empty()
+            return None
+        self.at += 1
+        if piece == "(":
+            inner = self._either()
+            if self._peek() == ")":
+                self.at += 1
+            else:
+                self.errors.append(TermSyntaxError("(", f'unclosed "(" in condition "{self.text}"'))
+            return inner
+        try:
+            return [[parse_term(piece)]]
+        except TermSyntaxError as exc:
+            self.errors.append(exc)
+            return None
+
+
+def build_clause(terms: Iterable[Term]) -> Clause:
     terms = tuple(terms)
     inputs: list[PlayerInput] = []
     shown: list[str] = []
     unshown: list[str] = []
     after: list[str] = []
     flag_names: list[str] = []
-    flags = {"any_input": False, "start": False, "arrival": False}
+    kinds = {"any_input": False, "start": False, "arrival": False}
     for term in terms:
         if isinstance(term, InputTerm):
             if term.input not in inputs:
                 inputs.append(term.input)
         elif isinstance(term, AnyInputTerm):
-            flags["any_input"] = True
+            kinds["any_input"] = True
         elif isinstance(term, StartTerm):
-            flags["start"] = True
+            kinds["start"] = True
         elif isinstance(term, ArrivalTerm):
-            flags["arrival"] = True
+            kinds["arrival"] = True
         elif isinstance(term, ShownTerm):
             shown.append(term.line_id)
         elif isinstance(term, UnshownTerm):
@@ -284,8 +449,13 @@ def build_condition(text: str, terms: Iterable[Term]) -> Condition:
             after.append(term.line_id)
         elif isinstance(term, FlagTerm):
             flag_names.append(FLAG_PREFIX + term.name)
-    return Condition(text=text, terms=terms, inputs=tuple(inputs), shown=tuple(shown), unshown=tuple(unshown),
-                     after=tuple(after), flags=tuple(flag_names), **flags)
+    return Clause(terms=terms, inputs=tuple(inputs), shown=tuple(shown), unshown=tuple(unshown),
+                  after=tuple(after), flags=tuple(flag_names), **kinds)
+
+
+def build_condition(text: str, terms: Iterable[Term]) -> Condition:
+    """A condition of one clause (every term must hold)."""
+    return Condition(text=text, clauses=(build_clause(terms),))
 
 
 # ---------------------------------------------------------------- effects
@@ -312,6 +482,11 @@ class FlagEffect:
 
 
 Effect = ExpressionEffect | FlagEffect
+
+
+def faces_set(effects: Iterable[Effect]) -> dict[str, str]:
+    """character → expression, for the face effects among `effects` (the later wins)."""
+    return {e.character: e.key for e in effects if isinstance(e, ExpressionEffect)}
 
 
 def parse_effect(text: str) -> Effect:

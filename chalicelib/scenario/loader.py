@@ -14,7 +14,7 @@ import os
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Literal, get_args, get_origin
@@ -40,6 +40,8 @@ from .inputs import PlayerInput
 from .model import (
     ID_PATTERN,
     Character,
+    Ending,
+    EndingLine,
     Intent,
     Knowledge,
     Line,
@@ -118,6 +120,27 @@ class CompiledScene:
 
 
 @dataclass(frozen=True, eq=False)
+class CompiledEnding:
+    """One way a place's game can end: tried in order when the player leaves that place."""
+    id: str
+    place: str
+    condition: Condition
+    model: Ending
+    lines: tuple[tuple[EndingLine, Condition], ...]    # the closing lines, each with when it is said
+
+    @property
+    def line_prefix(self) -> str:
+        """How its closing lines are referred to: PLACE/ending#N for a place's one `ending` (as before
+        `endings` existed), PLACE/ending/ID#N for one of its `endings`."""
+        return f"{self.place}/ending" if self.id == f"{self.place}#default" else f"{self.place}/ending/{self.id}"
+
+
+def place_endings(place: Place) -> list[Ending]:
+    """A place's endings in the order they are tried: `endings`, then `ending` (the default)."""
+    return [*place.endings, *([place.ending] if place.ending is not None else [])]
+
+
+@dataclass(frozen=True, eq=False)
 class CompiledKnowledge:
     character: str
     index: int             # 0-based position in the character's knowledge list
@@ -153,6 +176,8 @@ class CompiledScenario:
     menus: Mapping[str, Menu] = field(default_factory=dict)
     # every flag some order or line effect can set
     flags: frozenset[str] = frozenset()
+    # place → its endings, in the order they are tried
+    endings: Mapping[str, tuple[CompiledEnding, ...]] = field(default_factory=dict)
 
     @property
     def title(self) -> str:
@@ -429,11 +454,19 @@ def compile_scenario(scenario: Scenario, source: str = "<scenario>") -> Compiled
             for error in syntax_errors:
                 out.add(where, error.message, error.term)
             checker.check(where, condition)
+            if entry.until.strip():
+                until, syntax_errors = parse_condition(entry.until)
+                for error in syntax_errors:
+                    out.add(f"{where} until", error.message, error.term)
+                checker.check_until(f"{where} until", until)
+                condition = replace(condition, unless=until)
             entries.append(CompiledKnowledge(character.id, index, entry, condition))
         knowledge.setdefault(character.id, tuple(entries))
 
+    endings = _compile_endings(out, scenario, checker)
     reactions = _check_spoken_lines(out, scenario, characters)
     menus = _check_conversation(out, scenario, characters, intents)
+    _check_place_phrases(out, scenario)
 
     if out.problems:
         raise ScenarioError(out.problems)
@@ -451,26 +484,83 @@ def compile_scenario(scenario: Scenario, source: str = "<scenario>") -> Compiled
         reactions=MappingProxyType(reactions),
         menus=MappingProxyType(menus),
         flags=frozenset(flags),
+        endings=MappingProxyType(endings),
     )
 
 
+def _story_condition(out: _Collector, where: str, text: str, checker: _TermChecker) -> Condition:
+    condition, syntax_errors = parse_condition(text)
+    for error in syntax_errors:
+        out.add(where, error.message, error.term)
+    checker.check_until(where, condition, "an ending's condition")
+    return condition
+
+
+def _compile_endings(out: _Collector, scenario: Scenario,
+                     checker: _TermChecker) -> dict[str, tuple[CompiledEnding, ...]]:
+    """Each place's endings, their conditions and their closing lines' conditions (story terms only: an
+    ending is chosen when the player leaves, by what happened before)."""
+    compiled: dict[str, tuple[CompiledEnding, ...]] = {}
+    seen: set[str] = set()
+    for place in scenario.places:
+        found = []
+        for n, ending in enumerate(place_endings(place), 1):
+            ending_id = ending.id or (f"{place.id}#default" if ending is place.ending else f"{place.id}#{n}")
+            where = f"place {place.id} ending {ending_id}"
+            if ending_id in seen:
+                out.add(where, f'a second ending with id "{ending_id}"; expected ending ids unique in the scenario',
+                        ending_id)
+            seen.add(ending_id)
+            condition = _story_condition(out, where, ending.condition, checker)
+            lines = tuple((line, _story_condition(out, f"{where} line #{k}", line.condition, checker))
+                          for k, line in enumerate(ending.lines, 1))
+            found.append(CompiledEnding(ending_id, place.id, condition, ending, lines))
+        compiled[place.id] = tuple(found)
+    return compiled
+
+
+def _check_place_phrases(out: _Collector, scenario: Scenario) -> None:
+    for place in scenario.places:
+        for kind in ("enter_phrases", "leave_phrases"):
+            for phrase in getattr(place, kind):
+                if not phrase.strip():
+                    out.add(f"place {place.id} {kind}", f"an empty phrase in {kind}; expected a phrase in dictionary "
+                                                        f"form (湯に入る)", phrase)
+
+
 def _declared_flags(scenario: Scenario) -> set[str]:
-    """Flags something can set: a menu item's `flag`, or a line's `フラグ:` effect."""
+    """Flags something can set: a menu item's `flag`, a line's `フラグ:` effect, or a reply's."""
     found = {item.flag for c in scenario.characters if c.menu for item in c.menu.items if item.flag}
-    for scene in scenario.scenes:
-        for line in scene.lines:
-            for effect in line.effects:
-                if effect.strip().startswith(FLAG_PREFIX):
-                    found.add(effect.strip()[len(FLAG_PREFIX):].strip())
+    effects = [e for scene in scenario.scenes for line in scene.lines for e in line.effects]
+    effects += [e for replies in every_replies(scenario) for kind in ("yes", "no", "other")
+                for reply in getattr(replies, kind) for e in reply.effects]
+    for effect in effects:
+        if effect.strip().startswith(FLAG_PREFIX):
+            found.add(effect.strip()[len(FLAG_PREFIX):].strip())
     return found
 
 
-def _check_replies(out: _Collector, where: str, character: Character | None, replies: Replies | None) -> None:
+def every_replies(model: BaseModel) -> Iterator[Replies]:
+    """Every `replies` the scenario holds, wherever a line may carry one (walked, so a line kind added to
+    the format is never missed)."""
+    for name in type(model).model_fields:
+        value = getattr(model, name)
+        for item in value if isinstance(value, list) else (value,):
+            if isinstance(item, Replies):
+                yield item
+            elif isinstance(item, BaseModel):
+                yield from every_replies(item)
+
+
+def _check_replies(out: _Collector, where: str, character: Character | None, replies: Replies | None,
+                   characters: Mapping[str, Character]) -> None:
     if replies is None or character is None:
         return
     for kind in ("yes", "no", "other"):
         for n, line in enumerate(getattr(replies, kind)):
             _check_expression(out, f"{where} replies {kind} #{n + 1}", character, line.expression)
+            for _ in _compile_effects(out, f"{where} replies {kind} #{n + 1}", line.effects, characters):
+                pass
 
 
 MENU_LINE_SETS = ("ask", "missing", "unavailable", "suggest", "styles", "treat", "declined", "prices", "bill",
@@ -490,7 +580,7 @@ def _check_conversation(out: _Collector, scenario: Scenario, characters: Mapping
                 continue
             for n, spoken in enumerate(line_set.lines):
                 _check_expression(out, f"{where} {name} #{n + 1}", character, spoken.expression)
-                _check_replies(out, f"{where} {name} #{n + 1}", character, spoken.replies)
+                _check_replies(out, f"{where} {name} #{n + 1}", character, spoken.replies, characters)
                 if name == "recall" and "{said}" not in spoken.text:
                     out.add(f"{where} recall #{n + 1}", 'a recall line must hold "{said}" (the sentence said '
                                                         'again); expected e.g. 「言ったでしょ、{said}」', spoken.text)
@@ -506,7 +596,7 @@ def _check_conversation(out: _Collector, scenario: Scenario, characters: Mapping
         for name, _, form_lines in character.forms.line_sets() if character.forms is not None else ():
             for n, spoken in enumerate(form_lines):
                 _check_expression(out, f"{where} forms {name} #{n + 1}", character, spoken.expression)
-                _check_replies(out, f"{where} forms {name} #{n + 1}", character, spoken.replies)
+                _check_replies(out, f"{where} forms {name} #{n + 1}", character, spoken.replies, characters)
                 slots = set(re.findall(r"\{[^{}]*\}", spoken.text)) - {"{word}"}
                 if slots:
                     out.add(f"{where} forms {name} #{n + 1}", f'unknown slot {sorted(slots)[0]} in a forms line; '
@@ -519,10 +609,10 @@ def _check_conversation(out: _Collector, scenario: Scenario, characters: Mapping
                                                         "the thing (撮, 写真)", word)
         for reaction in character.reactions:
             for n, spoken in enumerate(reaction.lines):
-                _check_replies(out, f"{where} reaction {reaction.act} #{n + 1}", character, spoken.replies)
+                _check_replies(out, f"{where} reaction {reaction.act} #{n + 1}", character, spoken.replies, characters)
         for index, entry in enumerate(character.knowledge):
             for n, spoken in enumerate(entry.lines):
-                _check_replies(out, f"{where} knowledge #{index + 1} line #{n + 1}", character, spoken.replies)
+                _check_replies(out, f"{where} knowledge #{index + 1} line #{n + 1}", character, spoken.replies, characters)
             for person in entry.about:
                 if person not in characters:
                     out.add(f"{where} knowledge #{index + 1}", f'unknown character "{person}" in about; '
@@ -557,11 +647,11 @@ def _check_conversation(out: _Collector, scenario: Scenario, characters: Mapping
                                     f'without ":", "+" or surrounding spaces', item.flag)
             for n, spoken in enumerate([*item.lines, *(item.about.lines if item.about else ())]):
                 _check_expression(out, f"{item_where} #{n + 1}", character, spoken.expression)
-                _check_replies(out, f"{item_where} #{n + 1}", character, spoken.replies)
+                _check_replies(out, f"{item_where} #{n + 1}", character, spoken.replies, characters)
         for kind in MENU_LINE_SETS:
             for n, spoken in enumerate(getattr(character.menu, kind)):
                 _check_expression(out, f"{where} menu {kind} #{n + 1}", character, spoken.expression)
-                _check_replies(out, f"{where} menu {kind} #{n + 1}", character, spoken.replies)
+                _check_replies(out, f"{where} menu {kind} #{n + 1}", character, spoken.replies, characters)
                 needed = {"prices": ("{item}", "{price}"), "bill": ("{total}",), "breakdown": ("{items}",),
                           "unavailable": ("{item}",), "suggest": ("{menu}",), "styles": ("{style}",),
                           "parts": ("{parts}",), "extras": ("{extra}",)}.get(kind, ())
@@ -570,13 +660,14 @@ def _check_conversation(out: _Collector, scenario: Scenario, characters: Mapping
                     out.add(f"{where} menu {kind} #{n + 1}", f'a {kind} line must hold {" and ".join(needed)}; '
                                                              f'it lacks {", ".join(missing)}', spoken.text)
     for place in scenario.places:
-        lines = list(place.arrival.lines if place.arrival else ()) + list(place.ending.lines if place.ending else ())
+        lines = list(place.arrival.lines if place.arrival else ())
+        lines += [line for ending in place_endings(place) for line in ending.lines]
         for n, place_line in enumerate(lines):
             _check_replies(out, f"place {place.id} line #{n + 1}", characters.get(place_line.speaker),
-                           place_line.replies)
+                           place_line.replies, characters)
     for scene in scenario.scenes:
         for line in scene.lines:
-            _check_replies(out, f"line {line.id}", characters.get(line.speaker), line.replies)
+            _check_replies(out, f"line {line.id}", characters.get(line.speaker), line.replies, characters)
     for word, named in scenario.clarify.ambiguous.items():
         for intent_id in named:
             if intent_id not in intents:
@@ -649,8 +740,8 @@ def _check_spoken_lines(out: _Collector, scenario: Scenario,
         sets: list[tuple[str, Sequence[PlaceLine]]] = []
         if place.arrival is not None:
             sets.append(("arrival", place.arrival.lines))
-        if place.ending is not None:
-            sets.append(("ending", place.ending.lines))
+        for n, ending in enumerate(place_endings(place)):
+            sets.append(("ending" if ending is place.ending else f"endings #{n + 1}", ending.lines))
         for what, place_lines in sets:
             for n, place_line in enumerate(place_lines):
                 where = f"place {place.id} {what} #{n + 1}"
@@ -690,10 +781,8 @@ class _TermChecker:
         self.flags = sorted(flags)
 
     def check(self, where: str, condition: Condition) -> None:
-        input_terms = []
         for term in condition.terms:
             if isinstance(term, InputTerm):
-                input_terms.append(term)
                 target = term.input.target
                 if term.input.is_intent and target not in self.intents:
                     self.out.add(where, f'unknown intent "{target}" in term "{term}"; '
@@ -711,11 +800,23 @@ class _TermChecker:
                 if term.line_id not in self.lines:
                     self.out.add(where, f'unknown line "{term.line_id}" in term "{term}"; '
                                         f'{expected_one_of("line", self.lines, term.line_id)}', str(term))
-        after = [t for t in condition.terms if isinstance(t, AfterTerm)]
-        if after and input_terms:
-            self.out.add(where, f'term "{after[0]}" cannot be combined with input term "{input_terms[0]}": 直後: holds '
-                                f'only inside a chain, after the input was answered; expected either 直後:ID or an '
-                                f'input term, not both', str(after[0]))
+        for clause in condition.clauses:
+            after = [t for t in clause.terms if isinstance(t, AfterTerm)]
+            input_terms = [t for t in clause.terms if isinstance(t, InputTerm)]
+            if after and input_terms:
+                self.out.add(where, f'term "{after[0]}" cannot be combined with input term "{input_terms[0]}": 直後: '
+                                    f'holds only inside a chain, after the input was answered; expected either '
+                                    f'直後:ID or an input term, not both (alternatives joined by | may each have one)',
+                             str(after[0]))
+                break
+
+    def check_until(self, where: str, until: Condition, what: str = '"until"') -> None:
+        """An `until` (or an ending's condition) speaks of the story only: lines shown or not, flags set."""
+        self.check(where, until)
+        for term in until.terms:
+            if not isinstance(term, (ShownTerm, UnshownTerm, FlagTerm)):
+                self.out.add(where, f'term "{term}" cannot be used in {what}: it is read on the story so far; '
+                                    f'expected 済:ID, 未:ID or フラグ:NAME (joined by + or |)', str(term))
 
 
 def _compile_effects(out: _Collector, where: str, texts: list[str],

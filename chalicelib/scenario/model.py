@@ -53,6 +53,11 @@ class ReplyLine(_Strict):
     """One answer of the asker to the player's reply to their question."""
     text: str = Field(description="Shown verbatim. そのまま表示する本文")
     expression: str | None = Field(default=None, description=_EXPRESSION_DESCRIPTION)
+    effects: list[str] = Field(default_factory=list,
+                               description="Effects applied when this answer is said, as on a scripted line: "
+                                           "フラグ:NAME sets a flag (a yes that changes the story), "
+                                           "表情:CHARACTER:KEY sets a face. 返事を受けたときの演出",
+                               json_schema_extra={"items": {"type": "string", "pattern": EFFECT_PATTERN}})
 
 
 class Replies(_Strict):
@@ -88,6 +93,16 @@ class PlaceLine(_Strict):
     text: str = Field(description="Shown verbatim. そのまま表示する本文")
     expression: str | None = Field(default=None, description=_EXPRESSION_DESCRIPTION)
     replies: Replies | None = Field(default=None, description=_REPLIES_DESCRIPTION)
+
+
+_STORY_CONDITION = ("terms of the story so far (済:ID, 未:ID, フラグ:NAME) joined by ' + ' (all) or ' | ' "
+                    "(either), grouped with parentheses")
+
+
+class EndingLine(PlaceLine):
+    """A closing line; with a condition, it is said only when the story went that way."""
+    condition: str = Field(default="", description="When this closing line is said: " + _STORY_CONDITION
+                                                   + "; empty = always. 締めの台詞を言う条件")
 
 
 class LineSet(_Strict):
@@ -168,10 +183,11 @@ class MenuItem(_Strict):
     mode: VariationMode = Field(default="cycle", description="How the acknowledgements vary. 台詞の出し方")
     lines: list[SpokenLine] = Field(description="Acknowledgements of an order, in the character's voice. "
                                                 "注文を受ける台詞")
-    kind: Literal["drink", "food"] | None = Field(
-        default=None, description="drink or food: which items a request for 「何か飲み物」「お酒」 (drink) or "
-                                  "「何か食べるもの」 (food) lists, and which an item not served here is told "
-                                  "instead of. 飲み物か食べ物か")
+    kind: Literal["drink", "food", "service", "goods"] | None = Field(
+        default=None, description="drink, food, service (入浴, 配達, ラッピング: something done for the player) or "
+                                  "goods (タオル, 切手: a thing sold): which items a request for 「何か飲み物」"
+                                  "「お酒」 (drink) or 「何か食べるもの」 (food) lists, and which items of the same "
+                                  "kind an item not served here is told instead of ({menu}). 品目の種類")
     price: int | None = Field(default=None, ge=0,
                               description="What one order costs (in the scenario's currency, e.g. yen); counted in "
                                           "the bill and said when the player asks. 値段")
@@ -264,8 +280,13 @@ class Arrival(_Strict):
 
 
 class Ending(_Strict):
-    lines: list[PlaceLine] = Field(default_factory=list,
-                                   description="Closing lines, all in order, after any scripted 離脱 line. 締めの台詞")
+    id: str | None = Field(default=None, description="Ending id (for the debug view and evaluation sets); default "
+                                                     "PLACE#N. 終幕のID", json_schema_extra={"pattern": ID_PATTERN})
+    condition: str = Field(default="", description="When leaving ends the game with this ending (`endings`, tried in "
+                                                   "order): " + _STORY_CONDITION + "; empty = always. 終幕の条件")
+    lines: list[EndingLine] = Field(default_factory=list,
+                                    description="Closing lines, in order (those whose condition holds), after any "
+                                                "scripted 離脱 line. 締めの台詞")
     title: str = Field(default="おしまい", description="Heading of the ending card. 終幕カードの見出し")
     text: str = Field(default="", description="Text of the ending card. 終幕カードの本文")
 
@@ -274,8 +295,8 @@ class Knowledge(_Strict):
     info: str = Field(description="What the character knows or thinks. Context for free conversation only; never "
                                   "shown verbatim. 自由会話で使う人物の考え（そのまま表示はしない）")
     condition: str = Field(default="", description="When this entry is given to free conversation: terms joined "
-                                                   "by ' + ' (e.g. '意図:音楽'); empty = always. "
-                                                   "この知識を使う条件（空なら常に）")
+                                                   "by ' + ' or ' | ', grouped with parentheses (e.g. '意図:音楽'); "
+                                                   "empty = always. この知識を使う条件（空なら常に）")
     words: list[str] = Field(default_factory=list,
                              description="Words naming what this entry covers (ネオン); pick this entry among "
                                          "several, and answer a なし input that names them. この知識の話題を表す語")
@@ -299,6 +320,11 @@ class Knowledge(_Strict):
                                          "(お名前は？) — before a topic word elsewhere in the line. "
                                          "誰についての事実か",
                              json_schema_extra={"items": {"type": "string", "pattern": ID_PATTERN}})
+    until: str = Field(default="",
+                       description="When this entry stops holding, by the story so far: terms of lines shown and "
+                                   "flags set (済:ID, 未:ID, フラグ:NAME) joined by ' + ' or ' | ' (e.g. "
+                                   "'済:B07 | フラグ:救われた'); empty = it holds for the whole game. "
+                                   "いつまで成り立つ知識か（この条件が成り立ったら使わない）")
     subject: list[str] = Field(default_factory=list,
                                description="Words naming the one particular person or thing this entry is about "
                                            "(先代, クロ) when its `words` alone do not (元気, 今どうして, 何年): "
@@ -377,6 +403,20 @@ class Place(_Strict):
     ending: Ending | None = Field(default=None,
                                   description="Leaving (離脱) here ends the game with these closing lines and an "
                                               "ending card; absent: leaving lists the exits. ここを離れると終幕")
+    endings: list[Ending] = Field(default_factory=list,
+                                  description="Several endings: leaving (離脱) here ends the game with the first whose "
+                                              "condition holds (then `ending`, if given, as the last); when none "
+                                              "holds, leaving lists the exits. 条件つきの終幕（上から順に）")
+    enter_phrases: list[str] = Field(
+        default_factory=list,
+        description="Phrases that mean going to this place, in dictionary form (湯に入る, 二階に上がる): said in a "
+                    "committing form (湯に入ろう, 二階に上がります) where this place is an exit, they move the player "
+                    "here. ここへ行くことを表す言い回し")
+    leave_phrases: list[str] = Field(
+        default_factory=list,
+        description="Phrases that mean leaving this place, in dictionary form (湯から上がる, 風呂を出る): said here "
+                    "in a committing form (上がります), they are 離脱 (the exits, or this place's ending), like the "
+                    "scenario's leave_phrases but only here. ここを離れることを表す言い回し")
 
 
 class Intent(_Strict):
@@ -394,10 +434,12 @@ class Intent(_Strict):
 class Line(_Strict):
     id: str = _id_field("Line id, unique in the scenario; used by 済:/未:/直後:. 台詞ID")
     speaker: str = _id_field("Character id of the speaker. 話者の人物ID")
-    condition: str = Field(description="When the line may fire: terms joined by ' + ' — 意図:X, 移動:P, 離脱, なし, "
-                                       "入力, 開始, 到着, 済:ID, 未:ID, 直後:ID. 表示条件")
+    condition: str = Field(description="When the line may fire: terms joined by ' + ' (all hold) or ' | ' (either "
+                                       "holds), grouped with parentheses — 意図:X, 移動:P, 離脱, なし, 入力, 開始, 到着, "
+                                       "済:ID, 未:ID, 直後:ID, フラグ:NAME. 表示条件")
     effects: list[str] = Field(default_factory=list,
-                               description="Stage effects applied when the line fires: 表情:CHARACTER:KEY. 演出",
+                               description="Effects applied when the line fires: 表情:CHARACTER:KEY sets a face, "
+                                           "フラグ:NAME sets a flag. 演出",
                                json_schema_extra={"items": {"type": "string", "pattern": EFFECT_PATTERN}})
     text: str = Field(description="Shown verbatim. そのまま表示する本文")
     repeatable: bool = Field(default=False,
@@ -432,7 +474,7 @@ class Scenario(_Strict):
 
     schema_: str | None = Field(default=None, alias="$schema",
                                 description="Optional JSON Schema reference for editors; ignored by butai.")
-    title: str = Field(description="Display title. 表示タイトル")
+    title: str = Field(description="Display title, shown to players on the page. 表示タイトル")
     start: Start = Field(description="Where a new game starts. 開始地点")
     characters: list[Character] = Field(default_factory=list, description="Characters. 登場人物")
     places: list[Place] = Field(default_factory=list, description="Places. 場所")

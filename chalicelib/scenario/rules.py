@@ -15,7 +15,7 @@ from ..faces import NEUTRAL
 from .conditions import Effect, ExpressionEffect, FlagEffect
 from .inputs import LEAVE, PlayerInput
 from .loader import CompiledKnowledge, CompiledLine, CompiledScenario, CompiledScene, paused_gc
-from .model import Ending, Knowledge, PlaceLine
+from .model import Knowledge, PlaceLine
 from .state import GameState, StepShown
 from .variation import arrival_key, pick, remember
 
@@ -113,6 +113,7 @@ class EndingNotice:
     place: str
     title: str
     body: str
+    id: str | None = None
     kind: Literal["ending"] = field(default="ending", init=False)
 
     @property
@@ -120,7 +121,8 @@ class EndingNotice:
         return self.title
 
     def to_dict(self) -> dict[str, Any]:
-        return {"kind": self.kind, "place": self.place, "title": self.title, "text": self.body}
+        return {"kind": self.kind, "place": self.place, "title": self.title, "text": self.body,
+                **({"ending": self.id} if self.id else {})}
 
 
 Notice = ExitsNotice | RefusedMoveNotice | AlreadyHereNotice | EndingNotice
@@ -301,7 +303,7 @@ class GameRules:
 
         if state.ended:
             # The game is over: nothing fires until a new game starts.
-            notice = self._ending_notice(place_id)
+            notice = self.ending_of(state)
             return Step(input, (), None, (notice,) if notice else (),
                         state.advanced(place=place_id, fired=(), expressions=state.expressions, turn=turn))
 
@@ -340,11 +342,15 @@ class GameRules:
             else:
                 self._arrival_reaction(ctx, place_id, state, turn)
         elif input.is_leave:
-            if place.ending is not None:
-                for n, closing in enumerate(place.ending.lines):
-                    ctx.say(_place_line(closing, f"{place_id}/ending#{n + 1}", "ending"))
-                notices = (self._ending_notice(place_id),)  # type: ignore[assignment]
-                return self._finish(ctx, state, input, None, notices, place=place_id, turn=turn, ended=True)
+            # The first ending whose condition holds on the story so far (this step's parting line included).
+            ending = next((e for e in sc.endings.get(place_id, ()) if e.condition.holds_in(ctx.shown)), None)
+            if ending is not None:
+                for n, (closing, when) in enumerate(ending.lines):
+                    if when.holds_in(ctx.shown):
+                        ctx.say(_place_line(closing, f"{ending.line_prefix}#{n + 1}", "ending"))
+                notices = (EndingNotice(place_id, ending.model.title, ending.model.text, ending.id),)
+                return self._finish(ctx, state, input, None, notices, place=place_id, turn=turn, ended=True,
+                                    ending=ending.id)
             notices = (ExitsNotice(tuple(place.exits)),)
         return self._finish(ctx, state, input, free_talk, notices, place=place_id, turn=turn)
 
@@ -361,15 +367,16 @@ class GameRules:
         ctx.variation[key] = remember(history, index, len(arrival.lines))
         ctx.say(_place_line(arrival.lines[index], f"{place_id}/arrival#{index + 1}", "arrival_reaction"))
 
-    def _ending_notice(self, place_id: str) -> EndingNotice | None:
-        ending: Ending | None = self.scenario.places[place_id].ending
+    def ending_of(self, state: GameState) -> EndingNotice | None:
+        """The ending a finished game reached (for showing its card), or None.  A state stored before endings
+        had ids gets its place's last (default) ending."""
+        if not state.ended:
+            return None
+        endings = self.scenario.endings.get(state.place, ())
+        ending = next((e for e in endings if e.id == state.ending), endings[-1] if endings else None)
         if ending is None:
             return None
-        return EndingNotice(place_id, ending.title, ending.text)
-
-    def ending_of(self, state: GameState) -> EndingNotice | None:
-        """The ending a finished game reached (for showing its card), or None."""
-        return self._ending_notice(state.place) if state.ended else None
+        return EndingNotice(state.place, ending.model.title, ending.model.text, ending.id)
 
     def _refuse_move(self, place_id: str, target: str) -> Notice | None:
         if target == place_id:
@@ -382,10 +389,11 @@ class GameRules:
         return None
 
     def _finish(self, ctx: _Context, state: GameState, input: PlayerInput | None, free_talk: FreeTalk | None,
-                notices: tuple[Notice, ...], *, place: str, turn: int, ended: bool | None = None) -> Step:
+                notices: tuple[Notice, ...], *, place: str, turn: int, ended: bool | None = None,
+                ending: str | None = None) -> Step:
         new_state = state.advanced(place=place, fired=(f.id for f in ctx.fired if f.scripted),
                                    expressions=ctx.expressions, turn=turn, variation=ctx.variation, ended=ended,
-                                   flags=ctx.flags)
+                                   flags=ctx.flags, ending=ending)
         return Step(input, tuple(ctx.fired), free_talk, notices, new_state)
 
     def _knowledge(self, character: str, ctx: _Context) -> tuple[Knowledge, ...]:
@@ -398,7 +406,8 @@ class GameRules:
         """Whether `character` has knowledge naming 意図:intent_id whose
         condition holds for that input now (used by addressee narrowing)."""
         shown = state.shown
-        return any(k.condition.holds_for_intent(shown)
+        wanted = PlayerInput.intent(intent_id)
+        return any(k.condition.holds_for_intent(shown, wanted)
                    for k in self._knowledge_by_intent.get((character, intent_id), ()))
 
     def first_response_line(self, input: PlayerInput | str, state: GameState,
@@ -452,20 +461,17 @@ class GameRules:
                     if not line.repeatable:
                         continue
                 cond = line.condition
-                if cond.holds_for_intent(shown):
+                if cond.holds_for_intent(shown, topic.input):
                     could_fire = True
                     break
-                if not closed:
-                    for needed in cond.shown:
-                        if needed not in shown:
-                            closed = True
-                            break
+                if not closed and cond.waits_for_lines(shown, topic.input):
+                    closed = True
             if could_fire:
                 inputs.append(topic.input)
                 continue
             if not any_shown and closed:
                 continue
-            if any_shown or any(k.condition.holds_for_intent(shown) for k in topic.knowledge):
+            if any_shown or any(k.condition.holds_for_intent(shown, topic.input) for k in topic.knowledge):
                 answered.append(topic.input)
         place = self.scenario.places[state.place]
         inputs.extend(PlayerInput.move(p) for p in place.exits)
@@ -512,4 +518,4 @@ class GameRules:
             raise ValueError("stored state does not fit the scenario: " + "; ".join(problems))
         expressions = {c: state.expressions.get(c, NEUTRAL) for c in self.scenario.characters}
         return GameState(state.place, state.iter_shown(), state.last_line, expressions, state.turn,
-                         variation=state.variation, ended=state.ended, flags=state.flags)
+                         variation=state.variation, ended=state.ended, flags=state.flags, ending=state.ending)

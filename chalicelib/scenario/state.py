@@ -107,11 +107,13 @@ class _StateRecord(BaseModel):
     variation: dict[str, list[int]] = Field(default_factory=dict,
                                             description="Recent picks per set of varying lines (reactions, …)")
     ended: bool = Field(default=False, description="The game reached an ending")
+    ending: str | None = Field(default=None, description="Which ending it reached (its id)")
     flags: list[str] = Field(default_factory=list, description="Flags set so far (orders, フラグ: effects)")
 
 
 class GameState:
-    __slots__ = ("place", "turn", "last_line", "expressions", "variation", "ended", "flags", "_journal", "_length")
+    __slots__ = ("place", "turn", "last_line", "expressions", "variation", "ended", "ending", "flags", "_journal",
+                 "_length")
 
     place: str
     turn: int
@@ -119,6 +121,7 @@ class GameState:
     expressions: Mapping[str, str]
     variation: Mapping[str, tuple[int, ...]]
     ended: bool
+    ending: str | None
     flags: frozenset[str]
     _journal: _Journal
     _length: int
@@ -126,16 +129,17 @@ class GameState:
     def __init__(self, place: str, shown: Iterable[str] = (), last_line: str | None = None,
                  expressions: Mapping[str, str] | None = None, turn: int = 0, *,
                  variation: Mapping[str, Iterable[int]] | None = None, ended: bool = False,
-                 flags: Iterable[str] = ()) -> None:
+                 flags: Iterable[str] = (), ending: str | None = None) -> None:
         journal = _Journal(shown)
         self._init(place, turn, last_line, dict(expressions or {}), journal, len(journal.ids),
-                   {k: tuple(v) for k, v in (variation or {}).items()}, ended, frozenset(flags))
+                   {k: tuple(v) for k, v in (variation or {}).items()}, ended, frozenset(flags), ending)
 
     def _init(self, place: str, turn: int, last_line: str | None, expressions: dict[str, str],
               journal: _Journal, length: int, variation: dict[str, tuple[int, ...]], ended: bool,
-              flags: frozenset[str] = frozenset()) -> None:
+              flags: frozenset[str] = frozenset(), ending: str | None = None) -> None:
         object.__setattr__(self, "variation", MappingProxyType(variation))
         object.__setattr__(self, "ended", ended)
+        object.__setattr__(self, "ending", ending if ended else None)
         object.__setattr__(self, "flags", flags)
         object.__setattr__(self, "place", place)
         object.__setattr__(self, "turn", turn)
@@ -177,7 +181,7 @@ class GameState:
 
     def advanced(self, *, place: str, fired: Iterable[str], expressions: Mapping[str, str],
                  turn: int, variation: Mapping[str, tuple[int, ...]] | None = None,
-                 ended: bool | None = None, flags: Iterable[str] = ()) -> GameState:
+                 ended: bool | None = None, flags: Iterable[str] = (), ending: str | None = None) -> GameState:
         """The state after a step that fired `fired` (in order); `variation`
         holds only the sets that changed, `flags` only the flags newly set.
         A repeatable line fired again is not journalled twice."""
@@ -187,7 +191,7 @@ class GameState:
         new = object.__new__(GameState)
         new._init(place, turn, fired[-1] if fired else self.last_line, dict(expressions), journal, length,
                   {**self.variation, **(variation or {})}, self.ended if ended is None else ended,
-                  self.flags | frozenset(flags))
+                  self.flags | frozenset(flags), ending if ended else self.ending)
         return new
 
     def with_said(self, *, variation: Mapping[str, tuple[int, ...]],
@@ -199,7 +203,7 @@ class GameState:
         new._init(self.place, self.turn, self.last_line, dict(expressions if expressions is not None
                                                               else self.expressions),
                   self._journal, self._length, {**self.variation, **variation}, self.ended,
-                  self.flags | frozenset(flags))
+                  self.flags | frozenset(flags), self.ending)
         return new
 
     def passed(self) -> GameState:
@@ -207,7 +211,7 @@ class GameState:
         character asked which topic the player meant)."""
         new = object.__new__(GameState)
         new._init(self.place, self.turn + 1, self.last_line, dict(self.expressions), self._journal, self._length,
-                  dict(self.variation), self.ended, self.flags)
+                  dict(self.variation), self.ended, self.flags, self.ending)
         return new
 
     # ---- storing
@@ -222,6 +226,7 @@ class GameState:
             "expressions": dict(self.expressions),
             **({"variation": {k: list(v) for k, v in self.variation.items()}} if self.variation else {}),
             **({"ended": True} if self.ended else {}),
+            **({"ending": self.ending} if self.ending else {}),
             **({"flags": sorted(self.flags)} if self.flags else {}),
         }
 
@@ -243,7 +248,7 @@ class GameState:
         if len(set(record.shown)) != len(record.shown):
             raise StateFormatError("invalid game state: a line appears twice in shown")
         return cls(record.place, record.shown, record.last_line, record.expressions, record.turn,
-                   variation=record.variation, ended=record.ended, flags=record.flags)
+                   variation=record.variation, ended=record.ended, flags=record.flags, ending=record.ending)
 
     @classmethod
     def from_json(cls, text: str | bytes) -> GameState:
@@ -261,7 +266,7 @@ class GameState:
         return (self.place == other.place and self.turn == other.turn and self.last_line == other.last_line
                 and dict(self.expressions) == dict(other.expressions) and self.shown_lines == other.shown_lines
                 and dict(self.variation) == dict(other.variation) and self.ended == other.ended
-                and self.flags == other.flags)
+                and self.flags == other.flags and self.ending == other.ending)
 
     __hash__ = None  # type: ignore[assignment]
 
