@@ -67,6 +67,7 @@ class Answer:
     variation: dict[str, tuple[int, ...]] = field(default_factory=dict)   # the sets' new histories
     refs: tuple[str, ...] = ()          # every line reference said (a recall says its sentence's too)
     flags: tuple[str, ...] = ()         # flags the answer sets (an order)
+    faces: dict[str, str] = field(default_factory=dict)   # faces its lines' effects set (a reply's 表情:)
     detail: dict = field(default_factory=dict)   # what the conversation layer decided (order item, options…)
 
     def to_dict(self) -> dict:

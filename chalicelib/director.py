@@ -60,7 +60,7 @@ from .stage.store import (
 )
 from .stage.transient import transient
 from .talk import Talker, TalkRequest, TalkResult
-from .turn_record import AnswerSource, JudgmentRecord, NoticeRecord, TurnRecord
+from .turn_record import AnswerSource, FreeTalkRecord, JudgmentRecord, NoticeRecord, TurnRecord
 
 SCENARIO_PREFIX = "scenarios/"
 # Shown to the player when a reply cannot be played at all (the debug view says why).
@@ -265,20 +265,58 @@ class Director:
 
     def _unplayable(self, record: StageRecord, reply: ReplyRecord, exc: Exception) -> TurnWrite:
         """A reply that cannot be played, for whatever reason (a stored value the rules refuse, a bug, a
-        turn too large to write), is answered all the same: claimed, with a notice to the player and the
-        error in the turn's debug record, the game left as it was.  Otherwise the director would retry
+        turn too large to write), is answered all the same: claimed, with the character's fallback line (the
+        one tapped, else who answers here) — or a notice where even that cannot be said — and the error in
+        the turn's debug record and the logs, the game left as it was.  Otherwise the director would retry
         it on every turn and the stage would be stuck behind it for good."""
-        log_errors.exception("reply %s cannot be played; answered with a notice", reply.id)
+        log_errors.exception("reply %s cannot be played; answered with a fallback line", reply.id)
+        observability.unplayable(type(exc).__name__)
         memory = DirectorMemory.read(record.director)
         entry_id = self._new_id()
-        notice = LogRecord(id=entry_id, role=Role.NOTICE, text=UNPLAYABLE_NOTICE,
-                           created_at=ids.iso_from_ms(ids.id_time_ms(entry_id)))
+        created = ids.iso_from_ms(ids.id_time_ms(entry_id))
         turn = TurnRecord(id=reply.id, game=memory.game, text=reply.text, to=reply.to, move=reply.move,
-                          notices=[NoticeRecord(kind="unplayable", text=UNPLAYABLE_NOTICE)],
                           errors=[f"unplayable: {type(exc).__name__}: {str(exc)[:300]}"], unplayable=True)
+        said = self._fallback_of(record, reply)
+        if said is None:
+            turn.notices = [NoticeRecord(kind="unplayable", text=UNPLAYABLE_NOTICE)]
+            entry = LogRecord(id=entry_id, role=Role.NOTICE, text=UNPLAYABLE_NOTICE, created_at=created)
+            line = None
+        else:
+            character, name, text, face = said
+            image = self.stages.image(character, face)
+            entry = LogRecord(id=entry_id, role=Role.CHARACTER, text=text, created_at=created, speaker=name,
+                              character=character, expression=image.expression,
+                              expression_source=ExpressionSource.AGENT)
+            line = StoredLine(text=text, expression=image.expression, asked_expression=image.asked,
+                              expression_source=ExpressionSource.AGENT, speaker=name, image_key=image.image_key,
+                              fallback_key=image.fallback_key, updated_at=created)
+            turn.free_talk = FreeTalkRecord(speaker=character, source=AnswerSource.FALLBACK, reason="unplayable",
+                                            text=text, expression=image.expression)
         return TurnWrite(expected_game_version=record.game_version,
-                         stage=StageUpdate(game_version=record.game_version + 1, version=entry_id),
-                         entries=[notice], claim=reply.id, claim_id=f"turn-{reply.id}", turn=turn)
+                         stage=StageUpdate(game_version=record.game_version + 1, version=entry_id, line=line),
+                         entries=[entry], claim=reply.id, claim_id=f"turn-{reply.id}", turn=turn)
+
+    def _fallback_of(self, record: StageRecord, reply: ReplyRecord) -> tuple[str, str, str, str] | None:
+        """(character, display name, text, face) of the fallback line that answers an unplayable reply: the
+        one the player tapped if present, else who answers at the place; None when nobody can."""
+        try:
+            loaded = self.library.get(record.scenario)
+            compiled = loaded.compiled
+            state = GameState.from_json(record.game)
+            place = compiled.places.get(state.place)
+            if place is None:
+                return None
+            who = reply.to if reply.to in place.people else compiled.responder(place.id)
+            character = compiled.characters.get(who) if who else None
+            if character is None or not character.fallbacks:
+                return None
+            # The same reply always gets the same line (a retried write says what the first try said).
+            fallback = character.fallbacks[int(hashlib.sha256(reply.id.encode()).hexdigest(), 16)
+                                           % len(character.fallbacks)]
+            return character.id, character.name, fallback.text, fallback.expression or NEUTRAL
+        except Exception:  # noqa: BLE001 - the notice answers when not even this can be worked out
+            log_errors.exception("no fallback line for unplayable reply %s", reply.id)
+            return None
 
     def turn(self, record: StageRecord, loaded: LoadedScenario, reply: ReplyRecord,
              log: list[LogRecord] | None = None, *, incoming: LogRecord | None = None) -> TurnWrite:
@@ -346,7 +384,9 @@ class Director:
         observability.turn_latency(ms["total"])
         write = self._write(record, loaded, step, state_before=state, talk=talk, memory=memory,
                             turn=turn, claim=reply.id,
-                            first=[(a.speaker, a.text, a.expression) for a in played.before])
+                            first=[(a.speaker, a.text, a.expression) for a in played.before],
+                            effect_faces={c: f for a in [*played.before, *([played.answer] if played.answer else [])]
+                                          for c, f in a.faces.items()})
         return write
 
     @staticmethod
@@ -396,9 +436,11 @@ class Director:
 
     def _write(self, record: StageRecord, loaded: LoadedScenario, step, *, state_before: GameState, talk,
                memory: DirectorMemory, turn: TurnRecord | None, claim: str | None,
-               first: list[tuple[str, str, str]] | None = None) -> TurnWrite:
+               first: list[tuple[str, str, str]] | None = None,
+               effect_faces: dict[str, str] | None = None) -> TurnWrite:
         """`first`: authored lines said before the turn's answer (the answer to a first part of the line,
-        by another character), each (speaker, text, expression)."""
+        by another character), each (speaker, text, expression); `effect_faces`: the faces the effects of
+        those answers set (a reply's 表情:)."""
         compiled = loaded.compiled
         entries: list[LogRecord] = []
 
@@ -435,6 +477,7 @@ class Director:
                     turn.free_talk.expression = judgment.expression
                     turn.free_talk.judgment = JudgmentRecord.model_validate(judgment.to_dict())
                 say(speaker, talk.text, judgment.expression, judgment.rounded_scores())
+        faces.update(effect_faces or {})
         for line in step.lines:
             # Only a face effect changes a face (a フラグ: effect is in the game state already).
             faces.update(faces_set(line.effects))

@@ -116,3 +116,8 @@ def turn_latency(ms: float) -> None:
 
 def turn_conflict(kind: str) -> None:
     metric("TurnConflicts", kind=kind)
+
+
+def unplayable(error: str) -> None:
+    """A reply the director could not play (answered with a fallback line; the error is in its debug record)."""
+    metric("UnplayableTurns", error=error)

@@ -11,7 +11,7 @@ always the scenario's own:
 | ``fallback/赤尾妙子-拒1`` | a fallback line |
 | ``menu/赤尾妙子/ビール#1``, ``menu/赤尾妙子/ask#1``, ``…/missing#1``, ``…/prices#1``, ``…/bill#1`` | menu lines |
 | ``recall/赤尾妙子#1``, ``clarify/赤尾妙子#1``, ``chatter/赤尾妙子#1``, ``echo/赤尾妙子#1`` | a character's line sets |
-| ``arrival/店内#2``, ``ending/店内#1`` | a place's lines |
+| ``arrival/店内#2``, ``ending/店内#1``, ``ending/E2/店内#1`` | a place's lines (a closing line of one of its `endings`) |
 | ``line/A04>yes#1`` | a reply (yes / no / other) to the question the line before ``>`` asked |
 """
 from __future__ import annotations
@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 from ..faces import NEUTRAL
 from ..scenario import CompiledScenario
+from ..scenario.conditions import Effect, parse_effect
 from ..scenario.loader import MENU_LINE_SETS
 from ..scenario.model import Replies
 
@@ -33,6 +34,7 @@ class BookLine:
     expression: str
     replies: Replies | None = None
     secret_from: tuple[str, ...] = ()    # not said while one of these characters is present
+    effects: tuple[Effect, ...] = ()     # what saying it does (a reply's フラグ: or 表情: effects)
 
 
 def place_line_ref(fired_id: str) -> str:
@@ -81,11 +83,13 @@ class LineBook:
                     for n, spoken in enumerate(getattr(character.menu, kind), 1):
                         self._put(f"menu/{c}/{kind}#{n}", c, spoken.text, spoken.expression, spoken.replies)
         for place in scenario.scenario.places:
-            for kind, lines in (("arrival", place.arrival.lines if place.arrival else ()),
-                                ("ending", place.ending.lines if place.ending else ())):
-                for n, place_line in enumerate(lines, 1):
-                    self._put(f"{kind}/{place.id}#{n}", place_line.speaker, place_line.text, place_line.expression,
-                              place_line.replies)
+            for n, place_line in enumerate(place.arrival.lines if place.arrival else (), 1):
+                self._put(f"arrival/{place.id}#{n}", place_line.speaker, place_line.text, place_line.expression,
+                          place_line.replies)
+            for ending in scenario.endings.get(place.id, ()):
+                for n, (place_line, _) in enumerate(ending.lines, 1):
+                    self._put(place_line_ref(f"{ending.line_prefix}#{n}"), place_line.speaker, place_line.text,
+                              place_line.expression, place_line.replies)
 
     def _put(self, ref: str, speaker: str | None, text: str, expression: str | None,
              replies: Replies | None, secret_from: Sequence[str] = ()) -> None:
@@ -104,7 +108,9 @@ class LineBook:
         if not options or not n.isdigit() or not 1 <= int(n) <= len(options):
             return None
         chosen = options[int(n) - 1]
-        return BookLine(ref, question.speaker, chosen.text, chosen.expression or NEUTRAL, None)
+        # The effects were checked when the scenario loaded.
+        return BookLine(ref, question.speaker, chosen.text, chosen.expression or NEUTRAL, None,
+                        effects=tuple(parse_effect(e) for e in chosen.effects))
 
     def text(self, ref: str) -> str | None:
         line = self.get(ref)

@@ -24,6 +24,14 @@ _OFFERING = re.compile(r"(?:ましょう|しよう|ようか|おうか|ろうか
 _WHICH = re.compile(r"どっち|どちら|どれ(?:に|を|が|か)|何に(?:した|決め|なっ)|決ま(?:った|り)|決めた|結局")
 
 
+# Saying which is taken: 〜にします, 〜で決定, 〜を選ぶ, 〜のほうが好き, 〜がいい, 〜推し, 〜に一票, 〜かな.
+CHOOSING = re.compile(
+    r"(?:に|で)(?:し(?:ます|ましょう|よう|よっか|とく|ておく|て(?:ください|ほしい|よ))|する(?:よ|わ|ね|な|かな|!|！|。|$))"
+    r"|に決め|決定|決め(?:た|ました|ます)|決まり|選(?:ぶ|び|ん|ぼ|択)|の?(?:ほう|方)が|が(?:いい|良い|よい|好き|一番|いちばん"
+    r"|ベスト|おすすめ|オススメ|最高|素敵|映え|目立)|いいと思|良いと思|好き|推し|推す|一択|一票|派(?:です|だ|かな|!|！|。|$)"
+    r"|でお願い|でいこう|で行こう|でいきましょう|で行きましょう|に賛成")
+
+
 def chosen(entries: Iterable[CompiledKnowledge], state: GameState, choice: str) -> CompiledKnowledge | None:
     """The option of `choice` already said in this game, if one."""
     for entry in entries:
@@ -41,7 +49,8 @@ def closed(entry: CompiledKnowledge, entries: Iterable[CompiledKnowledge], state
     if taken is not None and taken.index != entry.index:
         return True
     normalised = nfkc(text).strip()
-    return is_question(normalised) or bool(_OFFERING.search(normalised))
+    # 「赤富士にしよう」 chooses (〜にしよう): the option's words pick it, whatever topic the line was read as
+    return is_question(normalised) or bool(_OFFERING.search(normalised)) and not CHOOSING.search(normalised)
 
 
 def asked_again(entries: Iterable[CompiledKnowledge], state: GameState, text: str, *,

@@ -201,14 +201,14 @@ class Orders:
                           _KATAKANA.fullmatch(text[h.end]) and text[h.end] != "・")
                  and not (_KATAKANA.fullmatch(text[h.start]) and h.start > 0 and
                           _KATAKANA.fullmatch(text[h.start - 1]) and text[h.start - 1] != "・")]
-        # the longest mention wins where two overlap (生ビール over 生)
-        found.sort(key=lambda h: (h.start, -(h.end - h.start)))
+        # the longest mention wins where two overlap (生ビール over 生; フルーツ牛乳 over its フルーツ and its 牛乳)
+        found.sort(key=lambda h: (-(h.end - h.start), h.start))
         kept: list[_Hit] = []
         for h in found:
-            if kept and h.start < kept[-1].end and h.item != kept[-1].item:
+            if any(h.start < k.end and k.start < h.end for k in kept):
                 continue
             kept.append(h)
-        return kept
+        return sorted(kept, key=lambda h: h.start)
 
     def read(self, text: str, people: list[str], addressee: str | None, responder: str | None, *,
              last_order: str | None = None, offered: str | None = None, offer_yes: bool = False,

@@ -30,6 +30,7 @@ from ..interpret.ja import analyse
 from ..interpret.ja.tokens import Token
 from ..interpret.text import nfkc
 from ..scenario.loader import CompiledKnowledge
+from .choices import CHOOSING as _CHOOSING
 from .choices import chosen
 from .questions import asks, last_sentence
 
@@ -48,12 +49,6 @@ _REASON = re.compile(r"(?:って|と)(?:言|い)って(?:た|る|ました)(?:�
 # 「演歌で決まりでいい？」「それで決定ね？」: an option settled by asking to settle it (named in the sentence or the
 # one before)
 _PICK_CONFIRMED = re.compile(r"(?:で|に)(?:決まり|決定)(?:で(?:いい|良い|OK|オッケー))?(?:です|だ)?(?:か|ね|よね|な)?\s*[？?]\s*$")
-# Saying which is taken: 〜にします, 〜で決定, 〜を選ぶ, 〜のほうが好き, 〜がいい, 〜推し, 〜に一票, 〜かな.
-_CHOOSING = re.compile(
-    r"(?:に|で)(?:し(?:ます|ましょう|よう|よっか|とく|ておく|て(?:ください|ほしい|よ))|する(?:よ|わ|ね|な|かな|!|！|。|$))"
-    r"|に決め|決定|決め(?:た|ました|ます)|決まり|選(?:ぶ|び|ん|ぼ|択)|の?(?:ほう|方)が|が(?:いい|良い|よい|好き|一番|いちばん"
-    r"|ベスト|おすすめ|オススメ|最高|素敵|映え|目立)|いいと思|良いと思|好き|推し|推す|一択|一票|派(?:です|だ|かな|!|！|。|$)"
-    r"|でお願い|でいこう|で行こう|でいきましょう|で行きましょう|に賛成")
 # After an option named: passed over (「カウンターよりドア」「カウンターじゃなくてドア」「カウンターはちょっと」).
 _PASSED_OVER = re.compile(r"^(?:の(?:ほう|方|写真|やつ)?)?(?:は|も)?[、,\s]*(?:より|じゃなく|ではなく|じゃない(?![？?]|か|で)"
                           r"|ではない|よりも|は(?:ちょっと|微妙|いまいち|イマイチ|なし|ない|やめ|パス)|はいや|は嫌|はだめ|はダメ"
@@ -132,6 +127,32 @@ def options_asked(text: str, entries: Iterable[CompiledKnowledge] = (), shown=No
         return None
     own = set().union(*(o.words for o in options))
     return Asked(tuple(options), frozenset((question_words | shared) - own), ordered)
+
+
+def open_choices(entries: Iterable[CompiledKnowledge], shown, state) -> list[Asked]:
+    """Every open choice of these entries (options whose condition holds, none said yet), as if a question
+    had asked which: a line that chooses one by its own words picks it (「赤富士にしよう」) whatever topic the
+    line was read as, whenever it is said."""
+    groups: dict[str, list[CompiledKnowledge]] = {}
+    all_entries = list(entries)
+    for entry in all_entries:
+        if entry.entry.choice is not None and entry.condition.holds_for_intent(shown):
+            groups.setdefault(entry.entry.choice, []).append(entry)
+    found = []
+    for name, group in groups.items():
+        if len(group) < 2 or chosen(all_entries, state, name) is not None:
+            continue
+        vocab = [_entry_words(e) for e in group]
+        shared = set.intersection(*vocab)
+        options = tuple(Option(e.entry.info, frozenset(v - shared), e) for e, v in zip(group, vocab, strict=True))
+        if all(o.words for o in options):
+            found.append(Asked(options, frozenset(shared), ordered=False))
+    return found
+
+
+def chooses(text: str) -> bool:
+    """Whether the line says which is taken (〜にします, 〜がいい, 〜で決定), not just names a thing."""
+    return bool(_CHOOSING.search(nfkc(text)))
 
 
 def picked(text: str, asked: Asked) -> Option | None:

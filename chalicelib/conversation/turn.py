@@ -39,6 +39,7 @@ from ..interpret.ja import analyse
 from ..interpret.options import InterpretChoices, Recent
 from ..interpret.text import TextForms, is_kanji, nfkc, without_asides
 from ..scenario import FreeTalk, GameState, PlayerInput, Step
+from ..scenario.conditions import FlagEffect, faces_set
 from ..scenario.inputs import NONE
 from ..scenario.loader import NEUTRAL
 from ..scenario.variation import knowledge_key, remember
@@ -58,7 +59,7 @@ from .forms import FormFound, form_answer, read_form
 from .mention import asked_about, only_mentioned, reports_other
 from .orders import FALLBACK, OrderFound
 from .own import about_self, told_again
-from .picks import options_asked, picked
+from .picks import chooses, open_choices, options_asked, picked
 from .questions import asks, only_asks_back, polarity, proposes_change, question_kind
 from .recalling import _FOLLOW_UP, Recalling, _asked_part, _asking_sentences
 from .serving import _BILL, _PRICE, Serving
@@ -342,9 +343,9 @@ class Conversation(Recalling, Serving):
                 answer = self._joined(side, answer)
             else:
                 before.append(side)          # said first, by its own speaker
-                step = self._apply(step, side)
+                step, side = self._apply(step, side)
         if answer is not None:
-            step = self._apply(step, answer)
+            step, answer = self._apply(step, answer)
         if chosen.is_intent:
             mem.topics[str(chosen)] = turn
         if not move and given is None:
@@ -1185,6 +1186,16 @@ class Conversation(Recalling, Serving):
                 question.speaker == speaker else None
             return {"option": option.label, "by": speaker, "question": asking,
                     "entry": option.entry.index if option.entry is not None else None}
+        if not chooses(text):
+            return None
+        # No question asked which, or long ago: a line that chooses an open choice's option by its own words
+        # still picks it, whatever topic it was read as (「赤富士にしよう」).
+        for speaker in people:
+            for asked in open_choices(self.answerer.entries_of(speaker), state.shown, state):
+                option = picked(text, asked)
+                if option is not None and option.entry is not None and \
+                        self._order(text, state, None, mem, question) is None:
+                    return {"option": option.label, "by": speaker, "question": None, "entry": option.entry.index}
         return None
 
     def _picked_line(self, pick: dict[str, Any], state: GameState, turn: int, variety: Variety) -> Found | None:
@@ -1239,16 +1250,26 @@ class Conversation(Recalling, Serving):
 
     # ------------------------------------------------------------------ the state and the memory
 
-    @staticmethod
-    def _apply(step: Step, answer: Answer) -> Step:
-        """The step with the answer said first: its variation history, face and flags."""
+    def _apply(self, step: Step, answer: Answer) -> tuple[Step, Answer]:
+        """The step with the answer said first: its variation history, face and flags, and the effects of
+        the lines it says (a reply's フラグ: and 表情:); a flag it sets lets the place's progression line that
+        now holds follow at once.  The answer comes back with the faces its effects set."""
+        effects = [e for ref in answer.refs if (line := self.book.get(ref)) is not None for e in line.effects]
+        faces = faces_set(effects)
+        flags = answer.flags + tuple(e.name for e in effects if isinstance(e, FlagEffect))
         expressions = dict(step.state.expressions)
         # The answer comes before the step's lines: a later line's effect on the same face wins.
-        if not any(getattr(e, "character", None) == answer.speaker for line in step.lines for e in line.effects):
-            expressions[answer.speaker] = answer.expression
-        state = step.state.with_said(variation=answer.variation, expressions=expressions, flags=answer.flags)
+        set_by_lines = {c for line in step.lines for c in faces_set(line.effects)}
+        for character, face in {answer.speaker: answer.expression, **faces}.items():
+            if character not in set_by_lines:
+                expressions[character] = face
+        new_flags = set(flags) - step.state.flags
+        state = step.state.with_said(variation=answer.variation, expressions=expressions, flags=flags)
         free = step.free_talk if step.free_talk is not None else FreeTalk(answer.speaker, None, ())
-        return replace(step, free_talk=replace(free, speaker=answer.speaker), state=state)
+        step = replace(step, free_talk=replace(free, speaker=answer.speaker), state=state)
+        if new_flags:
+            step = self.rules.progress(step)
+        return step, replace(answer, faces={**answer.faces, **faces}) if faces else answer
 
     def _remember(self, mem: ConversationMemory, step: Step, answer: Answer | None, model: Any, turn: int,
                   before: GameState, first: list[Answer] | None = None) -> None:

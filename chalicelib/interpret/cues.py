@@ -15,6 +15,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
+from .lexicon import word_class
 from .text import find_names, nfkc
 
 CLAUSE_BREAK = "。！？!?\n"
@@ -178,6 +179,8 @@ class SceneNames:
     characters: dict[str, tuple[str, ...]] = field(default_factory=dict)   # id → name, aliases, id
     located: dict[str, tuple[str, ...]] = field(default_factory=dict)      # character → places
     leave_phrases: tuple[str, ...] = ()                                    # the world's own (店を出る)
+    place_leave_phrases: dict[str, tuple[str, ...]] = field(default_factory=dict)   # a place's own (湯から上がる)
+    enter_phrases: dict[str, tuple[str, ...]] = field(default_factory=dict)         # going to a place (湯に入る)
 
     @classmethod
     def of(cls, scenario) -> SceneNames:
@@ -188,20 +191,32 @@ class SceneNames:
             for person in p.people:
                 located.setdefault(person, []).append(pid)
         phrases = tuple(getattr(getattr(scenario, "scenario", None), "leave_phrases", ()) or ())
-        return cls(places, characters, {c: tuple(v) for c, v in located.items()}, phrases)
+        leave = {pid: tuple(p.leave_phrases) for pid, p in scenario.places.items() if getattr(p, "leave_phrases", ())}
+        enter = {pid: tuple(p.enter_phrases) for pid, p in scenario.places.items() if getattr(p, "enter_phrases", ())}
+        return cls(places, characters, {c: tuple(v) for c, v in located.items()}, phrases, leave, enter)
 
-    def says_leaving(self, text: str) -> bool:
-        """The sentence ends with one of the scenario's leaving phrases (phrases.py)."""
-        if not self.leave_phrases:
-            return False
-        from .phrases import LeavePhrases
-        matcher = _PHRASES.get(self.leave_phrases)
-        if matcher is None:
-            matcher = _PHRASES[self.leave_phrases] = LeavePhrases(self.leave_phrases)
-        return matcher.said(text)
+    def says_leaving(self, text: str, place: str | None = None) -> bool:
+        """The sentence ends with one of the scenario's leaving phrases, or of `place`'s own (phrases.py)."""
+        return said(self.leave_phrases, text) or (place is not None and said(self.place_leave_phrases.get(place, ()),
+                                                                             text))
+
+    def says_entering(self, text: str, exits: Iterable[str]) -> list[str]:
+        """The exits whose own going-there phrases the sentence ends with (湯に入ろう)."""
+        return [pid for pid in exits if said(self.enter_phrases.get(pid, ()), text)]
 
 
 _PHRASES: dict[tuple[str, ...], object] = {}
+
+
+def said(phrases: tuple[str, ...], text: str) -> bool:
+    """Whether the sentence ends with one of `phrases`, committed to (phrases.py); matchers are built once."""
+    if not phrases:
+        return False
+    from .phrases import SaidPhrases
+    matcher = _PHRASES.get(phrases)
+    if matcher is None:
+        matcher = _PHRASES[phrases] = SaidPhrases(phrases)
+    return matcher.said(text)   # type: ignore[attr-defined]
 
 
 _NOT_A_PLACE_AFTER = re.compile(r"^(?:さん|様|さま|ちゃん|方(?!へ|に)|がた|の人|手)")
@@ -224,8 +239,10 @@ def place_mentions(text: str, names: SceneNames, place_ids: Iterable[str]) -> li
     return out
 
 
+# A person's name, an honorific (源さん, 葵ちゃん: the lexicon's honorifics), then where they are.
 _PERSON_DESTINATION = re.compile(
-    r"^\s*(?:に会いに|にあいに|に会い|のところ|のとこ|の所|の(?:いる|居る)(?:ところ|とこ|所|方|ほう)|の方|のほう|のもと)"
+    rf"^(?:{word_class('honorifics').alternation})?"
+    r"\s*(?:に会いに|にあいに|に会い|のところ|のとこ|の所|の(?:いる|居る)(?:ところ|とこ|所|方|ほう)|の方|のほう|のもと)"
     r"\s*(?:に|へ|まで)?")
 
 
@@ -300,6 +317,8 @@ def explicit_moves(text: str, names: SceneNames, place: str, exits: Sequence[str
             if m and m.group(0).strip() and committing_verb_after(text, end + m.end(), window=6) \
                     and not cancelled(text, end):
                 found.append(where[0])
+    # 「湯に入ろう」: a phrase the scenario gives for going to one of the exits
+    found += [pid for pid in names.says_entering(text, exits) if not cancelled(text)]
     return list(dict.fromkeys(found))
 
 

@@ -1,7 +1,8 @@
-"""A scenario's own leaving phrases (``leave_phrases``), matched on tokens.
+"""A scenario's own phrases for going and leaving (``leave_phrases``, and a place's ``enter_phrases`` and
+``leave_phrases``), matched on tokens.
 
 Which words mean leaving depends on the world: 店を出る in a bar, 船を降りる
-on a ship.  The author lists the phrase once in its dictionary form; it
+on a ship, 湯から上がる in a bath.  The author lists the phrase once in its dictionary form; it
 matches the player's sentence when the phrase's lemmas occur in a row and
 only sentence-final matter follows the verb: 〜ます / 〜ましょう, final
 particles (ね, よ, かな), punctuation.  So 店を出よう, お店を出ますね and
@@ -24,7 +25,7 @@ def _lemmas(tokens: Sequence[Token]) -> list[str]:
     return [t.lemma for t in tokens if t.pos[:1] != ("補助記号",)]
 
 
-class LeavePhrases:
+class SaidPhrases:
     def __init__(self, phrases: Iterable[str]) -> None:
         self.phrases = tuple(p for p in phrases if p.strip())
         self._compiled = [_lemmas(analyse(nfkc(p)).tokens) for p in self.phrases]

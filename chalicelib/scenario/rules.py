@@ -8,7 +8,7 @@ elsewhere or have been shown before.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from ..faces import NEUTRAL
@@ -353,6 +353,26 @@ class GameRules:
                                     ending=ending.id)
             notices = (ExitsNotice(tuple(place.exits)),)
         return self._finish(ctx, state, input, free_talk, notices, place=place_id, turn=turn)
+
+    def progress(self, step: Step) -> Step:
+        """A step after which free conversation set a flag (a reply's effect, an order's flag): the place's
+        progression line that now holds, with its chain, if the step fired none — so a yes that changes the
+        story moves it on in the same turn."""
+        state = step.state
+        if step.input is None or not (step.input.is_intent or step.input.is_none) or state.ended:
+            return step
+        if any(line.trigger == "progression" for line in step.lines):
+            return step
+        ctx = _Context(step.input, state, starting=False)
+        scene = self.scenario.scene(state.place)
+        line = ctx.first(scene.progressions)
+        if line is None:
+            return step
+        ctx.fire(line, "progression", scene)
+        new_state = state.advanced(place=state.place, fired=(f.id for f in ctx.fired if f.scripted),
+                                   expressions=ctx.expressions, turn=state.turn, variation=ctx.variation,
+                                   flags=ctx.flags)
+        return replace(step, lines=step.lines + tuple(ctx.fired), state=new_state)
 
     def _arrival_reaction(self, ctx: _Context, place_id: str, state: GameState, turn: int) -> None:
         """Nothing scripted greets the player here: the place's arrival reaction, if any."""

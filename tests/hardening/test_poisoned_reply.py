@@ -20,7 +20,6 @@ from hypothesis import HealthCheck, Phase, given, note, settings
 from hypothesis import strategies as st
 
 from butai_tools.interpret.export import export_eval
-from chalicelib.director import UNPLAYABLE_NOTICE
 from chalicelib.stage.store import LogRecord, ReplyRecord
 from tests.conftest import OUTPUT
 from tests.hardening._support import StageState, diff, error_of
@@ -116,7 +115,13 @@ def test_a_stored_reply_that_cannot_be_played_is_answered_with_a_notice(moto_app
     assert by_reply[poisoned]["errors"], by_reply[poisoned]
 
 
-def test_a_turn_that_raises_is_answered_with_a_notice_and_the_game_goes_on(moto_app, scenario_stage, monkeypatch):
+def _fallback_texts(director, stage_id, character):
+    loaded = director.library.get(director.stages.read_stage(stage_id).scenario)
+    return {f.text for f in loaded.compiled.characters[character].fallbacks}
+
+
+def test_a_turn_that_raises_is_answered_with_a_fallback_line_and_the_game_goes_on(moto_app, scenario_stage,
+                                                                                  monkeypatch):
     director = moto_app.services.director
     loaded = director.library.get(director.stages.read_stage(scenario_stage.stage_id).scenario)
     game_before = director.stages.read_stage(scenario_stage.stage_id).game
@@ -127,9 +132,14 @@ def test_a_turn_that_raises_is_answered_with_a_notice_and_the_game_goes_on(moto_
     r = _post(moto_app, scenario_stage.stage_id, "reply", scenario_stage.player_key, {"text": "こんばんは"})
     assert r.status_code == 202, r.body
     view = r.json_body["view"]
-    assert view["log"][-1] == {**view["log"][-1], "role": "notice", "text": UNPLAYABLE_NOTICE}
+    # answered in the voice of the one who answers here (ママ at the counter), with one of her fallbacks
+    last = view["log"][-1]
+    assert last["role"] == "character" and last["character"] == "赤尾妙子"
+    assert last["text"] in _fallback_texts(director, scenario_stage.stage_id, "赤尾妙子")
+    assert view["current"]["text"] == last["text"]
     turn = _turns(moto_app, scenario_stage)[-1]
     assert turn["unplayable"] and turn["errors"] == ["unplayable: RuntimeError: a bug in a turn"]
+    assert turn["free_talk"]["source"] == "fallback" and turn["free_talk"]["reason"] == "unplayable"
     record = director.stages.read_stage(scenario_stage.stage_id)
     assert record.game == game_before                   # nothing was played
     assert StageState.unread(moto_app.state(scenario_stage.stage_id), scenario_stage.stage_id) == set()
@@ -141,7 +151,7 @@ def test_a_turn_that_raises_is_answered_with_a_notice_and_the_game_goes_on(moto_
     assert [c["text"] for c in cases] == ["こんばんは"]
 
 
-def test_a_turn_too_large_to_write_is_answered_with_a_notice(moto_app, scenario_stage, monkeypatch):
+def test_a_turn_too_large_to_write_is_answered_with_a_fallback_line(moto_app, scenario_stage, monkeypatch):
     store = moto_app.services.director.stages.store
     real = store.apply_turn
     refused = []
@@ -155,7 +165,8 @@ def test_a_turn_too_large_to_write_is_answered_with_a_notice(moto_app, scenario_
     monkeypatch.setattr(store, "apply_turn", apply_turn)
     r = _post(moto_app, scenario_stage.stage_id, "reply", scenario_stage.player_key, {"text": "こんばんは"})
     assert r.status_code == 202 and refused == [r.json_body["id"]]
-    assert r.json_body["view"]["log"][-1]["text"] == UNPLAYABLE_NOTICE
+    assert r.json_body["view"]["log"][-1]["text"] in _fallback_texts(moto_app.services.director,
+                                                                      scenario_stage.stage_id, "赤尾妙子")
     assert "ValidationException" in _turns(moto_app, scenario_stage)[-1]["errors"][0]
 
 

@@ -10,7 +10,7 @@ from chalicelib.interpret.backends import build_backend
 from chalicelib.interpret.backends.cascade import CascadeBackend
 from chalicelib.interpret.confidence import is_unsure
 from chalicelib.interpret.ja import available
-from chalicelib.interpret.phrases import LeavePhrases
+from chalicelib.interpret.phrases import SaidPhrases
 from chalicelib.interpret.related import IntentMeaning
 from tests.interpret.test_openai import FakeServer, completion
 
@@ -93,7 +93,7 @@ def test_cascade_asks_the_model_only_when_unsure_and_keeps_lexical_on_failure(ru
 
 def test_leave_phrases_come_from_the_scenario_and_need_a_committing_form(rules, interpreter, states):
     assert "店を出る" in rules.scenario.scenario.leave_phrases
-    phrases = LeavePhrases(["店を出る"])
+    phrases = SaidPhrases(["店を出る"])
     assert phrases.said("じゃあ、そろそろ店を出るよ") and phrases.said("お店を出ましょうか")
     for text in ("店を出る前にもう一杯だけ", "店を出たら電話するね", "店を出ないよ", "店を出たよ"):
         assert not phrases.said(text), text

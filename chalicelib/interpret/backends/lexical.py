@@ -255,7 +255,8 @@ class LexicalBackend:
         set_aside_units = _units_in(forms, set_aside)
         out: dict[str, float] = {}
         moves = self._moves(forms.nfkc, choices, context)
-        leaving = farewell(forms.nfkc) or (self.names is not None and self.names.says_leaving(forms.nfkc))
+        leaving = farewell(forms.nfkc) or (self.names is not None and self.names.says_leaving(
+            forms.nfkc, context.place if context is not None else None))
         related: dict[str, float] = {}
         for m in (self.meaning.matches(text) if self.meaning is not None else ()):
             # a word near a place's word (本名 ~ 名前) said of a person (ママの本名) is about the person

@@ -1,0 +1,32 @@
+"""Every word class of the lexicon (chalicelib/interpret/lexicon/*.json) runs its own examples through the
+matcher the engine uses: a word added or taken out is checked where it works."""
+from __future__ import annotations
+
+import pytest
+
+from chalicelib.interpret.lexicon import class_names, word_class
+
+# How the engine reads each class: the function it calls on a text.
+MATCHERS = {
+    "honorifics": lambda text: word_class("honorifics").at_start(text) is not None,
+}
+
+
+def test_every_class_has_a_matcher_and_examples():
+    for name in class_names():
+        assert name in MATCHERS, f"lexicon class {name} has no matcher in this test"
+        wc = word_class(name)
+        assert wc.entries and wc.positive and wc.negative, name
+        assert wc.name == name
+
+
+@pytest.mark.parametrize("name", class_names())
+def test_positive_examples_match(name):
+    missed = [t for t in word_class(name).positive if not MATCHERS[name](t)]
+    assert not missed, f"{name}: {missed}"
+
+
+@pytest.mark.parametrize("name", class_names())
+def test_negative_examples_do_not_match(name):
+    wrongly = [t for t in word_class(name).negative if MATCHERS[name](t)]
+    assert not wrongly, f"{name}: {wrongly}"
