@@ -33,7 +33,7 @@ from .conversation import Conversation, PlayedTurn
 from .errors import ApiError, NotFound, ValidationFailed
 from .faces import NEUTRAL, ExpressionSource
 from .interpret.interpreter import Interpreter
-from .scenario import EndingNotice, ExitsNotice, GameRules, GameState, Step, load_scenario_text
+from .scenario import EndingNotice, ExitsNotice, GameRules, GameState, PlayerInput, Step, load_scenario_text
 from .scenario.conditions import faces_set
 from .stage.models import ReplyAccepted, ReplyRequest
 from .stage.records import (
@@ -165,18 +165,22 @@ class Director:
         self.stages.apply_turn(record, write)
 
     # -- turns ----------------------------------------------------------------------
-    def reply(self, stage_id: str, key: str | None, request: ReplyRequest) -> ReplyAccepted:
+    def reply(self, stage_id: str, key: str | None, request: ReplyRequest, *,
+              given: PlayerInput | None = None) -> ReplyAccepted:
+        """A player's reply on a stage.  `given`: an input already decided, played without reading the text
+        (`butai trace` and `butai lint` play written inputs such as 意図:音楽 through this same path)."""
         if self.stages.known_kind(stage_id) == StageKind.AGENT:
             return self.stages.reply(stage_id, key, request)
         guard, record = self.stages.player_stage(stage_id, key)
         if record.kind != StageKind.SCENARIO:
             return self.stages.reply(stage_id, key, request)
-        record, log, answered = self._play(record, key=key, guard=guard, request=request)
+        record, log, answered = self._play(record, key=key, guard=guard, request=request, given=given)
         assert answered is not None         # a new reply is always answered, or stored for the next turn
         return ReplyAccepted(id=answered.id, created_at=answered.created_at, view=self.stages.view(record, log))
 
     def _play(self, record: StageRecord, *, key: str | None = None, guard: Guard | None = None,
-              request: ReplyRequest | None = None) -> tuple[StageRecord, list[LogRecord], ReplyRecord | None]:
+              request: ReplyRequest | None = None,
+              given: PlayerInput | None = None) -> tuple[StageRecord, list[LogRecord], ReplyRecord | None]:
         """Answers the unread replies the stage announces, then ``request`` (a
         new reply, written with its turn).  Returns (stage, log, new reply)."""
         stage_id = record.stage_id
@@ -198,7 +202,8 @@ class Director:
                 reply, incoming = self._new_reply(request)
             loaded = self.library.get(record.scenario)
             try:
-                write = self.turn(record, loaded, reply, log, incoming=incoming)
+                write = self.turn(record, loaded, reply, log, incoming=incoming,
+                                  given=given if incoming is not None else None)
             except Exception as exc:  # noqa: BLE001 - see _unplayable
                 if transient(exc):
                     raise
@@ -319,7 +324,8 @@ class Director:
             return None
 
     def turn(self, record: StageRecord, loaded: LoadedScenario, reply: ReplyRecord,
-             log: list[LogRecord] | None = None, *, incoming: LogRecord | None = None) -> TurnWrite:
+             log: list[LogRecord] | None = None, *, incoming: LogRecord | None = None,
+             given: PlayerInput | None = None) -> TurnWrite:
         """Computes one turn (nothing is written).  ``incoming`` is the reply's
         log entry when the reply is written with the turn (not yet in ``log``).
         The turn logic is the conversation's (chalicelib/conversation); this
@@ -351,8 +357,8 @@ class Director:
                     errors.append(f"free conversation: {talk.reason}")
                 return talk
         t = time.perf_counter()
-        played = loaded.conversation.play(reply.text, state, memory.conversation, to=reply.to, move=reply.move,
-                                          speak=speak)
+        played = loaded.conversation.play("" if given is not None else reply.text, state, memory.conversation,
+                                          to=reply.to, move=reply.move, speak=speak, given=given)
         play_ms = (time.perf_counter() - t) * 1000
         step = played.step
         errors += played.errors
@@ -387,6 +393,7 @@ class Director:
                             first=[(a.speaker, a.text, a.expression) for a in played.before],
                             effect_faces={c: f for a in [*played.before, *([played.answer] if played.answer else [])]
                                           for c, f in a.faces.items()})
+        write.played = played
         return write
 
     @staticmethod

@@ -24,6 +24,8 @@ from __future__ import annotations
 import logging
 import os
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from functools import lru_cache
 from typing import Any
 
@@ -84,8 +86,24 @@ def warn(message: str, **fields: Any) -> None:
         log.warning(message, extra=fields)
 
 
+_QUIET = {"depth": 0}
+
+
+@contextmanager
+def no_metrics() -> Iterator[None]:
+    """No metric is written inside: a tool that plays a scenario in memory (`butai trace`, `butai lint`)
+    serves nobody, and its output is its own."""
+    _QUIET["depth"] += 1
+    try:
+        yield
+    finally:
+        _QUIET["depth"] -= 1
+
+
 def metric(name: str, value: float = 1.0, unit: str = "Count", **dimensions: str) -> None:
     """One metric data point with its own dimensions (flushed at once: dimensions differ per point)."""
+    if _QUIET["depth"]:
+        return
     if _local():
         logger().info("metric %s=%g%s %s", name, value, "" if unit == "Count" else f" {unit}",
                       " ".join(f"{k}={v}" for k, v in dimensions.items()))

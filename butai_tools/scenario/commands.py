@@ -5,6 +5,7 @@ import argparse
 import json
 import sys
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, TextIO
 
 from butai_tools.scenario.lint import lint_path
@@ -140,50 +141,62 @@ class TracedStep:
     text: str | None = None                  # the free text, when one was given
     decision: dict[str, Any] | None = None   # how the embedded backend read it
     answer: dict[str, Any] | None = None     # the authored answer to free conversation
+    errors: list[str] | None = None          # what went wrong in the turn (its debug record's errors)
 
     # (step, candidates) unpacking, as before free text existed
     def __iter__(self):
         return iter((self.step, self.candidates))
 
 
-def trace_steps(rules: GameRules, inputs: list[PlayerInput | str]) -> list[TracedStep]:
-    """Each step from start() on, with the candidates after it, played through the director's turn logic
-    (chalicelib/conversation) with no model: free text is interpreted with the lexical backend and read
-    against what was said; written inputs are played as given; free conversation gets the authored answer
-    of the embedded default."""
-    from chalicelib.conversation import Conversation
-    from chalicelib.interpret.interpreter import Interpreter
-    from chalicelib.stage.records import ConversationMemory
-    conversation = Conversation(rules, Interpreter(rules))
-    step = rules.start()
-    memory = ConversationMemory()
-    out = [TracedStep(step, rules.candidates(step.state))]
+def trace_steps(rules: GameRules, inputs: list[PlayerInput | str], path: Path | None = None) -> list[TracedStep]:
+    """Each step from start() on, with the candidates after it, played on a scenario stage held in memory
+    through the director's own path (stage_play.py), with no model: free text is interpreted with the lexical
+    backend and read against what was said; written inputs are played as given; free conversation gets the
+    authored answer of the embedded default.  A turn that cannot be played shows as the stage shows it (its
+    fallback line, its errors)."""
+    from butai_tools.scenario.stage_play import StagePlay
+    source = path if path is not None else Path(rules.scenario.source)
+    stage = StagePlay(source, rules.scenario)
+    start = stage.rules.start()
+    out = [TracedStep(start, rules.candidates(start.state))]
     for item in inputs:
-        text, decision = None, None
-        if isinstance(item, str):
-            played = conversation.play(item, step.state, memory)
-            text = item
-            if played.result is not None:
-                turn = played.result
-                debug = turn.debug
-                backend = debug.backend
-                decision = {"input": str(played.input), "rule": turn.rule,
-                            "backend": backend.input if backend else None, "token": debug.token,
-                            "addressee": played.addressee,
-                            "scores": {t: s for t, s in sorted((backend.scores if backend else {}).items(),
-                                                                key=lambda kv: -kv[1])[:3] if s > 0},
-                            "narrowed": [n.input for n in debug.narrowing.words]}
-            else:
-                decision = {"input": str(played.input), "rule": played.interpretation.rule, "backend": None,
-                            "token": None, "addressee": played.addressee, "scores": {}, "narrowed": []}
-            if played.context:
-                decision["context"] = played.context
-        else:
-            played = conversation.play("", step.state, memory, given=item)
-        step, memory = played.step, played.memory
+        text = item if isinstance(item, str) else None
+        on_stage = stage.play(text, None if isinstance(item, str) else item)
+        played, record = on_stage.played, on_stage.turn
+        errors = list(record.errors) if record is not None and record.errors else None
+        if played is None:
+            # unplayable: the stage answered with a fallback line; the game did not move
+            step = Step(None, (), None, (), on_stage.state)
+            answer = {"source": "fallback", "ref": None, "act": "なし", "speaker": record.free_talk.speaker,
+                      "text": record.free_talk.text, "expression": record.free_talk.expression} \
+                if record is not None and record.free_talk is not None else None
+            out.append(TracedStep(step, rules.candidates(on_stage.state), text, None, answer, errors))
+            continue
+        decision = None
+        if text is not None:
+            decision = _decision(played)
         answer = played.answer.to_dict() if played.answer is not None else None
-        out.append(TracedStep(step, rules.candidates(step.state), text, decision, answer))
+        out.append(TracedStep(played.step, rules.candidates(played.step.state), text, decision, answer, errors))
     return out
+
+
+def _decision(played) -> dict[str, Any]:
+    """How the line was read (for the trace's 解釈 line and its JSON)."""
+    if played.result is not None:
+        debug = played.result.debug
+        backend = debug.backend
+        decision = {"input": str(played.input), "rule": played.result.rule,
+                    "backend": backend.input if backend else None, "token": debug.token,
+                    "addressee": played.addressee,
+                    "scores": {t: s for t, s in sorted((backend.scores if backend else {}).items(),
+                                                        key=lambda kv: -kv[1])[:3] if s > 0},
+                    "narrowed": [n.input for n in debug.narrowing.words]}
+    else:
+        decision = {"input": str(played.input), "rule": played.interpretation.rule, "backend": None,
+                    "token": None, "addressee": played.addressee, "scores": {}, "narrowed": []}
+    if played.context:
+        decision["context"] = played.context
+    return decision
 
 
 def trace_json(steps: list[TracedStep]) -> dict[str, Any]:
@@ -203,6 +216,8 @@ def trace_json(steps: list[TracedStep]) -> dict[str, Any]:
             entry = {"text": traced.text, "decision": traced.decision, **entry}
         if traced.answer is not None:
             entry["answer"] = traced.answer
+        if traced.errors:
+            entry["errors"] = traced.errors
         out.append(entry)
     return {"steps": out}
 
@@ -231,12 +246,17 @@ def write_trace_text(steps: list[TracedStep], scenario: CompiledScenario, out: T
                 a = traced.answer
                 print(f"  答え    {a['source']} {a['ref'] or '-'} (act {a['act']}) {a['speaker']}「{a['text']}」 "
                       f"[{a['expression']}]", file=out)
+        if step.free_talk is None and traced.answer is not None:
+            a = traced.answer
+            print(f"  答え    {a['source']} {a['ref'] or '-'} {a['speaker']}「{a['text']}」 [{a['expression']}]", file=out)
         for line in step.lines:
             print(f"  {line.id:<6} {line.speaker}「{line.text}」", file=out)
             for effect in line.effects:
                 print(f"         effect {effect}", file=out)
         for notice in step.notices:
             print(f"  notice {notice.kind}: {notice.text}", file=out)
+        for error in traced.errors or ():
+            print(f"  error  {error}", file=out)
         print(f"  place  {step.state.place}", file=out)
         print("  candidates " + " ".join(f"{token(i)} {c}" for i, c in enumerate(candidates)), file=out)
 
@@ -244,7 +264,7 @@ def write_trace_text(steps: list[TracedStep], scenario: CompiledScenario, out: T
 def _run_dialogues(args: argparse.Namespace, scenario: CompiledScenario) -> int:
     from butai_tools.scenario.dialogues import (
         DialogueError,
-        build_conversation,
+        dialogue_stage,
         format_outcomes,
         load_dialogues,
         run_dialogues,
@@ -259,7 +279,7 @@ def _run_dialogues(args: argparse.Namespace, scenario: CompiledScenario) -> int:
     except DialogueError as exc:
         print(f"butai trace: {exc}", file=sys.stderr)
         return 1
-    outcomes = run_dialogues(build_conversation(rules), data, split=args.split, ids=args.id)
+    outcomes = run_dialogues(dialogue_stage(args.scenario, rules), data, split=args.split, ids=args.id)
     if not outcomes:
         print("butai trace: no dialogue matches --split/--id", file=sys.stderr)
         return 2
@@ -285,7 +305,7 @@ def run_trace(args: argparse.Namespace) -> int:
     except InputSyntaxError as exc:
         print(f"butai trace: error: {exc}", file=sys.stderr)
         return 2
-    steps = trace_steps(GameRules(scenario), inputs)
+    steps = trace_steps(GameRules(scenario), inputs, Path(args.scenario))
     if args.json:
         print(json.dumps(trace_json(steps), ensure_ascii=False, indent=2))
     else:

@@ -38,11 +38,10 @@ from pathlib import Path
 from typing import Any
 
 from butai_tools.interpret.evaluation import read_json
-from chalicelib.conversation import Conversation, PlayedTurn
-from chalicelib.interpret.interpreter import Interpreter
+from butai_tools.scenario.stage_play import StagePlay
+from chalicelib.conversation import PlayedTurn
 from chalicelib.scenario import GameRules, PlayerInput, Step
 from chalicelib.scenario.inputs import InputSyntaxError
-from chalicelib.stage.records import ConversationMemory
 
 EXPECT_KEYS = ("input", "not_input", "answer", "not", "lines", "no_lines", "says", "says_any", "not_says", "speaker",
                "place", "ended", "order", "fresh", "notices")
@@ -223,22 +222,25 @@ def _moved(expect: dict[str, Any], outcome: TurnOutcome, place_before: str, ende
     return True
 
 
-def play_dialogue(conversation: Conversation, dialogue: dict[str, Any]) -> list[TurnOutcome]:
-    rules = conversation.rules
+def play_dialogue(stage: StagePlay, dialogue: dict[str, Any]) -> list[TurnOutcome]:
+    """One dialogue from a new game, each turn sent to the stage as the page sends a reply (stage_play.py)."""
+    rules = stage.rules
+    stage.restart()
     step = rules.start()
-    memory = ConversationMemory()
     outcomes: list[TurnOutcome] = []
     earlier: list[str] = [line.text for line in step.lines]
     for number, turn in enumerate(dialogue["turns"], 1):
         place_before, ended_before = step.state.place, step.state.ended
         played: PlayedTurn | None
         if turn.get("restart"):
-            step, played, memory = rules.start(), None, ConversationMemory()
+            stage.restart()
+            step, played = rules.start(), None
         else:
             given = PlayerInput.parse(turn["input"]) if "input" in turn else None
-            played = conversation.play(turn.get("say", ""), step.state, memory, to=turn.get("to"),
-                                       move=turn.get("move"), given=given)
-            step, memory = played.step, played.memory
+            on_stage = stage.play(turn.get("say") if given is None else None, given, to=turn.get("to"),
+                                  move=turn.get("move"))
+            played = on_stage.played
+            step = played.step if played is not None else Step(None, (), None, (), on_stage.state)
         said = ([a.text for a in played.before] if played is not None else []) + \
             ([played.answer.text] if played is not None and played.answer is not None else []) + \
             [line.text for line in step.lines]
@@ -258,7 +260,7 @@ def play_dialogue(conversation: Conversation, dialogue: dict[str, Any]) -> list[
     return outcomes
 
 
-def run_dialogues(conversation: Conversation, data: dict[str, Any], *, split: str | None = None,
+def run_dialogues(stage: StagePlay, data: dict[str, Any], *, split: str | None = None,
                   ids: Iterable[str] = ()) -> list[TurnOutcome]:
     wanted = set(ids)
     out = []
@@ -267,7 +269,7 @@ def run_dialogues(conversation: Conversation, data: dict[str, Any], *, split: st
             continue
         if wanted and dialogue.get("id") not in wanted:
             continue
-        out.extend(play_dialogue(conversation, dialogue))
+        out.extend(play_dialogue(stage, dialogue))
     return out
 
 
@@ -320,5 +322,6 @@ def format_outcomes(outcomes: list[TurnOutcome], summary: dict[str, Any], *, ver
     return "\n".join(lines)
 
 
-def build_conversation(rules: GameRules) -> Conversation:
-    return Conversation(rules, Interpreter(rules))
+def dialogue_stage(path: str | Path, rules: GameRules) -> StagePlay:
+    """The stage in memory the dialogues are played on (the director's own path, no model)."""
+    return StagePlay(Path(path), rules.scenario)

@@ -12,19 +12,40 @@ import unicodedata
 from collections import deque
 from collections.abc import Iterable
 
-from chalicelib.scenario.conditions import AfterTerm, Condition
+from chalicelib.scenario.conditions import AfterTerm, Clause
 from chalicelib.scenario.inputs import PlayerInput
 from chalicelib.scenario.loader import NEUTRAL, CompiledLine, CompiledScenario, Problem, ScenarioError, load_scenario
 from chalicelib.scenario.model import FORM_NAMES
 
 
-def lint_path(path: str | os.PathLike[str]) -> list[Problem]:
-    """Load errors if the file does not load, else its warnings."""
+def lint_path(path: str | os.PathLike[str], *, play: bool = True) -> list[Problem]:
+    """Load errors if the file does not load, else its warnings, and what playing it finds (`play`)."""
     try:
         compiled = load_scenario(path)
     except ScenarioError as exc:
         return exc.problems
-    return lint_scenario(compiled)
+    return lint_scenario(compiled) + _portraits(path, compiled) + (played_problems(path, compiled) if play else [])
+
+
+def _portraits(path: str | os.PathLike[str], sc: CompiledScenario) -> list[Problem]:
+    """Characters with no art beside the scenario (characters/ID/) or in static/characters/ID/: their stage
+    shows generated placeholder faces."""
+    from pathlib import Path
+
+    from butai_tools.stage.commands import STATIC_CHARACTERS
+    from butai_tools.stage.placeholders import art_folder, art_search_path
+    search = art_search_path(Path(path), STATIC_CHARACTERS)
+    missing = [cid for cid in sc.characters if art_folder(cid, search) is None]
+    if not missing:
+        return []
+    return [Problem(sc.source, "characters", f'{", ".join(missing)} have no portraits (looked for '
+                                             f'{Path(path).resolve().parent / "characters"}/ID/ and static/characters'
+                                             f'/ID/): their stage shows generated placeholder faces, one per '
+                                             f'expression, until `butai images upload DIR --character ID`', None,
+                    "hint")]
+
+
+ONE_LINE = "one line"     # the term of the one-line hints, which lint_scenario gathers per character
 
 
 def lint_scenario(sc: CompiledScenario) -> list[Problem]:
@@ -43,7 +64,83 @@ def lint_scenario(sc: CompiledScenario) -> list[Problem]:
     _check_knowledge(sc, warn)
     _check_reactions(sc, warn, hint)
     _check_conversation(sc, warn, hint)
-    return out
+    _check_collisions(sc, warn)
+    _check_choices(sc, warn)
+    return _gathered(out)
+
+
+def _gathered(problems: list[Problem]) -> list[Problem]:
+    """The one-line hints of one character (or place) as one hint: each is the same suggestion."""
+    kept: list[Problem] = []
+    groups: dict[str, list[Problem]] = {}
+    for p in problems:
+        if p.severity == "hint" and p.term == ONE_LINE:
+            groups.setdefault(" ".join(p.where.split()[:2]), []).append(p)
+        else:
+            kept.append(p)
+    for owner, group in groups.items():
+        sets = ", ".join(" ".join(p.where.split()[2:]) for p in group)
+        kept.append(Problem(group[0].source, owner, f"{len(group)} of its line sets have one line ({sets}); a "
+                                                    f"set of one is said at most once in a window of turns and "
+                                                    f"twice a game, so the next layer answers in between", None,
+                            "hint"))
+    return kept
+
+
+# ---------------------------------------------------------------- words that collide, choices
+
+def _check_collisions(sc: CompiledScenario, warn) -> None:
+    """A word two intents share, or an intent and a choice's option: a line with it alone cannot say which."""
+    ambiguous = {normalise(w) for w in sc.scenario.clarify.ambiguous}
+    owners: dict[str, list[str]] = {}
+    for intent in sc.scenario.intents:
+        for word in dict.fromkeys(intent.words):
+            owners.setdefault(normalise(word), []).append(intent.id)
+    for word, intents in owners.items():
+        if len(intents) > 1 and word not in ambiguous:
+            warn("intents", f'the word "{word}" narrows to {" and ".join(intents)}: a line with only this word '
+                            f'cannot tell them apart; keep it in one, or list it in clarify.ambiguous so that a '
+                            f'character asks which', word)
+    for character, entries in sc.knowledge.items():
+        for entry in entries:
+            if entry.entry.choice is None:
+                continue
+            for word in entry.entry.words:
+                intents = [i for i in owners.get(normalise(word), []) if i not in entry.intents]
+                if intents:
+                    warn(f"character {character} knowledge #{entry.index + 1}",
+                         f'option word "{word}" of the choice "{entry.entry.choice}" is also a word of intent '
+                         f'{intents[0]}: a line that only names it is read as {intents[0]}; one that chooses it '
+                         f'(「{word}にしよう」) still picks this option', word)
+
+
+def _check_choices(sc: CompiledScenario, warn) -> None:
+    """Options that can never be picked: alone in their choice, with no word of their own, or never holding."""
+    for character, entries in sc.knowledge.items():
+        groups: dict[str, list] = {}
+        for entry in entries:
+            if entry.entry.choice is not None:
+                groups.setdefault(entry.entry.choice, []).append(entry)
+        present = any(character in p.people for p in sc.places.values())
+        for choice, options in groups.items():
+            if len(options) < 2:
+                warn(f"character {character} knowledge #{options[0].index + 1}",
+                     f'is the only option of the choice "{choice}"; a choice needs two or more entries sharing '
+                     f'it, so this one is never picked as a choice', choice)
+                continue
+            words = [{normalise(w) for w in e.entry.words} for e in options]
+            for entry, own in zip(options, words, strict=True):
+                others = set().union(*(w for w in words if w is not own))
+                where = f"character {character} knowledge #{entry.index + 1}"
+                if not own - others:
+                    warn(where, f'option of the choice "{choice}" has no word of its own (every word is another '
+                                f'option\'s too), so no line can pick it', choice)
+                elif not present:
+                    warn(where, f'option of the choice "{choice}" belongs to {character}, who is at no place, so '
+                                f'it is never picked', choice)
+                elif all(_knowledge_clause_reason(c) is not None for c in entry.condition.clauses):
+                    warn(where, f'option of the choice "{choice}" has a condition that never holds in free '
+                                f'conversation, so it is never picked', choice)
 
 
 # ---------------------------------------------------------------- reactions, arrivals, endings
@@ -60,7 +157,7 @@ def _check_variants(warn, hint, where: str, lines, mode: str) -> None:
         warn(where, f'says "{text}" more than once; variation cannot avoid repeating it')
     if len(lines) == 1 and mode != "once":
         hint(where, "has one line; it is said at most once in a window of turns and twice a game (the "
-                    "conversation's variety rule), so the next layer answers in between")
+                    "conversation's variety rule), so the next layer answers in between", ONE_LINE)
 
 
 def _check_reactions(sc: CompiledScenario, warn, hint) -> None:
@@ -222,11 +319,11 @@ def _check_intents(sc: CompiledScenario, warn, hint) -> None:
             warn(where, "has no examples; the classifier only has its description to go on")
         examples = [normalise(e) for e in intent.examples]
         words = [(w, normalise(w)) for w in intent.words]
-        for word, norm in words:
-            if examples and not any(norm in e for e in examples):
-                # A suggestion, not a problem: a word may well cover phrasings no example shows.
-                hint(where, f'word "{word}" is not contained in any example; an example using it would help '
-                            f'model backends', word)
+        unused = [word for word, norm in words if examples and not any(norm in e for e in examples)]
+        if unused:
+            # A suggestion, not a problem: a word may well cover phrasings no example shows (one hint per intent).
+            hint(where, f'{len(unused)} of its words are in no example ({", ".join(unused)}); examples using them '
+                        f'would help model backends', unused[0])
         if words:
             for example, norm_example in zip(intent.examples, examples):
                 if not any(norm in norm_example for _, norm in words):
@@ -294,7 +391,18 @@ def _chain_loops(sc: CompiledScenario) -> tuple[list[list[str]], set[str]]:
 
 
 def _static_reason(sc: CompiledScenario, line: CompiledLine, reachable: set[str], arrivable: set[str]) -> str | None:
-    c: Condition = line.condition
+    """Why the line can never fire, when every alternative of its condition provably cannot hold."""
+    reasons = [_clause_reason(sc, line, clause, reachable, arrivable) for clause in line.condition.clauses]
+    if any(r is None for r in reasons):
+        return None
+    if len(reasons) == 1:
+        return reasons[0]
+    return "no alternative of its condition can hold (" + "; ".join(
+        f"{clause}: {reason}" for clause, reason in zip(line.condition.clauses, reasons, strict=True)) + ")"
+
+
+def _clause_reason(sc: CompiledScenario, line: CompiledLine, c: Clause, reachable: set[str],
+                   arrivable: set[str]) -> str | None:
     place = line.place
     exits = sc.places[place].exits
     if not c.has_trigger:
@@ -352,7 +460,7 @@ def _dead_lines(sc: CompiledScenario, in_loop: set[str]) -> dict[str, str]:
         first = None
         for line in start_scene.starts:
             c = line.condition
-            if line.id in dead or c.after:
+            if line.id in dead or c.after or len(c.clauses) > 1:
                 continue
             if first is None:
                 first = line
@@ -365,17 +473,20 @@ def _dead_lines(sc: CompiledScenario, in_loop: set[str]) -> dict[str, str]:
         for line in sc.lines.values():
             if line.id in dead_or_loop:
                 continue
-            c = line.condition
-            needed = next((i for i in c.shown if i in dead_or_loop), None)
-            follows = next((i for i in c.after if i in dead_or_loop), None)
-            if needed is not None:
-                dead[line.id] = f"it needs {needed} shown, which can never fire"
-            elif follows is not None:
-                dead[line.id] = f"it follows {follows} (直後:), which can never fire"
+            reasons = []
+            for c in line.condition.clauses:
+                needed = next((i for i in c.shown if i in dead_or_loop), None)
+                follows = next((i for i in c.after if i in dead_or_loop), None)
+                if needed is not None:
+                    reasons.append(f"it needs {needed} shown, which can never fire")
+                elif follows is not None:
+                    reasons.append(f"it follows {follows} (直後:), which can never fire")
+                else:
+                    break
             else:
-                continue
-            dead_or_loop.add(line.id)
-            changed = True
+                dead[line.id] = reasons[0] if len(reasons) == 1 else "; ".join(reasons)
+                dead_or_loop.add(line.id)
+                changed = True
     return dead
 
 
@@ -384,12 +495,30 @@ def _dead_lines(sc: CompiledScenario, in_loop: set[str]) -> dict[str, str]:
 def _check_knowledge(sc: CompiledScenario, warn) -> None:
     for character, entries in sc.knowledge.items():
         for entry in entries:
-            c = entry.condition
             where = f"character {character} knowledge #{entry.index + 1}"
-            bad = next((t for t in c.terms if str(t) in ("開始", "到着", "離脱") or isinstance(t, AfterTerm)
-                        or (getattr(t, "input", None) is not None and t.input.is_move)), None)  # type: ignore[union-attr]
-            if bad is not None:
-                warn(where, f'term "{bad}" never holds during free conversation (only 意図:/なし steps without a '
-                            f'response line reach it), so this knowledge is never used', str(bad))
-            elif len(c.inputs) > 1:
-                warn(where, "names two different inputs, so this knowledge is never used")
+            # never used when no alternative of its condition can hold in free conversation
+            reasons = [_knowledge_clause_reason(clause) for clause in entry.condition.clauses]
+            if all(r is not None for r in reasons):
+                bad, message = reasons[0]  # type: ignore[misc]
+                warn(where, message, bad)
+
+
+def _knowledge_clause_reason(clause: Clause) -> tuple[str | None, str] | None:
+    bad = next((t for t in clause.terms if str(t) in ("開始", "到着", "離脱") or isinstance(t, AfterTerm)
+                or (getattr(t, "input", None) is not None and t.input.is_move)), None)  # type: ignore[union-attr]
+    if bad is not None:
+        return str(bad), (f'term "{bad}" never holds during free conversation (only 意図:/なし steps without a '
+                          f'response line reach it), so this knowledge is never used')
+    if len(clause.inputs) > 1:
+        return None, "names two different inputs, so this knowledge is never used"
+    return None
+
+
+def played_problems(path: str | os.PathLike[str], sc: CompiledScenario) -> list[Problem]:
+    """What playing the scenario on a stage in memory finds (explore.py): turns that cannot be played, and
+    questions the same turn talks over."""
+    from pathlib import Path
+
+    from .explore import explore
+    found = explore(Path(path), sc)
+    return [Problem(sc.source, f.where, f.message, f.term, f.severity) for f in found.findings]  # type: ignore[arg-type]

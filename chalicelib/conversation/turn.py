@@ -309,7 +309,9 @@ class Conversation(Recalling, Serving):
         if options is not None:
             return self._ask_which(text, state, mem, addressee, options, result, interpretation, turn, context)
 
-        step = self.rules.handle(chosen, state, addressee)
+        # a yes or a no to a question whose line has its own replies is that answer, not a なし a line answers
+        answering = chosen.is_none and order is None and self._answers_authored(text, question, state)
+        step = self.rules.handle(chosen, state, addressee, answering=answering)
         # (the scripted lines shown count as said, the start's too, which no turn remembered)
         said = {**{f"line/{i}": [0] for i in state.shown_lines}, **mem.said}
         variety = Variety(said, turn, self.book, facts=self.facts, present=self.rules.people(step.state.place))
@@ -447,6 +449,17 @@ class Conversation(Recalling, Serving):
                 if entry.entry.repeatable and entry.entry.words and self.matcher.hits(forms, entry.entry.words):
                     return True
         return question is not None and polarity(text, question.kind) in ("yes", "no")   # type: ignore[arg-type]
+
+    def _answers_authored(self, text: str, question: AskedQuestion | None, state: GameState) -> bool:
+        """Whether the line says yes or no to the open question of a line with authored `replies` (of that kind)
+        by someone here."""
+        if question is None or question.speaker not in self.rules.people(state.place):
+            return False
+        asked = self.book.get(question.ref)
+        if asked is None or asked.replies is None:
+            return False
+        pol = polarity(text, question.kind, change=question.change)    # type: ignore[arg-type]
+        return pol in ("yes", "no") and bool(getattr(asked.replies, pol))
 
     def _side_answer(self, text: str, step: Step, state: GameState, mem: ConversationMemory,
                      question: AskedQuestion | None, addressee: str | None, turn: int, variety: Variety,

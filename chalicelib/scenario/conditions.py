@@ -178,6 +178,11 @@ class Clause:
     flags: tuple[str, ...] = ()        # as FLAG_PREFIX + name, looked up in the shown view
 
     @property
+    def input(self) -> PlayerInput | None:
+        """The input this clause answers, when it names one."""
+        return self.inputs[0] if self.inputs else None
+
+    @property
     def has_trigger(self) -> bool:
         """Whether some step kind can select this clause at all."""
         return bool(self.inputs or self.any_input or self.start or self.arrival or self.after)

@@ -288,7 +288,11 @@ class GameRules:
             ctx.fire(line, "start", scene)
         return self._finish(ctx, state, None, None, (), place=state.place, turn=0)
 
-    def handle(self, input: PlayerInput | str, state: GameState, addressee: str | None = None) -> Step:
+    def handle(self, input: PlayerInput | str, state: GameState, addressee: str | None = None, *,
+               answering: bool = False) -> Step:
+        """One step.  `answering`: the なし input answers a character's question that has authored replies,
+        so no なし response line takes the turn (the answer is the asker's reply, said in free conversation);
+        progression plays as for any input."""
         if isinstance(input, str):
             input = PlayerInput.parse(input)
         sc = self.scenario
@@ -318,7 +322,7 @@ class GameRules:
         scene = sc.scene(place_id)
         responder = sc.responder(place_id)
         only_speaker = addressee if addressee is not None and addressee != responder else None
-        response = ctx.first(scene.responses.get(input, ()), only_speaker)
+        response = None if answering and input.is_none else ctx.first(scene.responses.get(input, ()), only_speaker)
         if response is not None:
             ctx.fire(response, "response", scene)
 

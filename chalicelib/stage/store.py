@@ -226,6 +226,8 @@ class TurnWrite:
     reply_entry: LogRecord | None = None
     guard: Guard | None = None
     expected_version: str | None = None
+    # What the turn logic decided, as its own result (the tools that play a scenario show it); never stored.
+    played: Any = None
 
 
 class StoreUnavailable(Exception):
