@@ -993,6 +993,7 @@
   var FACE_MIN = 72;           // a smaller face is not worth the room: names only
   var FACE_MAX = 300;
   var LOG_MIN = 72;            // the log keeps at least its newest entry in view …
+  var LOG_FLOOR = 48;          // the least the bubble leaves the log (its newest entry, when that is larger)
   var LOG_SHARE = 0.17;        // … or this share of the screen, whichever is more
   var fitQueued = false;
 
@@ -1046,7 +1047,7 @@
       body.dataset.faces = "off";
       // still short of room: a long line scrolls inside a lower bubble
       // (the bubble gives way to the log's newest entry, not to its share of the screen)
-      var missing = Math.max(LOG_MIN, need) - els.logRegion.clientHeight;
+      var missing = Math.max(LOG_FLOOR, need) - els.logRegion.clientHeight;
       var text = els.speech;
       if (missing > 0 && !els.speechBox.hidden && text.clientHeight > BUBBLE_MIN) {
         root.style.setProperty("--bubble-max", Math.max(BUBBLE_MIN, text.clientHeight - missing) + "px");
