@@ -66,6 +66,8 @@ class LogEntry(_Wire):
     expression_scores: dict[str, float] | None = None
     audio: str | None = None
     created_at: str
+    image_url: str | None = None
+    fallback_image_url: str | None = None
 
 
 class CurrentLine(_Wire):

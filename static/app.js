@@ -51,6 +51,16 @@
     debugBody: $("debug-body"),
     speaker: $("speaker-name"),
     speech: $("speech-text"),
+    step: $("speech-step"),
+    prev: $("speech-prev"),
+    next: $("speech-next"),
+    moveNotice: $("move-notice"),
+    addresseeName: $("addressee-name"),
+    addresseeClear: $("addressee-clear"),
+    logJump: $("log-jump"),
+    logJumpText: $("log-jump-text"),
+    below: $("below"),
+    shell: $("shell"),
     log: $("log"),
     logRegion: $("log-region"),
     form: $("reply-form"),
@@ -219,14 +229,144 @@
   }
   function isObject(v) { return v !== null && typeof v === "object" && !Array.isArray(v); }
 
-  function renderCurrent(current) {
-    var speaker = str(current.speaker) || characterName;
-    var text = str(current.text);
-    var expression = str(current.expression);
+  // ---------------------------------------------------------------- bubble
+  // The bubble shows the lines of the latest turn one at a time, in order: each with its speaker, whose
+  // face (the portrait, or their card on a scenario stage) is the one the line was said with. New lines
+  // step on by themselves after a reading time, or at once by tapping the bubble or 次へ; ‹ goes back.
+  // A turn is the run of character lines since the last line of the player (or a notice). The log
+  // keeps every line too, and it alone is the live region: the bubble is read by no screen reader twice.
 
+  var READ_BASE_MS = 1200;     // a line stays this long, plus a little per character …
+  var READ_PER_CHAR_MS = 80;
+  var READ_MIN_MS = 2200;      // … between these bounds, before the next line of the turn comes up
+  var READ_MAX_MS = 7000;
+
+  var bubble = {
+    lines: [],        // the turn's character entries, oldest first
+    step: -1,         // which is shown
+    auto: false,      // stepping on by time (until the player steps by hand)
+    timer: null,
+    seen: new Set(),  // ids already shown in the bubble (a line is new to the voice only once)
+    opened: null      // ids on the page when it opened: not read aloud (no autoplay on opening)
+  };
+  var lastView = null;
+  var currentData = {};
+
+  function readMs(text) {
+    return Math.min(READ_MAX_MS, Math.max(READ_MIN_MS, READ_BASE_MS + READ_PER_CHAR_MS * Array.from(text).length));
+  }
+
+  // The latest turn in the log: the character lines after the last player line or notice.
+  function turnOf(log) {
+    var end = -1;
+    for (var i = log.length - 1; i >= 0; i--) {
+      if (log[i] && log[i].role === "character") { end = i; break; }
+    }
+    if (end < 0) return { lines: [], answered: false };
+    var begin = end;
+    while (begin > 0 && log[begin - 1] && log[begin - 1].role === "character") begin -= 1;
+    var answered = false;
+    for (var j = end + 1; j < log.length; j++) if (log[j] && log[j].role === "player") answered = true;
+    return { lines: log.slice(begin, end + 1), answered: answered };
+  }
+
+  function stopStepping() {
+    clearTimeout(bubble.timer);
+    bubble.timer = null;
+  }
+
+  function idsOf(lines) { return lines.map(function (e) { return String(e.id); }); }
+
+  // A new view: the turn's lines against those in the bubble. A turn that grew while its last line was
+  // shown steps on to the first new line; a new turn starts at its first line (at its last when the page
+  // opens on a game under way: the player saw it before the reload).
+  function renderBubble(log, current, firstView) {
+    var turn = turnOf(log);
+    var lines = turn.lines;
+    if (!lines.length && str(current.text)) {
+      // no line of the turn in the log window (an agent's old line): the current line alone
+      lines = [{ id: "current", role: "character", speaker: current.speaker, text: current.text,
+                 expression: current.expression, image_url: current.image_url,
+                 fallback_image_url: current.fallback_image_url, audio: current.audio }];
+    }
+    if (firstView) bubble.opened = new Set(idsOf(lines));
+    var before = idsOf(bubble.lines);
+    var now = idsOf(lines);
+    var shownId = bubble.step >= 0 ? before[bubble.step] : null;
+    var lastBefore = before.length ? before[before.length - 1] : null;
+    var at = lastBefore === null ? -1 : now.indexOf(lastBefore);
+    bubble.lines = lines;
+    els.speechBox.dataset.answered = turn.answered ? "true" : "false";
+    if (!lines.length) {
+      stopStepping();
+      bubble.step = -1;
+      showStep(false);
+      return;
+    }
+    if (at >= 0) {
+      // the same turn
+      var wasAtEnd = bubble.step >= before.length - 1;
+      if (now.length - 1 > at && wasAtEnd) {
+        goTo(at + 1, true);
+      } else {
+        var keep = shownId === null ? -1 : now.indexOf(shownId);
+        bubble.step = keep >= 0 ? keep : now.length - 1;
+        showStep(false);
+        if (bubble.auto && !bubble.timer) scheduleStep();
+      }
+      return;
+    }
+    var underway = firstView && log.some(function (e) { return e && e.role === "player"; });
+    goTo(underway ? lines.length - 1 : 0, true);
+  }
+
+  function goTo(index, auto) {
+    stopStepping();
+    bubble.step = Math.max(0, Math.min(index, bubble.lines.length - 1));
+    bubble.auto = auto;
+    showStep(true);
+    scheduleStep();
+  }
+
+  function scheduleStep() {
+    stopStepping();
+    if (!bubble.auto || bubble.step >= bubble.lines.length - 1) return;
+    var line = bubble.lines[bubble.step];
+    bubble.timer = setTimeout(function () {
+      bubble.timer = null;
+      if (bubble.step < bubble.lines.length - 1) goTo(bubble.step + 1, true);
+    }, readMs(str(line.text)));
+  }
+
+  function stepBy(delta) {
+    var target = bubble.step + delta;
+    if (target < 0 || target >= bubble.lines.length) return;
+    goTo(target, false);
+  }
+
+  function speakerOf(entry) {
+    return str(entry.speaker) || (entry.character != null && knownNames.get(str(entry.character))) || characterName;
+  }
+
+  // Shows the line at bubble.step: the text, who says it, their face; `moved`: the step changed.
+  function showStep(moved) {
+    var line = bubble.step >= 0 ? bubble.lines[bubble.step] : null;
+    var count = bubble.lines.length;
+    var last = bubble.step === count - 1;
+    els.speechBox.dataset.step = String(bubble.step + 1);
+    els.speechBox.dataset.steps = String(count);
+    els.step.hidden = count < 2;
+    els.step.textContent = (bubble.step + 1) + " / " + count;
+    els.prev.hidden = count < 2;
+    els.next.hidden = count < 2;
+    els.prev.disabled = bubble.step <= 0;
+    els.next.disabled = last;
+    els.speechBox.classList.toggle("has-more", !!line && !last);
+
+    var text = line ? str(line.text) : "";
+    var speaker = line ? speakerOf(line) : "";
     els.speaker.textContent = speaker;
     els.speaker.hidden = !speaker;
-
     if (els.speech.textContent !== text) {
       els.speech.textContent = text;
       // restart the small "new line" animation
@@ -235,22 +375,55 @@
       if (text) els.speech.classList.add("is-new");
     }
 
-    // On a scenario stage the bubble shows only a line of someone present (after a
-    // silent move the last speaker may have stayed behind).
+    var speakerId = line && line.character != null ? str(line.character) : "";
     if (scene) {
-      var present = false;
-      castNames.forEach(function (name) { if (name === speaker) present = true; });
-      els.speechBox.hidden = !text || !present;
+      // On a scenario stage the bubble shows a line of someone present, or of the turn just played (after a
+      // silent move the last speaker may have stayed behind).
+      var present = speakerId ? castNames.has(speakerId) : false;
+      if (!present) castNames.forEach(function (name) { if (name === speaker) present = true; });
+      els.speechBox.hidden = !text || (!present && els.speechBox.dataset.answered === "true");
+      // the speaker's card says who speaks, with the face of this line (the scene's faces once the turn is read)
+      var speakingId = last ? str(scene.speaking) || speakerId : speakerId;
+      markSpeaking(speakingId, last ? null : line);
     } else {
       els.speechBox.hidden = false;
+      // the line's own face while the turn is read; the stage's current face on its last line
+      var face = line && !last && str(line.image_url) ? line : currentData;
+      var expression = str(face.expression);
+      els.image.alt = faceLabel(characterName || speaker || "キャラクター", expression);
+      els.image.dataset.expression = expression;
+      setImage(face.image_url, face.fallback_image_url);
     }
-
-    // On a scenario stage the line belongs to whoever spoke, not to the stage's character.
-    var who = (scene ? speaker || characterName : characterName || speaker) || "キャラクター";
-    els.image.alt = faceLabel(who, expression);
-    els.image.dataset.expression = expression;
-    setImage(current.image_url, current.fallback_image_url);
+    if (moved && line) announceLine(line);
   }
+
+  // voice.js reads each line the bubble shows for the first time (not those on the page when it opened).
+  function announceLine(line) {
+    var id = String(line.id);
+    var fresh = !bubble.seen.has(id) && !(bubble.opened && bubble.opened.has(id));
+    bubble.seen.add(id);
+    document.dispatchEvent(new CustomEvent("butai:line", { detail: {
+      key: id + "|" + str(line.text), text: str(line.text), audio: str(line.audio),
+      voice: voiceOf(line), fresh: fresh } }));
+  }
+
+  function voiceOf(line) {
+    var view = lastView || {};
+    var sc = isObject(view.scene) ? view.scene : null;
+    var id = line.character != null ? str(line.character) : "";
+    if (sc && Array.isArray(sc.characters)) {
+      for (var i = 0; i < sc.characters.length; i++) {
+        var c = sc.characters[i];
+        if (isObject(c) && (str(c.id) === id || str(c.name) === str(line.speaker)) && isObject(c.voice)) return c.voice;
+      }
+    }
+    var stage = isObject(view.stage) ? view.stage : {};
+    return isObject(stage.voice) ? stage.voice : null;
+  }
+
+  els.next.addEventListener("click", function () { stepBy(1); });
+  els.prev.addEventListener("click", function () { stepBy(-1); });
+  els.speech.addEventListener("click", function () { stepBy(1); });
 
   // ----------------------------------------------------------------- scene
   // Only on scenario stages (the view carries a `scene`): the place, everyone
@@ -288,7 +461,9 @@
     button.appendChild(frame);
     button.appendChild(name);
     button.addEventListener("click", function () {
-      setAddressee(addressee === id ? null : id);
+      // a second tap keeps the choice (a tap is never silently undone): 取り消す in the banner undoes it
+      if (addressee === id) nudgeAddressee();
+      else setAddressee(id);
     });
     return { button: button, img: img, name: name, slot: imageSlot(img) };
   }
@@ -316,28 +491,16 @@
     });
 
     var ref = els.cast.firstChild;
-    var speakingIndex = -1;
-    order.forEach(function (item, i) {
+    order.forEach(function (item) {
       var node = castNodes.get(item.id);
       if (!node) {
         node = createCastMember(item.id);
         castNodes.set(item.id, node);
       }
       var c = item.data;
-      var expression = str(c.expression);
       if (node.name.textContent !== item.name) node.name.textContent = item.name;
-      // the button's name is what is read: who, the face, and whether they are speaking
-      // (the visible 「話し中」 badge is CSS, so it is spelled out here)
-      var buttonLabel = faceLabel(item.name, expression);
-      node.img.dataset.expression = expression;
-      setSlotImage(node.slot, c.image_url, c.fallback_image_url);
-
-      var isSpeaking = item.id === speaking;
-      if (isSpeaking) speakingIndex = i;
-      node.button.classList.toggle("speaking", isSpeaking);
-      if (isSpeaking) node.button.setAttribute("aria-current", "true");
-      else node.button.removeAttribute("aria-current");
-      node.button.setAttribute("aria-label", isSpeaking ? "話し中 " + buttonLabel : buttonLabel);
+      node.label = item.name;
+      node.face = { expression: str(c.expression), image_url: c.image_url, fallback_image_url: c.fallback_image_url };
       if (c.responder === true) node.button.dataset.responder = "true";
       else delete node.button.dataset.responder;
 
@@ -348,7 +511,32 @@
       }
     });
     els.cast.dataset.count = String(order.length);
-    setSpeechTail(speakingIndex, order.length);
+    castOrder = order.map(function (item) { return item.id; });
+    markSpeaking(speaking, null);
+  }
+
+  var castOrder = [];
+
+  // Who speaks: the card's 「話し中」, the bubble's tail, and, while a turn's earlier line is shown, the face
+  // that line was said with (`line`); every other card shows the scene's face.
+  function markSpeaking(speaking, line) {
+    var speakingIndex = castOrder.indexOf(speaking);
+    castNodes.forEach(function (node, id) {
+      var isSpeaking = id === speaking;
+      var face = isSpeaking && line && str(line.image_url) && str(line.character) === id
+        ? { expression: str(line.expression), image_url: line.image_url, fallback_image_url: line.fallback_image_url }
+        : node.face;
+      node.img.dataset.expression = face.expression;
+      setSlotImage(node.slot, face.image_url, face.fallback_image_url);
+      node.button.classList.toggle("speaking", isSpeaking);
+      if (isSpeaking) node.button.setAttribute("aria-current", "true");
+      else node.button.removeAttribute("aria-current");
+      // the button's name is what is read: who, the face, and whether they are speaking
+      // (the visible 「話し中」 badge is CSS, so it is spelled out here)
+      var buttonLabel = faceLabel(node.label, face.expression);
+      node.button.setAttribute("aria-label", isSpeaking ? "話し中 " + buttonLabel : buttonLabel);
+    });
+    setSpeechTail(speakingIndex, castOrder.length);
   }
 
   // Point the bubble's tail at whoever is speaking (twelfths of the width).
@@ -365,30 +553,32 @@
     tailClass = next;
   }
 
+  // Whom the next reply is for. The choice holds for one reply: it is cleared once that reply is sent (the
+  // banner says so), and when the character leaves; 取り消す clears it before.
   function setAddressee(id) {
+    var before = addressee;
     addressee = id && castNames.has(id) ? id : null;
     castNodes.forEach(function (node, cid) {
       var on = cid === addressee;
       node.button.classList.toggle("selected", on);
       node.button.setAttribute("aria-pressed", on ? "true" : "false");
     });
-    while (els.addressee.firstChild) els.addressee.removeChild(els.addressee.firstChild);
-    if (addressee) {
-      var label = document.createElement("span");
-      label.className = "addressee-label";
-      label.textContent = "話しかける相手: ";
-      var name = document.createElement("strong");
-      name.className = "addressee-name";
-      name.textContent = castNames.get(addressee);
-      var hint = document.createElement("span");
-      hint.className = "addressee-hint";
-      hint.textContent = "（もう一度タップで解除）";
-      els.addressee.appendChild(label);
-      els.addressee.appendChild(name);
-      els.addressee.appendChild(hint);
-    }
+    els.addresseeName.textContent = addressee ? castNames.get(addressee) : "";
+    els.addressee.classList.remove("is-nudged");
     els.addressee.hidden = !addressee;
+    if (before !== addressee) queueFit();
   }
+
+  function nudgeAddressee() {
+    els.addressee.classList.remove("is-nudged");
+    void els.addressee.offsetWidth;
+    els.addressee.classList.add("is-nudged");
+  }
+
+  els.addresseeClear.addEventListener("click", function () {
+    setAddressee(null);
+    els.text.focus({ preventScroll: true });
+  });
 
   function renderNotices(notices) {
     var items = [];
@@ -452,6 +642,7 @@
     els.cast.hidden = !on;
     if (!on) {
       renderCast([], "");
+      clearMoveNotice();
       setAddressee(null);
       renderNotices([]);
       renderDestinations([]);
@@ -477,32 +668,99 @@
     setAddressee(addressee);
     renderNotices(sc.notices);
     renderDestinations(sc.destinations);
+    var place = str(sc.place);
+    if (shownPlace !== null && place !== shownPlace && !isObject(sc.ending) && !endedBefore) tellMove(placeName);
+    shownPlace = place;
+    endedBefore = isObject(sc.ending);
     renderEnding(isObject(sc.ending) ? sc.ending : null);
+  }
+
+  // A move is told, not only shown by the place label: where the player is now, and who is there.
+  var shownPlace = null;
+  var endedBefore = false;
+
+  function joinNames(names) {
+    if (names.length < 2) return names.join("");
+    if (names.length === 2) return names[0] + "と" + names[1];
+    return names.join("、");
+  }
+
+  function tellMove(placeName) {
+    var names = [];
+    castNames.forEach(function (name) { names.push(name); });
+    els.moveNotice.textContent = placeName + "に移りました。" +
+      (names.length ? "ここにいるのは" + joinNames(names) + "です。" : "ここには誰もいません。");
+    els.moveNotice.hidden = false;
+    els.moveNotice.classList.remove("is-new");
+    void els.moveNotice.offsetWidth;
+    els.moveNotice.classList.add("is-new");
+    queueFit();
+  }
+
+  function clearMoveNotice() {
+    if (els.moveNotice.hidden) return;
+    els.moveNotice.hidden = true;
+    els.moveNotice.textContent = "";
+    queueFit();
   }
 
   // The game has ended: a card with 「もう一度」, which starts a new game.
   var restartText = "もう一度";
 
+  // 「ここで終わる」 is the player's own choice, kept on this device for this game's ending (the stage knows
+  // the game ended; a reload shows the card again, and, once chosen, without its two buttons' offer).
+  var LEFT_KEY = "butai.left.";
+
+  function endingId(ending) {
+    // the ending's notice in the log names this game's end: a later game ends with another entry
+    for (var i = shownLog.length - 1; i >= 0; i--) {
+      var e = shownLog[i];
+      if (e && e.role === "notice" && str(e.text) === str(ending.title)) return String(e.id);
+    }
+    return "turn-" + (scene ? String(scene.turn) : "") + "-" + str(ending.title);
+  }
+
+  function leftStored() {
+    try { return window.localStorage.getItem(LEFT_KEY + config.stage); } catch (e) { return null; }
+  }
+
+  function storeLeft(value) {
+    try {
+      if (value) window.localStorage.setItem(LEFT_KEY + config.stage, value);
+      else window.localStorage.removeItem(LEFT_KEY + config.stage);
+    } catch (e) { /* private mode: the choice lasts for this visit */ }
+  }
+
+  var shownEnding = null;
+
   function renderEnding(ending) {
     var wasHidden = els.ending.hidden;
     // after an ending the composer offers only 「もう一度」 and a way out: no more lines to type
     els.form.hidden = !!ending;
-    els.form.parentNode.hidden = !!ending;   // the (sticky) reply card with it
+    els.form.parentNode.hidden = !!ending;   // the reply card with it
     if (!ending) {
+      if (shownEnding !== null) storeLeft(null);
+      shownEnding = null;
       els.ending.hidden = true;
       els.endingClosed.hidden = true;
       els.endingLeave.hidden = false;
+      if (!wasHidden) queueFit();
       return;
     }
+    shownEnding = endingId(ending);
+    var left = leftStored() === shownEnding;
     els.endingTitle.textContent = str(ending.title) || "おしまい";
     els.endingText.textContent = str(ending.text);
     els.endingText.hidden = !str(ending.text);
     restartText = str(ending.restart) || "もう一度";
     els.restart.textContent = restartText;
     els.restart.disabled = sending;
+    els.endingLeave.hidden = left;
+    els.endingClosed.hidden = !left;
     els.ending.hidden = false;
+    if (wasHidden) queueFit();
     // the card is what the player can do now; focus waits until the button is enabled again
-    if (wasHidden) {
+    if (wasHidden && !left) {
       focusRestart = true;
       if (!sending) takeRestartFocus();
     }
@@ -605,10 +863,8 @@
       }
     });
 
-    // The log follows new entries, unless the player has scrolled back to read older ones.
     var region = els.logRegion;
-    var following = !entryNodes.size || region.scrollHeight - region.scrollTop - region.clientHeight < 24;
-    var added = false;
+    var added = 0;
     var ref = els.log.firstChild;
     entries.forEach(function (entry) {
       var node = entryNodes.get(entry.id);
@@ -622,7 +878,7 @@
       } else if (!node) {
         node = createEntry(entry);
         entryNodes.set(entry.id, node);
-        added = true;
+        added += 1;
       } else {
         updateEntry(node, entry);
       }
@@ -633,57 +889,180 @@
       }
     });
 
-    if (added && following) region.scrollTop = region.scrollHeight;
-    if (added) answerArrived(entries);
+    if (added) {
+      if (logFollowing) pinLog();
+      else showJump(added);
+      answerArrived(entries);
+    }
+  }
+
+  // The log follows its newest entry, unless the player has scrolled back to read older ones: then the
+  // new ones wait below, and a 「新しい発言」 button brings the log down to them. On opening (a reload too)
+  // it stands at the newest entry, and stays there while the layout settles around it.
+  var logFollowing = true;
+  var unseen = 0;
+  var FOLLOW_SLACK = 24;
+
+  function logAtEnd() {
+    var r = els.logRegion;
+    return r.scrollHeight - r.scrollTop - r.clientHeight < FOLLOW_SLACK;
+  }
+
+  var pinnedAt = 0;            // where the page last put the log's scroll (its end)
+
+  function pinLog() {
+    var r = els.logRegion;
+    r.scrollTop = r.scrollHeight;
+    pinnedAt = r.scrollTop;
+  }
+
+  function showJump(added) {
+    unseen += added;
+    els.logJumpText.textContent = "新しい発言 " + unseen + "件";
+    els.logJump.hidden = false;
+  }
+
+  function hideJump() {
+    unseen = 0;
+    els.logJump.hidden = true;
+  }
+
+  function setFollowing(on) {
+    logFollowing = on;
+    els.logRegion.dataset.following = on ? "true" : "false";
+    if (on) hideJump();
+  }
+
+  // Only the player scrolls the log up: a scroll event that finds it where the page put it (the box changed
+  // size under it before the page pinned it again) leaves it following, and pins it.
+  els.logRegion.addEventListener("scroll", function () {
+    var stayed = logFollowing && els.logRegion.scrollTop >= pinnedAt - 1;
+    setFollowing(logAtEnd() || stayed);
+    if (stayed && !logAtEnd()) pinLog();
+  }, { passive: true });
+
+  els.logJump.addEventListener("click", function () {
+    setFollowing(true);
+    pinLog();
+    els.logRegion.focus({ preventScroll: true });
+  });
+
+  if (typeof ResizeObserver === "function") {
+    // the log's box changes (the keyboard, a banner, faces fitted): a following log stays at its end
+    new ResizeObserver(function () { if (logFollowing) pinLog(); }).observe(els.logRegion);
+    new ResizeObserver(function () { if (logFollowing) pinLog(); }).observe(els.log);
   }
 
   function render(data) {
     var stage = data.stage || {};
     characterName = str(stage.character_name);
     var sc = isObject(data.scene) ? data.scene : null;
+    var firstView = lastView === null;
+    lastView = data;
+    currentData = isObject(data.current) ? data.current : {};
 
+    // a scenario stage shows its scenario's display title; an agent stage, its character
     var title = characterName || str(stage.name) || "舞台";
     if (sc) title = str(stage.title) || str(stage.name) || characterName || "舞台";
     els.title.textContent = title;
     document.title = title + " — 舞台";
 
-    renderScene(sc);
-    renderCurrent(data.current || {});
     shownLog = Array.isArray(data.log) ? data.log : [];
+    renderScene(sc);
     renderLog(shownLog);
+    renderBubble(shownLog, currentData, firstView);
 
     var version = data.version == null ? "" : String(data.version);
-    var fresh = version !== lastVersion;
     lastVersion = version;
     document.body.dataset.version = lastVersion;
-    if (fresh) revealLine();
     announceFromNowOn();
     document.body.dataset.state = "ready";
+    queueFit();
     refreshDebug();
-    // voice.js (the 読み上げ toggle) listens for each rendered view
+    // voice.js (the 読み上げ toggle) listens for each rendered view and each line the bubble shows
     document.dispatchEvent(new CustomEvent("butai:view", { detail: data }));
   }
 
-  // After a change, the faces and the current line are brought into view above the sticky composer:
-  // both when they fit together, else the line (what the player has to read). A player who has scrolled
-  // the stage card away (reading the log or the debug view) is not moved.
-  var stageCard = els.speechBox.closest(".stage-card");
-  var replyCard = els.form.closest(".reply-card");
-  var EDGE = 8;
+  // ---------------------------------------------------------------- layout
+  // The shell is as tall as the visible screen (visualViewport: the on-screen keyboard takes its share), so
+  // nothing lies over anything: the header, the stage (faces and the bubble), the log and the composer
+  // share it, and the log takes what is left. The faces are sized to leave the log room for its newest
+  // lines; where even the smallest faces would not leave it that, the cards are names only, and on a very
+  // short screen the header and headings step back as well.
+  var CARD_MAX = 220, CARD_CHROME = 16, CAST_PADDING = 24, CAST_GAP = 10;   // the cast's sizes in style.css
+  var FACE_MIN = 72;           // a smaller face is not worth the room: names only
+  var FACE_MAX = 300;
+  var LOG_MIN = 72;            // the log keeps at least its newest entry in view …
+  var LOG_FLOOR = 48;          // the least the bubble leaves the log (its newest entry, when that is larger)
+  var LOG_SHARE = 0.17;        // … or this share of the screen, whichever is more
+  var fitQueued = false;
 
-  function revealLine() {
-    var stage = stageCard.getBoundingClientRect();
-    if (stage.bottom <= 0) return;
-    var line = els.speechBox.hidden ? stage : els.speech.getBoundingClientRect();
-    var room = Math.min(window.innerHeight, replyCard.getBoundingClientRect().top) - EDGE;
-    var delta = 0;
-    if (line.bottom - stage.top <= room - EDGE) {
-      if (stage.top < EDGE) delta = stage.top - EDGE;
-      else if (line.bottom > room) delta = line.bottom - room;
+  function screenHeight() {
+    var vv = window.visualViewport;
+    return Math.max(1, Math.round(vv ? vv.height : window.innerHeight));
+  }
+
+  function queueFit() {
+    if (fitQueued) return;
+    fitQueued = true;
+    requestAnimationFrame(function () {
+      fitQueued = false;
+      fitLayout();
+    });
+  }
+
+  function faceWidthLimit() {
+    // the faces are drawn 480×600: as tall as their cards' width allows
+    if (!scene) return els.portrait.clientWidth / 0.8;
+    var count = castOrder.length;
+    if (!count) return 0;
+    if (count === 1) return Math.min(els.cast.clientWidth * 0.7, 320) / 0.8;
+    // from the row's width, not the cards' (their widths are mid-transition while the fitting measures)
+    var card = Math.min(CARD_MAX, (els.cast.clientWidth - CAST_PADDING - CAST_GAP * (count - 1)) / count);
+    return Math.max(0, card - CARD_CHROME) / 0.8;
+  }
+
+  var BUBBLE_MIN = 60;         // the bubble's text keeps two lines at least (a longer line scrolls in it)
+
+  function fitLayout() {
+    var h = screenHeight();
+    var root = document.documentElement;
+    var body = document.body;
+    root.style.setProperty("--app-h", h + "px");
+    root.style.removeProperty("--bubble-max");
+    body.dataset.room = h < 440 ? "tiny" : h < 620 ? "short" : "tall";
+    // the log keeps its newest entry whole (within reason), and a share of a tall screen
+    var newest = els.log.lastElementChild;
+    var need = newest ? Math.min(newest.offsetHeight + 16, Math.round(h * 0.35)) : 0;
+    var want = Math.max(LOG_MIN, need, Math.round(h * LOG_SHARE));
+    // measure what the log would have with no faces at all
+    body.dataset.faces = "measure";
+    var spare = els.logRegion.clientHeight;
+    body.dataset.faces = "on";
+    var byWidth = body.dataset.room === "tiny" ? 0 : faceWidthLimit();
+    var face = Math.floor(Math.min(FACE_MAX, byWidth, spare - want));
+    if (face >= FACE_MIN) {
+      root.style.setProperty("--face-h", face + "px");
     } else {
-      delta = line.bottom - room;
+      body.dataset.faces = "off";
+      // still short of room: a long line scrolls inside a lower bubble
+      // (the bubble gives way to the log's newest entry, not to its share of the screen)
+      var missing = Math.max(LOG_FLOOR, need) - els.logRegion.clientHeight;
+      var text = els.speech;
+      if (missing > 0 && !els.speechBox.hidden && text.clientHeight > BUBBLE_MIN) {
+        root.style.setProperty("--bubble-max", Math.max(BUBBLE_MIN, text.clientHeight - missing) + "px");
+      }
     }
-    if (Math.abs(delta) >= 1) window.scrollBy(0, delta);
+    if (logFollowing) pinLog();
+  }
+
+  if (window.visualViewport) window.visualViewport.addEventListener("resize", queueFit);
+  window.addEventListener("resize", queueFit);
+  if (typeof ResizeObserver === "function") {
+    // what shares the screen with the log changed size: a longer line, a banner, a growing text box
+    var sharers = new ResizeObserver(function () { queueFit(); });
+    [els.speechBox, els.form.closest(".reply-card"), els.ending, els.place, els.moveNotice]
+      .forEach(function (el) { sharers.observe(el); });
   }
 
   // 「送信しました…」 stays until the answer is there: an entry from someone else than the player that
@@ -744,6 +1123,7 @@
       if (res.status === 401 || res.status === 403 || res.status === 404) {
         debugState.enabled = false;
         els.debug.hidden = true;
+        els.below.hidden = true;
         return;
       }
       if (!res.ok) return;
@@ -752,6 +1132,7 @@
         var turn = turns.length ? turns[turns.length - 1] : null;
         renderDebug(isObject(turn) ? turn : null);
         els.debug.hidden = false;
+        els.below.hidden = false;
       });
     }).catch(function () {
       // the development menu never disturbs the page
@@ -1236,6 +1617,7 @@
   // POSTs one reply. `fromForm`: the text came from the text box (emptied on success).
   function postReply(body, fromForm) {
     showError("");
+    clearMoveNotice();
     setSending(true, !!scene);
     var epoch = viewEpoch;
 
@@ -1254,6 +1636,8 @@
             els.text.value = "";
             updateCount();
           }
+          // the addressee was for this reply only (the banner said so)
+          if (body.to && addressee === body.to) setAddressee(null);
           var view = isObject(payload) && isObject(payload.view) ? payload.view : null;
           // A scenario stage answers with the turn itself: nothing to wait for. An agent answers later.
           els.note.hidden = !!view;
@@ -1301,7 +1685,9 @@
   els.endingLeave.addEventListener("click", function () {
     els.endingLeave.hidden = true;
     els.endingClosed.hidden = false;
+    if (shownEnding) storeLeft(shownEnding);
     els.restart.focus();
+    queueFit();
   });
 
   function send() {
@@ -1343,8 +1729,13 @@
     var shortcut = document.querySelector(".reply-shortcut");
     if (shortcut) shortcut.textContent = "⌘+Enter で送信";
   }
+  // A screen that is touched is a touch screen, whatever its pointer says: the keyboard shortcut's hint goes.
+  document.addEventListener("pointerdown", function (ev) {
+    if (ev.pointerType === "touch" || ev.pointerType === "pen") document.body.classList.add("is-touched");
+  }, { capture: true, passive: true });
 
   updateCount();
+  fitLayout();
   poll();
   connectPush();
 })();

@@ -11,8 +11,9 @@
  * Japanese voice when the browser has one and the speaking character's pitch
  * and rate from its manifest.
  *
- * app.js announces every view it renders with a `butai:view` event; this
- * file only listens, so the page works the same without it.
+ * app.js announces each line its bubble shows with a `butai:line` event (the
+ * lines of one turn one after another, each once `fresh`); this file only
+ * listens, so the page works the same without it.
  */
 (function () {
   "use strict";
@@ -48,29 +49,6 @@
     } catch (e) {
       return "";
     }
-  }
-
-  function voiceFor(view, speaker) {
-    var scene = isObject(view.scene) ? view.scene : null;
-    if (scene && Array.isArray(scene.characters)) {
-      for (var i = 0; i < scene.characters.length; i++) {
-        var c = scene.characters[i];
-        if (isObject(c) && str(c.name) === speaker && isObject(c.voice)) return c.voice;
-      }
-    }
-    var stage = isObject(view.stage) ? view.stage : {};
-    return isObject(stage.voice) ? stage.voice : null;
-  }
-
-  function lineOf(view) {
-    var current = isObject(view.current) ? view.current : {};
-    var text = str(current.text);
-    return {
-      key: str(current.updated_at) + "|" + text,
-      text: text,
-      audio: audioUrl(str(current.audio)),
-      voice: voiceFor(view, str(current.speaker))
-    };
   }
 
   function japaneseVoice(lang) {
@@ -122,14 +100,14 @@
     speak(line);
   }
 
-  document.addEventListener("butai:view", function (ev) {
-    var view = isObject(ev.detail) ? ev.detail : null;
-    if (!view) return;
-    var line = lineOf(view);
-    var fresh = latest !== null && line.key !== latest.key;
+  document.addEventListener("butai:line", function (ev) {
+    var d = isObject(ev.detail) ? ev.detail : null;
+    if (!d) return;
+    var line = { key: str(d.key), text: str(d.text), audio: audioUrl(str(d.audio)),
+                 voice: isObject(d.voice) ? d.voice : null };
     latest = line;
-    // The line shown when the page opens is not read out; new ones are, once allowed.
-    if (fresh && on && unlocked) play(line);
+    // A line on the page when it opened is not read out; each new one is, once allowed.
+    if (d.fresh === true && on && unlocked) play(line);
   });
 
   function unlock() {

@@ -242,6 +242,9 @@ class LogEntry(BaseModel):
     expression_scores: dict[str, float] | None = None
     audio: str | None = None
     created_at: str
+    image_url: str | None = Field(default=None, description="A character's line: the face it was said with (the "
+                                                             "page shows each line of a turn with its face).")
+    fallback_image_url: str | None = None
 
 
 class CurrentLine(BaseModel):

@@ -345,12 +345,21 @@ class StageService:
                             character_name=character_name, voice=self.voice_of(stage.character), kind=stage.kind,
                             title=stage.title or None),
             current=self._current(stage.line, character_name),
-            log=[LogEntry(id=e.id, role=e.role, speaker=e.speaker, character=e.character, text=e.text,
-                          expression=e.expression, expression_source=e.expression_source,
-                          expression_scores=e.expression_scores, audio=e.audio, created_at=e.created_at)
-                 for e in log],
+            log=[self._entry(e, stage.character) for e in log],
             version=stage.version,
             scene=self._scene(stage.scene) if stage.scene else None)
+
+    def _entry(self, e: LogRecord, stage_character: str) -> LogEntry:
+        entry = LogEntry(id=e.id, role=e.role, speaker=e.speaker, character=e.character, text=e.text,
+                         expression=e.expression, expression_source=e.expression_source,
+                         expression_scores=e.expression_scores, audio=e.audio, created_at=e.created_at)
+        if e.role == Role.CHARACTER and e.expression:
+            # The face each line was said with, so the page can show every line of a turn with its own face
+            # (the manifests are cached per process: no read per entry).
+            image = self.catalog.resolve(e.character or stage_character, e.expression)
+            entry.image_url = self._url(image.image_key)
+            entry.fallback_image_url = self._url(image.fallback_key)
+        return entry
 
     def _current(self, line: StoredLine, character_name: str) -> CurrentLine:
         return CurrentLine(text=line.text, expression=line.expression, asked_expression=line.asked_expression,

@@ -13,6 +13,7 @@ from butai_tools.stage import images
 from chalicelib import aws, context
 from chalicelib.config import Settings
 from tests.browser.accessibility import assert_accessible, assert_composer_visible
+from tests.browser.reading import read_turn
 from tests.browser.test_stage_page import POLL_WAIT_MS, SHOTS, fetch, no_horizontal_scroll, speak, wait_js
 from tests.conftest import ROOT
 
@@ -129,6 +130,7 @@ def test_lines_are_announced_with_their_speaker(browser, local_runtime, services
     stage = scenario_stage(services, "announce")
     page = open_stage(browser, local_runtime, stage, PHONES[1])
     page.wait_for_selector("#cast .cast-member")
+    read_turn(page)                                   # the opening read to its last line: 葵 speaks
     # Pictures and cast buttons are described in Japanese; the speaking badge is spelled out.
     assert page.eval_on_selector_all("#cast .cast-member", "els => els.map(e => e.getAttribute('aria-label'))") == [
         "ママ（笑顔）", "話し中 葵（ふつう）"]

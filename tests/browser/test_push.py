@@ -18,6 +18,7 @@ import pytest
 
 from butai_tools.local.runtime import LocalRuntime
 from tests.browser.accessibility import assert_accessible
+from tests.browser.reading import read_turn
 from tests.browser.test_stage_page import wait_js
 from tests.conftest import call
 
@@ -124,7 +125,8 @@ def test_twenty_forced_disconnects_miss_nothing_and_double_nothing(browser, runt
     assert ids == expected                                     # every line, once, in order
     counts = page.evaluate("() => window.__shown")
     assert counts == {entry: 1 for entry in expected}          # none was put on the screen twice
-    assert page.inner_text("#speech-text") == "つながってからの台詞 19"
+    # The bubble steps through the lines as a player reads them; read on, its last is the newest.
+    assert read_turn(page)[-1][1] == "つながってからの台詞 19"
     # The reconnects caught up with one conditional GET each, not by polling all along.
     assert len(page.polls) <= 2 * 20 + 2, len(page.polls)
     assert page.errors == []

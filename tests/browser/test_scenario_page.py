@@ -1,6 +1,7 @@
 """The reference scenario played in real Chromium on the local run (the director's acceptance)."""
 import pytest
 
+from tests.browser.reading import read_turn
 from tests.browser.test_stage_page import SHOTS, no_horizontal_scroll, wait_js
 from tests.scenario_stages import new_scenario_stage
 
@@ -39,6 +40,8 @@ def test_reference_scenario_in_the_browser(browser, local_runtime):
     # Opens on A01/A02 with ママ smiling.
     assert log_texts(page)[:2] == ["いらっしゃい。赤いドア、よく開けたわね。初めての人はたいてい素通りするのよ。",
                                    "ママ、その話はあと。ねえ聞いて、このお店、来月から少し変えようと思ってるの。"]
+    # The bubble steps through the opening, each line with its speaker; at its end 葵 speaks.
+    assert [speaker for speaker, _ in read_turn(page)] == ["ママ", "葵"]
     assert cast(page) == [["赤尾妙子", "smile", False], ["神楽坂葵", "neutral", True]]
     assert page.inner_text("#place-name").endswith("店内")
 
@@ -51,6 +54,7 @@ def test_reference_scenario_in_the_browser(browser, local_runtime):
     send(page, "流す曲を変えてみたら？")
     assert log_texts(page)[-2:] == ["音楽は昭和歌謡よ、決まってるじゃない。……葵ちゃんの映画音楽？　あれ、眠くならない？",
                                     "失礼ね。夜に合うのよ、ああいうのが。"]
+    assert [speaker for speaker, _ in read_turn(page)] == ["ママ", "葵"]
     assert ["神楽坂葵", "angry", True] in cast(page)
     assert page.get_attribute("#cast [data-character=神楽坂葵] .cast-image", "src").endswith("/angry.svg")
     wait_js(page, "document.querySelector('#cast [data-character=\"神楽坂葵\"] .cast-image').naturalWidth > 0")

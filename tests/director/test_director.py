@@ -50,7 +50,7 @@ def lines(view, since=0):
 def test_a_new_game_speaks_the_start_lines(client, played):
     view = client.http.get(f"/stages/{played.stage_id}",
                            headers={"Authorization": f"Bearer {played.player_key}"}).json_body
-    assert view["stage"]["kind"] == "scenario" and view["stage"]["title"] == "血の池の夜（参考台本）"
+    assert view["stage"]["kind"] == "scenario" and view["stage"]["title"] == "血の池の夜"
     assert [e["character"] for e in view["log"]] == ["赤尾妙子", "神楽坂葵"]
     scene = view["scene"]
     assert scene["place"] == "店内" and scene["speaking"] == "神楽坂葵"

@@ -87,7 +87,7 @@ def test_trace_text_shows_the_decision(reference_path, capsys):
 def test_trace_text(reference_path, capsys):
     assert butai("trace", str(reference_path), "なし", "意図:音楽", "意図:音楽", "離脱") == 0
     out = capsys.readouterr().out
-    assert out.startswith(f"血の池の夜（参考台本） ({reference_path})\n")
+    assert out.startswith(f"血の池の夜 ({reference_path})\n")
     assert "#0 (開始)\n  A01    赤尾妙子「いらっしゃい。" in out
     assert "         effect 表情:赤尾妙子:smile\n" in out
     # a written なし has no words to react to: the responder brings something up herself

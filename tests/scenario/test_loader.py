@@ -45,7 +45,7 @@ def place(data, place_id):
 # ---------------------------------------------------------------- the good case
 
 def test_reference_loads_and_is_indexed(compiled):
-    assert compiled.title == "血の池の夜（参考台本）"
+    assert compiled.title == "血の池の夜"
     assert compiled.start_place == "店内"
     assert list(compiled.intents) == ["音楽", "メニュー", "二人の先の話", "赤いドア", "店名と看板", "宣伝の写真",
                                       "いい店とは", "今のままでいい"]
@@ -229,8 +229,8 @@ def test_ids_must_be_usable_in_conditions(reference_copy, load_broken):
 # ---------------------------------------------------------------- JSON and shape
 
 def test_json_syntax_error_has_line_and_column(reference_path, load_broken):
-    text = reference_path.read_text(encoding="utf-8").replace('"title": "血の池の夜（参考台本）",',
-                                                              '"title": "血の池の夜（参考台本）"', 1)
+    text = reference_path.read_text(encoding="utf-8").replace('"title": "血の池の夜",',
+                                                              '"title": "血の池の夜"', 1)
     [message] = load_broken(text)
     assert message == "chinoike.json:3:3: invalid JSON: Expecting ',' delimiter"
 

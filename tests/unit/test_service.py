@@ -37,6 +37,20 @@ def test_speak_replaces_current_and_appends_one_log_entry(service, created):
     assert all(e.role == "character" and e.speaker == "ひより" for e in view.log)
 
 
+def test_each_line_in_the_log_carries_the_face_it_was_said_with(service, created):
+    """The page steps through a turn's lines, each with its own face, so the log names each line's picture."""
+    speak(service, created, "一つ目", "smile")
+    speak(service, created, "二つ目", "troubled")
+    speak(service, created, "三つ目", "sleepy")             # no such image: the neutral face, as on the stage
+    service.reply(created.stage_id, created.player_key, ReplyRequest(text="返事"))
+    log = service.get_stage(created.stage_id, created.player_key).log
+    assert [(e.image_url, e.fallback_image_url) for e in log] == [
+        ("/characters/hiyori/smile.svg", "/characters/hiyori/neutral.svg"),
+        ("/characters/hiyori/troubled.svg", "/characters/hiyori/neutral.svg"),
+        ("/characters/hiyori/neutral.svg", "/characters/hiyori/neutral.svg"),
+        (None, None)]                                          # the player's line has no face
+
+
 def test_unknown_expression_falls_back_to_neutral_and_says_so(service, created):
     result = speak(service, created, expression="sparkly")
     assert (result.expression, result.asked_expression) == ("neutral", "sparkly")
