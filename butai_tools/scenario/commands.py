@@ -49,6 +49,8 @@ def register(subparsers: Any) -> None:
     schema = subparsers.add_parser(
         "schema", help="print the JSON Schema of the scenario format",
         description="Print the JSON Schema of the scenario format (scenarios/schema.json is this output).")
+    schema.add_argument("--reference", action="store_true",
+                        help="print the field reference as Markdown instead (docs/scenario-format.md holds it)")
     schema.set_defaults(func=run_schema)
 
 
@@ -59,6 +61,10 @@ def schema_text() -> str:
 
 
 def run_schema(args: argparse.Namespace) -> int:
+    if getattr(args, "reference", False):
+        from butai_tools.scenario.reference import reference_markdown
+        sys.stdout.write(reference_markdown())
+        return 0
     sys.stdout.write(schema_text())
     return 0
 
