@@ -242,7 +242,8 @@ class LocalRuntime:
     port: int = 8000
     demo_stage: str | None = "demo"
     # Scenario stages made on first start: name -> scenario file.
-    scenario_stages: dict = field(default_factory=lambda: {"chinoike": ROOT / "scenarios" / "chinoike.json"})
+    scenario_stages: dict = field(default_factory=lambda: {"chinoike": ROOT / "scenarios" / "chinoike.json",
+                                                           "hanaya": ROOT / "scenarios" / "hanaya.json"})
     # Seconds between snapshots while writes come (the journal makes each write durable before it is
     # answered; the snapshot only keeps the journal short).
     saver_interval: float = 10.0
