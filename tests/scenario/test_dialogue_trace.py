@@ -78,3 +78,14 @@ def test_the_dev_dialogues_stay_safe(reference_path, capsys):
                  "--json") in (0, 1)
     out = json.loads(capsys.readouterr().out)
     assert out["unsafe"] == 0 and out["right_share"] >= 0.9 and out["cases"] >= 60
+
+
+def test_the_second_examples_dialogues_play_safe_and_no_worse(capsys):
+    # The second example's set (scenarios/eval/hanaya-dialogues.json): both splits replayed, every case played
+    # through the stage without an unplayable turn, nobody moved or sent home unasked, and the right share no
+    # lower than the figures recorded in docs/director.md.
+    scenario, dialogues = ROOT / "scenarios" / "hanaya.json", ROOT / "scenarios" / "eval" / "hanaya-dialogues.json"
+    assert butai("trace", str(scenario), "--dialogue", str(dialogues), "--json") in (0, 1)
+    out = json.loads(capsys.readouterr().out)
+    assert out["cases"] >= 140 and out["unsafe"] == 0
+    assert out["splits"]["hanaya-dev"]["right"] >= 53 and out["splits"]["hanaya-heldout"]["right"] >= 58
