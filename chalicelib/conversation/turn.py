@@ -37,6 +37,7 @@ from ..interpret.dialect import standard
 from ..interpret.interpreter import TurnResult
 from ..interpret.ja import analyse
 from ..interpret.options import InterpretChoices, Recent
+from ..interpret.spelling import neutral
 from ..interpret.text import TextForms, is_kanji, nfkc, without_asides
 from ..scenario import FreeTalk, GameState, PlayerInput, Step
 from ..scenario.conditions import FlagEffect, faces_set
@@ -178,6 +179,8 @@ class Conversation(Recalling, Serving):
         else:
             text = answer_text = without_asides(text)     # （笑）（小声）（一口食べて）: how it is said, not what
             text = answer_text = standard(text)            # 帰らなあかん, ほんまに, 知らへん: read as standard forms
+            # (えっと、 あのさ、 😊 笑 set aside; おみせ, あおいちゃん read as お店, 葵ちゃん: spelling.py)
+            text = answer_text = self.respeller.respell(neutral(text).text)
             resolved = None
             if clarification is not None and clarification.turn == state.turn:
                 resolved = self.clarifier.resolve(text, clarification.options)

@@ -5,10 +5,17 @@ from __future__ import annotations
 import pytest
 
 from chalicelib.interpret.lexicon import class_names, word_class
+from chalicelib.interpret.spelling import Respeller, neutral
 
 # How the engine reads each class: the function it calls on a text.
 MATCHERS = {
     "honorifics": lambda text: word_class("honorifics").at_start(text) is not None,
+    # set aside before a line is read (spelling.py): the line changes
+    "fillers": lambda text: neutral(text).text != text,
+    "discourse_markers": lambda text: neutral(text).text != text,
+    "laughter": lambda text: neutral(text).text != text,
+    # a kana spelling read as the word
+    "spellings": lambda text: Respeller().respell(text) != text,
 }
 
 

@@ -1,0 +1,168 @@
+"""A line as it is meant, before anything reads it: meaning-neutral material set aside, kana spellings of known
+words written as those words.
+
+Players write the same line many ways. 「えっと、このおみせって何年やってるの？😊」 means what 「このお店って何年
+やってるの？」 means: a filler at the head, an emoji at the end and a word in kana change nothing. Every reader
+after this one (questions, orders, acts, the interpreter's words) is written for the plain line, so the plain
+line is what they get; the player's own words are logged as they were written.
+
+- **Set aside** (`neutral`): fillers and discourse markers at the head of the line (lexicon classes
+  ``fillers`` and ``discourse_markers``, followed by a pause), laughter at the end of a clause (``laughter``),
+  and emoji anywhere. A line that is nothing else keeps its words (「笑」 alone, 「😊」 alone).
+- **Respelled** (`Respeller`): a run of kana that reads as a known word — a scenario's names, places, items and
+  words, and the lexicon's ``spellings`` — and lies on the analyser's word boundaries becomes that word
+  (あおいちゃん → 葵ちゃん, ひかえしつ → 控え室, なまひとつ → 生ひとつ, but not the なま of なまえ), and so does
+  a word the analyser reads as one in kana whose normalised form is a known word (げんき → 元気).
+"""
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from functools import lru_cache
+
+from .ja import analyse
+from .lexicon import word_class
+
+# Emoji and the characters that join or vary them (no Japanese word is written with these).
+_EMOJI = re.compile("[\U0001F000-\U0001FAFF\u2600-\u27BF\u2B00-\u2BFF\u2300-\u23FF\uFE0F\u200D\U000E0020-\U000E007F"
+                    "\u3030\u303D\u3297\u3299]+")
+_PAUSE = r"(?:[、,，…\s　]+|ー+[、,，…\s　]*|(?=[！!？?。]))"
+_HIRAGANA = re.compile(r"[\u3041-\u309f]+")
+_KANJI = re.compile(r"[\u4e00-\u9fff々]")
+_CLAUSE_END = r"(?=[\s、。，．,.!?！？…♪]|$)"
+
+
+@lru_cache(maxsize=1)
+def _head() -> re.Pattern[str]:
+    words = "|".join(w for w in (word_class("fillers").alternation, word_class("discourse_markers").alternation))
+    return re.compile(rf"^\s*(?:{words}){_PAUSE}")
+
+
+@lru_cache(maxsize=1)
+def _laughter() -> re.Pattern[str]:
+    return re.compile(rf"(?:{word_class('laughter').alternation})+{_CLAUSE_END}")
+
+
+@dataclass(frozen=True)
+class Neutral:
+    text: str                    # the line without what is set aside
+    set_aside: tuple[str, ...]   # what was, in order
+
+
+def neutral(text: str) -> Neutral:
+    """The line with meaning-neutral material set aside (fillers and markers at its head, laughter at the
+    end of a clause, emoji); a line that is nothing else stays as it is."""
+    aside: list[str] = []
+    rest = text
+    found = _EMOJI.findall(rest)
+    if found:
+        aside += found
+        rest = _EMOJI.sub("", rest)
+    head = _head()
+    while True:
+        m = head.match(rest)
+        if m is None or not rest[m.end():].strip():
+            break
+        aside.append(m.group(0).strip())
+        rest = rest[m.end():]
+    laugh = _laughter()
+    kept = laugh.sub(lambda m: "" if m.start() > 0 and _laughable(rest, m) else m.group(0), rest)
+    if kept != rest:
+        aside.append("laughter")
+        rest = kept
+    rest = re.sub(r"[\s　]{2,}", " ", rest).strip()
+    if not re.sub(r"[\s、。，．,.!?！？…ー〜~♪☆★]", "", rest):
+        return Neutral(text, ())
+    return Neutral(rest, tuple(aside))
+
+
+def _laughable(text: str, m: re.Match[str]) -> bool:
+    """Laughter only after a word: not the 笑 of 笑顔 (a clause end must follow), nor a kanji compound's last
+    character (爆笑 is laughter, 苦笑 is a word either way)."""
+    before = text[m.start() - 1]
+    return not (m.group(0)[0] in "笑草" and _KANJI.match(before))
+
+
+class Respeller:
+    """Kana spellings of known words read as those words."""
+
+    def __init__(self, words: Iterable[str] = ()) -> None:
+        known = [*word_class("spellings").entries, *words]
+        self._by_reading: dict[str, str] = {}
+        for word in dict.fromkeys(w.strip() for w in known if w and _KANJI.search(w)):
+            reading = _reading(word)
+            # (a short reading names too much: 2 kana only for a word of one character, 生 → なま)
+            if reading and len(reading) >= 2 and reading != word:
+                self._by_reading.setdefault(reading, word)
+        self._readings = sorted(self._by_reading, key=len, reverse=True)
+        self._written = frozenset(self._by_reading.values())
+
+    def respell(self, text: str) -> str:
+        if not _HIRAGANA.search(text):
+            return text
+        tokens = analyse(text).tokens
+        starts = {t.start for t in tokens}
+        ends = {t.end for t in tokens}
+        spans: list[tuple[int, int, str]] = []
+        taken = [False] * len(text)
+        # (a span of words only: the ほう|が of 「カウンターのほうが」 is no 邦画)
+        function = [i for t in tokens if t.pos[:1] in (("助詞",), ("助動詞",), ("補助記号",))
+                    for i in range(t.start, t.end)]
+        # (nor a word the analyser reads as a verb or an adjective: the しろ of 「早くしろよ」 is no 白)
+        inflected = {(t.start, t.end) for t in tokens if t.pos[:1] in (("動詞",), ("形容詞",))}
+        functional = [False] * len(text)
+        for i in function:
+            functional[i] = True
+        for run in _HIRAGANA.finditer(text):
+            for reading in self._readings:
+                at = run.start()
+                while (at := text.find(reading, at, run.end())) >= 0:
+                    end = at + len(reading)
+                    if at in starts and end in ends and not any(taken[at:end]) and not any(functional[at:end]) \
+                            and (at, end) not in inflected:
+                        spans.append((at, end, self._by_reading[reading]))
+                        for i in range(at, end):
+                            taken[i] = True
+                    at += 1
+        for token in tokens:
+            # a known word the analyser reads as one word in kana: its written form (げんき → 元気)
+            # (read alike too: いつ is normalised as 何時, which reads なんじ)
+            if _HIRAGANA.fullmatch(token.surface) and token.normalised in self._written and \
+                    _reading(token.normalised) == token.surface and not any(taken[token.start:token.end]):
+                spans.append((token.start, token.end, token.normalised))
+        if not spans:
+            return text
+        out, at = [], 0
+        for start, end, word in sorted(spans):
+            out.append(text[at:start])
+            out.append(word)
+            at = end
+        out.append(text[at:])
+        return "".join(out)
+
+
+@lru_cache(maxsize=4096)
+def _reading(word: str) -> str:
+    return "".join(_hiragana(t.reading or t.surface) for t in analyse(word).tokens)
+
+
+def _hiragana(text: str) -> str:
+    return "".join(chr(ord(c) - 0x60) if "ァ" <= c <= "ヶ" else c for c in text)
+
+
+def scenario_words(scenario) -> list[str]:
+    """The words of a compiled scenario a player may write in kana: names, places, items, topic words."""
+    words: list[str] = []
+    for cid, character in scenario.characters.items():
+        words += [cid, character.name, *character.aliases]
+        for entry in character.knowledge:
+            words += [*entry.words, *entry.subject]
+    for pid, place in scenario.places.items():
+        words += [pid, *place.aliases]
+    for menu in scenario.menus.values():
+        for item in menu.items:
+            words += [item.id, *item.words, *item.parts]
+    for intent in scenario.intents.values():
+        words += intent.words
+    return words

@@ -1,0 +1,57 @@
+"""What is set aside before a line is read, and kana spellings of known words read as those words
+(chalicelib/interpret/spelling.py)."""
+from __future__ import annotations
+
+import pytest
+
+from chalicelib.interpret.spelling import Respeller, neutral, scenario_words
+from chalicelib.scenario import load_scenario
+from tests.conftest import ROOT
+
+
+@pytest.fixture(scope="module")
+def respeller():
+    return Respeller(scenario_words(load_scenario(ROOT / "scenarios" / "chinoike.json")))
+
+
+@pytest.mark.parametrize("said, meant", [
+    ("えっと、このお店って何年？", "このお店って何年？"),
+    ("あのさ、ところで、葵ちゃんは？", "葵ちゃんは？"),
+    ("ビールください😊", "ビールください"),
+    ("ママかわいいww", "ママかわいい"),
+    ("そうなんだ笑", "そうなんだ"),
+    ("そっか、ははは", "そっか、"),
+    ("👍🏻✨ いいね", "いいね"),
+])
+def test_neutral_material_is_set_aside(said, meant):
+    assert neutral(said).text == meant
+
+
+@pytest.mark.parametrize("line", ["笑", "😊", "えっと", "ええ、そうです", "あの店が好き", "笑顔がいい", "うーん、考えさせて",
+                                  "えっ、三十年も？", "苦笑いした"])
+def test_what_is_not_neutral_stays(line):
+    assert neutral(line).text == line
+
+
+@pytest.mark.parametrize("said, meant", [
+    ("このおみせ、何年？", "このお店、何年？"),
+    ("あおいちゃんは何歳？", "葵ちゃんは何歳？"),
+    ("ひかえしつに行きたい", "控え室に行きたい"),
+    ("なまひとつ！", "生ひとつ！"),
+    ("おかいけいお願いします", "お会計お願いします"),
+    ("せんだいのママってどんな人？", "先代のママってどんな人？"),
+    ("げんきにしてた？", "元気にしてた？"),
+    ("なまえは何？", "名前は何？"),              # 名前, not the 生 of なま (a word boundary)
+])
+def test_kana_spellings_of_known_words_read_as_the_words(respeller, said, meant):
+    assert respeller.respell(said) == meant
+
+
+@pytest.mark.parametrize("line", [
+    "カウンターのほうがいいな",      # ほう|が is no 邦画 (a particle)
+    "早くしろよ",                   # a verb the analyser read is no 白 or 城
+    "あおい空がきれい",              # an adjective is no 葵
+    "いつからあるの？",             # いつ is normalised 何時, which reads なんじ
+])
+def test_kana_that_is_something_else_stays(respeller, line):
+    assert respeller.respell(line) == line
