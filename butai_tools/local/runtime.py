@@ -412,7 +412,7 @@ def run_forever(runtime: LocalRuntime) -> int:
     signal.signal(signal.SIGINT, on_signal)
     signal.signal(signal.SIGTERM, on_signal)
     info = runtime.start()
-    print_banner(info, runtime.services)
+    print_banner(info, runtime.services, runtime.state_dir / "local.json")
     # A timed wait: the kernel may deliver the signal to any of the server's threads, and Python runs
     # the handler only when the main thread next runs bytecode; an untimed wait would never return.
     while not stop.wait(SIGNAL_POLL_S):
@@ -427,12 +427,12 @@ def run_forever(runtime: LocalRuntime) -> int:
 BANNER_STAGES = 3
 
 
-def print_banner(info: dict, services: context.Services | None = None) -> None:
+def print_banner(info: dict, services: context.Services | None = None, local_json: Path | None = None) -> None:
     """How to use the running stage; with `services`, the models they were built with."""
     lines = [f"butai local stage running at {info['api_url']}  (Ctrl-C to stop)", ""]
     stages = info["stages"]
     # The ones made at start first (demo, the scenario stages), then the most recently made.
-    first = [name for name in ("demo", "chinoike") if name in stages]
+    first = [name for name in ("demo", "chinoike", "hanaya") if name in stages]
     shown = (first + [name for name in reversed(list(stages)) if name not in first])[:BANNER_STAGES]
     for name in shown:
         entry = stages[name]
@@ -454,7 +454,7 @@ def print_banner(info: dict, services: context.Services | None = None) -> None:
                   "docs/stage.md)"]
     if info.get("expression_judge"):
         lines += ["", f"expression judge (lines sent without an expression): {info['expression_judge']}"]
-    lines += ["", "keys and URLs are also in .butai/local.json (readable by you only)"]
+    lines += ["", f"keys and URLs are also in {local_json or '.butai/local.json'} (readable by you only)"]
     if services is not None and services.models is not None:
         from butai_tools.llm.doctor import banner_lines
         lines += ["", *banner_lines(services.models.classifier(), services.director.talker.generator)]

@@ -242,6 +242,10 @@ def write_trace_text(steps: list[TracedStep], scenario: CompiledScenario, out: T
             print(f"  解釈    backend {d['backend'] or 'なし'} ({d['token'] or '-'}), rule {d['rule'] or '-'}, "
                   f"scores {scores}" + (f", addressee {d['addressee']}" if d["addressee"] else "")
                   + (f", narrowed {' '.join(d['narrowed'])}" if d["narrowed"] else ""), file=out)
+            if d.get("context"):
+                # what the conversation decided on top of the reading (a topic set aside, an order, a pick…)
+                print("  判断    " + ", ".join(f"{k} {json.dumps(v, ensure_ascii=False)}"
+                                           for k, v in d["context"].items()), file=out)
         if step.free_talk is not None:
             ft = step.free_talk
             about = str(PlayerInput.intent(ft.intent) if ft.intent is not None else PlayerInput.none())
