@@ -40,7 +40,8 @@ _AUDIO_PATH = re.compile(AUDIO_PATH_PATTERN)
 
 def check_audio_url(url: str, own_origins: Iterable[str], listed_origins: Iterable[str]) -> str:
     """The URL when a line may carry it, else ValidationFailed naming ``audio``."""
-    if not _URL_CHARS.match(url):
+    # Whole matches (`$` alone would let a final line break through).
+    if not _URL_CHARS.fullmatch(url):
         raise ValidationFailed("audio must be a URL (no spaces, quotes or control characters)", "audio")
     parts = urlsplit(url)
     if not parts.scheme and not parts.netloc:
@@ -64,7 +65,7 @@ def check_audio_url(url: str, own_origins: Iterable[str], listed_origins: Iterab
 
 
 def _require_voice_path(path: str) -> None:
-    if not _AUDIO_PATH.match(path):
+    if not _AUDIO_PATH.fullmatch(path):
         raise ValidationFailed(f"audio on the stage's own origin must be an uploaded voice: /{AUDIO_PREFIX}<name>."
                                f"<{'|'.join(sorted(CONTENT_TYPES))}> (butai audio upload)", "audio")
 
