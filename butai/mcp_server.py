@@ -25,6 +25,7 @@ import json
 import os
 import sys
 import threading
+import time
 from collections.abc import Callable, Mapping
 from typing import Annotated, Any
 
@@ -133,7 +134,7 @@ class Receipts:
         self._returned: dict[str, list[str]] = {}   # request id -> reply ids its result carries
         self._written: list[str] = []
         self._due: list[str] = []
-        self._in_flight: set[str] = set()           # the host's requests not yet answered
+        self._in_flight: dict[str, str] = {}        # the host's requests not yet answered: id -> tool or method
 
     # -- the stream (the event loop) -------------------------------------------------------------------
     def host_sent(self, line: str) -> None:
@@ -144,7 +145,9 @@ class Receipts:
             if message["method"] == "tools/call" and not self._in_flight:
                 self._due += [rid for rid in self._written if rid not in self._due]
                 self._written = []
-            self._in_flight.add(str(message["id"]))
+            params = message.get("params")
+            tool = params.get("name") if message["method"] == "tools/call" and isinstance(params, dict) else None
+            self._in_flight[str(message["id"])] = str(tool or message["method"])
 
     def server_wrote(self, line: str) -> None:
         message = _message(line)
@@ -152,8 +155,13 @@ class Receipts:
             return                                  # a notification, or a request of the server's
         with self._lock:
             request_id = str(message["id"])
-            self._in_flight.discard(request_id)
+            self._in_flight.pop(request_id, None)
             self._written += self._returned.pop(request_id, [])
+
+    def only_fetching(self) -> bool:
+        """Whether nothing but fetch tools is still unanswered (what a host that has gone can do without)."""
+        with self._lock:
+            return all(name in FETCH_TOOLS for name in self._in_flight.values())
 
     # -- the tools (their threads) -----------------------------------------------------------------------
     def returned(self, request_id: str, replies: list[Reply]) -> list[Reply]:
@@ -182,6 +190,11 @@ class Receipts:
         self.acknowledged(ids)
 
 
+FETCH_TOOLS = ("fetch_replies", "wait_for_replies")
+# How long a server whose host has closed its side waits for calls that change the stage (speak …).
+_LEAVE_MAX_S = 180.0
+
+
 def _message(line: str) -> dict | None:
     try:
         message = json.loads(line)
@@ -193,8 +206,8 @@ def _message(line: str) -> dict | None:
 class _WatchedStdin:
     """The host's side of the pipe, line by line, told to the receipts as each line is read."""
 
-    def __init__(self, inner, receipts: Receipts):
-        self._inner, self._receipts = inner, receipts
+    def __init__(self, inner, receipts: Receipts, at_end: Callable[[], None]):
+        self._inner, self._receipts, self._at_end = inner, receipts, at_end
 
     def __aiter__(self):
         return self
@@ -202,6 +215,7 @@ class _WatchedStdin:
     async def __anext__(self) -> str:
         line = await self._inner.readline()
         if not line:
+            self._at_end()
             raise StopAsyncIteration
         self._receipts.host_sent(line)
         return line
@@ -213,13 +227,16 @@ class _WatchedStdout:
 
     def __init__(self, inner, receipts: Receipts):
         self._inner, self._receipts = inner, receipts
+        self.writing = 0          # messages handed to the writer and not yet flushed
 
     async def write(self, text: str) -> None:
+        self.writing += 1
         self._receipts.server_wrote(text)
         await self._inner.write(text)
 
     async def flush(self) -> None:
         await self._inner.flush()
+        self.writing = 0
 
 
 def _claim_stdio() -> tuple[Any, Any, Callable[[], None]]:
@@ -264,9 +281,24 @@ class StageServer(MCPServer):
     async def run_stdio_async(self) -> None:
         """Serves over stdio like the SDK, watching both directions of the pipe for what the host received."""
         stdin, stdout, restore = _claim_stdio()
+        out = _WatchedStdout(anyio.wrap_file(stdout), self.receipts)
+
+        def leave_when_done() -> None:
+            # The host has closed its side, so it makes no next call: a fetch still waiting could claim
+            # replies that nothing would ever acknowledge (they would wait out a lease).  Once nothing else
+            # is unanswered and every answer is written, the server ends, and its long-poll's connection
+            # with it, so the stage hands those replies to the next agent at once.
+            deadline = time.monotonic() + _LEAVE_MAX_S
+            while time.monotonic() < deadline and not (self.receipts.only_fetching() and not out.writing):
+                time.sleep(0.02)
+            self.receipts.acknowledge_due(self._stage_factory)
+            os._exit(0)
+
+        def at_end() -> None:
+            threading.Thread(target=leave_when_done, name="leave", daemon=True).start()
         try:
-            async with stdio_server(stdin=_WatchedStdin(anyio.wrap_file(stdin), self.receipts),
-                                    stdout=_WatchedStdout(anyio.wrap_file(stdout), self.receipts)) as streams:
+            async with stdio_server(stdin=_WatchedStdin(anyio.wrap_file(stdin), self.receipts, at_end),
+                                    stdout=out) as streams:
                 await self._lowlevel_server.run(*streams, self._lowlevel_server.create_initialization_options())
             # The host has closed its side: what it received (due) is acknowledged; what was only written
             # is not (it may have died with it unread), and its lease brings it back.

@@ -254,3 +254,34 @@ def test_ack_replies_acknowledges_by_id(fresh_stage):
 
     acked, rid = run_session(server_params(env), body)
     assert acked["acked"] == [rid] and fresh_stage.held() is None
+
+
+def test_a_server_whose_host_has_gone_stops_waiting_and_claims_nothing(fresh_stage):
+    """The host closes its side while wait_for_replies waits: nothing could acknowledge what the wait would
+    claim, so the server ends at once (before: it went on waiting for the whole timeout and claimed the next
+    reply for nobody, which then waited out a lease), and the next agent gets the reply at once."""
+    import subprocess
+    import time
+
+    from butai.client import Stage
+    proc = subprocess.Popen([sys.executable, "-m", "butai_tools.cli", "mcp"], cwd=ROOT, stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                            env=fresh_stage.env(BUTAI_STAGE="agent"))
+    messages = [{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+                    "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}},
+                {"jsonrpc": "2.0", "method": "notifications/initialized"},
+                {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                 "params": {"name": "wait_for_replies", "arguments": {"timeout": 60}}}]
+    for message in messages:
+        proc.stdin.write((json.dumps(message) + "\n").encode())
+        proc.stdin.flush()
+        if message.get("id") == 1:
+            assert b'"id":1' in proc.stdout.readline()        # initialized
+    time.sleep(1.0)                                            # the wait is under way
+    proc.stdin.close()
+    started = time.monotonic()
+    assert proc.wait(timeout=30) == 0
+    assert time.monotonic() - started < 20
+    fresh_stage.reply("誰も待っていない")
+    [reply] = Stage(fresh_stage.api_url, fresh_stage.stage_id, fresh_stage.agent_key).fetch_replies()
+    assert reply.deliveries == 1                               # nobody claimed it before
