@@ -17,8 +17,8 @@ The fan-out part opens 1, 10, 100 plain socket clients on one stage and speaks l
 the page's protocol: N Chromium pages would not fit beside the stage on a small machine); the figure is
 from the `speak` answer to the page's receipt of the view carrying that line.  The same lines are measured
 twice in one run: alone (the floor), and with `--stalled` beside one socket that never reads — it
-subscribes to every stage and then reads nothing, with a receive buffer of 1 KB, and when the stage drops
-it, it connects and subscribes again.
+subscribes to every stage, so that every line is pushed to it too, and then reads nothing, with a receive
+buffer of 1 KB.  The agents and the pages run in a process of their own, as they are not the stage's.
 """
 from __future__ import annotations
 
@@ -221,7 +221,8 @@ class _Page:
 
 
 class _Stalled:
-    """One socket that subscribes to every stage and never reads; dropped, it comes back."""
+    """One socket that subscribes to every stage and never reads, for the whole phase.  (Dropped, it does not
+    learn of it: the stage's close waits behind the data it never read.)"""
 
     def __init__(self, api: str, stages):
         self.api, self.stages = api, stages
@@ -260,67 +261,71 @@ class _Stalled:
         return sock
 
     def _run(self) -> None:
-        import select
-        while not self._stop.is_set():
-            sock = self._connect()
-            try:
-                poller = select.poll()
-                poller.register(sock, select.POLLRDHUP | select.POLLHUP | select.POLLERR)
-                # Reads nothing; waits for the stage to drop it (its end of the connection closes).
-                while not self._stop.is_set() and not poller.poll(100):
-                    pass
-            finally:
-                sock.close()
+        sock = self._connect()
+        try:
+            self._stop.wait()            # reads nothing meanwhile
+        finally:
+            sock.close()
+
+
+def _phase(api: str, stages: list[dict], lines: int, interval: float, label: str, stalled: bool) -> dict:
+    """One phase of --agents, in a process of its own (as agents and pages are not the stage's process):
+    every agent speaks ``lines`` lines, its page notes each view."""
+    from types import SimpleNamespace
+    stages = [SimpleNamespace(**stage) for stage in stages]
+    url = api.replace("http://", "ws://") + "/push"
+    pages = [_Page(url, stage) for stage in stages]
+    attacker = _Stalled(api, stages).start() if stalled else None
+    if attacker is not None:
+        time.sleep(1.0)
+    latencies: list[float] = []
+    missing = [0]
+    lock = threading.Lock()
+
+    def agent(n: int) -> None:
+        rng = random.Random(f"{label}{n}")
+        time.sleep(rng.uniform(0, interval))
+        for i in range(lines):
+            _, _, body = _speak(api, stages[n], f"{label} {n} の台詞 {i}")
+            answered = time.monotonic()
+            got = pages[n].when(body["version"], 15)
+            with lock:
+                if got is None:
+                    missing[0] += 1
+                else:
+                    latencies.append(max(0.0, got - answered))
+            time.sleep(rng.uniform(0.5, 1.5) * interval)
+
+    threads = [threading.Thread(target=agent, args=(n,)) for n in range(len(stages))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    if attacker is not None:
+        attacker.stop()
+    for page in pages:
+        page.ws.close()
+    return {"latencies": latencies, "missing": missing[0],
+            "attacker_connects": attacker.connects if attacker is not None else 0}
 
 
 def _agents(runtime, count: int, lines: int, interval: float, stalled: bool) -> dict:
-    url = runtime.api_url.replace("http://", "ws://") + "/push"
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
     stages = [runtime.stage_service.create_stage(f"agent-{n}") for n in range(count)]
-    pages = [_Page(url, stage) for stage in stages]
-
-    def phase(label: str) -> tuple[list[float], int]:
-        latencies: list[float] = []
-        missing = [0]
-        lock = threading.Lock()
-
-        def agent(n: int) -> None:
-            rng = random.Random(n)
-            time.sleep(rng.uniform(0, interval))
-            for i in range(lines):
-                _, answered, body = _speak(runtime.api_url, stages[n], f"{label} {n} の台詞 {i}")
-                answered_mono = time.monotonic()
-                got = pages[n].when(body["version"], 15)
-                with lock:
-                    if got is None:
-                        missing[0] += 1
-                    else:
-                        latencies.append(max(0.0, got - answered_mono))
-                time.sleep(rng.uniform(0.5, 1.5) * interval)
-
-        threads = [threading.Thread(target=agent, args=(n,)) for n in range(count)]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
-        return latencies, missing[0]
-
-    floor, floor_missing = phase("floor")
-    report = {"agents": count, "lines_per_agent": lines, "interval_s": interval,
-              "floor": {**_tail(floor), "missing": floor_missing}}
+    plain = [{"stage_id": s.stage_id, "agent_key": s.agent_key, "player_key": s.player_key} for s in stages]
+    report: dict = {"agents": count, "lines_per_agent": lines, "interval_s": interval}
+    with ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn")) as pool:
+        for label in ("floor", "stalled") if stalled else ("floor",):
+            dropped_before = getattr(runtime.push.sockets, "dropped", 0)
+            done = pool.submit(_phase, runtime.api_url, plain, lines, interval, label, label == "stalled").result()
+            report[label] = {**_tail(done["latencies"]), "missing": done["missing"]}
+            if label == "stalled":
+                report[label].update(attacker_connects=done["attacker_connects"],
+                                     dropped=getattr(runtime.push.sockets, "dropped", 0) - dropped_before)
     if stalled:
-        dropped_before = runtime.push.sockets.dropped
-        attacker = _Stalled(runtime.api_url, stages).start()
-        try:
-            time.sleep(1.0)
-            with_stalled, missing = phase("stalled")
-        finally:
-            attacker.stop()
-        report["stalled"] = {**_tail(with_stalled), "missing": missing, "attacker_connects": attacker.connects,
-                             "dropped": runtime.push.sockets.dropped - dropped_before}
         report["stalled_vs_floor_p50"] = round(report["stalled"]["p50_s"] / max(report["floor"]["p50_s"], 1e-4), 2)
         report["stalled_vs_floor_p99"] = round(report["stalled"]["p99_s"] / max(report["floor"]["p99_s"], 1e-4), 2)
-    for page in pages:
-        page.ws.close()
     return report
 
 

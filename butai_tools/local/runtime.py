@@ -23,7 +23,7 @@ from butai_tools import env as tool_env
 from butai_tools.local import http_limits
 from butai_tools.local.aws import LocalAws, Saver, Snapshots, ensure_resources
 from butai_tools.local.http_limits import DEADLINES, BadBody, Deadline, HeadReader
-from butai_tools.local.push import LocalPush
+from butai_tools.local.push import LocalPush, MirroredConnections
 from butai_tools.local.ratelimit import TokenBuckets, retry_after_header
 from butai_tools.local.webhooks import LocalDeliveryWorker
 from butai_tools.page_policy import page_headers
@@ -387,7 +387,9 @@ class LocalRuntime:
         push_stages = StageService(DynamoStageStore(push_db, self.settings), self.services.stage.catalog,
                                    assets_base_url=self.settings.assets_base_url,
                                    default_character=self.settings.default_character)
-        self.push_service = PushService(push_stages, DynamoConnections(push_db, self.settings), self.push.sockets)
+        # The local sockets' sends only queue (each page has its own writer): no send threads.
+        self.push_service = PushService(push_stages, MirroredConnections(DynamoConnections(push_db, self.settings)),
+                                        self.push.sockets, parallel=1)
         self.push.start(self.push_service, self.services.stage.store._db)
 
         app = load_app()

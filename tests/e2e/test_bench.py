@@ -81,8 +81,9 @@ def test_bench_push_measures_both_paths_and_counts_a_fan_outs_requests():
     # The pushed page asked for nothing after its subscription's catch-up; the polled one kept asking.
     assert report["get_requests_per_page_minute"]["push"] == 0
     assert report["get_requests_per_page_minute"]["polling"] > 0
-    # A fan-out: the subscriptions and the log tail (and, locally only, the stage the stream would carry).
-    assert report["fan_out"]["dynamodb_requests_per_fan_out"] == {"GetItem": 1.0, "Query": 2.0}
+    # A fan-out: the log tail (and, locally only, the stage the stream would carry).
+    # (The local run keeps the subscriptions in memory too: the cloud makes a second Query for them.)
+    assert report["fan_out"]["dynamodb_requests_per_fan_out"] == {"GetItem": 1.0, "Query": 1.0}
     assert set(report["fan_out"]["by_open_sockets"]) == {"1", "3"}
     assert all(r["fan_outs"] == 2 for r in report["fan_out"]["by_open_sockets"].values())
 
