@@ -60,6 +60,8 @@ def register_bench(sub) -> None:
     p.add_argument("--agent-lines", type=int, default=10, help="lines per agent and phase (default 10)")
     p.add_argument("--agent-interval", type=float, default=2.0,
                    help="seconds between an agent's lines, on average (default 2)")
+    p.add_argument("--line-chars", type=int, default=0,
+                   help="with --agents: pad each line to this many characters (default: a short line)")
     p.add_argument("--stalled", action="store_true",
                    help="with --agents: a second phase beside one socket that never reads")
     p.add_argument("--json", action="store_true")
@@ -268,7 +270,8 @@ class _Stalled:
             sock.close()
 
 
-def _phase(api: str, stages: list[dict], lines: int, interval: float, label: str, stalled: bool) -> dict:
+def _phase(api: str, stages: list[dict], lines: int, interval: float, label: str, stalled: bool,
+           chars: int = 0) -> dict:
     """One phase of --agents, in a process of its own (as agents and pages are not the stage's process):
     every agent speaks ``lines`` lines, its page notes each view."""
     from types import SimpleNamespace
@@ -286,7 +289,8 @@ def _phase(api: str, stages: list[dict], lines: int, interval: float, label: str
         rng = random.Random(f"{label}{n}")
         time.sleep(rng.uniform(0, interval))
         for i in range(lines):
-            _, _, body = _speak(api, stages[n], f"{label} {n} の台詞 {i}")
+            text = f"{label} {n} の台詞 {i}"
+            _, _, body = _speak(api, stages[n], text + "あ" * max(0, chars - len(text)))
             answered = time.monotonic()
             got = pages[n].when(body["version"], 15)
             with lock:
@@ -309,16 +313,17 @@ def _phase(api: str, stages: list[dict], lines: int, interval: float, label: str
             "attacker_connects": attacker.connects if attacker is not None else 0}
 
 
-def _agents(runtime, count: int, lines: int, interval: float, stalled: bool) -> dict:
+def _agents(runtime, count: int, lines: int, interval: float, stalled: bool, chars: int = 0) -> dict:
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
     stages = [runtime.stage_service.create_stage(f"agent-{n}") for n in range(count)]
     plain = [{"stage_id": s.stage_id, "agent_key": s.agent_key, "player_key": s.player_key} for s in stages]
-    report: dict = {"agents": count, "lines_per_agent": lines, "interval_s": interval}
+    report: dict = {"agents": count, "lines_per_agent": lines, "interval_s": interval, "line_chars": chars}
     with ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn")) as pool:
         for label in ("floor", "stalled") if stalled else ("floor",):
             dropped_before = getattr(runtime.push.sockets, "dropped", 0)
-            done = pool.submit(_phase, runtime.api_url, plain, lines, interval, label, label == "stalled").result()
+            done = pool.submit(_phase, runtime.api_url, plain, lines, interval, label, label == "stalled",
+                               chars).result()
             report[label] = {**_tail(done["latencies"]), "missing": done["missing"]}
             if label == "stalled":
                 report[label].update(attacker_connects=done["attacker_connects"],
@@ -329,14 +334,14 @@ def _agents(runtime, count: int, lines: int, interval: float, stalled: bool) -> 
     return report
 
 
-def run_agents(count: int, lines: int, interval: float, stalled: bool) -> dict:
+def run_agents(count: int, lines: int, interval: float, stalled: bool, chars: int = 0) -> dict:
     from butai_tools.local.runtime import LocalRuntime
     with tempfile.TemporaryDirectory() as tmp:
         runtime = LocalRuntime(state_dir=Path(tmp), port=0, demo_stage=None, scenario_stages={},
                                saver_interval=3600, rate=0)
         runtime.start()
         try:
-            return {"many_agents": _agents(runtime, count, lines, interval, stalled)}
+            return {"many_agents": _agents(runtime, count, lines, interval, stalled, chars)}
         finally:
             runtime.stop()
 
@@ -375,7 +380,7 @@ def run_bench(lines: int, sockets: list[int], fan_out_lines: int) -> dict:
 
 def _run(args) -> int:
     if args.agents > 0:
-        report = run_agents(args.agents, args.agent_lines, args.agent_interval, args.stalled)
+        report = run_agents(args.agents, args.agent_lines, args.agent_interval, args.stalled, args.line_chars)
         if args.json:
             print(json.dumps(report, ensure_ascii=False, indent=2))
             return 0
