@@ -153,10 +153,14 @@ class Receipts:
         message = _message(line)
         if message is None or "id" not in message or "method" in message:
             return                                  # a notification, or a request of the server's
+        result = message.get("result")
+        delivered = isinstance(result, dict) and not result.get("isError")
         with self._lock:
             request_id = str(message["id"])
             self._in_flight.pop(request_id, None)
-            self._written += self._returned.pop(request_id, [])
+            carried = self._returned.pop(request_id, [])
+            if delivered:       # an error in place of the result carried no reply to the host
+                self._written += carried
 
     def only_fetching(self) -> bool:
         """Whether nothing but fetch tools is still unanswered (what a host that has gone can do without)."""

@@ -285,3 +285,49 @@ def test_a_server_whose_host_has_gone_stops_waiting_and_claims_nothing(fresh_sta
     fresh_stage.reply("誰も待っていない")
     [reply] = Stage(fresh_stage.api_url, fresh_stage.stage_id, fresh_stage.agent_key).fetch_replies()
     assert reply.deliveries == 1                               # nobody claimed it before
+
+
+def test_receipts_count_only_results_the_host_was_sent_and_calls_made_after_them():
+    """The bookkeeping alone, line by line as the pipe carries them."""
+    from butai.mcp_server import Receipts
+    from butai.protocol import Reply
+
+    def reply(rid):
+        return Reply(id=rid, text="x", created_at="t")
+
+    def call(rid, name="get_stage"):
+        return json.dumps({"jsonrpc": "2.0", "id": rid, "method": "tools/call", "params": {"name": name}})
+
+    def answer(rid, error=False):
+        return json.dumps({"jsonrpc": "2.0", "id": rid, "result": {"content": [], "isError": error}})
+
+    receipts = Receipts()
+    receipts.host_sent(call(1, "fetch_replies"))
+    receipts.returned("1", [reply("A")])
+    assert receipts.due() == []                       # not written yet
+    receipts.server_wrote(answer(1))
+    assert receipts.due() == []                       # written, not yet followed by a call
+    receipts.host_sent(json.dumps({"jsonrpc": "2.0", "method": "notifications/progress"}))
+    receipts.host_sent(json.dumps({"jsonrpc": "2.0", "id": 2, "method": "ping"}))
+    assert receipts.due() == []                       # a ping or a notification proves nothing
+    receipts.server_wrote(json.dumps({"jsonrpc": "2.0", "id": 2, "result": {}}))
+    receipts.host_sent(call(3))
+    assert receipts.due() == ["A"]                    # the host's next call
+    receipts.acknowledged(["A"])
+    receipts.server_wrote(answer(3))
+    # A result replaced by an error carried nothing; a reply-carrying result is not counted by a call
+    # made while another of the host's calls waits.
+    receipts.host_sent(call(4, "fetch_replies"))
+    receipts.returned("4", [reply("B")])
+    receipts.server_wrote(answer(4, error=True))
+    receipts.host_sent(call(5, "wait_for_replies"))
+    receipts.returned("5", [reply("C")])
+    receipts.host_sent(call(6, "wait_for_replies"))
+    receipts.server_wrote(answer(5))
+    receipts.host_sent(call(7))                       # 6 still waits
+    assert receipts.due() == [] and not receipts.only_fetching()
+    receipts.server_wrote(answer(7))
+    assert receipts.only_fetching()
+    receipts.server_wrote(answer(6))
+    receipts.host_sent(call(8))
+    assert receipts.due() == ["C"]
