@@ -228,8 +228,11 @@ def read_body(rfile, headers, limit: int = BODY_MAX_BYTES) -> bytes:
 def match_route(routes, path: str) -> tuple[str, dict[str, str]] | None:
     """The route that ``path`` names exactly, as API Gateway matches it: segment by segment, no trailing
     slash dropped and no `;params` split off (chalice's local matcher does both); a `{name}` takes any one
-    segment."""
+    segment, empty only inside the path (`/stages//speak` names the stage ``""``; `/stages/` is a trailing
+    slash, no route)."""
     parts = path.split("/")
+    if len(parts) > 2 and parts[-1] == "":
+        return None
     for route in sorted(routes):
         names = route.split("/")
         if len(names) != len(parts):

@@ -233,7 +233,7 @@ def test_every_status_the_server_answers_itself_is_a_json_error(local_runtime, r
 @pytest.mark.parametrize("path, method", [
     ("/stages/{id}/speak/", "POST"), ("/stages/{id}/speak;x=1", "POST"), ("/stages/{id}/speak;", "POST"),
     ("/stages/{id}/", "GET"), ("/stages/{id}/fetch_replies/", "POST"), ("/openapi.json/", "GET"),
-    ("/stages/{id};x=1", "GET")])
+    ("/stages/{id};x=1", "GET"), ("/stages/", "GET"), ("/stages/{id}/webhook/", "GET")])
 def test_routes_match_exactly_as_in_the_cloud(local_runtime, demo, path, method):
     """`/speak/` and `/speak;x=1` spoke locally though API Gateway has no such routes: now 404 (`/stages/<id>;x=1`
     names no stage), and nothing is written."""
