@@ -7,8 +7,8 @@ coldstart.begin()   # before every other import: a new instance's start-up runs 
 from chalice import Chalice, Response  # noqa: E402
 
 from chalicelib import context, observability, snapstart  # noqa: E402
-from chalicelib.errors import ApiError, Unauthorized  # noqa: E402
-from chalicelib.http import handles_errors, header, json_response, parse_body, query_int  # noqa: E402
+from chalicelib.errors import ApiError, Unauthorized, ValidationFailed  # noqa: E402
+from chalicelib.http import handles_errors, header, header_count, json_response, parse_body, query_int  # noqa: E402
 from chalicelib.stage.keys import bearer_token  # noqa: E402
 from chalicelib.stage.models import AckRequest, FetchRequest, ReplyRequest, SpeakRequest  # noqa: E402
 from chalicelib.stage.service import AGENT, PLAYER, NotModified, etag  # noqa: E402
@@ -37,7 +37,9 @@ def correlate(event, get_response):
 
 def _key():
     # Checked before the body is read, so an anonymous caller learns nothing
-    # about what a valid request looks like.
+    # about what a valid request looks like.  Two Authorization headers are no key to choose from.
+    if header_count(app.current_request, "authorization") > 1:
+        raise ValidationFailed("send one Authorization header, not several", "Authorization")
     key = bearer_token(header(app.current_request, "authorization"))
     if key is None:
         raise Unauthorized("missing key: send `Authorization: Bearer <key>`", "Authorization",

@@ -32,7 +32,7 @@ import time
 import urllib.error
 import urllib.request
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -199,7 +199,7 @@ class Stage:
         return SpeakResult.model_validate(self._call("POST", "speak", body))
 
     def fetch_replies(self, request_id: str | None = None, wait: float | None = None, *,
-                      lease: float | None = None) -> list[Reply]:
+                      lease: float | None = None, ack: Iterable[str] = ()) -> list[Reply]:
         """The player's new replies, oldest first, each handed to this caller only, under a lease.
 
         The replies handed over by earlier calls are acknowledged in the same request (calling again
@@ -210,14 +210,19 @@ class Stage:
         Every call carries a request id (made here when not given) that its retries reuse, so a
         reply whose answer was lost on the way comes back on the retry instead of waiting for its
         lease.  ``wait`` (seconds, at most 20) long-polls: an empty answer is held until a reply
-        arrives or the wait ends."""
+        arrives or the wait ends.  ``ack`` names more replies to acknowledge in the same request (ids
+        handed over by something else than this object: another process, an earlier run)."""
         body: dict[str, Any] = {"request_id": request_id or new_request_id()}
         if wait:
             body["wait"] = min(float(wait), MAX_WAIT_S)
         if lease is not None:
             body["lease"] = lease
         with self._acks:
-            acking = self._handed_over[:ACK_MAX]
+            acking = list(dict.fromkeys([*ack, *self._handed_over]))
+        if len(acking) > ACK_MAX:
+            # More than one request carries: the rest first, on their own.
+            self.ack(acking[ACK_MAX:])
+            acking = acking[:ACK_MAX]
         if acking:
             body["ack"] = acking
         # The request may take the wait on top of the usual time.
@@ -271,14 +276,15 @@ class Stage:
         return keys, view.stage.character_name
 
     def wait_for_replies(self, timeout: float | None = 60.0, interval: float = 2.0,
-                         long_poll: bool = True) -> list[Reply]:
+                         long_poll: bool = True, ack: Iterable[str] = ()) -> list[Reply]:
         """Blocks until there is at least one reply or ``timeout`` seconds have passed (``None``:
         no limit).  Returns the replies, or ``[]`` on timeout.
 
         By default each call long-polls (``fetch_replies(wait=…)``, up to 20 s at a time), so a reply
         arrives as soon as it is written and an idle wait costs one request per 20 s.  A stage that
         does not know ``wait`` yet is polled every ``interval`` seconds instead, as is every stage with
-        ``long_poll=False``."""
+        ``long_poll=False``.  ``ack``, as for :meth:`fetch_replies`, rides on the first request."""
+        ack = list(ack)
         if interval <= 0:
             raise ValueError("interval must be positive")
         deadline = None if timeout is None else time.monotonic() + timeout
@@ -288,14 +294,15 @@ class Stage:
             if long_poll:
                 asked = MAX_WAIT_S if left is None else max(0.0, min(MAX_WAIT_S, left))
                 try:
-                    replies = self.fetch_replies(wait=asked)
+                    replies = self.fetch_replies(wait=asked, ack=ack)
                 except InvalidRequest as exc:
                     if exc.field != "wait":
                         raise
                     long_poll = False      # an older stage: poll instead
                     continue
             else:
-                replies = self.fetch_replies()
+                replies = self.fetch_replies(ack=ack)
+            ack = []                       # acknowledged with the first request
             if replies:
                 return replies
             # Polling, or a long-poll answered empty long before its wait (something in between does not

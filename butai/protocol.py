@@ -18,6 +18,7 @@ LEASE_DEFAULT_S = 30             # how long a fetch holds the replies it hands o
 LEASE_MIN_S = 1
 LEASE_MAX_S = 900
 ACK_MAX = 100                    # reply ids one acknowledgement may carry
+REPLY_ID_PATTERN = r"^[0-9A-HJKMNP-TV-Z]{26}$"   # reply ids are ULIDs
 FALLBACK_EXPRESSION = "neutral"  # shown for a key the character has no image for
 # The basic set every project-drawn character has (the stage design's §4.1).
 BASIC_EXPRESSIONS = ("neutral", "smile", "troubled", "surprised", "embarrassed", "determined")

@@ -41,6 +41,14 @@ def header(request, name: str) -> str | None:
     return value if value else None
 
 
+def header_count(request, name: str) -> int:
+    """How many times the request carried header ``name``: API Gateway's ``multiValueHeaders`` keep every
+    copy (its ``headers``, and so chalice's, keep only the last one)."""
+    multi = (request.to_original_event() or {}).get("multiValueHeaders") or {}
+    return sum(len(values or ()) for key, values in multi.items() if key.lower() == name.lower()) or \
+        (1 if header(request, name) is not None else 0)
+
+
 def query_int(request, name: str, default: int) -> int:
     raw = (request.query_params or {}).get(name)
     if raw is None:

@@ -10,7 +10,14 @@ attack, each attack repeated ``--kills`` times (20 by default):
   killed with SIGKILL at a random moment: while it waits, or just after the player's reply;
 - **butai watch**: `butai watch --json`, killed with SIGKILL the same way;
 - **dropped connection**: the player replies, then a plain fetch whose connection is closed as soon as the
-  request is sent, its answer never read.
+  request is sent, its answer never read;
+- **mcp server killed**: an MCP host (the `mcp` package's own stdio client, looping on `wait_for_replies`
+  and printing each reply it is handed) whose `butai mcp` is killed with SIGKILL 0–600 ms after the
+  player's reply; the host starts a new server and goes on, passing the ids it received last as `ack`
+  (the new server knows nothing of what the old one wrote).  The host is never killed: a reply it gets
+  twice is a duplicate to a live agent;
+- **mcp host killed**: such a host (its server with it, which then sees its stdin end) killed with
+  SIGKILL 0–600 ms after the player's reply, beside a witness host that is never killed.
 
 On the python and watch stages a second agent of the same kind (the witness) runs all along and is never
 killed; it polls every 2 s while the agents that are killed long-poll, so those usually get the reply first
@@ -42,6 +49,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import urllib.parse
@@ -56,7 +64,9 @@ from load_test import Refused, StartedStage, loopback_url, make_stage  # noqa: E
 
 from butai.protocol import LEASE_DEFAULT_S, MAX_WAIT_S  # noqa: E402
 
-KINDS = ("curl long-poll", "python client", "butai watch", "dropped connection")
+KINDS = ("curl long-poll", "python client", "butai watch", "dropped connection", "mcp server killed",
+         "mcp host killed")
+MCP_KINDS = ("mcp server killed", "mcp host killed")
 DRAIN_MARGIN_S = 25.0
 READY_S = 60.0
 
@@ -74,6 +84,57 @@ while True:
 """
 
 
+# The MCP host: the SDK's stdio client running `butai mcp` (through a launcher that writes the server's pid
+# to argv[5], so the attack can kill it).  It prints each reply it is handed; its next call passes their
+# ids as `ack` (until a call succeeds), and when its server dies it starts another and goes on.
+# argv[4] "poll": fetch_replies every 2 s instead of waiting (the witness).
+MCP_HOST = """
+import json, os, sys
+import anyio
+from mcp import ClientSession, StdioServerParameters, stdio_client
+api, stage_id, key, mode, pidfile = sys.argv[1:6]
+launch = ("import os, sys; open(sys.argv[1], 'w').write(str(os.getpid())); "
+          "os.execv(sys.executable, [sys.executable, '-m', 'butai_tools.cli', 'mcp'])")
+params = StdioServerParameters(command=sys.executable, args=["-c", launch, pidfile], cwd=os.getcwd(),
+                               env={**os.environ, "BUTAI_API_URL": api, "BUTAI_STAGE_ID": stage_id,
+                                    "BUTAI_AGENT_KEY": key})
+
+async def serve_once(ack):
+    async with stdio_client(params) as (read, write):
+        async with ClientSession(read, write) as session:
+            with anyio.fail_after(60):
+                await session.initialize()
+            print("ready", flush=True)
+            while True:
+                if mode == "poll":
+                    await anyio.sleep(2)
+                    call = ("fetch_replies", {"ack": ack})
+                else:
+                    call = ("wait_for_replies", {"timeout": 20, "ack": ack})
+                with anyio.fail_after(60):
+                    result = await session.call_tool(*call)
+                if result.is_error:
+                    print("error " + json.dumps(result.content[0].text), file=sys.stderr, flush=True)
+                    await anyio.sleep(0.5)
+                    continue
+                replies = result.structured_content["replies"]
+                for reply in replies:
+                    print(json.dumps({"id": reply["id"], "deliveries": reply["deliveries"]}), flush=True)
+                ack[:] = [reply["id"] for reply in replies]
+
+async def main():
+    ack = []
+    while True:
+        try:
+            await serve_once(ack)
+        except Exception as exc:          # the server died: start another
+            print("server gone " + type(exc).__name__, file=sys.stderr, flush=True)
+            await anyio.sleep(0.1)
+
+anyio.run(main)
+"""
+
+
 @dataclass
 class Agent:
     """An agent process; every reply it prints is a hand-over, stamped when read (and not after its death)."""
@@ -82,6 +143,7 @@ class Agent:
     handed: list[tuple[str, int, float]] = field(default_factory=list)     # (reply id, deliveries, when)
     died: float = math.inf
     ready: threading.Event = field(default_factory=threading.Event)
+    pidfile: Path | None = None            # an MCP host's: its current server's pid
 
     def __post_init__(self) -> None:
         threading.Thread(target=self._read_stdout, daemon=True).start()
@@ -110,7 +172,27 @@ class Agent:
         self.proc.wait(timeout=30)
         self.died = time.monotonic()
 
+    def server_pid(self) -> int | None:
+        try:
+            return int(self.pidfile.read_text()) if self.pidfile is not None else None
+        except (OSError, ValueError):
+            return None
+
+    def kill_server(self) -> None:
+        """Kills an MCP host's server (SIGKILL); the host starts another."""
+        pid = self.server_pid()
+        if pid is None:
+            raise RuntimeError(f"{self.name} has no server")
+        self.ready.clear()
+        os.kill(pid, signal.SIGKILL)
+
     def stop(self) -> None:
+        pid = self.server_pid()
+        if pid is not None:               # an MCP host's server (left running when the host was killed)
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
         if self.proc.poll() is None:
             self.proc.send_signal(signal.SIGTERM)
             try:
@@ -163,6 +245,8 @@ class Attack:
         self.stage = new_stage()
         self.stages = [self.stage]
         self.sent_by_stage: dict[str, list[str]] = {}
+        self.started: list[Agent] = []
+        self.folder = Path(tempfile.mkdtemp(prefix="butai-attacks-"))
 
     # -- the player and plain HTTP ------------------------------------------
     def request(self, method: str, path: str, key: str, body: dict | None = None, timeout: float = 30) -> tuple:
@@ -193,7 +277,12 @@ class Attack:
     # -- agents ---------------------------------------------------------------
     def start_agent(self, kind: str, name: str, poll: bool = False) -> Agent:
         env = {**os.environ, "PYTHONPATH": str(ROOT), "PYTHONUNBUFFERED": "1"}
-        if kind == "python client":
+        pidfile = None
+        if kind in MCP_KINDS:
+            pidfile = self.folder / f"server-{len(self.started)}.pid"
+            args = [sys.executable, "-c", MCP_HOST, self.api, self.stage["stage_id"], self.stage["agent_key"],
+                    "poll" if poll else "wait", str(pidfile)]
+        elif kind == "python client":
             args = [sys.executable, "-c", PYTHON_AGENT, self.api, self.stage["stage_id"], self.stage["agent_key"],
                     "poll" if poll else "long-poll"]
         else:
@@ -201,7 +290,8 @@ class Attack:
                     "--key", self.stage["agent_key"], "--json", *(["--poll", "--interval", "2"] if poll else [])]
         proc = subprocess.Popen(args, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                 encoding="utf-8")
-        agent = Agent(name, proc)
+        agent = Agent(name, proc, pidfile=pidfile)
+        self.started.append(agent)
         if not agent.ready.wait(READY_S):
             agent.stop()
             raise RuntimeError(f"{name} did not start")
@@ -210,19 +300,40 @@ class Attack:
     def run(self, kind: str, kills: int) -> Tally:
         tally = Tally(kind)
         witness = None
-        if kind in ("python client", "butai watch"):
+        if kind in ("python client", "butai watch", "mcp host killed"):
             witness = self.start_agent(kind, f"{kind} witness", poll=True)
             tally.agents.append(witness)
+        elif kind == "mcp server killed":
+            # The one host, never killed: its servers are.  It drains too.
+            witness = self.start_agent(kind, "mcp host")
+            tally.agents.append(witness)
         attack = {"curl long-poll": self._curl, "python client": self._python, "butai watch": self._watch,
-                  "dropped connection": self._dropped}[kind]
-        for i in range(kills):
-            attack(tally, i)
-            tally.killed += 1
-        self.drain(tally, witness)
-        if witness is not None:
-            witness.stop()
-        tally.finished = time.monotonic()
+                  "dropped connection": self._dropped, "mcp host killed": self._mcp_host,
+                  "mcp server killed": lambda tally, i: self._mcp_server(tally, i, witness)}[kind]
+        try:
+            for i in range(kills):
+                attack(tally, i)
+                tally.killed += 1
+            self.drain(tally, witness)
+        finally:
+            for agent in self.started:
+                agent.stop()
+            tally.finished = time.monotonic()
         return tally
+
+    def _mcp_host(self, tally: Tally, i: int) -> None:
+        agent = self.start_agent("mcp host killed", f"mcp host {i}")
+        tally.agents.append(agent)
+        self.reply(tally, f"mcp host {i}")
+        time.sleep(self.rng.uniform(0.0, 0.6))   # while it claims, writes, prints or makes its next call
+        agent.kill()
+
+    def _mcp_server(self, tally: Tally, i: int, host: Agent) -> None:
+        self.reply(tally, f"mcp server {i}")
+        time.sleep(self.rng.uniform(0.0, 0.6))   # while it claims, writes the result, or acknowledges it
+        host.kill_server()
+        if not host.ready.wait(READY_S):
+            raise RuntimeError("the MCP host did not start a new server")
 
     def _curl(self, tally: Tally, i: int) -> None:
         if i:

@@ -11,6 +11,14 @@ speak response was read — and, beside it, from the moment the request was sent
 The fan-out part opens 1, 10, 100 plain socket clients on one stage and speaks lines: each fan-out's time
 (its reads, the view, the sends to every socket) is what the write path would add to every `speak` and
 `reply` if the writer sent the pushes itself instead of the stream.
+
+`--agents N` measures instead many agents at once: N stages, each with an agent speaking a line every
+`--agent-interval` seconds (on average) and a page reading its push socket (a plain socket client speaking
+the page's protocol: N Chromium pages would not fit beside the stage on a small machine); the figure is
+from the `speak` answer to the page's receipt of the view carrying that line.  The same lines are measured
+twice in one run: alone (the floor), and with `--stalled` beside one socket that never reads — it
+subscribes to every stage, so that every line is pushed to it too, and then reads nothing, with a receive
+buffer of 1 KB.  The agents and the pages run in a process of their own, as they are not the stage's.
 """
 from __future__ import annotations
 
@@ -47,6 +55,15 @@ def register_bench(sub) -> None:
     p.add_argument("--lines", type=int, default=20, help="lines spoken (default 20)")
     p.add_argument("--sockets", default="1,10,100", help="open sockets for the fan-out figures (default 1,10,100)")
     p.add_argument("--fan-out-lines", type=int, default=10, help="lines per socket count (default 10)")
+    p.add_argument("--agents", type=int, default=0,
+                   help="measure N agents speaking at once, each with a page (only that part)")
+    p.add_argument("--agent-lines", type=int, default=10, help="lines per agent and phase (default 10)")
+    p.add_argument("--agent-interval", type=float, default=2.0,
+                   help="seconds between an agent's lines, on average (default 2)")
+    p.add_argument("--line-chars", type=int, default=0,
+                   help="with --agents: pad each line to this many characters (default: a short line)")
+    p.add_argument("--stalled", action="store_true",
+                   help="with --agents: a second phase beside one socket that never reads")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=_run)
 
@@ -170,6 +187,165 @@ def _fan_out(runtime, counts: list[int], lines: int) -> dict:
     return out
 
 
+def _tail(values: list[float]) -> dict:
+    return {"p50_s": round(statistics.median(values), 4), "p90_s": round(percentile(values, 0.9), 4),
+            "p99_s": round(percentile(values, 0.99), 4), "max_s": round(max(values), 4), "lines": len(values)}
+
+
+class _Page:
+    """A page's push socket: subscribes, then notes when each view arrives (by its version)."""
+
+    def __init__(self, url: str, stage):
+        from websockets.sync.client import connect
+        self.ws = connect(url, open_timeout=30, max_size=None)
+        self.ws.send(json.dumps({"action": "subscribe", "stage": stage.stage_id, "key": stage.player_key}))
+        assert json.loads(self.ws.recv(timeout=30))["type"] == "subscribed"
+        self.seen: dict[str, float] = {}
+        self.cond = threading.Condition()
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        from websockets.exceptions import ConnectionClosed
+        try:
+            while True:
+                message = json.loads(self.ws.recv())
+                if message.get("type") == "view":
+                    with self.cond:
+                        self.seen[message["view"]["version"]] = time.monotonic()
+                        self.cond.notify_all()
+        except (ConnectionClosed, OSError, ValueError):
+            pass
+
+    def when(self, version: str, timeout: float) -> float | None:
+        with self.cond:
+            self.cond.wait_for(lambda: version in self.seen, timeout)
+            return self.seen.get(version)
+
+
+class _Stalled:
+    """One socket that subscribes to every stage and never reads, for the whole phase.  (Dropped, it does not
+    learn of it: the stage's close waits behind the data it never read.)"""
+
+    def __init__(self, api: str, stages):
+        self.api, self.stages = api, stages
+        self.connects = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def start(self) -> _Stalled:
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(10)
+
+    def _connect(self):
+        import base64
+        import socket
+        import urllib.parse
+        parts = urllib.parse.urlsplit(self.api)
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1024)
+        sock.settimeout(30)
+        sock.connect((parts.hostname, parts.port))
+        sock.sendall(b"GET /push HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                     b"Sec-WebSocket-Key: " + base64.b64encode(os.urandom(16)) + b"\r\nSec-WebSocket-Version: 13\r\n\r\n")
+        head = b""
+        while b"\r\n\r\n" not in head:
+            head += sock.recv(1)
+        for stage in self.stages:
+            payload = json.dumps({"action": "subscribe", "stage": stage.stage_id, "key": stage.player_key}).encode()
+            mask = os.urandom(4)
+            sock.sendall(bytes([0x81, 0x80 | len(payload)]) + mask
+                         + bytes(b ^ mask[i % 4] for i, b in enumerate(payload)))
+        self.connects += 1
+        return sock
+
+    def _run(self) -> None:
+        sock = self._connect()
+        try:
+            self._stop.wait()            # reads nothing meanwhile
+        finally:
+            sock.close()
+
+
+def _phase(api: str, stages: list[dict], lines: int, interval: float, label: str, stalled: bool,
+           chars: int = 0) -> dict:
+    """One phase of --agents, in a process of its own (as agents and pages are not the stage's process):
+    every agent speaks ``lines`` lines, its page notes each view."""
+    from types import SimpleNamespace
+    stages = [SimpleNamespace(**stage) for stage in stages]
+    url = api.replace("http://", "ws://") + "/push"
+    pages = [_Page(url, stage) for stage in stages]
+    attacker = _Stalled(api, stages).start() if stalled else None
+    if attacker is not None:
+        time.sleep(1.0)
+    latencies: list[float] = []
+    missing = [0]
+    lock = threading.Lock()
+
+    def agent(n: int) -> None:
+        rng = random.Random(f"{label}{n}")
+        time.sleep(rng.uniform(0, interval))
+        for i in range(lines):
+            text = f"{label} {n} の台詞 {i}"
+            _, _, body = _speak(api, stages[n], text + "あ" * max(0, chars - len(text)))
+            answered = time.monotonic()
+            got = pages[n].when(body["version"], 15)
+            with lock:
+                if got is None:
+                    missing[0] += 1
+                else:
+                    latencies.append(max(0.0, got - answered))
+            time.sleep(rng.uniform(0.5, 1.5) * interval)
+
+    threads = [threading.Thread(target=agent, args=(n,)) for n in range(len(stages))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    if attacker is not None:
+        attacker.stop()
+    for page in pages:
+        page.ws.close()
+    return {"latencies": latencies, "missing": missing[0],
+            "attacker_connects": attacker.connects if attacker is not None else 0}
+
+
+def _agents(runtime, count: int, lines: int, interval: float, stalled: bool, chars: int = 0) -> dict:
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+    stages = [runtime.stage_service.create_stage(f"agent-{n}") for n in range(count)]
+    plain = [{"stage_id": s.stage_id, "agent_key": s.agent_key, "player_key": s.player_key} for s in stages]
+    report: dict = {"agents": count, "lines_per_agent": lines, "interval_s": interval, "line_chars": chars}
+    with ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn")) as pool:
+        for label in ("floor", "stalled") if stalled else ("floor",):
+            dropped_before = getattr(runtime.push.sockets, "dropped", 0)
+            done = pool.submit(_phase, runtime.api_url, plain, lines, interval, label, label == "stalled",
+                               chars).result()
+            report[label] = {**_tail(done["latencies"]), "missing": done["missing"]}
+            if label == "stalled":
+                report[label].update(attacker_connects=done["attacker_connects"],
+                                     dropped=getattr(runtime.push.sockets, "dropped", 0) - dropped_before)
+    if stalled:
+        report["stalled_vs_floor_p50"] = round(report["stalled"]["p50_s"] / max(report["floor"]["p50_s"], 1e-4), 2)
+        report["stalled_vs_floor_p99"] = round(report["stalled"]["p99_s"] / max(report["floor"]["p99_s"], 1e-4), 2)
+    return report
+
+
+def run_agents(count: int, lines: int, interval: float, stalled: bool, chars: int = 0) -> dict:
+    from butai_tools.local.runtime import LocalRuntime
+    with tempfile.TemporaryDirectory() as tmp:
+        runtime = LocalRuntime(state_dir=Path(tmp), port=0, demo_stage=None, scenario_stages={},
+                               saver_interval=3600, rate=0)
+        runtime.start()
+        try:
+            return {"many_agents": _agents(runtime, count, lines, interval, stalled, chars)}
+        finally:
+            runtime.stop()
+
+
 def run_bench(lines: int, sockets: list[int], fan_out_lines: int) -> dict:
     from butai_tools.local.runtime import LocalRuntime
     with tempfile.TemporaryDirectory() as tmp:
@@ -203,6 +379,22 @@ def run_bench(lines: int, sockets: list[int], fan_out_lines: int) -> dict:
 
 
 def _run(args) -> int:
+    if args.agents > 0:
+        report = run_agents(args.agents, args.agent_lines, args.agent_interval, args.stalled, args.line_chars)
+        if args.json:
+            print(json.dumps(report, ensure_ascii=False, indent=2))
+            return 0
+        many = report["many_agents"]
+        print(f"butai bench push --agents {many['agents']}: {many['lines_per_agent']} lines per agent and phase, "
+              f"one every {many['interval_s']:g} s on average; speak answer -> the view on the agent's page")
+        for phase in ("floor", "stalled"):
+            if phase in many:
+                r = many[phase]
+                extra = (f"; the stalled socket connected {r['attacker_connects']} times, dropped {r['dropped']}"
+                         if phase == "stalled" else "")
+                print(f"  {phase:<8} p50 {r['p50_s']:.3f} s  p90 {r['p90_s']:.3f}  p99 {r['p99_s']:.3f}  "
+                      f"max {r['max_s']:.3f}  ({r['lines']} lines, {r['missing']} missing){extra}")
+        return 0
     report = run_bench(args.lines, [int(n) for n in args.sockets.split(",") if n.strip()], args.fan_out_lines)
     if args.json:
         print(json.dumps(report, ensure_ascii=False, indent=2))

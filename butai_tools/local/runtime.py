@@ -17,11 +17,13 @@ from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 from chalice.config import Config
-from chalice.local import ChaliceRequestHandler, LocalChalice, RouteMatcher, ThreadedHTTPServer
+from chalice.local import ChaliceRequestHandler, LocalChalice, ThreadedHTTPServer
 
 from butai_tools import env as tool_env
+from butai_tools.local import http_limits
 from butai_tools.local.aws import LocalAws, Saver, Snapshots, ensure_resources
-from butai_tools.local.push import LocalPush
+from butai_tools.local.http_limits import DEADLINES, BadBody, Deadline, HeadReader
+from butai_tools.local.push import LocalPush, MirroredConnections
 from butai_tools.local.ratelimit import TokenBuckets, retry_after_header
 from butai_tools.local.webhooks import LocalDeliveryWorker
 from butai_tools.page_policy import page_headers
@@ -35,6 +37,7 @@ from chalicelib.push.service import PushService
 from chalicelib.stage import waiting
 from chalicelib.stage.dynamo import DynamoStageStore
 from chalicelib.stage.keys import bearer_token, hash_key
+from chalicelib.stage.models import BODY_MAX_BYTES
 from chalicelib.stage.service import StageService
 from chalicelib.stage.waiting import ReplySignal
 from chalicelib.webhooks.dispatch import Dispatcher
@@ -109,13 +112,15 @@ def peer_gone(sock: socket.socket) -> bool:
 
 def _handler_class(settings: Settings, limiter: TokenBuckets | None, in_flight: InFlight, routes: dict):
     s3 = aws.client("s3", settings)
-    matcher = RouteMatcher(list(routes))
     asset_headers = page_headers(settings.audio_origins)
 
     class Handler(ChaliceRequestHandler):
         # No Python version in `Server`: it tells a caller nothing useful but what to attack.
         server_version = "butai"
         sys_version = ""
+        # The socket timeout of every read and write (StreamRequestHandler applies it); the request's own
+        # deadlines are stricter (http_limits).
+        timeout = http_limits.WRITE_S
 
         def version_string(self) -> str:
             return self.server_version
@@ -135,15 +140,109 @@ def _handler_class(settings: Settings, limiter: TokenBuckets | None, in_flight: 
                 self.send_header("X-Content-Type-Options", "nosniff")
             super().end_headers()
 
+        # -- the connection: deadlines and limits before the app (http_limits) ----------------------------
+        def handle_one_request(self) -> None:
+            deadline = self._deadline = DEADLINES.arm(Deadline(self.connection), http_limits.IDLE_S)
+            self._body = b""
+            try:
+                self.raw_requestline = self.rfile.readline(http_limits.REQUEST_LINE_MAX + 1)
+                if len(self.raw_requestline) > http_limits.REQUEST_LINE_MAX:
+                    self.requestline = self.request_version = self.command = ""
+                    return self.send_error(414)
+                if not self.raw_requestline.endswith(b"\n"):
+                    # The end of the stream: the caller left, or its idle time ran out (no answer); or its
+                    # request line was cut off by the deadline (408).
+                    if self.raw_requestline and deadline.expired:
+                        self.request_version = self.command = ""
+                        self.send_error(408)
+                    self.close_connection = True
+                    return
+                # From the request line on, the whole request has REQUEST_S to arrive.
+                DEADLINES.arm(deadline, http_limits.REQUEST_S)
+                if not self.parse_request():
+                    return
+                if deadline.expired:
+                    return self.send_error(408)
+                self._generic_handle()
+                self.wfile.flush()
+            except TimeoutError:
+                self.close_connection = True   # a write the caller did not read in time
+            finally:
+                DEADLINES.disarm(deadline)
+
+        def parse_request(self) -> bool:
+            # The headers share one budget with the request line (http.server allows 100 lines of 64 KiB).
+            inner = self.rfile
+            self.rfile = HeadReader(inner, http_limits.HEAD_MAX - len(self.raw_requestline))
+            try:
+                ok = super().parse_request()
+            finally:
+                self.rfile = inner
+            if ok and self.request_version == "HTTP/0.9":
+                self.send_error(400)          # a request line without a version: no HTTP/0.9 here
+                return False
+            return ok
+
+        def handle_expect_100(self) -> bool:
+            # No `100 Continue` for a body that will be refused unread: the caller need not send it.
+            if http_limits.framing_problem(self.headers) is None and \
+                    (http_limits.declared_length(self.headers) or 0) <= BODY_MAX_BYTES:
+                return super().handle_expect_100()
+            return True
+
+        def send_error(self, code, message=None, explain=None) -> None:
+            # Every answer http.server makes itself (400, 414, 431, 505 …) in the app's JSON error shape;
+            # nothing of the request is repeated.
+            self.close_connection = True
+            if self.request_version == "HTTP/0.9":
+                self.request_version = "HTTP/1.0"     # so that the status line and headers are written
+            body = http_limits.error_body(code)
+            self.send_response(code)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Cache-Control", "no-store")
+            self.send_header("Connection", "close")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            if self.command != "HEAD":
+                self.wfile.write(body)
+
+        def _parse_payload(self):
+            # The body as read (and de-chunked) within the limits, never read again from the socket.
+            return dict(self.headers), (self._body or None)
+
+        def _refuse(self, status: int, message: str | None = None, field: str | None = None,
+                    code: str | None = None) -> None:
+            """Answers before (or instead of) reading the body: the connection is closed after it."""
+            self.close_connection = True
+            body = http_limits.error_body(status, message, field, code)
+            self._send_http_response(status, {"Content-Type": "application/json", "Cache-Control": "no-store",
+                                              "Connection": "close"}, body)
+
         def _generic_handle(self) -> None:
-            problem = self._framing_problem()
+            path = urlsplit(self.path).path
+            problem = http_limits.framing_problem(self.headers) or self._path_problem()
             if problem is not None:
                 # Answered, not dropped; the connection is closed because the body cannot be delimited.
-                self.close_connection = True
-                field, message = problem
-                body = json.dumps({"error": {"code": "invalid_request", "message": message, "field": field}})
-                return self._send_http_response(400, {"Content-Type": "application/json", "Connection": "close"},
-                                                body.encode())
+                return self._refuse(400, problem[1], problem[0])
+            if len(self.headers.get_all("Authorization") or []) > 1:
+                return self._refuse(400, "send one Authorization header, not several", "Authorization")
+            length = http_limits.declared_length(self.headers)
+            if length is not None and length > BODY_MAX_BYTES:
+                # Refused by its declared size, unread.  A caller with no key at all learns only that; one
+                # with a key (which is not checked: that would cost a read) that the body is too large.
+                if path.startswith(API_PREFIXES) and bearer_token(self.headers.get("Authorization")) is None:
+                    return self._refuse(401, "missing key: send `Authorization: Bearer <key>`", "Authorization",
+                                        "missing_key")
+                return self._refuse(413, f"request body is {length} bytes; the limit is {BODY_MAX_BYTES}", "body")
+            try:
+                self._body = http_limits.read_body(self.rfile, self.headers)
+            except BadBody as bad:
+                return self._refuse(bad.status, None if bad.status == 408 else bad.message, bad.field)
+            except TimeoutError:
+                return self._refuse(408)
+            DEADLINES.disarm(self._deadline)
+            if self._deadline.expired:
+                return self._refuse(408)
             if not in_flight.enter():
                 # Shutting down: refuse (nothing done) rather than half-serve; the client may retry.
                 self.close_connection = True
@@ -159,28 +258,34 @@ def _handler_class(settings: Settings, limiter: TokenBuckets | None, in_flight: 
                 in_flight.leave()
 
         def _route(self) -> None:
-            path = urlsplit(self.path).path
+            parts = urlsplit(self.path)
+            path = parts.path
             if path.startswith(API_PREFIXES):
                 if limiter is not None:
                     wait = limiter.take(self._caller())
                     if wait:
                         return self._too_many(wait)
-                # Unknown routes get butai's error shape, as API Gateway's gateway responses give in the
-                # cloud (chalice's own answer would echo the Authorization header back).
-                try:
-                    route = matcher.match_route(path).route
-                except ValueError:
+                # Routes match exactly, as in API Gateway: `/speak/` and `/speak;x=1` are no route. Unknown
+                # routes get butai's error shape, as API Gateway's gateway responses give in the cloud
+                # (chalice's own answer would echo the Authorization header back).
+                matched = http_limits.match_route(routes, path)
+                if matched is None:
                     return self._json_error(404, "not_found", "no such route")
+                route = matched[0]
                 if self.command not in routes[route] and self.command != "OPTIONS":
                     return self._json_error(405, "method_not_allowed", f"{self.command} is not allowed here",
                                             {"Allow": ", ".join(sorted(routes[route]))})
+                # chalice's own matcher would split `;params` off the last segment: hand it none.
+                self.path = path.replace(";", "%3B") + (f"?{parts.query}" if parts.query else "")
                 return super()._generic_handle()
             self._serve_asset(path)
 
-        def _framing_problem(self) -> tuple[str, str] | None:
-            length = self.headers.get("Content-Length")
-            if length is not None and not (length.strip().isascii() and length.strip().isdigit()):
-                return "Content-Length", "Content-Length must be a whole number of bytes"
+        def _send_error_response(self, error) -> None:
+            # chalice's own answer for a path its gateway cannot route would echo the Authorization header;
+            # the exact match above leaves it none to answer, and should one come, it is butai's 404.
+            self._json_error(404, "not_found", "no such route")
+
+        def _path_problem(self) -> tuple[str, str] | None:
             if "\x00" in self.path or "\x00" in unquote(urlsplit(self.path).path):
                 return "path", "the path must not contain NUL"
             return None
@@ -191,9 +296,6 @@ def _handler_class(settings: Settings, limiter: TokenBuckets | None, in_flight: 
             return "key:" + hash_key(token) if token else "addr:" + self.client_address[0]
 
         def _json_error(self, status: int, code: str, message: str, headers: dict | None = None) -> None:
-            length = int(self.headers.get("Content-Length") or 0)
-            if length:
-                self.rfile.read(length)
             body = json.dumps({"error": {"code": code, "message": message}}).encode()
             if self.command == "HEAD":
                 return self._send_http_response_no_body(status, {"Content-Type": "application/json",
@@ -201,9 +303,6 @@ def _handler_class(settings: Settings, limiter: TokenBuckets | None, in_flight: 
             self._send_http_response(status, {"Content-Type": "application/json", **(headers or {})}, body)
 
         def _too_many(self, wait: float) -> None:
-            length = int(self.headers.get("Content-Length") or 0)
-            if length:
-                self.rfile.read(length)
             body = json.dumps({"error": {"code": "rate_limited",
                                          "message": "too many requests for this key; retry after Retry-After "
                                                     "seconds"}}).encode()
@@ -216,11 +315,11 @@ def _handler_class(settings: Settings, limiter: TokenBuckets | None, in_flight: 
                                         {"Allow": "GET, HEAD"})
             key = unquote(path.lstrip("/")) or "index.html"
             if key not in ASSET_PAGES and not key.startswith(ASSET_PREFIXES):
-                return self._send_http_response(404, {"Content-Type": "text/plain; charset=utf-8"}, b"not found")
+                return self._json_error(404, "not_found", "no such file")
             try:
                 obj = s3.get_object(Bucket=settings.bucket, Key=key)
             except s3.exceptions.NoSuchKey:
-                return self._send_http_response(404, {"Content-Type": "text/plain; charset=utf-8"}, b"not found")
+                return self._json_error(404, "not_found", "no such file")
             body = obj["Body"].read()
             headers = {"Content-Type": obj.get("ContentType", "application/octet-stream"),
                        "Cache-Control": obj.get("CacheControl") or "no-cache", **asset_headers}
@@ -286,12 +385,18 @@ class LocalRuntime:
         # Pages' push sockets: the cloud's protocol and service; every write of the API's client to the
         # `current` table starts a fan-out, as the table's stream does in the cloud.
         # The pushes have their own DynamoDB client, as the cloud's push functions are not the API's.
-        self.push = LocalPush(self.settings, self.host)
+        rate = self.rate if self.rate is not None else float(os.environ.get(tool_env.LOCAL_RATE, "20"))
+        burst = self.burst if self.burst is not None else float(os.environ.get(tool_env.LOCAL_BURST, "40"))
+        # One set of per-key buckets for the HTTP routes and the push socket's messages.
+        limiter = TokenBuckets(rate, burst) if rate > 0 else None
+        self.push = LocalPush(self.settings, self.host, limiter)
         push_db = aws.client("dynamodb", self.settings)
         push_stages = StageService(DynamoStageStore(push_db, self.settings), self.services.stage.catalog,
                                    assets_base_url=self.settings.assets_base_url,
                                    default_character=self.settings.default_character)
-        self.push_service = PushService(push_stages, DynamoConnections(push_db, self.settings), self.push.sockets)
+        # The local sockets' sends only queue (each page has its own writer): no send threads.
+        self.push_service = PushService(push_stages, MirroredConnections(DynamoConnections(push_db, self.settings)),
+                                        self.push.sockets, parallel=1)
         self.push.start(self.push_service, self.services.stage.store._db)
 
         app = load_app()
@@ -299,11 +404,8 @@ class LocalRuntime:
         # many threads). This is the change `chalice local` itself makes to the app object
         # (chalice.local.create_local_server); it happens here, in the local runtime only, never in Lambda.
         app.__class__ = LocalChalice
-        rate = self.rate if self.rate is not None else float(os.environ.get(tool_env.LOCAL_RATE, "20"))
-        burst = self.burst if self.burst is not None else float(os.environ.get(tool_env.LOCAL_BURST, "40"))
         self._in_flight = InFlight()
-        handler = _handler_class(self.settings, TokenBuckets(rate, burst) if rate > 0 else None, self._in_flight,
-                                 app.routes)
+        handler = _handler_class(self.settings, limiter, self._in_flight, app.routes)
         config = Config(chalice_stage="local", config_from_disk={})
         self._http = _Server((self.host, self.port),
                                         lambda *a: handler(*a, app_object=app, config=config))

@@ -220,7 +220,11 @@ def _upload(args) -> int:
         print(f"butai: {exc}", file=sys.stderr)
         return 1
     settings, _ = target_settings(args.aws)
-    keys = images.upload_image_set(aws.client("s3", settings), settings.bucket, image_set)
+    try:
+        keys = images.upload_image_set(aws.client("s3", settings), settings.bucket, image_set)
+    except images.ImageSetError as exc:      # a file changed (made a link) since it was checked
+        print(f"butai: {exc}", file=sys.stderr)
+        return 1
     print(f"uploaded {len(keys)} images for {args.character} ({image_set.name}): "
           + ", ".join(sorted(image_set.files)))
     return 0

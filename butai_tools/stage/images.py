@@ -9,10 +9,13 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from chalicelib.stage import face_images as ex
+from chalicelib.stage.audio import read_upload
 from chalicelib.stage.models import Voice
 
 # The stage page's files, served next to the images.
 PAGE_FILES = ("index.html", "app.js", "voice.js", "style.css")
+# An expression image (or the folder's manifest) larger than this is no face.
+IMAGE_MAX_BYTES = 5 * 1024 * 1024
 
 
 class ImageSetError(ValueError):
@@ -38,6 +41,12 @@ def read_image_dir(directory: Path, character: str, name: str | None = None) -> 
     for path in sorted(directory.iterdir()):
         if path.name == "manifest.json" or path.name.startswith("."):
             continue
+        if path.is_symlink() or not path.is_file():
+            # A link is never followed: it could publish any file the user can read (a key file named
+            # neutral.svg).  The upload reads each file again without following links (read_upload).
+            problems.append(f"{path.name}: {'a symbolic link' if path.is_symlink() else 'not a regular file'}; "
+                            "give the image file itself")
+            continue
         stem, _, ext = path.name.rpartition(".")
         if ext.lower() not in ex.IMAGE_EXTENSIONS:
             problems.append(f"{path.name}: not an image ({', '.join(ex.IMAGE_EXTENSIONS)})")
@@ -55,7 +64,13 @@ def read_image_dir(directory: Path, character: str, name: str | None = None) -> 
     if problems:
         raise ImageSetError("; ".join(problems))
     manifest = directory / "manifest.json"
-    given = json.loads(manifest.read_text(encoding="utf-8")) if manifest.exists() else {}
+    try:
+        given = json.loads(read_upload(manifest, IMAGE_MAX_BYTES)) \
+            if manifest.exists() or manifest.is_symlink() else {}
+    except OSError as exc:
+        raise ImageSetError(f"manifest.json: {exc.strerror or exc}") from None
+    except ValueError as exc:     # a link, not a regular file, too large, or not JSON
+        raise ImageSetError(str(exc) if str(exc).startswith("manifest.json") else f"manifest.json: {exc}") from None
     voice = given.get("voice")
     if voice is not None:
         try:
@@ -70,7 +85,13 @@ def upload_image_set(s3, bucket: str, images: ImageSet) -> list[str]:
     for expression, path in images.files.items():
         ext = path.suffix.lstrip(".").lower()
         key = ex.image_key(images.character, f"{expression}.{ext}")
-        s3.put_object(Bucket=bucket, Key=key, Body=path.read_bytes(), ContentType=ex.CONTENT_TYPES[ext],
+        try:
+            body = read_upload(path, IMAGE_MAX_BYTES)
+        except OSError as exc:
+            raise ImageSetError(f"{path.name}: {exc.strerror or exc}") from None
+        except ValueError as exc:
+            raise ImageSetError(str(exc)) from None
+        s3.put_object(Bucket=bucket, Key=key, Body=body, ContentType=ex.CONTENT_TYPES[ext],
                       CacheControl="public, max-age=300")
         keys.append(key)
     manifest = {"id": images.character, "name": images.name,

@@ -44,7 +44,8 @@ class PushService:
         self.stages = stages
         self.connections = connections
         self.sender = sender
-        self._pool = ThreadPoolExecutor(max_workers=parallel, thread_name_prefix="push")
+        # parallel=1: the sender only queues (the local run's sockets), so the sends need no threads.
+        self._pool = ThreadPoolExecutor(max_workers=parallel, thread_name_prefix="push") if parallel > 1 else None
 
     # -- a page's message ------------------------------------------------------------------------
     def message(self, connection_id: str, body: str | bytes | None) -> bool:
@@ -133,7 +134,8 @@ class PushService:
         if data is None:
             # Not even the newest entry fits: the page fetches the view itself (a GET per page).
             data, done.nudged = messages.changed(stage.stage_id, shown.version), True
-        delivered = list(self._pool.map(lambda c: self._deliver(c, data), allowed))
+        delivered = [self._deliver(c, data) for c in allowed] if self._pool is None else \
+            list(self._pool.map(lambda c: self._deliver(c, data), allowed))
         done.sent, done.gone = delivered.count(True), delivered.count(False)
         return done
 

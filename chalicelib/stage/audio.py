@@ -40,7 +40,8 @@ _AUDIO_PATH = re.compile(AUDIO_PATH_PATTERN)
 
 def check_audio_url(url: str, own_origins: Iterable[str], listed_origins: Iterable[str]) -> str:
     """The URL when a line may carry it, else ValidationFailed naming ``audio``."""
-    if not _URL_CHARS.match(url):
+    # Whole matches (`$` alone would let a final line break through).
+    if not _URL_CHARS.fullmatch(url):
         raise ValidationFailed("audio must be a URL (no spaces, quotes or control characters)", "audio")
     parts = urlsplit(url)
     if not parts.scheme and not parts.netloc:
@@ -64,7 +65,7 @@ def check_audio_url(url: str, own_origins: Iterable[str], listed_origins: Iterab
 
 
 def _require_voice_path(path: str) -> None:
-    if not _AUDIO_PATH.match(path):
+    if not _AUDIO_PATH.fullmatch(path):
         raise ValidationFailed(f"audio on the stage's own origin must be an uploaded voice: /{AUDIO_PREFIX}<name>."
                                f"<{'|'.join(sorted(CONTENT_TYPES))}> (butai audio upload)", "audio")
 
@@ -95,9 +96,11 @@ def audio_key(data: bytes, extension: str) -> str:
     return f"{AUDIO_PREFIX}{hashlib.sha256(data).hexdigest()[:24]}.{extension}"
 
 
-def read_upload(path: Path) -> bytes:
+def read_upload(path: Path, limit: int | None = None) -> bytes:
     """The file's bytes: a regular file opened without following a symbolic link (a link could hand over any
-    file the user can read, e.g. a key file named `voice.mp3`), at most MAX_UPLOAD_BYTES."""
+    file the user can read, e.g. a key file named `voice.mp3`), at most ``limit`` bytes.  `butai images
+    upload` reads the expression images the same way."""
+    limit = MAX_UPLOAD_BYTES if limit is None else limit
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_NONBLOCK", 0))
     except OSError as exc:
@@ -107,9 +110,9 @@ def read_upload(path: Path) -> bytes:
     with os.fdopen(fd, "rb") as fh:
         if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
             raise ValueError(f"{path.name}: not a regular file")
-        data = fh.read(MAX_UPLOAD_BYTES + 1)
-    if len(data) > MAX_UPLOAD_BYTES:
-        raise ValueError(f"{path.name}: larger than the limit of {MAX_UPLOAD_BYTES} bytes")
+        data = fh.read(limit + 1)
+    if len(data) > limit:
+        raise ValueError(f"{path.name}: larger than the limit of {limit} bytes")
     return data
 
 

@@ -17,11 +17,11 @@ CHARACTER_PATTERN = re.compile(r"^[^/\\\s\x00-\x1f\x7f]{1,64}$")
 
 
 def is_valid_key(key: str) -> bool:
-    return bool(KEY_PATTERN.match(key))
+    return bool(KEY_PATTERN.fullmatch(key))
 
 
 def is_valid_character(character: str) -> bool:
-    return bool(CHARACTER_PATTERN.match(character)) and character not in (".", "..")
+    return bool(CHARACTER_PATTERN.fullmatch(character)) and character not in (".", "..")
 
 
 def image_key(character: str, filename: str) -> str:

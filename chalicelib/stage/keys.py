@@ -24,7 +24,7 @@ def new_stage_id() -> str:
 
 
 def is_stage_id(value: str) -> bool:
-    return bool(STAGE_ID_PATTERN.match(value or ""))
+    return bool(STAGE_ID_PATTERN.fullmatch(value or ""))
 
 
 def new_key(prefix: str) -> str:

@@ -104,6 +104,20 @@ def is_visible(char: str) -> bool:
     return not is_hidden(char) and unicodedata.category(char) not in SPACE_CATEGORIES
 
 
+# Characters that render as nothing although their category would let them show: the Hangul fillers and
+# the Braille blank (the other default-ignorable code points outside the format characters — the combining
+# grapheme joiner, the variation selectors, the Khmer inherent vowels — are combining marks).  A text of
+# these alone is as blank as one of spaces; so is a text of combining marks (M*) alone, with no base to
+# sit on.
+RENDERS_BLANK = frozenset("\u115f\u1160\u2800\u3164\uffa0")
+MARK_CATEGORIES = frozenset({"Mn", "Mc", "Me"})
+
+
+def is_shown(char: str) -> bool:
+    """Whether ``char`` puts something on the screen by itself: what a text needs one of to be not blank."""
+    return is_visible(char) and char not in RENDERS_BLANK and unicodedata.category(char) not in MARK_CATEGORIES
+
+
 def _class_of(test) -> str:
     """A regex character class body (no brackets) of every code point ``test`` holds for, written so that
     Python's ``re``, ECMA-262 (JSON Schema) and Rust's regex read it alike: BMP code points as
@@ -124,8 +138,8 @@ def _class_of(test) -> str:
 
 @functools.lru_cache(maxsize=1)
 def visible_pattern() -> str:
-    """JSON Schema ``pattern`` of a text that is not blank: at least one visible character."""
-    return f"[^{_class_of(lambda c: not is_visible(c))}]"
+    """JSON Schema ``pattern`` of a text that is not blank: at least one character that shows."""
+    return f"[^{_class_of(lambda c: not is_shown(c))}]"
 
 
 @functools.lru_cache(maxsize=1)
@@ -136,8 +150,9 @@ def id_pattern() -> str:
 
 
 def _require_visible(value: str) -> str:
-    # Spaces, controls and invisible format characters (NUL, U+200B, U+2060 …) alone say nothing.
-    if not any(is_visible(c) for c in value):
+    # Spaces, controls, invisible format characters (NUL, U+200B, U+2060 …), characters that render as
+    # nothing (U+3164, U+2800 …) and combining marks alone say nothing.
+    if not any(is_shown(c) for c in value):
         raise ValueError("must not be blank")
     return value
 

@@ -226,7 +226,8 @@ class StageService:
         """The replies nobody holds, each handed out under a lease (``lease`` seconds, default 30) to this
         caller alone.  ``ack`` acknowledges earlier ones first.  With ``wait`` (seconds, at most 20) an
         empty answer is held until a reply arrives, a lease ends or the wait ends; the key is checked
-        before any waiting.  A retry with the same ``request_id`` gets back what that call still holds."""
+        before any waiting.  A retry with the same ``request_id`` gets back what that call still holds and
+        does not acknowledge; when it holds nothing more, it is a fetch like any other."""
         guard = self._guard(key, AGENT)
         _known_shape(stage_id)
         lease_ms = int((lease or LEASE_DEFAULT_S) * 1000)
@@ -239,8 +240,10 @@ class StageService:
             pending = self.store.pending_replies(stage_id)
             if request_id:
                 # A retry of a fetch whose answer was lost: the replies that call still holds, again (lease
-                # renewed), and nothing new.  The one query above shows them: no second read.
-                mine = [r for r in pending.held + pending.claimable if r.claim_id == claim_id]
+                # renewed), and nothing new.  The one query above shows them: no second read.  What the
+                # retry acknowledges is handled, so it is acknowledged, not handed back: a caller that sends
+                # one request id on every call and acknowledges each batch with the next moves on.
+                mine = [r for r in pending.held + pending.claimable if r.claim_id == claim_id and r.id not in acks]
                 if mine:
                     held = self.store.renew_claim(stage_id, guard, mine, self._claim_of(claim_id, lease_ms), ack=acks)
                     acks = []               # applied with the renewal

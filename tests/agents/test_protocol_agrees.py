@@ -47,6 +47,7 @@ def test_constants_agree():
     assert protocol.MAX_WAIT_S == MAX_WAIT_S
     assert (protocol.LEASE_DEFAULT_S, protocol.LEASE_MIN_S, protocol.LEASE_MAX_S, protocol.ACK_MAX) == \
         (models.LEASE_DEFAULT_S, models.LEASE_MIN_S, models.LEASE_MAX_S, models.ACK_MAX)
+    assert protocol.REPLY_ID_PATTERN == models.REPLY_ID_PATTERN
     assert protocol.BASIC_EXPRESSIONS == expressions.BASIC
     assert protocol.FALLBACK_EXPRESSION == expressions.FALLBACK
     for name in ("ID_HEADER", "TIMESTAMP_HEADER", "SIGNATURE_HEADER", "SCHEME"):

@@ -126,6 +126,14 @@ BAD = [
     ("speak", "agent", "RAW:[1,2]", 400, "invalid_request", "body"),
     ("speak", "agent", "RAW:", 400, "invalid_request", "body"),
     ("speak", "agent", "RAW:" + json.dumps({"text": "x" * 17000}), 413, "payload_too_large", "body"),
+    # a text that renders blank: Hangul fillers, the Braille blank, combining marks with no base
+    ("speak", "agent", {"text": "\u3164"}, 400, "invalid_request", "text"),
+    ("speak", "agent", {"text": "\u2800\u2800\u2800"}, 400, "invalid_request", "text"),
+    ("speak", "agent", {"text": "\u0301\u0308 \u3164"}, 400, "invalid_request", "text"),
+    ("reply", "player", {"text": "\uffa0\u115f"}, 400, "invalid_request", "text"),
+    ("reply", "player", {"text": "\u3099\u200b"}, 400, "invalid_request", "text"),
+    # audio paths match whole: a final line break is not part of an uploaded voice's path
+    ("speak", "agent", {"text": "x", "audio": "/audio/0123abcd.mp3\n"}, 400, "invalid_request", "audio"),
     ("reply", "player", {"text": "あ" * 1001}, 400, "invalid_request", "text"),
     ("reply", "player", {"text": None}, 400, "invalid_request", "text"),
     ("reply", "player", {}, 400, "invalid_request", "text"),
@@ -197,3 +205,38 @@ def test_a_key_written_any_other_way_than_exactly_bearer_key_is_refused(client, 
     assert snapshot(aws_settings) == before
     exact = {"Authorization": f"Bearer {stage.agent_key}", "Content-Type": "application/json"}
     assert client.http.post(f"/stages/{stage.stage_id}/speak", headers=exact, body='{"text": "正しい書き方"}').status_code == 200
+
+
+def _proxy_event(method, path, resource, stage_id, headers: list[tuple[str, str]], body: str) -> dict:
+    """An API Gateway (REST, Lambda proxy) event as the cloud sends it: `headers` keeps the last copy of each
+    header, `multiValueHeaders` every copy."""
+    multi: dict[str, list[str]] = {}
+    for name, value in headers:
+        multi.setdefault(name, []).append(value)
+    return {"resource": resource, "path": path, "httpMethod": method,
+            "headers": {name: values[-1] for name, values in multi.items()}, "multiValueHeaders": multi,
+            "queryStringParameters": None, "multiValueQueryStringParameters": None,
+            "pathParameters": {"stage_id": stage_id}, "stageVariables": None,
+            "requestContext": {"httpMethod": method, "resourcePath": resource, "path": path, "requestId": "r-1",
+                               "identity": {"sourceIp": "203.0.113.1"}},
+            "body": body, "isBase64Encoded": False}
+
+
+@pytest.mark.parametrize("keys", [("agent", "agent"), ("player", "agent"), ("agent", "wrong")])
+def test_two_authorization_headers_are_a_400_in_the_cloud(services, stage, aws_settings, keys):
+    """API Gateway hands the function the last of two Authorization headers (and every copy in
+    multiValueHeaders): the app refuses the request whichever keys they hold, and nothing is written."""
+    from app import app
+    before = snapshot(aws_settings)
+    key = {"agent": stage.agent_key, "player": stage.player_key, "wrong": "bka_not-a-real-key"}
+    headers = [("Authorization", f"Bearer {key[k]}") for k in keys] + [("Content-Type", "application/json")]
+    path = f"/stages/{stage.stage_id}/speak"
+    answer = app(_proxy_event("POST", path, "/stages/{stage_id}/speak", stage.stage_id, headers,
+                              '{"text": "二つの鍵"}'), None)
+    assert answer["statusCode"] == 400, answer
+    error = json.loads(answer["body"])["error"]
+    assert (error["code"], error["field"]) == ("invalid_request", "Authorization")
+    assert snapshot(aws_settings) == before
+    one = app(_proxy_event("POST", path, "/stages/{stage_id}/speak", stage.stage_id, headers[1:],
+                           '{"text": "一つの鍵"}'), None)
+    assert one["statusCode"] == (200 if keys[1] == "agent" else 401), one

@@ -17,8 +17,10 @@ KILLS = int(os.environ.get("BUTAI_ATTACK_KILLS", "4"))
 
 
 def test_killed_agents_lose_no_reply_and_no_live_agent_gets_one_twice():
+    kinds = [arg for kind in ("curl long-poll", "python client", "butai watch", "dropped connection")
+             for arg in ("--kind", kind)]       # the MCP kinds: tests/agents/test_agent_mcp_kills.py
     done = subprocess.run([sys.executable, str(ROOT / "scripts" / "delivery_attacks.py"), "--start", "--kills",
-                           str(KILLS), "--json"], cwd=ROOT, capture_output=True, text=True, timeout=900)
+                           str(KILLS), *kinds, "--json"], cwd=ROOT, capture_output=True, text=True, timeout=900)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     report = json.loads(done.stdout)
     attacks = {a["kind"]: a for a in report["attacks"]}

@@ -218,5 +218,35 @@ def test_the_local_runtime_limits_each_key_with_429_and_retry_after(tmp_path):
         assert body["error"]["code"] == "rate_limited"
         # Another key (the agent's) has its own bucket.
         assert call(api, "POST", f"/stages/{demo['stage_id']}/fetch_replies", demo["agent_key"])[0] == 200
+        _push_messages_take_the_same_tokens(api, demo)
     finally:
         assert runtime.stop() == 0
+
+
+def _push_messages_take_the_same_tokens(api: str, demo: dict) -> None:
+    """The push socket's messages count against the same per-key buckets as the HTTP routes (before: 882
+    subscribes in 8 s from one socket, each a store read and write): over the limit a socket is answered
+    `rate_limited` and closed."""
+    from websockets.exceptions import ConnectionClosed
+    from websockets.sync.client import connect
+    url = api.replace("http://", "ws://") + "/push"
+    subscribe = json.dumps({"action": "subscribe", "stage": demo["stage_id"], "key": demo["player_key"]})
+    with connect(url, open_timeout=10) as ws:
+        # The player key's bucket is empty after the GETs above.
+        ws.send(subscribe)
+        answer = json.loads(ws.recv(timeout=10))
+        assert answer["type"] == "error" and answer["error"]["code"] == "rate_limited", answer
+        with pytest.raises(ConnectionClosed):
+            ws.recv(timeout=10)
+    # A socket that floods pings (no key: its address's bucket) is cut off after the burst.
+    with connect(url, open_timeout=10) as ws:
+        try:
+            for _ in range(60):
+                ws.send('{"action": "ping"}')
+        except ConnectionClosed:
+            pass                       # closed while still sending: the answer is read below all the same
+        answers = []
+        with pytest.raises(ConnectionClosed):
+            while True:
+                answers.append(json.loads(ws.recv(timeout=10)))
+        assert [a["error"]["code"] for a in answers] == ["rate_limited"]

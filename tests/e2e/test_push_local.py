@@ -187,3 +187,69 @@ def test_only_an_upgrade_to_push_reaches_the_socket(local_runtime):
     assert json.loads(elsewhere.value.response.body)["error"]["code"] == "missing_key"
     with urllib.request.urlopen(api + "/") as page:                # the page is still served beside it
         assert page.status == 200
+
+
+def _stalled_socket(runtime, stage_id: str, key: str):
+    """A page socket that subscribes and then never reads again: a raw TCP socket with a tiny receive
+    buffer, the WebSocket handshake and one masked frame written by hand (a library client would read)."""
+    import base64
+    import os
+    import socket as sockets
+    import urllib.parse
+    parts = urllib.parse.urlsplit(runtime.info["api_url"])
+    sock = sockets.socket(sockets.AF_INET, sockets.SOCK_STREAM)
+    sock.setsockopt(sockets.SOL_SOCKET, sockets.SO_RCVBUF, 1024)
+    sock.settimeout(WAIT_S)
+    sock.connect((parts.hostname, parts.port))
+    nonce = base64.b64encode(os.urandom(16))
+    sock.sendall(b"GET /push HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                 b"Sec-WebSocket-Key: " + nonce + b"\r\nSec-WebSocket-Version: 13\r\n\r\n")
+    head = b""
+    while b"\r\n\r\n" not in head:
+        head += sock.recv(1)
+    assert head.startswith(b"HTTP/1.1 101"), head
+    payload = json.dumps({"action": "subscribe", "stage": stage_id, "key": key}).encode()
+    mask = os.urandom(4)
+    assert len(payload) < 126
+    sock.sendall(bytes([0x81, 0x80 | len(payload)]) + mask + bytes(b ^ mask[i % 4] for i, b in enumerate(payload)))
+    return sock
+
+
+def test_a_socket_that_never_reads_is_dropped_and_holds_up_no_page(local_runtime, stages):
+    """One socket stops reading: every page that reads still gets every push (its own stage's and other
+    stages'), new pages too, and the stalled one is dropped and its subscription removed (before: the
+    fan-out's blocking send waited on it, and no page got a push until it closed)."""
+    import time
+    stalled_stage, other_stage = stages.create_stage("push-stalled"), stages.create_stage("push-bystander")
+    long_line = "長い台詞、" * 380          # about 5.7 KB a push: the stalled socket's buffers fill in a few
+    with socket(local_runtime) as same, socket(local_runtime) as other:
+        assert subscribe(same, stalled_stage.stage_id, stalled_stage.player_key)["type"] == "subscribed"
+        assert subscribe(other, other_stage.stage_id, other_stage.player_key)["type"] == "subscribed"
+        [page] = subscriptions(local_runtime, stalled_stage.stage_id)
+        attacker = _stalled_socket(local_runtime, stalled_stage.stage_id, stalled_stage.player_key)
+        try:
+            deadline = time.monotonic() + WAIT_S
+            while len(subscriptions(local_runtime, stalled_stage.stage_id)) < 2:
+                assert time.monotonic() < deadline, "the stalled socket never subscribed"
+                time.sleep(0.05)
+            [stalled] = set(subscriptions(local_runtime, stalled_stage.stage_id)) - {page}
+            spoken = 0
+            deadline = time.monotonic() + 90
+            # Until the stalled socket is dropped (its queue full, or a send held past the send timeout) and its
+            # subscription removed, and a few lines more: each line reaches both reading pages.
+            while stalled in subscriptions(local_runtime, stalled_stage.stage_id) or spoken < 40:
+                assert time.monotonic() < deadline, "the stalled socket was never dropped"
+                spoken += 1
+                line = speak(local_runtime, stalled_stage, f"{spoken} {long_line}")
+                assert view_of(same, line)["current"]["text"].startswith(f"{spoken} ")
+                elsewhere = speak(local_runtime, other_stage, f"よそ {spoken}")
+                assert view_of(other, elsewhere)["current"]["text"] == f"よそ {spoken}"
+            # A page that opens now is served too.
+            with socket(local_runtime) as late:
+                assert subscribe(late, stalled_stage.stage_id, stalled_stage.player_key)["type"] == "subscribed"
+                line = speak(local_runtime, stalled_stage, "後から来たページにも")
+                assert view_of(late, line)["current"]["text"] == "後から来たページにも"
+                assert view_of(same, line)["current"]["text"] == "後から来たページにも"
+        finally:
+            attacker.close()
+    assert stalled not in subscriptions(local_runtime, stalled_stage.stage_id)

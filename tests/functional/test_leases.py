@@ -124,6 +124,50 @@ def test_a_retried_request_id_gets_back_what_it_still_holds_and_renews_the_lease
     assert [r.id for r in _fetch(stages, made, request_id="r-1")] == [four]
 
 
+def test_a_retry_that_acknowledges_its_own_batch_answers_the_rest_and_moves_on(stages, made, clock):
+    """A retried fetch (same request_id) that acknowledges replies applies the acknowledgements, answers
+    its batch less what it acknowledged, and a later fetch gets the new replies."""
+    one, two = _reply(stages, made, "一"), _reply(stages, made, "二")
+    assert [r.id for r in _fetch(stages, made, request_id="r-1")] == [one, two]
+    three = _reply(stages, made, "三")
+    # The retry acknowledges one of the two: the other comes back (renewed), nothing new is claimed.
+    again = _fetch(stages, made, request_id="r-1", ack=[one])
+    assert [r.id for r in again] == [two]
+    assert again[0].lease_expires_at == ids.iso_from_ms(int((clock.now + LEASE_DEFAULT_S) * 1000))
+    # Acknowledging the rest: the retry holds nothing more, so it claims what is new, at once.
+    assert [r.id for r in _fetch(stages, made, request_id="r-1", ack=[two])] == [three]
+    clock.advance(10 * LEASE_DEFAULT_S)
+    # one and two were acknowledged for good; three is still only leased, so it comes back.
+    assert [(r.id, r.deliveries) for r in _fetch(stages, made)] == [(three, 2)]
+
+
+def test_a_loop_that_reuses_one_request_id_reaches_every_new_reply(stages, made, clock):
+    """An agent that sends the same request_id on every call and acknowledges each batch with the next
+    call: each round acknowledges the last batch and gets the next reply (before: the same batch again,
+    lease renewed, the acknowledgements ignored, forever)."""
+    batch: list[str] = []
+    seen: list[str] = []
+    for round_ in range(4):
+        rid = _reply(stages, made, f"返事 {round_}")
+        batch = [r.id for r in _fetch(stages, made, request_id="always-the-same", ack=batch)]
+        assert batch == [rid]
+        seen += batch
+    _fetch(stages, made, request_id="always-the-same", ack=batch)
+    clock.advance(10 * LEASE_DEFAULT_S)
+    assert _fetch(stages, made) == []                   # every one acknowledged, none comes back
+    assert len(set(seen)) == 4
+
+
+def test_a_retry_acknowledging_its_batch_waits_for_the_next_reply(stages, made, clock):
+    """With `wait`, a retry that acknowledged all it held long-polls like a new fetch (here: the wait ends
+    empty, and nothing acknowledged comes back)."""
+    rid = _reply(stages, made, "一")
+    assert [r.id for r in _fetch(stages, made, request_id="w")] == [rid]
+    assert _fetch(stages, made, request_id="w", ack=[rid], wait=0.2) == []
+    clock.advance(10 * LEASE_DEFAULT_S)
+    assert _fetch(stages, made) == []
+
+
 def test_a_request_id_does_not_get_back_what_another_fetch_claimed_after_its_lease(stages, made, clock):
     rid = _reply(stages, made, "一")
     _fetch(stages, made, request_id="old")

@@ -57,16 +57,22 @@ def hidden(c: str) -> bool:
     return category in ("Cc", "Cf", "Cs") or (category == "Co" and ord(c) <= 0xFFFF)
 
 
+def not_space(c: str) -> bool:
+    return not hidden(c) and unicodedata.category(c) not in ("Zs", "Zl", "Zp")
+
+
 def visible(text: str) -> bool:
-    """What docs/stage.md calls not blank: something besides spaces and hidden characters (an unassigned
-    code point counts as visible)."""
-    return any(not hidden(c) and unicodedata.category(c) not in ("Zs", "Zl", "Zp") for c in text)
+    """What docs/stage.md calls not blank: something that shows — besides spaces, hidden characters, the
+    Hangul fillers (U+115F, U+1160, U+3164, U+FFA0), the Braille blank (U+2800) and combining marks (an
+    unassigned code point counts as visible)."""
+    return any(not_space(c) and c not in "\u115f\u1160\u2800\u3164\uffa0"
+               and not unicodedata.category(c).startswith("M") for c in text)
 
 
 def id_ok(value) -> bool:
     """`to` / `move` as docs/stage.md writes them: no hidden character, no surrounding space."""
     return (isinstance(value, str) and bool(value) and not any(hidden(c) for c in value)
-            and visible(value[0]) and visible(value[-1]))
+            and not_space(value[0]) and not_space(value[-1]))
 
 # Characters that break naive code: NUL and other controls, line and paragraph separators, BOM, zero-width
 # and bidi marks, combining marks, full-width forms, CJK, emoji with ZWJ, and lone surrogates.

@@ -159,7 +159,10 @@ def test_audio_on_the_own_or_a_listed_origin(stage_and_service, url):
                                  "/x.mp3", "/index.html", "/app.js", "/stages/s_0123456789abcdef", "/audio/",
                                  "/audio/a.mp3#t=1", "/audio/a.exe", "/audio/../app.js", "/audio/sub/a.mp3",
                                  "/characters/hiyori/smile.svg", "https://stage.example/app.js",
-                                 "https://stage.example/audio/a.txt"])
+                                 "https://stage.example/audio/a.txt",
+                                 # matched whole: a final line break is no part of a voice's path
+                                 "/audio/a.mp3\n", "https://stage.example/audio/a.mp3\n", "/audio/a.mp3?v=2\n",
+                                 "https://voice.example/a.ogg\n"])
 def test_other_audio_is_a_400_naming_the_field_and_writes_nothing(stage_and_service, url):
     service, stage, store = stage_and_service
     with pytest.raises(ValidationFailed) as err:

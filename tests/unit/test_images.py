@@ -74,3 +74,53 @@ def test_contact_sheet_has_every_expression_side_by_side(tmp_path, capsys):
 def test_upload_command_reports_bad_names(tmp_path, capsys):
     assert main(["images", "upload", str(make_dir(tmp_path, ["smile.svg"])), "--character", "c1"]) == 1
     assert "no neutral image" in capsys.readouterr().err
+
+
+def _secret(tmp_path):
+    secret = tmp_path / "local.json"
+    secret.write_text('{"agent_key": "bka_secret"}')
+    return secret
+
+
+def test_a_symbolic_link_among_the_images_is_refused_not_followed(tmp_path, capsys):
+    """A link named neutral.svg to .butai/local.json would publish the keys: refused, nothing uploaded."""
+    folder = tmp_path / "faces"
+    folder.mkdir()
+    (folder / "smile.svg").write_bytes(SVG)
+    (folder / "neutral.svg").symlink_to(_secret(tmp_path))
+    with pytest.raises(images.ImageSetError, match="neutral.svg: a symbolic link"):
+        images.read_image_dir(folder, "c1")
+    # Even a link to a real image: the file itself must be given.
+    (folder / "neutral.svg").unlink()
+    real = tmp_path / "real.svg"
+    real.write_bytes(SVG)
+    (folder / "neutral.svg").symlink_to(real)
+    with pytest.raises(images.ImageSetError, match="symbolic link"):
+        images.read_image_dir(folder, "c1")
+    assert main(["images", "upload", str(folder), "--character", "c1"]) == 1
+    assert "symbolic link" in capsys.readouterr().err
+
+
+def test_a_linked_manifest_is_refused(tmp_path):
+    folder = tmp_path / "faces"
+    folder.mkdir()
+    (folder / "neutral.svg").write_bytes(SVG)
+    (folder / "manifest.json").symlink_to(_secret(tmp_path))
+    with pytest.raises(images.ImageSetError, match="manifest.json: a symbolic link"):
+        images.read_image_dir(folder, "c1")
+
+
+def test_an_image_made_a_link_after_the_check_is_not_uploaded(aws_settings, tmp_path):
+    """The upload reads each file again without following links: swapping one for a link between the check
+    and the upload publishes nothing of the link's target."""
+    s3 = aws.client("s3", aws_settings)
+    folder = tmp_path / "faces"
+    folder.mkdir()
+    (folder / "neutral.svg").write_bytes(SVG)
+    image_set = images.read_image_dir(folder, "c2")
+    (folder / "neutral.svg").unlink()
+    (folder / "neutral.svg").symlink_to(_secret(tmp_path))
+    with pytest.raises(images.ImageSetError, match="symbolic link"):
+        images.upload_image_set(s3, aws_settings.bucket, image_set)
+    listed = s3.list_objects_v2(Bucket=aws_settings.bucket, Prefix="characters/c2/")
+    assert listed.get("KeyCount", 0) == 0

@@ -208,7 +208,10 @@ def test_rotating_keys_locks_out_the_old_ones_at_once(service, created, which):
         service.rotate_keys("s_missing")
 
 
-@pytest.mark.parametrize("text", ["\x00", "\u200b\u2060", " \t\n", "\u3000"])
+@pytest.mark.parametrize("text", ["\x00", "\u200b\u2060", " \t\n", "\u3000",
+                                  # render as nothing: Hangul fillers, the Braille blank, marks with no base
+                                  "\u3164", "\u3164\u3164 ", "\uffa0", "\u115f\u1160", "\u2800" * 3,
+                                  "\u0301\u0302", "\u3099", "\u20dd", "\u034f\ufe0f", "\U000e0100", " \u0301\u200b"])
 def test_invisible_text_is_blank(text):
     from pydantic import ValidationError
     with pytest.raises(ValidationError):
