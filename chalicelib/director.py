@@ -118,10 +118,15 @@ class ScenarioLibrary:
         self._cache: dict[str, LoadedScenario] = {}
         self._lock = threading.Lock()
 
+    @staticmethod
+    def key_of(path: Path, data: bytes) -> str:
+        """The key a scenario file is kept under: its name and the hash of its bytes."""
+        return f"{SCENARIO_PREFIX}{path.stem}-{hashlib.sha256(data).hexdigest()[:16]}.json"
+
     def put(self, path: Path) -> str:
         data = path.read_bytes()
         load_scenario_text(data.decode("utf-8"), source=path.name)  # refuse a broken scenario before upload
-        key = f"{SCENARIO_PREFIX}{path.stem}-{hashlib.sha256(data).hexdigest()[:16]}.json"
+        key = self.key_of(path, data)
         self.s3.put_object(Bucket=self.bucket, Key=key, Body=data, ContentType="application/json")
         return key
 
