@@ -469,24 +469,23 @@ class DynamoStageStore:
             before = voiced_from_json(stage.voiced)
             if any(v.entry == entry_id for v in before):
                 return False            # told already (a retried job)
-            sets: dict = {"voiced": voiced_json([*before, Voiced(entry_id, audio or "", audio is None)])}
+            names = {"#vd": "voiced", "#upd": "updated_at"}
+            values = {":vd": {"S": voiced_json([*before, Voiced(entry_id, audio or "", audio is None)])},
+                      ":upd": {"S": stage.line.updated_at}}
+            update = "SET #vd = :vd"
             if audio and stage.line.updated_at == created_at and stage.line.text == text and not stage.line.audio:
-                sets["audio"] = audio    # the current line is still this one
-            names = {f"#s{i}": k for i, k in enumerate(sets)}
-            values = {f":s{i}": _ser.serialize(v) for i, v in enumerate(sets.values())}
-            condition = "#upd = :upd AND " + ("#vd = :old" if stage.voiced else "attribute_not_exists(#vd)")
-            values[":upd"] = {"S": stage.line.updated_at}
-            if stage.voiced:
-                values[":old"] = {"S": stage.voiced}
+                names["#au"], values[":au"] = "audio", {"S": audio}    # the current line is still this one
+                update += ", #au = :au"
+            # Stages made before the voice have no `voiced`; newer ones hold "" until a line is voiced.
+            condition = "#upd = :upd AND " + ("#vd = :old" if stage.voiced else "(attribute_not_exists(#vd) OR #vd = :old)")
+            values[":old"] = {"S": stage.voiced}
             actions = [
                 {"Update": {"TableName": self._log, "Key": entry_key,
                             "ConditionExpression": "attribute_exists(sk) AND attribute_not_exists(#a)",
                             "ExpressionAttributeNames": {"#a": "audio", "#st": "audio_status"}, **entry_update}},
                 {"Update": {"TableName": self._current, "Key": {"stage_id": {"S": stage_id}},
-                            "UpdateExpression": "SET " + ", ".join(f"#s{i} = :s{i}" for i in range(len(sets))),
-                            "ConditionExpression": condition,
-                            "ExpressionAttributeNames": {**names, "#upd": "updated_at", "#vd": "voiced"},
-                            "ExpressionAttributeValues": values}},
+                            "UpdateExpression": update, "ConditionExpression": condition,
+                            "ExpressionAttributeNames": names, "ExpressionAttributeValues": values}},
             ]
             reasons = self._transact(actions)
             if reasons is None:
