@@ -38,6 +38,7 @@
   var queue = [];              // lines to say, in order; queue[0] is being said (or waited for)
   var saying = null;           // the line being said now
   var waitTimer = null;
+  var guardTimer = null;       // a line that never says it ended (no audio device, no speech voice) ends anyway
   var player = null;           // one audio element, reused
   var arrived = {};            // id -> { audio, failed }: audio that came before its line was said
 
@@ -79,9 +80,16 @@
     return null;
   }
 
+  function guard(line, ms) {
+    clearTimeout(guardTimer);
+    guardTimer = setTimeout(function () { guardTimer = null; finished(line, "timeout"); }, ms);
+  }
+
   function silence() {
     clearTimeout(waitTimer);
     waitTimer = null;
+    clearTimeout(guardTimer);
+    guardTimer = null;
     if (player) player.pause();
     if (window.speechSynthesis) window.speechSynthesis.cancel();
   }
@@ -100,6 +108,8 @@
     if (saying !== line) return;
     clearTimeout(waitTimer);
     waitTimer = null;
+    clearTimeout(guardTimer);
+    guardTimer = null;
     saying = null;
     if (queue[0] === line) queue.shift();
     tell(line, "done", how);
@@ -122,6 +132,8 @@
     utterance.onend = function () { finished(line, "speech"); };
     utterance.onerror = function () { finished(line, "speech"); };
     document.body.dataset.voicePlayed = line.id + ":speech";
+    // About a fifth of a second a character at rate 1, and a little more: the longest a line is waited for.
+    guard(line, Math.min(30000, 2000 + 220 * Array.from(line.text).length / (utterance.rate || 1)));
     window.speechSynthesis.cancel();
     window.speechSynthesis.speak(utterance);
   }
@@ -131,6 +143,9 @@
       player = new Audio();
       player.preload = "auto";
       player.addEventListener("ended", function () { if (saying) finished(saying, "audio"); });
+      player.addEventListener("loadedmetadata", function () {
+        if (saying && saying.audio && isFinite(player.duration)) guard(saying, player.duration * 1000 + 1500);
+      });
       player.addEventListener("error", function () {
         // A file that cannot play (blocked, missing) is read aloud instead.
         if (saying && saying.audio && player.src === saying.audio) { var l = saying; l.audio = ""; speak(l); }
@@ -138,6 +153,7 @@
     }
     player.src = line.audio;
     document.body.dataset.voicePlayed = line.id + ":audio";
+    guard(line, 30000);
     var started = player.play();
     if (started && typeof started.catch === "function") {
       started.catch(function (err) {
