@@ -90,6 +90,9 @@ class Engine:
         """One sentence's audio, float32 in [-1, 1] at SAMPLE_RATE."""
         self.load()
         with self._lock:
+            # Punctuation alone (「……！」) would come out as a short noise: there is nothing in it to say.
+            if not any(ch.isalpha() for ch in self._module.phonemize(text)):
+                raise Unrenderable(f"nothing to say in {text[:40]!r}")
             audio, rate = self._module.synthesize(text, voice=spec.voice, speed=float(spec.speed))
         assert rate == SAMPLE_RATE
         audio = np.asarray(audio, dtype=np.float32)
