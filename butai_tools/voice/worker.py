@@ -98,7 +98,9 @@ class VoiceWorker:
                 self.outcomes.append(outcome)
                 self._done.notify_all()
 
-    def handle(self, job: VoiceJob, queued: float | None = None) -> Outcome:
+    def handle(self, job: VoiceJob, queued: float | None = None, *, strict: bool = False) -> Outcome:
+        """Renders one line and stores the outcome.  ``strict``: storage trouble is raised (the cloud's
+        function lets Lambda retry the record) rather than logged."""
         queued = time.perf_counter() if queued is None else queued
         rendered = None
         try:
@@ -115,6 +117,8 @@ class VoiceWorker:
         try:
             self.stages.voiced(job, key, error=error, ms=ms)
         except Exception:  # noqa: BLE001 - the page's own voice reads the line; the next job goes on
+            if strict:
+                raise
             log.exception("the voice of line %s could not be stored", job.entry)
         return Outcome(job, key, error, ms, rendered, queued, time.perf_counter())
 

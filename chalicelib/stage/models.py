@@ -54,7 +54,7 @@ class SpeakRequest(_Strict):
         default=None, max_length=32,
         description="The stage's voice for this line (one of " + ", ".join(VOICES) + "), when the stage "
                     "renders voices (docs/stage.md, \"Voice\"); default: the character's. Ignored when `audio` "
-                    "is sent.", json_schema_extra={"enum": list(VOICES)})
+                    "is sent.")
     request_id: str | None = Field(default=None, min_length=1, max_length=128,
                                    pattern=r"^[A-Za-z0-9._:-]+$",
                                    description="Idempotency key: a retry with the same id is not spoken twice.")
@@ -287,8 +287,7 @@ class Voice(BaseModel):
     pitch: float = Field(default=1.0, ge=0.0, le=2.0)
     rate: float = Field(default=1.0, ge=0.1, le=10.0)
     lang: str = Field(default="ja-JP", min_length=2, max_length=35)
-    kokoro: str | None = Field(default=None, description="One of " + ", ".join(VOICES) + ".",
-                               json_schema_extra={"enum": list(VOICES)})
+    kokoro: str | None = Field(default=None, description="One of " + ", ".join(VOICES) + ".")
     speed: float | None = Field(default=None, ge=SPEED_MIN, le=SPEED_MAX)
 
     @field_validator("kokoro")

@@ -23,6 +23,7 @@ from .models import (
     LEASE_DEFAULT_S,
     LOG_LIMIT,
     AckResult,
+    AudioStatus,
     CurrentLine,
     Destination,
     Ending,
@@ -200,7 +201,7 @@ class StageService:
             spec = self.voice_spec(character, request.voice)
             jobs = [VoiceJob(stage=stage_id, entry=entry_id, character=character, text=request.text,
                              voice=spec.voice, speed=spec.speed, created_at=created)]
-        status = PENDING if jobs else None
+        status: AudioStatus | None = PENDING if jobs else None
         result = SpeakResult(id=entry_id, expression=image.expression, asked_expression=asked,
                              expression_source=source, expression_scores=scores, audio=audio, audio_status=status,
                              image_url=self._url(image.image_key), version=entry_id, created_at=created)
@@ -379,7 +380,7 @@ class StageService:
         entry = LogEntry(id=e.id, role=e.role, speaker=e.speaker, character=e.character, text=e.text,
                          expression=e.expression, expression_source=e.expression_source,
                          expression_scores=e.expression_scores, audio=e.audio,
-                         audio_status=e.audio_status if e.audio_status in ("pending", "failed") else None,
+                         audio_status=_audio_status(e.audio_status),
                          created_at=e.created_at)
         if e.role == Role.CHARACTER and e.expression:
             # The face each line was said with, so the page can show every line of a turn with its own face
@@ -608,6 +609,14 @@ def _known_shape(stage_id: str) -> None:
     # Not one of our ids: no stage by that id, and no reason to ask the store.
     if not keys.is_stage_id(stage_id):
         raise NotFound("no such stage", "stage_id", code="stage_not_found")
+
+
+def _audio_status(stored: str | None) -> AudioStatus | None:
+    if stored == "pending":
+        return "pending"
+    if stored == "failed":
+        return "failed"
+    return None
 
 
 def _handed_out(reply: ReplyRecord) -> Reply:

@@ -22,6 +22,7 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass
+from typing import Final
 
 from botocore.exceptions import ClientError
 
@@ -34,8 +35,8 @@ SENTENCE_PREFIX = "voices/sentences/"
 # How many voiced lines the stage item remembers (a page that missed the audio push finds older ones on the
 # log entries themselves).
 VOICED_KEPT = 12
-PENDING = "pending"
-FAILED = "failed"
+PENDING: Final = "pending"
+FAILED: Final = "failed"
 
 
 def index_key(scenario_key: str) -> str:
@@ -153,7 +154,8 @@ class RenderedLines:
             if hit and now - hit[0] < self._ttl:
                 return hit[1]
         raw = self._load(scenario_key) if scenario_key else None
-        found = raw.get("lines") if isinstance(raw, dict) and isinstance(raw.get("lines"), dict) else {}
+        listed = raw.get("lines") if isinstance(raw, dict) else None
+        found: dict[str, str] = {str(k): str(v) for k, v in listed.items()} if isinstance(listed, dict) else {}
         with self._lock:
             self._cache[scenario_key] = (now, found)
         return found

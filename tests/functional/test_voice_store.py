@@ -3,8 +3,6 @@ write, the others are marked and named to the voice worker, its outcome is one t
 turn's debug record keeps each line's voice, and the cloud's stream sends the audio to subscribed pages."""
 import json
 
-import pytest
-
 from chalicelib import aws
 from chalicelib.push import stream
 from chalicelib.stage.models import ReplyRequest, SpeakRequest
