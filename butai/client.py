@@ -180,7 +180,7 @@ class Stage:
 
     # -- the protocol --------------------------------------------------------------
     def speak(self, text: str, expression: str | None = None, speaker: str | None = None,
-              request_id: str | None = None, audio: str | None = None) -> SpeakResult:
+              request_id: str | None = None, audio: str | None = None, voice: str | None = None) -> SpeakResult:
         """Shows one line on the stage.
 
         ``expression`` is a hint: a key the character has is always shown; leave it out (or pass
@@ -188,7 +188,9 @@ class Stage:
         (``result.expression_source`` is then ``"auto"`` and ``result.expression_scores`` holds the
         judge's scores).  Unknown keys are shown as ``neutral``.  ``audio`` is an optional voice
         for the line: a path on the stage's origin (``butai audio upload``) or an https URL on an
-        origin the operator listed."""
+        origin the operator listed; without one, a stage that renders voices says the line in the
+        character's voice (``voice`` names another: jf_alpha, jf_gongitsune, jf_nezumi, jf_tebukuro, jm_kumo)
+        and ``result.audio_status`` is ``"pending"`` until its audio follows on the page."""
         body: dict[str, Any] = {"text": text, "request_id": request_id or new_request_id()}
         if expression is not None:
             body["expression"] = expression
@@ -196,6 +198,8 @@ class Stage:
             body["speaker"] = speaker
         if audio is not None:
             body["audio"] = audio
+        if voice is not None:
+            body["voice"] = voice
         return SpeakResult.model_validate(self._call("POST", "speak", body))
 
     def fetch_replies(self, request_id: str | None = None, wait: float | None = None, *,

@@ -51,6 +51,7 @@ class SpeakResult(_Wire):
     expression_source: ExpressionSource = "agent"
     expression_scores: dict[str, float] | None = None
     audio: str | None = None
+    audio_status: Literal["pending", "failed"] | None = None   # pending: the stage renders the line's voice now
     image_url: str
     version: str
     created_at: str
@@ -66,6 +67,7 @@ class LogEntry(_Wire):
     expression_source: ExpressionSource | None = None
     expression_scores: dict[str, float] | None = None
     audio: str | None = None
+    audio_status: Literal["pending", "failed"] | None = None
     created_at: str
     image_url: str | None = None
     fallback_image_url: str | None = None
@@ -87,6 +89,8 @@ class Voice(_Wire):
     pitch: float = 1.0
     rate: float = 1.0
     lang: str = "ja-JP"
+    kokoro: str | None = None        # the stage's own voice for the character, and its speed
+    speed: float | None = None
 
 
 class StageInfo(_Wire):

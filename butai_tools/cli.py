@@ -21,6 +21,7 @@ COMMAND_MODULES = (
     "butai.commands",
     "butai_tools.llm.commands",
     "butai_tools.expression.commands",
+    "butai_tools.voice.commands",
 )
 BENCH_MODULES = (
     "butai_tools.bench.stage",
@@ -34,6 +35,7 @@ BENCH_MODULES = (
     "butai_tools.expression.commands",
     "butai_tools.bench.wake",
     "butai_tools.bench.push",
+    "butai_tools.bench.voice",
 )
 
 

@@ -82,6 +82,9 @@ class Settings:
     # Where pages' sockets are managed (https://{api}.execute-api.{region}.amazonaws.com/{stage}): the
     # push fan-out posts there (chalicelib/push/). Unset locally, where the local runtime holds the sockets.
     push_endpoint: str = ""
+    # Whether a voice worker renders the lines that carry no audio of their own nor rendered ahead (the local
+    # run's worker, the cloud's voice function: docs/stage.md, "Voice"); lines rendered ahead play either way.
+    voice: bool = False
     # The classifier, free conversation and the expression judge (llm/settings.py); the default is the
     # embedded, model-free configuration.
     models: ModelSettings = field(default_factory=_no_models)
@@ -112,6 +115,7 @@ class Settings:
             players_see_debug=source.get(env.PLAYERS_SEE_DEBUG, "") == "1",
             audio_origins=parse_origins(source.get(env.AUDIO_ORIGINS)),
             push_endpoint=source.get(env.PUSH_ENDPOINT, base.push_endpoint).rstrip("/"),
+            voice=source.get(env.VOICE, "").strip().lower() in ("1", "on", "true", "yes"),
             models=model_settings,
         )
 

@@ -18,6 +18,7 @@ from .config import Settings
 from .stage.catalog import CharacterCatalog
 from .stage.dynamo import DynamoStageStore
 from .stage.service import StageService
+from .stage.voices import RenderedLines
 
 if TYPE_CHECKING:
     from .director import Director
@@ -93,7 +94,9 @@ def build(settings: Settings, boto3_session=None) -> Services:
                          assets_base_url=settings.assets_base_url,
                          default_character=settings.default_character,
                          judge=models.judge(),
-                         own_origins=settings.own_origins, audio_origins=settings.audio_origins)
+                         own_origins=settings.own_origins, audio_origins=settings.audio_origins,
+                         rendered=RenderedLines.from_s3(s3, settings.bucket, ttl=settings.manifest_ttl),
+                         voice_on=settings.voice)
     from .director import Director, ScenarioLibrary
     from .talk import Talker
     library = ScenarioLibrary(s3, settings.bucket, backend_factory=models.classifier)

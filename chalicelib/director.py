@@ -59,8 +59,18 @@ from .stage.store import (
     TurnWrite,
 )
 from .stage.transient import transient
+from .stage.voices import PENDING, VoiceJob, jobs_json
 from .talk import Talker, TalkRequest, TalkResult
-from .turn_record import AnswerSource, FreeTalkRecord, JudgmentRecord, NoticeRecord, TurnRecord
+from .turn_record import (
+    AnswerSource,
+    FreeTalkRecord,
+    JudgmentRecord,
+    NoticeRecord,
+    TurnRecord,
+    VoiceRecord,
+    VoiceSource,
+)
+from .voices import VoiceSpec
 
 SCENARIO_PREFIX = "scenarios/"
 # Shown to the player when a reply cannot be played at all (the debug view says why).
@@ -108,10 +118,15 @@ class ScenarioLibrary:
         self._cache: dict[str, LoadedScenario] = {}
         self._lock = threading.Lock()
 
+    @staticmethod
+    def key_of(path: Path, data: bytes) -> str:
+        """The key a scenario file is kept under: its name and the hash of its bytes."""
+        return f"{SCENARIO_PREFIX}{path.stem}-{hashlib.sha256(data).hexdigest()[:16]}.json"
+
     def put(self, path: Path) -> str:
         data = path.read_bytes()
         load_scenario_text(data.decode("utf-8"), source=path.name)  # refuse a broken scenario before upload
-        key = f"{SCENARIO_PREFIX}{path.stem}-{hashlib.sha256(data).hexdigest()[:16]}.json"
+        key = self.key_of(path, data)
         self.s3.put_object(Bucket=self.bucket, Key=key, Body=data, ContentType="application/json")
         return key
 
@@ -289,17 +304,39 @@ class Director:
         else:
             character, name, text, face = said
             image = self.stages.image(character, face)
+            # A fallback line is authored: its voice may have been rendered ahead (nothing is rendered now).
+            audio = self._ahead(record, character, text)
             entry = LogRecord(id=entry_id, role=Role.CHARACTER, text=text, created_at=created, speaker=name,
                               character=character, expression=image.expression,
-                              expression_source=ExpressionSource.AGENT)
+                              expression_source=ExpressionSource.AGENT, audio=audio)
             line = StoredLine(text=text, expression=image.expression, asked_expression=image.asked,
                               expression_source=ExpressionSource.AGENT, speaker=name, image_key=image.image_key,
-                              fallback_key=image.fallback_key, updated_at=created)
+                              fallback_key=image.fallback_key, audio=audio or "", updated_at=created)
             turn.free_talk = FreeTalkRecord(speaker=character, source=AnswerSource.FALLBACK, reason="unplayable",
                                             text=text, expression=image.expression)
         return TurnWrite(expected_game_version=record.game_version,
                          stage=StageUpdate(game_version=record.game_version + 1, version=entry_id, line=line),
                          entries=[entry], claim=reply.id, claim_id=f"turn-{reply.id}", turn=turn)
+
+    def _voice(self, record: StageRecord, character: str) -> VoiceSpec:
+        """How a character of the stage's scenario sounds: the scenario's voice for them, else their
+        manifest's, else the default."""
+        authored = None
+        try:
+            scenario_character = self.library.get(record.scenario).compiled.characters.get(character)
+            raw = getattr(scenario_character, "voice", None)
+            if raw is not None:
+                authored = VoiceSpec(raw.kokoro, raw.speed)
+        except Exception:  # noqa: BLE001 - the voice never decides whether a line is said
+            authored = None
+        return self.stages.voice_spec(character, authored=authored)
+
+    def _ahead(self, record: StageRecord, character: str, text: str) -> str | None:
+        try:
+            return self.stages.rendered_audio(record.scenario, self._voice(record, character), text)
+        except Exception:  # noqa: BLE001 - the voice never decides whether a line is said
+            log_errors.warning("no voice looked up for a line of %s", character, exc_info=True)
+            return None
 
     def _fallback_of(self, record: StageRecord, reply: ReplyRecord) -> tuple[str, str, str, str] | None:
         """(character, display name, text, face) of the fallback line that answers an unplayable reply: the
@@ -450,6 +487,26 @@ class Director:
         those answers set (a reply's 表情:)."""
         compiled = loaded.compiled
         entries: list[LogRecord] = []
+        # The stage's own voice (docs/stage.md, "Voice"): a line rendered ahead carries its audio now; any other
+        # is rendered after the write when a voice worker runs (the line shows at once, its audio follows).
+        jobs: list[VoiceJob] = []
+        voices: list[VoiceRecord] = []
+
+        def voice(character: str, text: str, entry_id: str, created: str) -> tuple[str | None, str | None]:
+            spec = self._voice(record, character)
+            audio = self.stages.rendered_audio(record.scenario, spec, text)
+            if audio is not None:
+                voices.append(VoiceRecord(entry=entry_id, character=character, voice=spec.voice, speed=spec.speed,
+                                          source=VoiceSource.AHEAD, audio=audio))
+                return audio, None
+            if not self.stages.voice_on:
+                return None, None
+            jobs.append(VoiceJob(stage=record.stage_id, entry=entry_id, character=character, text=text,
+                                 voice=spec.voice, speed=spec.speed, created_at=created,
+                                 turn=turn.id if turn is not None else None))
+            voices.append(VoiceRecord(entry=entry_id, character=character, voice=spec.voice, speed=spec.speed,
+                                      source=VoiceSource.RENDERED, pending=True))
+            return None, PENDING
 
         # Faces belong to the turn (docs/stage.md, "Faces at rest"): a character shows the face set for them
         # in this turn (an effect of one of its lines, an authored answer's face, a model line's judged face);
@@ -458,14 +515,16 @@ class Director:
 
         def say(character: str, text: str, judged: str | None = None, scores: dict[str, float] | None = None) -> None:
             entry_id = self._new_id()
+            created = ids.iso_from_ms(ids.id_time_ms(entry_id))
             faces[character] = judged or faces.get(character) or NEUTRAL
+            audio, audio_status = voice(character, text, entry_id, created)
             entries.append(LogRecord(id=entry_id, role=Role.CHARACTER, text=text,
-                                     created_at=ids.iso_from_ms(ids.id_time_ms(entry_id)),
+                                     created_at=created,
                                      speaker=compiled.characters[character].name, character=character,
                                      expression=faces[character],
                                      expression_source=ExpressionSource.AUTO if scores is not None
                                      else ExpressionSource.AGENT,
-                                     expression_scores=scores))
+                                     expression_scores=scores, audio=audio, audio_status=audio_status))
 
         for speaker_id, text, expression in first or ():
             faces[speaker_id] = expression     # an authored first part carries its own face
@@ -504,7 +563,8 @@ class Director:
             line = StoredLine(text=last_line.text, expression=image.expression, asked_expression=image.asked,
                               expression_source=last_line.expression_source or ExpressionSource.AGENT,
                               speaker=last_line.speaker or "", image_key=image.image_key,
-                              fallback_key=image.fallback_key, updated_at=last_line.created_at)
+                              fallback_key=image.fallback_key, audio=last_line.audio or "",
+                              updated_at=last_line.created_at)
         # A silent move away from the last speaker: the bubble must not show someone who is not here.
         silence = line is None and step.state.place != state_before.place and bool(record.line.speaker) and \
             record.line.speaker not in {compiled.characters[c].name for c in compiled.places[step.state.place].people}
@@ -512,7 +572,9 @@ class Director:
                              # Without an entry the scene still changed (e.g. a silent move): the ETag must too.
                              version=entries[-1].id if entries else self._new_id(),
                              game=step.state.to_json(), scene=scene.to_json(), director=memory.to_json(),
-                             line=line, silence=silence)
+                             line=line, silence=silence, voice_wanted=jobs_json(jobs) if jobs else None)
+        if turn is not None and voices:
+            turn.voices = voices
         return TurnWrite(expected_game_version=record.game_version, stage=update, entries=entries, claim=claim,
                          claim_id=f"turn-{claim}" if claim else None, turn=turn)
 

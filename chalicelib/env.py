@@ -20,6 +20,7 @@ AUDIO_ORIGINS = "BUTAI_AUDIO_ORIGINS"
 DEPLOYMENT_STAGE = "BUTAI_DEPLOYMENT_STAGE"  # dev, prod …: set by the template, for logs only
 LOCAL = "BUTAI_LOCAL"                        # "1" in the local runtime: readable logs and metrics
 PUSH_ENDPOINT = "BUTAI_PUSH_ENDPOINT"        # the WebSocket API's connection-management URL (push fan-out)
+VOICE = "BUTAI_VOICE"                        # "1": a voice worker renders lines without audio (docs/stage.md)
 
 # -- the one switch for a model (llm/settings.py)
 MODEL_URL = "BUTAI_MODEL_URL"

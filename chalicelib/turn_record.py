@@ -187,6 +187,29 @@ class NoticeRecord(StoredRecord):
     ending: str | None = Field(default=None, description="Which ending the game reached (an ending notice).")
 
 
+class VoiceSource(StrEnum):
+    """Where a line's audio came from (docs/stage.md, "Voice")."""
+    AHEAD = "ahead"            # rendered ahead by `butai voice render`: played with no work at turn time
+    RENDERED = "rendered"      # rendered at turn time by the voice worker (a model's line, a line with slots)
+    FAILED = "failed"          # the voice worker could not render it: the line shows, the page's own voice reads it
+    NONE = "none"              # the stage's voice is off: the page's own voice reads it
+
+
+class VoiceRecord(StoredRecord):
+    """One line's voice in a turn: known ahead, or rendered after the turn was written (then filled in by the
+    voice worker: how long it took, or why it failed)."""
+    entry: str = Field(description="The log entry of the line.")
+    character: str
+    voice: str | None = None
+    speed: float | None = None
+    source: VoiceSource
+    pending: bool = Field(default=False, description="Rendering at turn time: the audio follows on the page's push.")
+    audio: str | None = None
+    ms: float | None = Field(default=None, description="Rendering at turn time: milliseconds until the audio was "
+                                                       "stored.")
+    error: str | None = None
+
+
 class TurnRecord(StoredRecord):
     """One turn as the director played it: the debug view's entry and export-eval's source."""
     id: str = Field(description="The reply the turn answered.")
@@ -205,6 +228,7 @@ class TurnRecord(StoredRecord):
     notices: list[NoticeRecord] = []
     errors: list[str] = []
     ms: dict[str, float] = Field(default_factory=dict, description="Milliseconds per phase and in total.")
+    voices: list[VoiceRecord] = Field(default_factory=list, description="Each character line's voice.")
     restart: bool = False
     unplayable: bool = False
     context: dict[str, Any] | None = Field(
@@ -216,7 +240,7 @@ class TurnRecord(StoredRecord):
 
     def to_dict(self) -> dict[str, Any]:
         out = self.model_dump(mode="json")
-        for flag in ("restart", "unplayable", "context"):      # written only where they hold, as before
+        for flag in ("restart", "unplayable", "context", "voices"):  # written only where they hold, as before
             if not out[flag]:
                 del out[flag]
         return out

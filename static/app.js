@@ -247,8 +247,11 @@
     auto: false,      // stepping on by time (until the player steps by hand)
     timer: null,
     seen: new Set(),  // ids already shown in the bubble (a line is new to the voice only once)
-    opened: null      // ids on the page when it opened: not read aloud (no autoplay on opening)
+    opened: null,     // ids on the page when it opened: not read aloud (no autoplay on opening)
+    held: null        // the line whose reading time is over but which the voice is still saying
   };
+  // Lines the voice (voice.js) has queued or is saying: the bubble stays on such a line until it is said.
+  var voiceBusy = new Set();
   var lastView = null;
   var currentData = {};
 
@@ -322,6 +325,7 @@
 
   function goTo(index, auto) {
     stopStepping();
+    bubble.held = null;
     bubble.step = Math.max(0, Math.min(index, bubble.lines.length - 1));
     bubble.auto = auto;
     showStep(true);
@@ -334,9 +338,27 @@
     var line = bubble.lines[bubble.step];
     bubble.timer = setTimeout(function () {
       bubble.timer = null;
+      if (voiceBusy.has(String(line.id))) {
+        bubble.held = String(line.id);    // steps on once the voice has said it (butai:voice done)
+        return;
+      }
       if (bubble.step < bubble.lines.length - 1) goTo(bubble.step + 1, true);
     }, readMs(str(line.text)));
   }
+
+  document.addEventListener("butai:voice", function (ev) {
+    var d = isObject(ev.detail) ? ev.detail : {};
+    var id = str(d.id);
+    if (!id) return;
+    if (d.state === "done") voiceBusy.delete(id); else voiceBusy.add(id);
+    if (d.state === "done" && bubble.held === id) {
+      bubble.held = null;
+      var shown = bubble.step >= 0 ? bubble.lines[bubble.step] : null;
+      if (bubble.auto && shown && String(shown.id) === id && bubble.step < bubble.lines.length - 1) {
+        goTo(bubble.step + 1, true);
+      }
+    }
+  });
 
   function stepBy(delta) {
     var target = bubble.step + delta;
@@ -402,9 +424,23 @@
     var id = String(line.id);
     var fresh = !bubble.seen.has(id) && !(bubble.opened && bubble.opened.has(id));
     bubble.seen.add(id);
+    var first = bubble.lines.length ? String(bubble.lines[0].id) : id;
     document.dispatchEvent(new CustomEvent("butai:line", { detail: {
-      key: id + "|" + str(line.text), text: str(line.text), audio: str(line.audio),
-      voice: voiceOf(line), fresh: fresh } }));
+      id: id, turn: first, key: id + "|" + str(line.text), text: str(line.text), audio: str(line.audio),
+      pending: line.audio_status === "pending" && !str(line.audio), voice: voiceOf(line), fresh: fresh } }));
+  }
+
+  // A line's own voice, rendered by the stage after the line was written, arrives on the push (or with a
+  // later view): kept on the line, and handed to voice.js, which may be waiting for it.
+  function audioArrived(id, audio, failed) {
+    for (var i = 0; i < shownLog.length; i++) {
+      var entry = shownLog[i];
+      if (entry && String(entry.id) === id) {
+        if (audio && !str(entry.audio)) entry.audio = audio;
+        entry.audio_status = failed ? "failed" : null;
+      }
+    }
+    document.dispatchEvent(new CustomEvent("butai:audio", { detail: { id: id, audio: audio, failed: failed } }));
   }
 
   function voiceOf(line) {
@@ -981,6 +1017,12 @@
     refreshDebug();
     // voice.js (the 読み上げ toggle) listens for each rendered view and each line the bubble shows
     document.dispatchEvent(new CustomEvent("butai:view", { detail: data }));
+    shownLog.forEach(function (entry) {
+      if (entry && entry.role === "character" && (str(entry.audio) || entry.audio_status === "failed")) {
+        document.dispatchEvent(new CustomEvent("butai:audio", { detail: {
+          id: String(entry.id), audio: str(entry.audio), failed: entry.audio_status === "failed" } }));
+      }
+    });
   }
 
   // ---------------------------------------------------------------- layout
@@ -1485,6 +1527,10 @@
         showPushed(msg.view, msg.after == null ? null : str(msg.after));
       } else if (msg.type === "changed") {
         if (str(msg.version) !== lastVersion) pollNow();
+      } else if (msg.type === "audio" && Array.isArray(msg.lines)) {
+        msg.lines.forEach(function (l) {
+          if (isObject(l) && l.id != null) audioArrived(String(l.id), str(l.audio), l.status === "failed");
+        });
       } else if (msg.type === "error") {
         // A refused key stays refused (the poll's own answer shows the notice); a busy stage is tried again.
         if (!isObject(msg.error) || msg.error.code !== "unavailable") push.refused = true;

@@ -260,7 +260,7 @@ class LocalPush:
         self.limiter = limiter
         self._pending: collections.OrderedDict[str, None] = collections.OrderedDict()
         self._running: set[str] = set()
-        self._seen: dict[str, tuple[str, str, str]] = {}
+        self._seen: dict[str, tuple[str, str, str, str]] = {}
         self._cond = threading.Condition()
         self._stopping = False
         self.fan_outs: collections.deque[tuple[str, float, FanOut]] = collections.deque(maxlen=4096)
@@ -436,12 +436,17 @@ class LocalPush:
         if stage is None:
             return
         # The stream's old image, kept here: the version shows news, the key hashes a rotation.
-        now = (stage.version, stage.agent_key_hash, stage.player_key_hash)
+        now = (stage.version, stage.agent_key_hash, stage.player_key_hash, stage.voiced)
         before = self._seen.get(stage_id)
         self._seen[stage_id] = now
         moved = before is None or before[0] != now[0]
         if not moved and before == now:
             return
         started = time.perf_counter()
-        done = self.service.fan_out(stage, show=moved, since=before[0] if before else None)
-        self.fan_outs.append((stage_id, time.perf_counter() - started, done))
+        if moved or before is None or before[1:3] != now[1:3]:
+            done = self.service.fan_out(stage, show=moved, since=before[0] if before else None)
+            self.fan_outs.append((stage_id, time.perf_counter() - started, done))
+        if before is not None and before[3] != now[3]:
+            # The voice worker stored a line's audio: the pages get it as an `audio` message.
+            done = self.service.fan_out_audio(stage, before[3])
+            self.fan_outs.append((stage_id, time.perf_counter() - started, done))

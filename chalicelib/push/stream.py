@@ -32,6 +32,9 @@ class Change:
     moved: bool
     rotated: bool
     sequence: str
+    voiced_before: str | None = None     # the lines voiced before the first change (stage/voices.py)
+    voiced: bool = False                 # the voice worker stored a line's audio
+
 
 
 def changes(records: list[dict]) -> dict[str, Change]:
@@ -45,21 +48,27 @@ def changes(records: list[dict]) -> dict[str, Change]:
         stage = stage_from_item(new)
         moved = old.get("version") != new.get("version")
         rotated = any(old.get(k) != new.get(k) for k in _KEYS) if old else False
+        voiced = old.get("voiced") != new.get("voiced")
         before = found.get(stage.stage_id)
         since = (old.get("version") or {}).get("S") if before is None else before.since
+        voiced_before = (old.get("voiced") or {}).get("S") if before is None else before.voiced_before
         if before is not None:
-            moved, rotated = moved or before.moved, rotated or before.rotated
-        found[stage.stage_id] = Change(stage, since, moved, rotated, str(data.get("SequenceNumber", "")))
+            moved, rotated, voiced = moved or before.moved, rotated or before.rotated, voiced or before.voiced
+        found[stage.stage_id] = Change(stage, since, moved, rotated, str(data.get("SequenceNumber", "")),
+                                       voiced_before, voiced)
     return found
 
 
 def handle(event: dict, service: PushService) -> dict:
     failures = []
     for stage_id, change in changes(event.get("Records") or []).items():
-        if not change.moved and not change.rotated:
+        if not change.moved and not change.rotated and not change.voiced:
             continue
         try:
-            service.fan_out(change.stage, show=change.moved, since=change.since)
+            if change.moved or change.rotated:
+                service.fan_out(change.stage, show=change.moved, since=change.since)
+            if change.voiced:
+                service.fan_out_audio(change.stage, change.voiced_before)
         except Exception:  # noqa: BLE001 - storage trouble: let Lambda retry this stage's change
             log.exception("push fan-out for %s failed", stage_id)
             failures.append({"itemIdentifier": change.sequence})

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from ..faces import NEUTRAL
+from ..voices import DEFAULT_SPEED, DEFAULT_VOICE, SPEED_MAX, SPEED_MIN, VOICES, is_voice, unknown_voice
 
 # Ids appear inside conditions and effects (`済:A04`, `表情:赤尾妙子:smile`),
 # where ":" and "+" are separators.
@@ -387,6 +388,25 @@ class Character(_Strict):
                                                "not knowing yet, thinking it over, in their voice "
                                                "(「うーん……まだ決めてないんだ。」); {word}, if a line holds it, stands for "
                                                "what the question is about. 自分のことを聞かれて答えが用意されていないときの台詞")
+    voice: CharacterVoice | None = Field(default=None,
+                                         description="The stage's voice for this character (a Kokoro voice and a "
+                                                     "speed); absent: the character manifest's, else jf_alpha at "
+                                                     "1.0. 読み上げの声")
+
+
+class CharacterVoice(_Strict):
+    """The stage's own voice for a character (docs/stage.md, "Voice"). 読み上げの声"""
+    kokoro: str = Field(default=DEFAULT_VOICE, description="One of the Kokoro voices: " + ", ".join(VOICES) + ". 声",
+                        json_schema_extra={"enum": list(VOICES)})
+    speed: float = Field(default=DEFAULT_SPEED, ge=SPEED_MIN, le=SPEED_MAX,
+                         description="1.0 is the voice's own pace; 1.2 a fifth faster. 話す速さ")
+
+    @field_validator("kokoro")
+    @classmethod
+    def _known(cls, value: str) -> str:
+        if not is_voice(value):
+            raise ValueError(unknown_voice(value))
+        return value
 
 
 class Place(_Strict):

@@ -129,6 +129,12 @@ def upload_audio(s3, bucket: str, path: Path) -> str:
     if _SAME_FORMAT.get(sniffed, sniffed) != _SAME_FORMAT.get(extension, extension) and \
             {sniffed, extension} != {"m4a", "aac"}:
         raise ValueError(f"{path.name}: its content is {sniffed}, not {extension}")
+    return put_audio(s3, bucket, data, extension)
+
+
+def put_audio(s3, bucket: str, data: bytes, extension: str) -> str:
+    """Stores checked audio under its content address (``audio/<hash>.<ext>``, cached for good) and returns
+    the key: `butai audio upload` and the stage's own voice store lines alike."""
     key = audio_key(data, extension)
     s3.put_object(Bucket=bucket, Key=key, Body=data, ContentType=CONTENT_TYPES[extension],
                   CacheControl="public, max-age=31536000, immutable")

@@ -14,7 +14,7 @@ from botocore.exceptions import ClientError
 from .. import tables
 from ..config import Settings
 from ..faces import ExpressionSource
-from ..turn_record import TurnRecord
+from ..turn_record import TurnRecord, VoiceRecord
 from .store import (
     AlreadyClaimed,
     Claim,
@@ -32,6 +32,7 @@ from .store import (
     StoreUnavailable,
     TurnWrite,
 )
+from .voices import FAILED, Voiced, voiced_from_json, voiced_json
 
 _ser = TypeSerializer()
 _de = TypeDeserializer()
@@ -154,7 +155,9 @@ class DynamoStageStore:
     def speak(self, stage_id: str, guard: Guard, write: SpeakWrite) -> None:
         token = secrets.token_hex(16)
         actions = [
-            self._guarded_update(stage_id, guard, {**write.line.attributes(), "version": write.entry.id}),
+            self._guarded_update(stage_id, guard, {**write.line.attributes(), "version": write.entry.id,
+                                                   **({"voice_wanted": write.voice_wanted} if write.voice_wanted
+                                                      else {})}),
             self._log_put(stage_id, write.entry, request_id=write.request_id, write_token=token),
         ]
         if write.request_id:
@@ -451,6 +454,67 @@ class DynamoStageStore:
                 raise GuardFailed()
             raise StaleGame()
         raise RuntimeError(f"turn transaction cancelled: {reasons}")
+
+    # -- the stage's own voice (stage/voices.py) ---------------------------------------------------
+    def set_line_audio(self, stage_id: str, entry_id: str, created_at: str, text: str, audio: str | None) -> bool:
+        entry_key = {"stage_id": {"S": stage_id}, "sk": {"S": tables.LOG_EVENT_PREFIX + entry_id}}
+        if audio:
+            entry_update = {"UpdateExpression": "SET #a = :a REMOVE #st", "ExpressionAttributeValues": {":a": {"S": audio}}}
+        else:
+            entry_update = {"UpdateExpression": "SET #st = :f", "ExpressionAttributeValues": {":f": {"S": FAILED}}}
+        for _attempt in range(_CLAIM_ATTEMPTS):
+            stage = self.get_stage(stage_id)
+            if stage is None:
+                return False
+            before = voiced_from_json(stage.voiced)
+            if any(v.entry == entry_id for v in before):
+                return False            # told already (a retried job)
+            names = {"#vd": "voiced", "#upd": "updated_at"}
+            values = {":vd": {"S": voiced_json([*before, Voiced(entry_id, audio or "", audio is None)])},
+                      ":upd": {"S": stage.line.updated_at}}
+            update = "SET #vd = :vd"
+            if audio and stage.line.updated_at == created_at and stage.line.text == text and not stage.line.audio:
+                names["#au"], values[":au"] = "audio", {"S": audio}    # the current line is still this one
+                update += ", #au = :au"
+            # Stages made before the voice have no `voiced`; newer ones hold "" until a line is voiced.
+            condition = "#upd = :upd AND " + ("#vd = :old" if stage.voiced else "(attribute_not_exists(#vd) OR #vd = :old)")
+            values[":old"] = {"S": stage.voiced}
+            actions = [
+                {"Update": {"TableName": self._log, "Key": entry_key,
+                            "ConditionExpression": "attribute_exists(sk) AND attribute_not_exists(#a)",
+                            "ExpressionAttributeNames": {"#a": "audio", "#st": "audio_status"}, **entry_update}},
+                {"Update": {"TableName": self._current, "Key": {"stage_id": {"S": stage_id}},
+                            "UpdateExpression": update, "ConditionExpression": condition,
+                            "ExpressionAttributeNames": names, "ExpressionAttributeValues": values}},
+            ]
+            reasons = self._transact(actions)
+            if reasons is None:
+                return True
+            if reasons[0] == "ConditionalCheckFailed":
+                return False            # the entry is gone, or has audio of its own
+            if reasons[1] != "ConditionalCheckFailed":
+                raise RuntimeError(f"voice transaction cancelled: {reasons}")
+            # the stage moved on while we read it: read it again
+        raise StoreUnavailable("the stage kept changing while a line's voice was stored")
+
+    def add_turn_voice(self, stage_id: str, turn_id: str, voice: VoiceRecord) -> None:
+        key = {"stage_id": {"S": stage_id}, "sk": {"S": TURN_PREFIX + turn_id}}
+        for _attempt in range(_CLAIM_ATTEMPTS):
+            got = self._db.get_item(TableName=self._log, Key=key, ConsistentRead=True)
+            if "Item" not in got:
+                return
+            old = _plain(got["Item"])["turn"]
+            turn = TurnRecord.from_json(old)
+            turn.voices = [v for v in turn.voices if v.entry != voice.entry] + [voice]
+            try:
+                self._db.update_item(TableName=self._log, Key=key, UpdateExpression="SET #t = :new",
+                                     ConditionExpression="#t = :old", ExpressionAttributeNames={"#t": "turn"},
+                                     ExpressionAttributeValues={":new": {"S": turn.to_json()}, ":old": {"S": old}})
+                return
+            except ClientError as exc:
+                if exc.response.get("Error", {}).get("Code") != "ConditionalCheckFailedException":
+                    raise
+        raise StoreUnavailable("a turn's record kept changing while a line's voice was noted")
 
     def recent_turns(self, stage_id: str, limit: int | None) -> list[TurnRecord]:
         kwargs = dict(TableName=self._log, KeyConditionExpression="stage_id = :s AND begins_with(sk, :p)",

@@ -3,12 +3,13 @@ from __future__ import annotations
 
 import functools
 import unicodedata
-from typing import Annotated
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from ..faces import ExpressionSource
 from ..turn_record import TurnRecord
+from ..voices import SPEED_MAX, SPEED_MIN, VOICES, is_voice, unknown_voice
 from .audio import AUDIO_PATH_PATTERN
 from .store import Role, StageKind
 
@@ -19,6 +20,8 @@ LOG_LIMIT = 50
 AUDIO_URL_MAX = 2048
 # The expression an agent sends to let the stage judge the face (the same as sending none).
 AUTO_EXPRESSION = "auto"
+# Where a line's own voice stands while the stage renders it (stage/voices.py).
+AudioStatus = Literal["pending", "failed"]
 
 
 # What `audio` looks like as a path on the stage's origin: stage/audio.py checks it (and the listed origins).
@@ -47,6 +50,11 @@ class SpeakRequest(_Strict):
         json_schema_extra={"pattern": AUDIO_PATH_PATTERN})
     speaker: str | None = Field(default=None, min_length=1, max_length=64,
                                 description="Display name; defaults to the character's name.")
+    voice: str | None = Field(
+        default=None, max_length=32,
+        description="The stage's voice for this line (one of " + ", ".join(VOICES) + "), when the stage "
+                    "renders voices (docs/stage.md, \"Voice\"); default: the character's. Ignored when `audio` "
+                    "is sent.")
     request_id: str | None = Field(default=None, min_length=1, max_length=128,
                                    pattern=r"^[A-Za-z0-9._:-]+$",
                                    description="Idempotency key: a retry with the same id is not spoken twice.")
@@ -56,6 +64,13 @@ class SpeakRequest(_Strict):
     @classmethod
     def _not_blank(cls, value: str) -> str:
         return _require_visible(value)
+
+    @field_validator("voice")
+    @classmethod
+    def _a_voice(cls, value: str | None) -> str | None:
+        if value is not None and not is_voice(value):
+            raise ValueError(unknown_voice(value))
+        return value
 
 
 class ReplyRequest(_Strict):
@@ -222,7 +237,11 @@ class SpeakResult(BaseModel):
         default=ExpressionSource.AGENT, description="`agent`: the expression sent was used; `auto`: the stage judged it.")
     expression_scores: dict[str, float] | None = Field(
         default=None, description="`auto` only: the judge's score per expression key of the character.")
-    audio: str | None = Field(default=None, description="The line's audio URL, when one was sent.")
+    audio: str | None = Field(default=None, description="The line's audio URL: the one sent, or the stage's own "
+                                                         "when it was rendered ahead.")
+    audio_status: AudioStatus | None = Field(
+        default=None, description="`pending`: the stage renders the line's voice now; it follows on the page's "
+                                  "push (docs/stage.md, \"Voice\").")
     image_url: str
     version: str
     created_at: str
@@ -256,6 +275,9 @@ class LogEntry(BaseModel):
     expression_source: ExpressionSource | None = None
     expression_scores: dict[str, float] | None = None
     audio: str | None = None
+    audio_status: AudioStatus | None = Field(
+        default=None, description="`pending` while the stage renders the line's voice (it follows on the page's "
+                                  "push), `failed` when it could not: the page's own voice reads it.")
     created_at: str
     image_url: str | None = Field(default=None, description="A character's line: the face it was said with (the "
                                                              "page shows each line of a turn with its face).")
@@ -275,10 +297,20 @@ class CurrentLine(BaseModel):
 
 
 class Voice(BaseModel):
-    """How the page's speech synthesis reads a character (from the character's manifest)."""
+    """How a character sounds (from the character's manifest): the page's speech synthesis reads with pitch,
+    rate and lang; the stage's own voice is a Kokoro voice (`kokoro`) at `speed`."""
     pitch: float = Field(default=1.0, ge=0.0, le=2.0)
     rate: float = Field(default=1.0, ge=0.1, le=10.0)
     lang: str = Field(default="ja-JP", min_length=2, max_length=35)
+    kokoro: str | None = Field(default=None, description="One of " + ", ".join(VOICES) + ".")
+    speed: float | None = Field(default=None, ge=SPEED_MIN, le=SPEED_MAX)
+
+    @field_validator("kokoro")
+    @classmethod
+    def _a_voice(cls, value: str | None) -> str | None:
+        if value is not None and not is_voice(value):
+            raise ValueError(unknown_voice(value))
+        return value
 
 
 class StageInfo(BaseModel):

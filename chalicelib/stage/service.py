@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -11,7 +12,8 @@ from .. import ids
 from ..errors import Conflict, Forbidden, NotFound, Unauthorized, ValidationFailed
 from ..expression import ExpressionChoice, ExpressionJudge, Judgment, LexiconJudge
 from ..faces import ExpressionSource
-from ..turn_record import TurnRecord
+from ..turn_record import TurnRecord, VoiceRecord, VoiceSource
+from ..voices import VoiceSpec
 from . import face_images as ex
 from . import keys, waiting
 from .audio import check_audio_url
@@ -21,6 +23,7 @@ from .models import (
     LEASE_DEFAULT_S,
     LOG_LIMIT,
     AckResult,
+    AudioStatus,
     CurrentLine,
     Destination,
     Ending,
@@ -55,6 +58,7 @@ from .store import (
     TurnWrite,
 )
 from .tails import LogTails
+from .voices import PENDING, RenderedLines, VoiceJob, jobs_from_json, jobs_json, spec_of, voiced_digest
 from .waiting import MAX_WAIT_S, BackoffPolling, ReplySignal, ReplyWaiter
 
 AGENT = "agent_key_hash"
@@ -62,6 +66,7 @@ PLAYER = "player_key_hash"
 # A long-poll waiting for someone else's lease to end looks again this long after it (clocks of the
 # reading and the writing process need not agree to the millisecond).
 _LEASE_SLACK_S = 0.05
+log = logging.getLogger("butai.stage")
 
 
 @dataclass(frozen=True)
@@ -82,12 +87,20 @@ def etag(version: str) -> str:
     return f'"{version}"'
 
 
+def view_version(stage: StageRecord) -> str:
+    """The version a view of the stage shows (and its ETag): the stage's, marked by the lines voiced since,
+    so that audio arriving for a line shown changes what a GET answers."""
+    return f"{stage.version}.{voiced_digest(stage.voiced)}" if stage.voiced else stage.version
+
+
 class StageService:
     def __init__(self, store: StageStore, catalog: CharacterCatalog, *, assets_base_url: str = "",
                  default_character: str = "hiyori", new_id: Callable[[], str] = ids.new_id,
                  judge: ExpressionJudge | None = None, own_origins: tuple[str, ...] = (),
                  audio_origins: tuple[str, ...] = (),
-                 waiter: ReplyWaiter | None = None, clock: Callable[[], float] = time.time):
+                 waiter: ReplyWaiter | None = None, clock: Callable[[], float] = time.time,
+                 rendered: RenderedLines | None = None, voice_on: bool = False,
+                 voice_jobs: Callable[[list[VoiceJob]], None] | None = None):
         self.store = store
         # Lease ends are wall-clock times (epoch milliseconds) stored with the reply, so that every
         # process reads them alike.
@@ -109,6 +122,12 @@ class StageService:
         self._stage_kinds: dict[str, StageKind] = {}
         # The log tail each scenario stage's last turn in this process left (a turn then reads no log).
         self.log_tails = LogTails()
+        # The stage's own voice (stage/voices.py): scenario lines rendered ahead; whether lines without audio
+        # are rendered after their write (a voice worker runs); who is handed them in this process (the local
+        # voice worker; None in the cloud, where the voice function reads them from the table's stream).
+        self.rendered = rendered
+        self.voice_on = voice_on
+        self.voice_jobs = voice_jobs
 
     # -- administration (CLI, local runtime) -------------------------------
     def create_stage(self, name: str, character: str | None = None, *, kind: StageKind = StageKind.AGENT, scenario: str = "",
@@ -176,8 +195,15 @@ class StageService:
         speaker = request.speaker or self._character_name(character)
         entry_id = self._new_id()
         created = ids.iso_from_ms(ids.id_time_ms(entry_id))
+        jobs: list[VoiceJob] = []
+        if audio is None and self.voice_on:
+            # The agent sent no audio: the stage renders the line's voice after the write (the line shows now).
+            spec = self.voice_spec(character, request.voice)
+            jobs = [VoiceJob(stage=stage_id, entry=entry_id, character=character, text=request.text,
+                             voice=spec.voice, speed=spec.speed, created_at=created)]
+        status: AudioStatus | None = PENDING if jobs else None
         result = SpeakResult(id=entry_id, expression=image.expression, asked_expression=asked,
-                             expression_source=source, expression_scores=scores, audio=audio,
+                             expression_source=source, expression_scores=scores, audio=audio, audio_status=status,
                              image_url=self._url(image.image_key), version=entry_id, created_at=created)
         write = SpeakWrite(
             line=StoredLine(text=request.text, expression=image.expression, asked_expression=asked, speaker=speaker,
@@ -185,9 +211,9 @@ class StageService:
                             audio=audio or "", updated_at=created),
             entry=LogRecord(id=entry_id, role=Role.CHARACTER, text=request.text, created_at=created,
                             speaker=speaker, expression=image.expression, expression_source=source,
-                            expression_scores=scores, audio=audio),
+                            expression_scores=scores, audio=audio, audio_status=status),
             request_id=request.request_id, request_fingerprint=_fingerprint(request),
-            response=result.model_dump())
+            response=result.model_dump(), voice_wanted=jobs_json(jobs) if jobs else None)
         try:
             self.store.speak(stage_id, guard, write)
         except GuardFailed:
@@ -197,6 +223,7 @@ class StageService:
                 raise Conflict("request_id was already used for a different line", "request_id",
                                code="request_id_reused") from None
             return SpeakResult.model_validate(dup.response)
+        self._hand_over(jobs)
         return result
 
     def judge_line(self, character: str, text: str) -> Judgment:
@@ -337,8 +364,8 @@ class StageService:
 
     def get_stage(self, stage_id: str, key: str | None, if_none_match: str | None = None) -> StageView | NotModified:
         stage = self.check_key(stage_id, key, agent_only=False)
-        if if_none_match and etag(stage.version) in _etags(if_none_match):
-            return NotModified(stage.version)
+        if if_none_match and etag(view_version(stage)) in _etags(if_none_match):
+            return NotModified(view_version(stage))
         return self.view(stage, self.store.recent_log(stage_id, LOG_LIMIT))
 
     def view(self, stage: StageRecord, log: list[LogRecord]) -> StageView:
@@ -349,13 +376,15 @@ class StageService:
                             title=stage.title or None),
             current=self._current(stage.line, character_name),
             log=[self._entry(e, stage.character) for e in log],
-            version=stage.version,
+            version=view_version(stage),
             scene=self._scene(stage.scene) if stage.scene else None)
 
     def _entry(self, e: LogRecord, stage_character: str) -> LogEntry:
         entry = LogEntry(id=e.id, role=e.role, speaker=e.speaker, character=e.character, text=e.text,
                          expression=e.expression, expression_source=e.expression_source,
-                         expression_scores=e.expression_scores, audio=e.audio, created_at=e.created_at)
+                         expression_scores=e.expression_scores, audio=e.audio,
+                         audio_status=_audio_status(e.audio_status),
+                         created_at=e.created_at)
         if e.role == Role.CHARACTER and e.expression:
             # The face each line was said with, so the page can show every line of a turn with its own face
             # (the manifests are cached per process: no read per entry).
@@ -466,6 +495,8 @@ class StageService:
             self.store.apply_turn(record.stage_id, write)
         except GuardFailed:
             raise self._auth_error(self.store.get_stage(record.stage_id), key, PLAYER) from None
+        if write.stage.voice_wanted:
+            self._hand_over(jobs_from_json(write.stage.voice_wanted))
         after = write.stage.applied_to(record)
         if log is None:
             return after, []
@@ -480,6 +511,53 @@ class StageService:
     def image(self, character: str, expression: str) -> ResolvedImage:
         """The image shown for ``character`` with ``expression`` (its fallback when it has none)."""
         return self.catalog.resolve(character, expression)
+
+    # -- the stage's own voice (stage/voices.py) -----------------------------------
+    def voice_spec(self, character: str, voice: str | None = None, authored: VoiceSpec | None = None) -> VoiceSpec:
+        """How ``character`` sounds: the scenario's voice for them (``authored``), else their manifest's, else
+        the default; ``voice`` (a line's own, from speak) replaces the voice and keeps the speed."""
+        spec = authored or self._manifest_spec(character) or VoiceSpec()
+        return VoiceSpec(voice, spec.speed) if voice else spec
+
+    def _manifest_spec(self, character: str) -> VoiceSpec | None:
+        info = self.catalog.get(character)
+        return spec_of(info.voice) if info is not None else None
+
+    def rendered_audio(self, scenario_key: str, spec: VoiceSpec, text: str) -> str | None:
+        """The URL of ``text`` in ``spec`` when it was rendered ahead for the scenario (a dict lookup; the
+        index is read once per process and kept like the manifests)."""
+        if self.rendered is None:
+            return None
+        try:
+            found = self.rendered.audio_for(scenario_key, spec, text)
+        except Exception:  # noqa: BLE001 - a missing or broken index never holds a turn up: no audio
+            log.warning("the index of lines rendered ahead for %s could not be read", scenario_key, exc_info=True)
+            return None
+        return self._url(found) if found else None
+
+    def voiced(self, job: VoiceJob, audio_key: str | None, *, error: str | None = None,
+               ms: float | None = None) -> bool:
+        """The voice worker's outcome for one line: its audio (an object key, served as the stage serves
+        assets), or None with the ``error``; kept on the line, and in the turn's debug record on a scenario
+        stage.  The push sends it to the pages.  False when the line is gone or had audio of its own."""
+        url = self._url(audio_key) if audio_key else None
+        done = self.store.set_line_audio(job.stage, job.entry, job.created_at, job.text, url)
+        if job.turn:
+            self.store.add_turn_voice(job.stage, job.turn, VoiceRecord(
+                entry=job.entry, character=job.character, voice=job.voice, speed=job.speed,
+                source=VoiceSource.RENDERED if url else VoiceSource.FAILED, audio=url,
+                ms=None if ms is None else round(ms, 1), error=error))
+        return done
+
+    def _hand_over(self, jobs: list[VoiceJob]) -> None:
+        """Gives the lines to render to this process's voice worker, once their write is done (the cloud
+        has none: its voice function reads them from the stream).  Never fails the write that named them."""
+        if not jobs or self.voice_jobs is None:
+            return
+        try:
+            self.voice_jobs(jobs)
+        except Exception:  # noqa: BLE001 - the line is written; without its voice the page's own reads it
+            log.exception("the voice worker refused %d line(s)", len(jobs))
 
     # -- helpers ----------------------------------------------------------------
     def _require_key(self, key: str | None) -> str:
@@ -536,6 +614,14 @@ def _known_shape(stage_id: str) -> None:
         raise NotFound("no such stage", "stage_id", code="stage_not_found")
 
 
+def _audio_status(stored: str | None) -> AudioStatus | None:
+    if stored == "pending":
+        return "pending"
+    if stored == "failed":
+        return "failed"
+    return None
+
+
 def _handed_out(reply: ReplyRecord) -> Reply:
     return Reply(id=reply.id, text=reply.text, created_at=reply.created_at, deliveries=max(1, reply.deliveries),
                  lease_expires_at=None if reply.lease_until_ms is None else ids.iso_from_ms(reply.lease_until_ms))
@@ -549,5 +635,7 @@ def _fingerprint(request: SpeakRequest) -> str:
     parts = [request.text, request.expression or AUTO_EXPRESSION, request.speaker]
     if request.audio is not None:
         parts.append(request.audio)
+    if request.voice is not None:
+        parts.append(f"voice:{request.voice}")
     body = json.dumps(parts, ensure_ascii=False)
     return hashlib.sha256(body.encode()).hexdigest()

