@@ -151,7 +151,8 @@ class PushService:
         if not new or not allowed:
             return done
         data = messages.audio(stage.stage_id, view_version(stage), new)
-        delivered = list(self._pool.map(lambda c: self._deliver(c, data), allowed))
+        delivered = [self._deliver(c, data) for c in allowed] if self._pool is None else \
+            list(self._pool.map(lambda c: self._deliver(c, data), allowed))
         done.sent, done.gone = delivered.count(True), delivered.count(False)
         return done
 

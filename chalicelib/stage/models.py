@@ -52,6 +52,8 @@ class SpeakRequest(_Strict):
                                 description="Display name; defaults to the character's name.")
     voice: str | None = Field(
         default=None, max_length=32,
+        # the published schema names the voices, so a client (and the contract test) sends only those
+        json_schema_extra={"anyOf": [{"enum": list(VOICES)}, {"type": "null"}]},
         description="The stage's voice for this line (one of " + ", ".join(VOICES) + "), when the stage "
                     "renders voices (docs/stage.md, \"Voice\"); default: the character's. Ignored when `audio` "
                     "is sent.")

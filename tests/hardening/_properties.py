@@ -664,7 +664,7 @@ def run_one(world: World, route: str, drawn: dict) -> None:
     if exp.route == "speak":
         assert status == 200, text[:300]
         assert set(body) == {"id", "expression", "asked_expression", "expression_source", "expression_scores",
-                             "audio", "image_url", "version", "created_at"}
+                             "audio", "audio_status", "image_url", "version", "created_at"}
         # no expression (or auto): the stage judged one among the character's keys
         assert body["asked_expression"] == (exp.body.get("expression") or "auto")
         assert body["expression_source"] == ("auto" if body["asked_expression"] == "auto" else "agent")
