@@ -46,9 +46,9 @@ from ..scenario.loader import NEUTRAL
 from ..scenario.variation import knowledge_key, remember
 from ..stage.records import AskedQuestion, ConversationMemory, OpenClarification, SpokenText
 from ..turn_record import AnswerSource, InterpretationRecord
+from .answering import Deliberation, arbitrate
 from .bill import disputes
 from .book import fired_ref
-from .choices import asked_again
 from .clarify import DEFAULT_LINE, Options
 from .confirm import confirmed_phrase, kanji_number
 from .elsewhere import other_places
@@ -57,12 +57,13 @@ from .facts import _analysed as _analysed_keys
 from .facts import is_question
 from .focus import Focus, parts
 from .forms import FormFound, form_answer, read_form
-from .mention import asked_about, only_mentioned, reports_other
+from .mention import asked_about, only_mentioned
 from .orders import FALLBACK, OrderFound
-from .own import about_self, told_again
+from .own import told_again
 from .picks import chooses, open_choices, options_asked, picked
+from .policies import ORDER as POLICIES
 from .questions import asks, only_asks_back, polarity, proposes_change, question_kind
-from .recalling import _FOLLOW_UP, Recalling, _asked_part, _asking_sentences
+from .recalling import _FOLLOW_UP, Recalling, _asked_part
 from .serving import _BILL, _PRICE, Serving
 from .stitch import kept, named_in, part_addressee
 from .variety import Variety, remember_said
@@ -747,8 +748,9 @@ class Conversation(Recalling, Serving):
     def _authored(self, step: Step, state: GameState, text: str, answer_text: str, mem: ConversationMemory,
                   question: AskedQuestion | None, variety: Variety, turn: int, context: dict[str, Any],
                   addressed: bool = False) -> Answer:
-        """`addressed`: the player spoke to this character by name (or tapped them): only they answer from
-        what they know."""
+        """The authored answer: the line read once, every policy asked in order, one arbiter (answering.py).
+        `addressed`: the player spoke to this character by name (or tapped them): only they answer from what
+        they know."""
         free = step.free_talk
         assert free is not None
         found_act = self.answerer.act(text)
@@ -756,227 +758,17 @@ class Conversation(Recalling, Serving):
         focus = self.focus_reader.read(answer_text, tuple(self.rules.people(state.place)))
         if found_act.act == "称賛" and is_question(text) and other_places(focus.text, self.entries.own_places):
             found_act = replace(found_act, act="質問")   # 「おいしい和菓子屋知らない？」 praises nothing here
-        act = found_act.act
         if addressed and free.speaker not in focus.about and not focus.you and (focus.question or focus.request) and \
                 not (focus.view and focus.called == free.speaker) and \
                 any(p != free.speaker and p in present for p in asked_about(focus.text, self.focus_reader, focus.about)):
             # 「葵ちゃん、ママって独身なのか？」 asks of ママ: what ママ knows of herself may answer (not 「葵ちゃん、
             # ママに言ってみたら？」: ママ is only mentioned, 葵 answers — mention.py)
             addressed = False
-        # 0. money: what an item costs, or the bill for what was ordered
-        money = self._money(text, state, free.speaker, mem, turn, variety, found_act.paying,
-                            served=(context.get("order") or {}).get("item"))
-        if money is not None:
-            context["money"] = money.ref
-            return money
-        # 1a. the option picked of those the character just asked about: its entry's line, else the reply
-        if (pick := context.get("picked")) is not None:
-            found = self._picked_line(pick, state, turn, variety)
-            if found is not None:
-                return self.answerer.make(found, act)
-        # 0c. only called (「ママ？」「ねえ、葵ちゃん」): nothing is asked yet — the one called brings something up,
-        #     not a stock "I don't know" (unless it answers what was just asked: 「誰に似てると思う？」「ママ！」)
-        just_asked = question is not None and question.kind == "wh" and question.turn >= state.turn
-        if found_act.cue == CALL_ONLY and not just_asked and \
-                (called := self._chatter(free.speaker, state, turn, variety)) is not None:
-            return self.answerer.make(called, act)
-        # 0b. the player's own matter, and what the one spoken to thinks of it (「就活きつくて。ママ、どう思う？」):
-        #     asked of the player's life, so no line of the characters' own world answers it (forms.py)
-        #     「ママ、元気？」「最近どう？」: how the one spoken to is, before a line of theirs that shares 元気 (not
-        #     「先代は元気？」: asked of someone else, which what they know answers)
-        advice = read_form(text)
-        if advice is not None and (advice.form == "advice" or advice.form == "wellbeing" and
-                                   self._calls_only(advice.cue, free.speaker)):
-            formed = self._form(text, focus, free.speaker, advice.cue if advice.form == "advice" else None, act, state,
-                                turn, variety, context, advice)
-            if formed is not None:
-                return formed
-        # 1. an answer to the character's question (only when the line is about nothing else and does
-        #    nothing else: a greeting, thanks or the bill is not an answer)
-        answering = False
-        if question is not None and free.intent is None and question.speaker in present \
-                and (act in _ANSWERING_ACTS or act in ("謝罪", "感謝")) and \
-                reports_other(focus.text, self.focus_reader, focus.called) is None:
-            # (「ママ、葵さんはいやだって」 passes on 葵's no: news for ママ, not the player's answer — mention.py)
-            pol = polarity(text, question.kind, change=question.change)   # type: ignore[arg-type]
-            if act not in _ANSWERING_ACTS and pol not in ("yes", "no"):
-                pol = None       # 「ごめん、無理かな」 answers; 「ごめんね」 alone apologises
-            if pol == "other" and question.turn < state.turn and question.kind != "wh":
-                pol = None       # only the very next line answers a yes/no question with neither yes nor no
-            if pol is not None:
-                answering = not context.get("fact")
-                found = self._reply(question, pol, state, turn, variety)
-                if found is not None and not context.get("fact"):
-                    context["reply"] = {"to": question.ref, "as": pol}
-                    return self.answerer.make(found, act)
-        if answering and question is not None and question.speaker != free.speaker:
-            # an answer the asker has no reply line for is still theirs to take (「うーん、どうかな」 to 葵's
-            # question: 葵 reacts, not the one who answers by default)
-            free = replace(free, speaker=question.speaker)
-        if act == "悲報":
-            # 「女房は三年前に死んだんだ」: sad news of the player's own life is met with sympathy first — not a
-            # topic's line, not an echo (「女房かー」), never a cheerful reply
-            found = self.answerer.reaction(free, state, text, found_act, turn, variety)
-            if found is not None:
-                return self.answerer.make(found, act)
-        if act == "称賛" and focus.about and not is_question(text):
-            # 「妙子さんか。いい名前じゃん」: praise of someone here is for them to take, before any topic's line
-            found = self.answerer.reaction(free, state, text, found_act, turn, variety)
-            if found is not None:
-                return self.answerer.make(found, act)
-        if free.intent is not None and re.match(r"^(?:それ|その|あれ|それって|じゃあそれ)", nfkc(text).strip()) and \
-                not self._names_topic(text, PlayerInput.intent(free.intent)):
-            # 「それって怖い映画ですか？」 right after 葵 named a film: about that, not a topic guessed from a word
-            followed = self._follow_up_entry(text, state, mem, turn, variety, free.speaker, pointer=True)
-            if followed is not None:
-                context["followed"] = followed.ref
-                return followed
-        # 1b. 「結局どっちにしたの？」 after a choice was settled: the chosen option's line again (choices.py)
-        if settled := asked_again([e for p in self.rules.people(state.place) for e in self.answerer.entries_of(p)],
-                                  state, text, topic=free.intent is not None):
-            again = self._say_ref(settled, state, turn)
-            if again is not None:
-                context["choice"] = settled
-                return again
-        # 1c. 「三十年も？」 right after 三十年 was said: that fact again, not a line sharing another word
-        if free.intent is None and (confirmed := self._confirmed(text, state, mem, turn, variety)) is not None:
-            context["confirmed"] = confirmed.detail.get("recalled")
-            return confirmed
-        # 2. a knowledge line of the topic (or of words the line names), the entry that fits the question
-        #    best; for a question, unless a sentence said before or known by someone here answers it
-        #    clearly better (3)
-        # (whose entries fit is read from whom the line asks about, not from a name only mentioned: 「ママとも映画の
-        # 話する？」 to 葵 asks of 葵's films, not of ママ's — mention.py)
-        asked = asked_about(focus.text, self.focus_reader, focus.about)
-        found, fitting = self._knowledge(free, state, answer_text, focus if asked == focus.about else
-                                         replace(focus, about=asked), turn, variety, only=addressed, mem=mem)
-        asking = is_question(text) or act in ("質問", "本人")
-        if found is not None and fitting is not None and not asking and free.intent is None and \
-                fitting.hit is not None and not focus.in_phrase(fitting.hit.start, fitting.hit.end) and \
-                re.match(r"(?:は|って)", focus.text[fitting.hit.end:]) and not fitting.entry.entry.condition and \
-                not fitting.about and self._echo_word(focus, state) is not None and \
-                self.scenario.characters[free.speaker].echo is not None:
-            # 「休みの日はだいたい釣りしてます」: the line is about 釣り, not the shop's days off
-            context["aside"] = fitting.ref
-            found, fitting = None, None
-        own = act == "身の上" and not asking and free.intent is None and about_self(text)
-        if own and found is not None and fitting is not None and not fitting.about:
-            # 「僕も休みは喫茶店めぐりが趣味なんです」: the player's own life, not the shop's days off
-            context["own_life"] = fitting.ref
-            found, fitting = None, None
-        trusted = fitting is not None and (fitting.about or fitting.at_head or fitting.at_wh or (
-            fitting.hit is not None and (focus.in_phrase(fitting.hit.start, fitting.hit.end) or
-                                         (free.intent is not None and free.intent in fitting.entry.intents))))
-        if asking and not trusted:
-            # (an entry about the one asked about, or whose word is what the question asks for, answers as
-            # it is: a sentence sharing some other word of the line is no better answer)
-            # (asking leave — 「テレビつけてもいい？」 — takes back what was said, but is not answered by an unsaid
-            # line that merely shares a word: the form's answer below fits it better)
-            recalled = self._recall(text, state, free, mem, turn, variety, context,
-                                    against=found[1] if found is not None else None, only=addressed,
-                                    said_only=_asks_leave(text))
-            if recalled is not None:
-                return recalled
-        if found is not None:
-            if found[3] == AnswerSource.RECALL and fitting is not None and \
-                    (recalled := self._recalled_ref(fitting, state)) is not None:
-                return self.answerer.make(found, act, detail={"recalled": recalled})
-            return self.answerer.make(found, act)
-        # 3a. a vague pointer resolved to a topic that has nothing new: what was said of it, again
-        if free.intent is not None and (context.get("vague") or (
-                asking and self._names_topic(text, PlayerInput.intent(free.intent)))):
-            # (also a topic asked about again with nothing new to say of it: what was said, rather than a stock
-            # line — when the question asks what that line told, not something else of the topic)
-            recalled = self._recall_topic(free.intent, state, mem, turn, variety, free.speaker,
-                                          again=None if context.get("vague") else _asked_part(focus, self.facts),
-                                          head=focus.head_word)
-            if recalled is not None:
-                context["recall_topic"] = free.intent
-                return recalled
-        # 3b. a short follow-up on what was just answered (「えー、教えてくれないんですか」「本当に？」)
-        followed = self._follow_up_entry(text, state, mem, turn, variety, free.speaker)
-        if followed is not None:
-            context["followed"] = followed.ref
-            return followed
-        word = self._echo_word(focus, state)
-        if word is not None and mem.last is not None and mem.last.speaker == free.speaker and \
-                nfkc(word) in nfkc(mem.last.text):
-            # 「ポスターか。見せてくれよ」 right after 葵 said she makes posters: her own word is no news to her —
-            # the entry she spoke from goes on (or is recalled), else nothing is echoed
-            followed = None if asking else self._follow_up_entry(text, state, mem, turn, variety, free.speaker,
-                                                                     pointer=True)
-            if followed is not None:
-                context["followed"] = followed.ref
-                return followed
-            word = None
-        # (a question is never taken up as news: 「Xの話、もっと聞かせて」 answers nothing that was asked)
-        echoing = word is not None and not asking
-        # 4-. a question or request of a known form that nothing authored answers (may I…?, shall I…?, do you
-        #     like…?, is there…?): the character's answer for that form, not a stock "I don't know" (forms.py)
-        formed = self._form(text, focus, free.speaker, word, act, state, turn, variety, context)
-        if formed is not None:
-            return formed
-        # 4a. a question about the one answering (their plans, their past) that nothing authored answers: an
-        #     honest answer in their voice (「うーん……まだ決めてないんだ」), not a stock "I don't know"
-        #     (also one put to them that names someone else only in a case role: 「ママに伝えたことある？」 asks
-        #     what they did — mention.py)
-        if asking and act in ("質問", "なし") and (free.speaker in focus.about or focus.you or
-                                                  self._mentions_only(focus, free.speaker, present)):
-            unsure = self._unsure(free.speaker, word, state, turn, variety)
-            if unsure is not None:
-                return unsure
-        # 4b. a question about someone else here, asked of this character (「葵ちゃん、ママって独身なのか？」): not
-        #     their own 本人 line about themselves — the one asked about answers honestly, in their voice
-        #     (named in the sentence that asks: 「じゃあママで。そちらの方は？」 to 葵 asks nothing about ママ)
-        if asking and act in ("質問", "本人", "なし") and free.speaker not in focus.about and not focus.you:
-            asked = _asking_sentences(focus.text)
-            people_here = tuple(self.rules.people(state.place))
-            read = self.focus_reader.read(asked, people_here) if asked != focus.text else focus
-            others = [p for p in asked_about(read.text, self.focus_reader, read.about)
-                      if p != free.speaker and p in people_here]
-            unsure = self._unsure(others[0], word, state, turn, variety) if others else None
-            if unsure is not None:
-                context["about_other"] = others[0]
-                return unsure
-        # 4. a reaction to what the line does (not the stock "I don't know" while there is a thing to take up;
-        #    the player's own life is taken up below, after what a character knows of it)
-        if (act != "質問" or not echoing) and act != "身の上":
-            found = self.answerer.reaction(free, state, text, found_act, turn, variety)
-            if found is not None:
-                return self.answerer.make(found, act)
-        # 5. a statement about something a character here knows: they go on about it
-        if not asking and not own:
-            news = self._recall(text, state, free, mem, turn, variety, context, only=addressed, statement=True,
-                                head=focus.head_word)
-            if news is not None:
-                return news
-        # 6a. the player's own life, family or past (「女房とよく来たもんだ」): an engaged reaction, not 「女房かー。
-        #     私は詳しくない」
-        if act == "身の上" and not asking:
-            told = self._told(free.speaker, text, focus, state, mem, turn, variety) if own else None
-            if told is not None:
-                return told          # 「僕、カメラマンなんです」 a second time: remembered, not news
-            # (the thing told, for a line that takes it up: 「カメラマン？　あなたのこと、少しわかってきたわ」)
-            found = self.answerer.reaction(free, state, text, found_act, turn, variety,
-                                           word=self._echo_word(focus, state) if own else None)
-            if found is not None:
-                return self.answerer.make(found, act)
-        # 6. what the player talked about, taken up in the character's voice (「ゴルフ？　私は詳しくないけど」)
-        if echoing and word is not None:
-            echoed = self._echo(free.speaker, word, state, turn, variety)
-            if echoed is not None:
-                context["echo"] = word
-                return echoed
-        # 7. small talk: the character brings something up
-        if not is_question(text):
-            found = self._chatter(free.speaker, state, turn, variety)
-            if found is not None:
-                return self.answerer.make(found, act)
-        if act == "質問":
-            found = self.answerer.reaction(free, state, text, found_act, turn, variety)
-            if found is not None:
-                return self.answerer.make(found, act)
-        return self.answerer.make(self.answerer.fallback(free.speaker, state, turn, variety), act)
+        deliberation = Deliberation(self, step, state, text, answer_text, mem, question, variety, turn, context,
+                                    addressed, free, found_act, focus, present)
+        answer, considered = arbitrate(deliberation, POLICIES)
+        context["deliberation"] = [c.to_dict() for c in considered if c.outcome != "nothing"]
+        return answer
 
     def _knowledge(self, free: FreeTalk, state: GameState, text: str, focus: Focus, turn: int, variety: Variety,
                    only: bool = False, mem: ConversationMemory | None = None) -> tuple[Found | None, Fitting | None]:

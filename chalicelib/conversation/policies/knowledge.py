@@ -1,0 +1,51 @@
+"""A line of what a character knows (entries.py): the entry that fits the line best — for a topic, its
+entries; else the entries whose words the line names.  For a question it does not answer for sure, a sentence
+said before or known by someone here may answer it better (recalling.py)."""
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+
+from ...answers import Answer
+from ...turn_record import AnswerSource
+from ..answering import Deliberation
+from ..mention import asked_about
+from .common import asks_leave
+
+
+def knowledge(d: Deliberation) -> Answer | None:
+    conv, focus, free = d.conv, d.focus, d.free
+    # (whose entries fit is read from whom the line asks about, not from a name only mentioned: 「ママとも映画の
+    # 話する？」 to 葵 asks of 葵's films, not of ママ's — mention.py)
+    asked = asked_about(focus.text, conv.focus_reader, focus.about)
+    found, fitting = conv._knowledge(free, d.state, d.answer_text, focus if asked == focus.about else
+                                     replace(focus, about=asked), d.turn, d.variety, only=d.addressed, mem=d.mem)
+    if found is not None and fitting is not None and not d.asking and free.intent is None and \
+            fitting.hit is not None and not focus.in_phrase(fitting.hit.start, fitting.hit.end) and \
+            re.match(r"(?:は|って)", focus.text[fitting.hit.end:]) and not fitting.entry.entry.condition and \
+            not fitting.about and d.word() is not None and conv.scenario.characters[free.speaker].echo is not None:
+        # 「休みの日はだいたい釣りしてます」: the line is about 釣り, not the shop's days off
+        d.context["aside"] = fitting.ref
+        found, fitting = None, None
+    if d.own and found is not None and fitting is not None and not fitting.about:
+        # 「僕も休みは喫茶店めぐりが趣味なんです」: the player's own life, not the shop's days off
+        d.context["own_life"] = fitting.ref
+        found, fitting = None, None
+    trusted = fitting is not None and (fitting.about or fitting.at_head or fitting.at_wh or (
+        fitting.hit is not None and (focus.in_phrase(fitting.hit.start, fitting.hit.end) or
+                                     (free.intent is not None and free.intent in fitting.entry.intents))))
+    if d.asking and not trusted:
+        # (an entry about the one asked about, or whose word is what the question asks for, answers as it is: a
+        # sentence sharing some other word of the line is no better answer; asking leave — 「テレビつけてもいい？」
+        # — is not answered by an unsaid line that merely shares a word: the form's answer fits it better)
+        recalled = conv._recall(d.text, d.state, free, d.mem, d.turn, d.variety, d.context,
+                                against=found[1] if found is not None else None, only=d.addressed,
+                                said_only=asks_leave(d.text))
+        if recalled is not None:
+            return recalled
+    if found is None:
+        return None
+    if found[3] == AnswerSource.RECALL and fitting is not None and \
+            (recalled_ref := conv._recalled_ref(fitting, d.state)) is not None:
+        return d.make(found, detail={"recalled": recalled_ref})
+    return d.make(found)

@@ -1,0 +1,49 @@
+"""Reactions to what the line does (answers.py: the character's `reactions` by dialogue act)."""
+from __future__ import annotations
+
+from ...answers import Answer
+from ..answering import Deliberation, Proposal, Strength
+from ..facts import is_question
+
+
+def _reaction(d: Deliberation, word: str | None = None) -> Answer | None:
+    found = d.conv.answerer.reaction(d.free, d.state, d.text, d.found_act, d.turn, d.variety, word=word)
+    return d.make(found) if found is not None else None
+
+
+def sad_news(d: Deliberation) -> Answer | None:
+    """「女房は三年前に死んだんだ」: sympathy first — not a topic's line, not an echo, never a cheerful reply."""
+    return _reaction(d) if d.act == "悲報" else None
+
+
+def praise_of_someone(d: Deliberation) -> Answer | None:
+    """「妙子さんか。いい名前じゃん」: praise of someone here is for them to take, before any topic's line."""
+    return _reaction(d) if d.act == "称賛" and d.focus.about and not is_question(d.text) else None
+
+
+def to_the_act(d: Deliberation) -> Answer | None:
+    """What the line does (greets, thanks, disagrees…): not the stock "I don't know" while there is a thing to
+    take up; the player's own life is taken up after what a character knows of it."""
+    echoing = d.word() is not None and not d.asking
+    if (d.act != "質問" or not echoing) and d.act != "身の上":
+        return _reaction(d)
+    return None
+
+
+def own_life(d: Deliberation) -> Answer | None:
+    """The player's own life, family or past (「女房とよく来たもんだ」): an engaged reaction, remembered when told
+    again (「僕、カメラマンなんです」 a second time)."""
+    if d.act != "身の上" or d.asking:
+        return None
+    told = d.conv._told(d.free.speaker, d.text, d.focus, d.state, d.mem, d.turn, d.variety) if d.own else None
+    if told is not None:
+        return told
+    return _reaction(d, word=d.conv._echo_word(d.focus, d.state) if d.own else None)
+
+
+def unanswerable(d: Deliberation) -> Proposal | None:
+    """A question nothing here answers: the character's honest 質問 reaction (「さあ、どうだったかしら」)."""
+    if d.act != "質問":
+        return None
+    answer = _reaction(d)
+    return Proposal(answer, Strength.HONEST, "an honest don't-know") if answer is not None else None
