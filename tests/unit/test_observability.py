@@ -79,3 +79,16 @@ def test_locally_they_print_readable_lines(monkeypatch, caplog, capsys):
         assert not [line for line in out.splitlines() if line.startswith("{")]
     finally:
         observability.logger.cache_clear()
+
+
+def test_every_metric_names_its_stack(monkeypatch, capsys):
+    # Two stacks in one account must not mix: each point carries the stack the template names.
+    monkeypatch.delenv("BUTAI_LOCAL", raising=False)
+    monkeypatch.setenv("BUTAI_STACK", "butai-prod")
+    capsys.readouterr()
+    observability.turn_latency(12.5)
+    emf = [r for r in emitted(capsys) if "_aws" in r][0]
+    assert emf["_aws"]["CloudWatchMetrics"][0]["Dimensions"] == [["service", "stack"]]
+    assert (emf["service"], emf["stack"]) == ("butai", "butai-prod")
+    monkeypatch.delenv("BUTAI_STACK")
+    assert observability.default_dimensions() == {"service": "butai", "stack": "local"}
