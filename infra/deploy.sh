@@ -134,9 +134,9 @@ PY
     --paths "/index.html" "/app.js" "/voice.js" "/style.css" "/characters/*" --query 'Invalidation.Id' --output text
 }
 
-image_tag() {  # the vLLM tag, and a hash of what goes into the image
+image_tag() {  # the vLLM tag (without the base image's digest), and a hash of what goes into the image
   local vllm digest
-  vllm="$(sed -n 's/^FROM [^:]*:\([^ ]*\).*/\1/p' infra/classifier/Dockerfile | head -n 1)"
+  vllm="$(sed -n 's/^FROM [^:]*:\([^ @]*\).*/\1/p' infra/classifier/Dockerfile | head -n 1)"
   digest="$( (cat infra/classifier/Dockerfile infra/classifier/serve.sh; echo "${BUTAI_PREFETCH_MODEL:-}") \
     | sha256sum | cut -c1-12)"
   echo "vllm-${vllm}-${digest}"

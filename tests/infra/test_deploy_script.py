@@ -2,6 +2,7 @@
 their arguments: the order and the arguments of what it would run."""
 import json
 import os
+import re
 import subprocess
 import textwrap
 from pathlib import Path
@@ -121,7 +122,9 @@ def test_classifier_on_builds_pushes_and_enables_the_endpoint(deploy):
     assert [c[1] for c in docker] == ["login", "build", "push"]
     build = docker[1]
     image = build[build.index("-t") + 1]
-    assert image.startswith(f"{REPO}:vllm-v") and build[-1] == "infra/classifier"
+    # the vLLM version and a hash of the build's inputs; the base image's digest is in the hash, not the tag
+    assert re.fullmatch(re.escape(REPO) + r":vllm-v\d+\.\d+\.\d+-[0-9a-f]{12}", image), image
+    assert build[-1] == "infra/classifier"
     assert build[build.index("--platform") + 1] == "linux/amd64"
     assert docker[2][-1] == image
     run = next(c for c in calls if c[1:3] == ["cloudformation", "deploy"])
