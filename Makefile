@@ -60,11 +60,25 @@ bench: $(STAMP)
 	$(BIN)/butai bench turn
 	$(BIN)/butai bench coldstart
 
-package: $(STAMP)
-	infra/package.sh $(CHALICE_STAGE) build/package
+# Packaging and deploying have a virtualenv of their own (requirements-package.txt: the runtime's packages,
+# chalice, cfn-lint, the SAM translator; ~280 MB, no torch), so an operator's machine needs neither the tests'
+# nor the models' packages.
+PACKAGE_VENV := .venv-package
+PACKAGE_BIN := $(PACKAGE_VENV)/bin
+PACKAGE_STAMP := $(PACKAGE_VENV)/.installed
+
+$(PACKAGE_STAMP): requirements-pip.txt requirements.txt requirements-package.txt pyproject.toml
+	test -x $(PACKAGE_BIN)/python || $(PYTHON) -m venv $(PACKAGE_VENV)
+	$(PACKAGE_BIN)/python -m pip install --quiet --disable-pip-version-check -r requirements-pip.txt
+	$(PACKAGE_BIN)/python -m pip install --quiet --disable-pip-version-check --no-compile -r requirements-package.txt
+	$(PACKAGE_BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps --no-build-isolation -e .
+	touch $(PACKAGE_STAMP)
+
+package: $(PACKAGE_STAMP)
+	BUTAI_VENV_BIN=$(PACKAGE_BIN) infra/package.sh $(CHALICE_STAGE) build/package
 
 deploy: package
-	BUTAI_PACKAGE_DIR=build/package infra/deploy.sh all $(STACK) $(PARAMS)
+	BUTAI_VENV_BIN=$(PACKAGE_BIN) BUTAI_PACKAGE_DIR=build/package infra/deploy.sh all $(STACK) $(PARAMS)
 
 clean:
-	rm -rf $(VENV) .butai test-output build
+	rm -rf $(VENV) $(PACKAGE_VENV) .butai test-output build
