@@ -228,3 +228,11 @@ def test_old_snapstart_versions_are_deleted_after_the_deploy(deploy):
     assert all(calls.index(c) > deploy_at for c in calls if c[1:3] == ["lambda", "delete-function"])
     result, calls = deploy("stack", "butai-prod", BUTAI_KEEP_VERSIONS="4")
     assert [c[-1] for c in calls if c[1:3] == ["lambda", "delete-function"]] == ["1", "1"]
+
+
+def test_the_figures_deploy_quotes_are_the_ones_scaling_works_out():
+    from butai_tools import preflight
+    scaling = (ROOT / "docs" / "scaling.md").read_text(encoding="utf-8")
+    assert "`infra/deploy.sh` quotes the last two (0.025 and 1.0 per player)" in scaling
+    assert list(preflight.PER_PLAYER.values()) == [0.025, 1.0]
+    assert "| agent stage, agent woken by its webhook: API + push + delivery | ~0.025 |" in scaling
