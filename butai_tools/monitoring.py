@@ -23,6 +23,7 @@ from typing import Any
 
 from butai_tools import infra
 from butai_tools.infra import getatt, ref, sub
+from chalicelib import observability
 
 ALARM_TOPIC = "AlarmTopic"
 ALARM_EMAIL_CONDITION = "AlarmEmailGiven"
@@ -30,7 +31,8 @@ BUDGET_CONDITION = "BudgetOn"
 DASHBOARD = "Dashboard"
 API_429_METRIC = "Api429"
 API_429_FILTER = "ApiRefusedFilter"
-BUTAI_NAMESPACE = "butai"
+BUTAI_NAMESPACE = observability.NAMESPACE        # butai's own metrics, and the `service` they carry
+SERVICE = observability.SERVICE
 PERIOD_S = 300
 
 # The functions of the stack, by logical id: what each serves (the alarm descriptions say it).
@@ -110,7 +112,7 @@ def endpoint_dimensions() -> dict:
 
 
 def butai_dimensions(**more: str) -> dict:
-    return {"service": BUTAI_NAMESPACE, "stack": ref("AWS::StackName"), **more}
+    return {"service": SERVICE, "stack": ref("AWS::StackName"), **more}
 
 
 def alarms() -> dict:
@@ -262,7 +264,7 @@ def dashboard_body() -> dict:
         _graph("Lambda duration p90 (ms)", per_function("Duration", "p90"), x=0, y=18, stat="p90"),
         _graph("Stream iterator age (ms)", [["AWS/Lambda", "IteratorAge", "FunctionName", f"${{{f}}}"]
                                             for f in ITERATOR_AGE_MS], x=12, y=18, stat="Maximum"),
-        _graph("Turns: latency (ms)", [[BUTAI_NAMESPACE, "TurnLatency", "service", BUTAI_NAMESPACE,
+        _graph("Turns: latency (ms)", [[BUTAI_NAMESPACE, "TurnLatency", "service", SERVICE,
                                         "stack", "${AWS::StackName}", {"stat": "p50"}], ["...", {"stat": "p90"}]],
                x=0, y=24, stat="p90"),
         _graph("Classifier calls by outcome; circuit changes",

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 import boto3
 from botocore.exceptions import ClientError
 
-from butai_tools import infra
+from butai_tools import env, infra
 
 LOGS_ROLE = "ApiGatewayLogsRole"
 
@@ -39,7 +39,7 @@ def retained() -> dict[str, str]:
 
 def artifact_bucket(account: str, region: str) -> str:
     """The bucket `infra/deploy.sh` uploads the code to (the same name it makes, or BUTAI_ARTIFACT_BUCKET)."""
-    return os.environ.get("BUTAI_ARTIFACT_BUCKET") or f"butai-artifacts-{account}-{region}"
+    return os.environ.get(env.ARTIFACT_BUCKET) or f"butai-artifacts-{account}-{region}"
 
 
 @dataclass

@@ -80,9 +80,10 @@ def _collector_back_on():
 @pytest.fixture(autouse=True)
 def _no_circuit_breakers_carried_over():
     # A model server's circuit breaker lives as long as the process (chalicelib/llm/breaker.py): failures a
-    # test provokes on purpose must not leave the next test's backend unasked.
+    # test provokes on purpose must not leave the next test's backend unasked, nor its listener (the metrics,
+    # which in Lambda's format make a Powertools logger that later tests would inherit) run after the test.
     yield
-    breaker.forget()
+    breaker.forget(listeners=True)
 
 
 @pytest.fixture

@@ -149,10 +149,12 @@ def on_change(listener: Listener) -> None:
             _listeners.append(listener)
 
 
-def forget() -> None:
-    """Drops every breaker (tests; a process that starts over)."""
+def forget(*, listeners: bool = False) -> None:
+    """Drops every breaker, and with ``listeners`` every listener (tests; a process that starts over)."""
     with _registry_lock:
         _breakers.clear()
+        if listeners:
+            _listeners.clear()
 
 
 def _notify(server: str, old: str, new: str) -> None:

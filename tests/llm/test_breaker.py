@@ -133,6 +133,15 @@ def test_the_deployed_classifier_settings_are_a_short_timeout_and_a_breaker():
 
 # ---------------------------------------------------------------- a real server that stops answering
 
+@pytest.fixture(autouse=True)
+def readable_lines(monkeypatch):
+    # A breaker's changes are logged: as the local runtime does, not through Lambda's logger.
+    monkeypatch.setenv("BUTAI_LOCAL", "1")
+    observability.logger.cache_clear()
+    yield
+    observability.logger.cache_clear()
+
+
 @pytest.fixture(scope="module")
 def rules():
     return GameRules(load_scenario(ROOT / "scenarios" / "chinoike.json"))

@@ -60,3 +60,13 @@ def test_packaging_installs_the_runtime_and_the_template_tools_only():
         line = line.split("#", 1)[0].strip()
         if "==" in line:
             assert dev[_name(line)] == line.split("==", 1)[1], line
+
+
+def test_llama_cpp_is_built_for_any_x86_64_and_never_taken_from_pips_cache():
+    # A native build (the default) on a CPU with AMX crashed on its first request; pip's wheel cache keys a
+    # built wheel by its source only, so it would hand back a native build made elsewhere or earlier.
+    makefile = (ROOT / "Makefile").read_text()
+    assert "LLAMA_CMAKE_ARGS := -DLLAVA_BUILD=OFF -DGGML_NATIVE=OFF" in makefile
+    assert "pip wheel --quiet --no-cache-dir --no-deps" in makefile
+    assert "--find-links '$(LLAMA_WHEELS)' --only-binary llama-cpp-python" in makefile
+    assert "native-off" in makefile.split("LLAMA_WHEELS ?=", 1)[1].splitlines()[0]
