@@ -50,14 +50,15 @@ test: $(STAMP)
 # protection fault in libggml-cpu), and a wheel built natively fits only the CPU it was built on.  pip's
 # own wheel cache keys a wheel by its source alone, so it would hand back a native build made with other
 # flags: the wheel is built without it, into a folder named after the version and the flags, and installed
-# from there only (--only-binary: never compiled again by pip with other flags).
+# from there only (--only-binary: never compiled again by pip with other flags).  The wheel loads llama.cpp
+# through ctypes (py3-none-linux_x86_64): one build serves every Python 3 on the machine.
 MODELS_STAMP := $(VENV)/.installed-models
 LLAMA_CPP := $(shell sed -n 's/^\(llama-cpp-python\)\[[a-z]*\]==\([0-9.]*\).*/\1==\2/p' requirements-models.txt)
 LLAMA_CMAKE_ARGS := -DLLAVA_BUILD=OFF -DGGML_NATIVE=OFF
 LLAMA_WHEELS ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/butai/wheels/$(subst ==,-,$(LLAMA_CPP))-llava-off-native-off
 
 $(MODELS_STAMP): $(STAMP) requirements-models.txt
-	test -n "$$(ls '$(LLAMA_WHEELS)'/llama_cpp_python-*-$$($(BIN)/python -c 'import sys; print("cp%d%d" % sys.version_info[:2])')-*.whl 2>/dev/null)" || \
+	test -n "$$(ls '$(LLAMA_WHEELS)'/llama_cpp_python-*.whl 2>/dev/null)" || \
 	  CMAKE_ARGS="$(LLAMA_CMAKE_ARGS) $$CMAKE_ARGS" $(BIN)/python -m pip wheel --quiet --no-cache-dir --no-deps \
 	    -w '$(LLAMA_WHEELS)' '$(LLAMA_CPP)'
 	$(BIN)/python -m pip install --quiet --find-links '$(LLAMA_WHEELS)' --only-binary llama-cpp-python \
