@@ -35,6 +35,16 @@ def correlate(event, get_response):
         coldstart.settle()   # after the first request only: see chalicelib/coldstart.py
 
 
+@app.middleware("websocket")
+def settle_after_a_message(event, get_response):
+    # The WebSocket message function is a Lambda instance of its own that imports this same app (and so
+    # begins with the collector paused): its first message lifts the pause, as the first request does here.
+    try:
+        return get_response(event)
+    finally:
+        coldstart.settle()
+
+
 def _key():
     # Checked before the body is read, so an anonymous caller learns nothing
     # about what a valid request looks like.  Two Authorization headers are no key to choose from.

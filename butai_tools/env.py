@@ -10,3 +10,4 @@ LOCAL_RATE = "BUTAI_LOCAL_RATE"      # the local run's requests per second per k
 LOCAL_BURST = "BUTAI_LOCAL_BURST"    # and the burst it allows
 LAMBDA_PYTHON = "BUTAI_LAMBDA_PYTHON"  # an interpreter of the Lambda runtime's version, when not found on its own
 CHROMIUM = "BUTAI_CHROMIUM"          # the Chromium `butai bench push` drives (default /usr/bin/chromium)
+ARTIFACT_BUCKET = "BUTAI_ARTIFACT_BUCKET"  # the bucket infra/deploy.sh uploads the code to (teardown removes a stack's)

@@ -153,21 +153,34 @@ def parameters() -> dict:
             "Type": "Number", "Default": 12000, "MinValue": 0,
             "Description": "Requests one client IP address may make in 5 minutes, with or without a key (WAF "
                            "rate-based rule at CloudFront); 0 turns it off"},
+        # No reservation by default: AWS keeps 100 of the account's concurrency unreserved, so any reservation
+        # needs a quota above 100 plus the sum (a new account may have 10 to 50: the create would fail).
+        # infra/deploy.sh compares the sum with the account's quota before it creates anything.
         "FunctionReservedConcurrency": {
-            "Type": "Number", "Default": 20, "MinValue": 0,
-            "Description": "Concurrent executions reserved for (and the most allowed to) the API function, so "
-                           "one client cannot take the account's whole Lambda concurrency; 0 leaves it unset "
-                           "(accounts whose concurrency quota is below 120 must use 0)"},
+            "Type": "Number", "Default": 0, "MinValue": 0,
+            "Description": "Concurrent executions reserved for (and the most allowed to) the API function; 0 "
+                           "(default) leaves it unset: the function shares the account's unreserved pool. Any "
+                           "reservation needs an account quota of at least 100 plus all of this stack's "
+                           "(docs/deploy.md)"},
         "LongPollReservedConcurrency": {
-            "Type": "Number", "Default": 40, "MinValue": 0,
-            "Description": "Concurrent executions reserved for (and the most allowed to) the long-poll function, "
-                           "which serves fetch_replies: each waiting agent holds one for up to 20 s, so this is "
-                           "how many agents can wait at once; they never take the API function's. 0 leaves it "
-                           "unset"},
+            "Type": "Number", "Default": 0, "MinValue": 0,
+            "Description": "The same for the long-poll function, which serves fetch_replies: each waiting agent "
+                           "holds one execution for up to 20 s, so this caps how many agents wait at once. 0 "
+                           "(default) leaves it unset"},
         "WebhookReservedConcurrency": {
-            "Type": "Number", "Default": 5, "MinValue": 0,
-            "Description": "Concurrent executions reserved for (and the most allowed to) the webhook delivery "
-                           "function; stream batches beyond it wait and are retried. 0 leaves it unset"},
+            "Type": "Number", "Default": 0, "MinValue": 0,
+            "Description": "The same for the webhook delivery function; stream batches beyond it wait and are "
+                           "retried. 0 (default) leaves it unset (its event source runs at most 5 batches per "
+                           "stream shard at once)"},
+        "WebsocketReservedConcurrency": {
+            "Type": "Number", "Default": 0, "MinValue": 0,
+            "Description": "The same for the WebSocket message function (pages subscribing). 0 (default) leaves "
+                           "it unset"},
+        "PushFanOutReservedConcurrency": {
+            "Type": "Number", "Default": 0, "MinValue": 0,
+            "Description": "The same for the push fan-out function (the stage table's stream to the pages); "
+                           "batches beyond it wait in the stream. 0 (default) leaves it unset (its event source "
+                           "runs at most 10 batches per stream shard at once)"},
         "ApiAccessLogs": {
             "Type": "String", "Default": "true", "AllowedValues": ["true", "false"],
             "Description": "true: API Gateway writes an access log (CloudWatch Logs) and sets the account's API "
@@ -208,17 +221,43 @@ def parameters() -> dict:
         "ClassifierAmiVersion": {
             "Type": "String", "Default": GPU_AMI_VERSIONS[0], "AllowedValues": GPU_AMI_VERSIONS,
             "Description": "Endpoint AMI (NVIDIA driver); the image's CUDA 12.x needs driver 535 or later"},
+        "ClassifierUse": {
+            "Type": "String", "Default": "when-unsure", "AllowedValues": ["when-unsure", "every-turn"],
+            "Description": "when-unsure: the embedded lexical classifier reads every turn and the endpoint is "
+                           "asked only in its unsure band (BUTAI_CLASSIFIER=lexical+sagemaker); every-turn: the "
+                           "endpoint reads every turn (sagemaker)"},
+        "ClassifierTimeoutSeconds": {
+            "Type": "Number", "Default": 1.5, "MinValue": 0.2, "MaxValue": 20,
+            "Description": "The most a turn waits for the endpoint before the lexical reading (or なし) answers "
+                           "(BUTAI_CLASSIFIER_TIMEOUT); the function's execution is held meanwhile"},
+        "ClassifierBreakerFailures": {
+            "Type": "Number", "Default": 3, "MinValue": 0,
+            "Description": "Endpoint failures in a row (timeouts, errors) after which each function instance "
+                           "stops asking it for ClassifierBreakerSeconds (its circuit breaker); 0 turns it off"},
+        "ClassifierBreakerSeconds": {
+            "Type": "Number", "Default": 30, "MinValue": 1,
+            "Description": "How long the circuit breaker stays open before one probe call asks the endpoint again"},
         "ClassifierMinInstances": {
             "Type": "Number", "Default": 1, "MinValue": 1,
             "Description": "Fewest endpoint instances (a real-time variant cannot go below 1; see docs/deploy.md "
                            "for scale to zero)"},
         "ClassifierMaxInstances": {
             "Type": "Number", "Default": 2, "MinValue": 1,
-            "Description": "Most endpoint instances (at least ClassifierMinInstances)"},
+            "Description": "Most endpoint instances (at least ClassifierMinInstances; the account's instance quota "
+                           "for endpoint usage must allow it)"},
         "ClassifierInvocationsPerInstance": {
             "Type": "Number", "Default": 300, "MinValue": 1,
             "Description": "Target tracking: classifications per instance per minute "
                            "(SageMakerVariantInvocationsPerInstance)"},
+        "AlarmEmail": {
+            "Type": "String", "Default": "", "AllowedPattern": r"^([^@\s]+@[^@\s]+\.[^@\s]+)?$",
+            "Description": "An address the alarms and the budget alert are mailed to (it must confirm the "
+                           "subscription); empty: the stack's alarm topic has no subscriber"},
+        "MonthlyBudget": {
+            "Type": "Number", "Default": 0, "MinValue": 0,
+            "Description": "US dollars a month: an AWS Budgets alert (to the alarm topic) at 80 % of it spent "
+                           "and at 100 % forecast; 0 (default) makes no budget. It counts the whole account's "
+                           "cost (docs/deploy.md)"},
     }
 
 
@@ -230,6 +269,9 @@ PER_ADDRESS_CONDITION = "PerAddressLimitOn"
 RESERVED_CONCURRENCY = "ConcurrencyReserved"
 LONG_POLL_RESERVED = "LongPollConcurrencyReserved"
 WEBHOOK_RESERVED = "WebhookConcurrencyReserved"
+WEBSOCKET_RESERVED = "WebsocketConcurrencyReserved"
+PUSH_RESERVED = "PushFanOutConcurrencyReserved"
+CLASSIFIER_EVERY_TURN = "ClassifierEveryTurn"
 API_LOGS = "ApiAccessLogsOn"
 CLOUDFRONT_LOGS = "CloudFrontAccessLogsOn"
 # The header CloudFront adds to every request it sends to API Gateway; the API's web ACL lets through only
@@ -257,6 +299,9 @@ def conditions() -> dict:
             RESERVED_CONCURRENCY: not_zero("FunctionReservedConcurrency"),
             LONG_POLL_RESERVED: not_zero("LongPollReservedConcurrency"),
             WEBHOOK_RESERVED: not_zero("WebhookReservedConcurrency"),
+            WEBSOCKET_RESERVED: not_zero("WebsocketReservedConcurrency"),
+            PUSH_RESERVED: not_zero("PushFanOutReservedConcurrency"),
+            CLASSIFIER_EVERY_TURN: {"Fn::Equals": [ref("ClassifierUse"), "every-turn"]},
             API_LOGS: {"Fn::Equals": [ref("ApiAccessLogs"), "true"]},
             CLOUDFRONT_LOGS: {"Fn::Equals": [ref("CloudFrontAccessLogs"), "true"]}}
 
@@ -409,10 +454,16 @@ def function_environment() -> dict:
         # here, and the distribution depends on the API: a cycle.)
         names.RETENTION_DAYS: ref("RetentionDays"),
         names.AUDIO_ORIGINS: ref("AudioOrigins"),
-        names.CLASSIFIER: if_classifier("sagemaker", "lexical"),
+        # The endpoint only where the lexical classifier is unsure, by default: most turns never wait for it.
+        names.CLASSIFIER: if_classifier({"Fn::If": [CLASSIFIER_EVERY_TURN, "sagemaker", "lexical+sagemaker"]},
+                                        "lexical"),
         names.SAGEMAKER_ENDPOINT: if_classifier(getatt("ClassifierEndpoint", "EndpointName")),
         names.SAGEMAKER_MODEL: if_classifier(ref("ClassifierModelId")),
         names.CONTEXT_LIMIT: if_classifier(ref("ClassifierMaxModelLen")),
+        names.CLASSIFIER_TIMEOUT: if_classifier(ref("ClassifierTimeoutSeconds")),
+        names.CLASSIFIER_BREAKER_FAILURES: if_classifier(ref("ClassifierBreakerFailures")),
+        names.CLASSIFIER_BREAKER_SECONDS: if_classifier(ref("ClassifierBreakerSeconds")),
+        names.STACK: ref("AWS::StackName"),
     })
     return env
 
@@ -541,33 +592,39 @@ def long_poll_route() -> dict:
 
 
 # API Gateway's own rejections in butai's error shape, without echoing the request (its default message
-# for an unknown route repeats the Authorization header).
+# for an unknown route repeats the Authorization header).  They live in the API's definition (OpenAPI's
+# x-amazon-apigateway-gateway-responses), not as resources of their own: every deployment of the API then
+# carries them, where separate GatewayResponse resources would wait for the next deployment (cfn-lint W3660).
 GATEWAY_RESPONSES = {
-    "UnknownRouteResponse": ("MISSING_AUTHENTICATION_TOKEN", "404", "not_found", "no such route"),
-    "ThrottledResponse": ("THROTTLED", "429", "rate_limited", "too many requests; retry shortly"),
-    "Default4xxResponse": ("DEFAULT_4XX", None, "rejected", "the request was rejected"),
-    "Default5xxResponse": ("DEFAULT_5XX", None, "unavailable", "the API is unavailable; retry shortly"),
+    "MISSING_AUTHENTICATION_TOKEN": (404, "not_found", "no such route"),
+    "THROTTLED": (429, "rate_limited", "too many requests; retry shortly"),
+    "DEFAULT_4XX": (None, "rejected", "the request was rejected"),
+    "DEFAULT_5XX": (None, "unavailable", "the API is unavailable; retry shortly"),
 }
+# API Gateway's throttling refills its bucket every second: the client may ask again that soon.
+THROTTLED_RETRY_AFTER_S = 1
 
 
 def gateway_responses() -> dict:
     out = {}
-    for resource_id, (kind, status, code, message) in GATEWAY_RESPONSES.items():
-        props: dict[str, Any] = {
-            "RestApiId": ref(REST_API), "ResponseType": kind,
-            "ResponseTemplates": {"application/json": json.dumps({"error": {"code": code, "message": message}})},
-            "ResponseParameters": {"gatewayresponse.header.Cache-Control": "'no-store'"},
-        }
+    for kind, (status, code, message) in GATEWAY_RESPONSES.items():
+        parameters = {"gatewayresponse.header.Cache-Control": "'no-store'"}
+        if kind == "THROTTLED":
+            parameters["gatewayresponse.header.Retry-After"] = f"'{THROTTLED_RETRY_AFTER_S}'"
+        response: dict[str, Any] = {
+            "responseParameters": parameters,
+            "responseTemplates": {"application/json": json.dumps({"error": {"code": code, "message": message}})}}
         if status:
-            props["StatusCode"] = status
-        out[resource_id] = {"Type": "AWS::ApiGateway::GatewayResponse", "Properties": props}
+            response["statusCode"] = status
+        out[kind] = response
     return out
 
 
 # One JSON line per request: who (address, key-less: the Authorization header is never logged), what, the
-# answer, and the ids to find the Lambda's own log lines.
+# answer, and the ids to find the Lambda's own log lines.  `stack` names the stack (a Sub), so the metric
+# filters that count refusals from these lines (monitoring.py) carry it as their dimension.
 API_ACCESS_LOG_FORMAT = json.dumps({
-    "requestId": "$context.requestId", "extendedRequestId": "$context.extendedRequestId",
+    "stack": "${AWS::StackName}", "requestId": "$context.requestId", "extendedRequestId": "$context.extendedRequestId",
     "ip": "$context.identity.sourceIp", "userAgent": "$context.identity.userAgent",
     "time": "$context.requestTimeEpoch", "method": "$context.httpMethod", "path": "$context.path",
     "status": "$context.status", "responseLength": "$context.responseLength",
@@ -576,8 +633,14 @@ API_ACCESS_LOG_FORMAT = json.dumps({
 
 
 def api_resources() -> dict:
-    return {**gateway_responses(), **origin_lock(), **api_access_log_resources(), REST_API: {"Properties": {
-        **long_poll_route(),
+    definition = long_poll_route()["DefinitionBody"]
+    # The API's name, and so its CloudWatch dimension (ApiName), is the stack's: two stacks in one account
+    # (chalice's title is the app's name, the same for both) would share one set of metrics and alarms.
+    definition["info"] = {"title": ref("AWS::StackName")}
+    definition["x-amazon-apigateway-gateway-responses"] = gateway_responses()
+    return {**origin_lock(), **api_access_log_resources(), REST_API: {"Properties": {
+        "Name": ref("AWS::StackName"),
+        "DefinitionBody": definition,
         # CloudFront is the edge; an edge-optimised API would put a second
         # CloudFront distribution behind the first.
         "EndpointConfiguration": "REGIONAL",
@@ -587,8 +650,19 @@ def api_resources() -> dict:
             "ThrottlingBurstLimit": ref("ApiThrottleBurstLimit"),
         }],
         "AccessLogSetting": when(API_LOGS, {"DestinationArn": getatt("ApiAccessLogGroup", "Arn"),
-                                            "Format": API_ACCESS_LOG_FORMAT}),
+                                            "Format": sub(API_ACCESS_LOG_FORMAT)}),
+        # API Gateway refuses a stage with an access log until the account's logging role is set: the Ref in
+        # the description makes the API (and so the stage SAM makes after it) wait for ApiGatewayAccount
+        # when access logs are on (a DependsOn could not name a resource that may not exist).
+        "Description": logging_role_after("butai ${AWS::StackName}: the stages' API"),
     }}}
+
+
+def logging_role_after(text: str) -> dict:
+    """`text`, naming the account's API Gateway logging setting when access logs are on: a reference that
+    orders the resource after it."""
+    return {"Fn::If": [API_LOGS, sub(f"{text} (access log with the logging role of ${{ApiGatewayAccount}})"),
+                       sub(text)]}
 
 
 def api_access_log_resources() -> dict:
@@ -896,7 +970,8 @@ def webhook_resources() -> dict:
     log_table, _ = tables.CFN_TABLES["log"]
     pending, _ = tables.CFN_TABLES["pending_replies"]
     env = {var: ref(resource_id) for resource_id, var in (tables.CFN_TABLES["current"], tables.CFN_TABLES["log"])}
-    env.update({names.DEPLOYMENT_STAGE: ref("StageName"), names.RETENTION_DAYS: ref("RetentionDays")})
+    env.update({names.DEPLOYMENT_STAGE: ref("StageName"), names.RETENTION_DAYS: ref("RetentionDays"),
+                names.STACK: ref("AWS::StackName")})
     log_group = "WebhookDeliveryLogGroup"
     return {
         WEBHOOK_QUEUE: {
@@ -982,6 +1057,17 @@ PUSH_RETRIES = 2                 # the event source mapping's retries of a stage
 PUSH_MAX_RECORD_AGE_S = 300      # an older change is stale: a page reconnecting catches up with a GET
 
 
+PUSH_ACCESS_LOG_GROUP = "PushAccessLogGroup"
+# One JSON line per socket event: the connection, what happened (CONNECT, MESSAGE, DISCONNECT), the route,
+# the status; never a message's body (a subscription carries the stage key).
+PUSH_ACCESS_LOG_FORMAT = json.dumps({
+    "stack": "${AWS::StackName}", "requestId": "$context.requestId", "connectionId": "$context.connectionId",
+    "eventType": "$context.eventType", "routeKey": "$context.routeKey", "ip": "$context.identity.sourceIp",
+    "time": "$context.requestTimeEpoch", "status": "$context.status",
+    "integrationStatus": "$context.integrationStatus", "error": "$context.error.messageString"},
+    separators=(",", ":"))
+
+
 def manage_connections() -> dict:
     """Post to a page's socket and close it, on this stack's WebSocket API only."""
     return {"Sid": "PushToPages", "Effect": "Allow", "Action": ["execute-api:ManageConnections"],
@@ -1014,7 +1100,7 @@ def function_logs(function: str, role: str, policy_name: str) -> dict:
 def push_environment() -> dict:
     env = {var: ref(resource_id) for resource_id, var in (tables.CFN_TABLES["current"], tables.CFN_TABLES["log"])}
     env.update({names.DEPLOYMENT_STAGE: ref("StageName"), names.BUCKET: ref("AssetsBucket"),
-                names.PUSH_ENDPOINT: sub(PUSH_ENDPOINT)})
+                names.PUSH_ENDPOINT: sub(PUSH_ENDPOINT), names.STACK: ref("AWS::StackName")})
     return env
 
 
@@ -1030,7 +1116,9 @@ def push_resources() -> dict:
             # chalice writes its own interpreter's version: the package's runtime, as for the API function.
             "Runtime": LAMBDA_RUNTIME, "Architectures": [lambda_runtime.ARCHITECTURE],
             "MemorySize": 256, "Role": getatt(PUSH_MESSAGE_ROLE, "Arn"),
-            "Environment": {"Variables": push_environment()}}},
+            "Environment": {"Variables": push_environment()},
+            "ReservedConcurrentExecutions": {"Fn::If": [WEBSOCKET_RESERVED, ref("WebsocketReservedConcurrency"),
+                                                        ref("AWS::NoValue")]}}},
         PUSH_MESSAGE_ROLE: lambda_role("butai-push-subscribe", [
             {"Sid": "ReadStage", "Effect": "Allow", "Action": ["dynamodb:GetItem"],
              "Resource": [getatt(current, "Arn")]},
@@ -1039,9 +1127,18 @@ def push_resources() -> dict:
             manage_connections()]),
         **function_logs(WEBSOCKET_FUNCTION, PUSH_MESSAGE_ROLE, "butai-push-subscribe-logs"),
         # API Gateway's throttling of the socket's messages, with the REST API's limits.
-        WEBSOCKET_STAGE: {"Properties": {"DefaultRouteSettings": {
-            "ThrottlingRateLimit": ref("ApiThrottleRateLimit"),
-            "ThrottlingBurstLimit": ref("ApiThrottleBurstLimit")}}},
+        WEBSOCKET_STAGE: {"Properties": {
+            "DefaultRouteSettings": {"ThrottlingRateLimit": ref("ApiThrottleRateLimit"),
+                                     "ThrottlingBurstLimit": ref("ApiThrottleBurstLimit")},
+            # The sockets' own access log (connects, messages, their status), as the REST API's.
+            "AccessLogSettings": when(API_LOGS, {"DestinationArn": getatt(PUSH_ACCESS_LOG_GROUP, "Arn"),
+                                                 "Format": sub(PUSH_ACCESS_LOG_FORMAT)}),
+            "Description": logging_role_after("butai ${AWS::StackName}: the pages' push sockets")}},
+        PUSH_ACCESS_LOG_GROUP: {
+            "Condition": API_LOGS, "Type": "AWS::Logs::LogGroup", "DeletionPolicy": "Retain",
+            "UpdateReplacePolicy": "Retain",
+            "Properties": {"LogGroupName": sub("/butai/${AWS::StackName}/push-access"),
+                           "RetentionInDays": ref("AccessLogRetentionDays")}},
         PUSH_ROLE: lambda_role("butai-push-fan-out", [
             # The subscriptions and the log tail of a view; a gone socket's subscription is deleted.
             {"Sid": "SubscriptionsAndLog", "Effect": "Allow", "Action": ["dynamodb:Query", "dynamodb:DeleteItem"],
@@ -1060,8 +1157,10 @@ def push_resources() -> dict:
             "Type": "AWS::Serverless::Function",
             "Properties": {
                 "CodeUri": "./deployment.zip", "Handler": PUSH_HANDLER, "Runtime": LAMBDA_RUNTIME,
-                "Architectures": [lambda_runtime.ARCHITECTURE], "MemorySize": 256, "Timeout": PUSH_TIMEOUT_S, "Role": getatt(PUSH_ROLE, "Arn"),
-                "Environment": {"Variables": push_environment()}}},
+                "Architectures": [lambda_runtime.ARCHITECTURE], "MemorySize": 256, "Timeout": PUSH_TIMEOUT_S,
+                "Role": getatt(PUSH_ROLE, "Arn"), "Environment": {"Variables": push_environment()},
+                "ReservedConcurrentExecutions": {"Fn::If": [PUSH_RESERVED, ref("PushFanOutReservedConcurrency"),
+                                                            ref("AWS::NoValue")]}}},
         "PushFanOutEventSource": {
             "Type": "AWS::Lambda::EventSourceMapping",
             "Properties": {
@@ -1141,12 +1240,39 @@ def route_api_to_alias(template: dict) -> int:
     return changed
 
 
+# What `aws cloudformation package` writes for the code (an S3 URI); SAM's transform wants one.
+UPLOADED_CODE = "s3://artifacts/deployment.zip"
+
+
+def sam_transform(template: dict) -> dict:
+    """The template as CloudFormation will have it after the SAM transform (aws-sam-translator, the same
+    library CloudFormation runs): what the stack really creates, for cfn-lint to read.  Needs no account:
+    the code URI is a stand-in and no managed policy is looked up (the template names none)."""
+    import copy
+    import os
+
+    from samtranslator.translator.transform import transform
+    template = copy.deepcopy(template)
+    for resource in template["Resources"].values():
+        if resource["Type"] == "AWS::Serverless::Function":
+            resource["Properties"]["CodeUri"] = UPLOADED_CODE
+
+    class NoManagedPolicies:
+        def load(self):
+            return {}
+
+    os.environ.setdefault("AWS_DEFAULT_REGION", "us-east-1")       # the partition, for ARNs SAM writes
+    return transform(template, {}, NoManagedPolicies())
+
+
 # Stack outputs → the variables the operator CLI (`butai … --aws`) reads.
 OUTPUT_ENV = {"PageURL": names.PAGE_URL, "AssetsBucketName": names.BUCKET,
               **{f"{resource_id}Name": var for resource_id, var in tables.CFN_TABLES.values()}}
 
 
 def build() -> dict:
+    # Imported here: monitoring reads this module's names.
+    from butai_tools import monitoring
     resources = tables.cloudformation_tables()
     resources.update(function_resources())
     resources.update(api_resources())
@@ -1156,8 +1282,9 @@ def build() -> dict:
     resources.update(webhook_resources())
     resources.update(long_poll_resources())
     resources.update(push_resources())
-    return {"Parameters": parameters(), "Conditions": conditions(), "Rules": rules(),
-            "Resources": resources, "Outputs": outputs()}
+    resources.update(monitoring.resources())
+    return {"Parameters": parameters(), "Conditions": {**conditions(), **monitoring.conditions()}, "Rules": rules(),
+            "Resources": resources, "Outputs": {**outputs(), **monitoring.outputs()}}
 
 
 def render() -> str:
@@ -1179,11 +1306,18 @@ def main(argv: list[str] | None = None) -> int:
         sys.stdout.write(f"{changed} API Gateway integrations and the invoke permission now call "
                          f"{FUNCTION}'s alias `{API_ALIAS}`\n")
         return 0
+    if len(args) == 3 and args[0] == "--transform":
+        source, target = Path(args[1]), Path(args[2])
+        transformed = sam_transform(json.loads(source.read_text(encoding="utf-8")))
+        target.write_text(json.dumps(transformed, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+        sys.stdout.write(f"SAM transform: {len(transformed['Resources'])} resources in {target}\n")
+        return 0
     if args == ["--output-env"]:
         sys.stdout.write(json.dumps(OUTPUT_ENV) + "\n")
         return 0
     if args:
-        sys.stderr.write("usage: python -m butai_tools.infra [--check | --output-env | --route-to-alias SAM_JSON]\n")
+        sys.stderr.write("usage: python -m butai_tools.infra [--check | --output-env | --route-to-alias SAM_JSON"
+                         " | --transform SAM_JSON OUT_JSON]\n")
         return 2
     RESOURCES.parent.mkdir(parents=True, exist_ok=True)
     RESOURCES.write_text(render(), encoding="utf-8")

@@ -54,6 +54,10 @@ class Models:
 
 
 def build_models(settings: Settings, boto3_session=None) -> Models:
+    from . import observability
+    from .llm import breaker
+    # A model server's circuit breaker opening or closing is a metric and a log line (llm/ imports neither).
+    breaker.on_change(observability.circuit_changed)
     return Models(settings, boto3_session)
 
 
@@ -115,10 +119,10 @@ def model_clients(use: ModelUse, settings: Settings, boto3_session=None) -> dict
     session (endpoint override, region), created on the model's first call: the model-call layer takes
     the client it is handed and reads no settings of its own."""
     options = use.kwargs()
-    from .llm.transport import DEFAULT_TIMEOUT
+    from .llm.settings import DEFAULT_SAGEMAKER_TIMEOUT
     if use.name is not None and use.name.split("+")[-1] == "sagemaker":
         options["client"] = aws.LazyClient("sagemaker-runtime", settings, boto3_session,
-                                           timeout=float(options.get("timeout") or DEFAULT_TIMEOUT))
+                                           timeout=float(options.get("timeout") or DEFAULT_SAGEMAKER_TIMEOUT))
     return options
 
 

@@ -21,6 +21,7 @@ DEPLOYMENT_STAGE = "BUTAI_DEPLOYMENT_STAGE"  # dev, prod …: set by the templat
 LOCAL = "BUTAI_LOCAL"                        # "1" in the local runtime: readable logs and metrics
 PUSH_ENDPOINT = "BUTAI_PUSH_ENDPOINT"        # the WebSocket API's connection-management URL (push fan-out)
 VOICE = "BUTAI_VOICE"                        # "1": a voice worker renders lines without audio (docs/stage.md)
+STACK = "BUTAI_STACK"                        # the CloudFormation stack: every metric's `stack` dimension
 
 # -- the one switch for a model (llm/settings.py)
 MODEL_URL = "BUTAI_MODEL_URL"
@@ -32,6 +33,8 @@ MODEL_RETRIES = "BUTAI_MODEL_RETRIES"
 # -- the input classifier (interpret/backends)
 CLASSIFIER = "BUTAI_CLASSIFIER"
 CLASSIFIER_TIMEOUT = "BUTAI_CLASSIFIER_TIMEOUT"
+CLASSIFIER_BREAKER_FAILURES = "BUTAI_CLASSIFIER_BREAKER_FAILURES"   # failures in a row that open it; 0: none
+CLASSIFIER_BREAKER_SECONDS = "BUTAI_CLASSIFIER_BREAKER_SECONDS"     # how long it stays open before a probe
 CLASSIFIER_LABELS = "BUTAI_CLASSIFIER_LABELS"
 CONTEXT_LIMIT = "BUTAI_CONTEXT_LIMIT"
 SAGEMAKER_ENDPOINT = "BUTAI_SAGEMAKER_ENDPOINT"

@@ -10,10 +10,16 @@ line each instead.  What is counted, by name and dimensions:
 metric                      dimensions                   when
 ==========================  ===========================  =====================================
 ``ClassifierCalls``         ``backend``, ``outcome``     every interpretation (``ok`` or the error kind)
+``ModelCircuit``            ``state``                    a model server's circuit breaker changed
+                                                         (``open``, ``half_open``, ``closed``)
 ``Fallbacks``               ``reason``                   free conversation answered without its model
 ``TurnLatency`` (ms)        —                            every scenario turn computed
 ``TurnConflicts``           ``kind``                     a turn recomputed (``stale_game``, ``claimed``)
 ==========================  ===========================  =====================================
+
+Every point also carries ``service`` (``butai``) and ``stack`` (``BUTAI_STACK``: the CloudFormation stack
+the function belongs to, ``local`` elsewhere), so two stacks in one account never mix their metrics; the
+stack's alarms and dashboard (infra/resources.json) read them with both.
 
 A failure is never only in a stage's debug record: it is logged (warning) and
 counted, so a dead classifier endpoint shows as ``ClassifierCalls
@@ -33,6 +39,16 @@ from . import env
 
 SERVICE = "butai"
 NAMESPACE = "butai"
+LOCAL_STACK = "local"
+
+
+def stack() -> str:
+    return os.environ.get(env.STACK) or LOCAL_STACK
+
+
+def default_dimensions() -> dict[str, str]:
+    """The dimensions every metric point carries."""
+    return {"service": SERVICE, "stack": stack()}
 
 
 def _local() -> bool:
@@ -68,6 +84,14 @@ def logger():
         log.setLevel(logging.INFO)
         return log
     from aws_lambda_powertools import Logger
+    from aws_lambda_powertools.logging.formatter import BasePowertoolsFormatter
+    # chalice's app logger has this service's name, and chalice gives it a plain stdout handler: every line
+    # would be written twice (plain, then JSON), and a Powertools logger made again in the process (tests clear
+    # this cache) would take that first handler for its own and fail on its first correlation id.
+    underlying = logging.getLogger(SERVICE)
+    for handler in list(underlying.handlers):
+        if type(handler) is logging.StreamHandler and not isinstance(handler.formatter, BasePowertoolsFormatter):
+            underlying.removeHandler(handler)
     return Logger(service=SERVICE)
 
 
@@ -110,7 +134,7 @@ def metric(name: str, value: float = 1.0, unit: str = "Count", **dimensions: str
         return
     from aws_lambda_powertools.metrics import MetricUnit, single_metric
     with single_metric(name=name, unit=MetricUnit[unit], value=value, namespace=NAMESPACE,
-                       default_dimensions={"service": SERVICE}) as point:
+                       default_dimensions=default_dimensions()) as point:
         for key, val in dimensions.items():
             point.add_dimension(name=key, value=str(val))
 
@@ -120,6 +144,13 @@ def classified(backend: str, error: str | None, detail: str | None = None) -> No
     if error:
         warn("classifier call failed; the input is read as なし", backend=backend, kind=error,
              detail=(detail or "")[:300])
+
+
+def circuit_changed(server: str, old: str, new: str) -> None:
+    """A model server's circuit breaker changed state (chalicelib/llm/breaker.py)."""
+    metric("ModelCircuit", state=new)
+    if new != "closed":
+        warn("model circuit breaker " + new.replace("_", "-"), server=server, was=old)
 
 
 def fell_back(reason: str | None) -> None:

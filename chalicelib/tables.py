@@ -111,7 +111,8 @@ CFN_TABLES = {
 
 
 def cloudformation_tables() -> dict[str, Any]:
-    """The three tables as CloudFormation resources (on demand, point-in-time recovery, TTL)."""
+    """The three tables as CloudFormation resources (on demand, point-in-time recovery, deletion protection,
+    TTL)."""
     resources: dict[str, Any] = {}
     for logical, spec in TABLES.items():
         resource_id, _ = CFN_TABLES[logical]
@@ -120,6 +121,9 @@ def cloudformation_tables() -> dict[str, Any]:
             "KeySchema": spec["KeySchema"],
             "BillingMode": "PAY_PER_REQUEST",
             "PointInTimeRecoverySpecification": {"PointInTimeRecoveryEnabled": True},
+            # A table holds every stage's game and its keys: a delete (by hand, or by a stack replacing
+            # it) is refused until this is turned off (infra/teardown.sh does that when asked to delete).
+            "DeletionProtectionEnabled": True,
         }
         if "GlobalSecondaryIndexes" in spec:
             props["GlobalSecondaryIndexes"] = spec["GlobalSecondaryIndexes"]

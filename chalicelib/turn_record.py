@@ -89,6 +89,9 @@ class BackendRecord(StoredRecord):
     detail: str | None = None
     prompt_tokens: int | None = None
     mode: str | None = None
+    circuit: str | None = Field(default=None, description="The model server's circuit breaker after the call: "
+                                                          "closed, open (the model was not asked) or half_open; "
+                                                          "none when the backend calls no server.")
 
 
 class AnalyserRecord(StoredRecord):

@@ -15,12 +15,18 @@
 #   infra/deploy.sh env STACK                      print the BUTAI_* variables of the stack
 #                                                  (eval "$(infra/deploy.sh env STACK)")
 #
-# Parameters not given keep their value on an existing stack.  Needs the AWS
-# CLI with credentials, and Docker for `image`.  Environment:
+# Parameters not given keep their value on an existing stack.  Before anything is
+# created, `stack` checks the stack's state (a failed first create must be removed:
+# infra/teardown.sh) and the account's Lambda concurrency quota against what the
+# stack reserves, and says what to ask for; after the deploy it deletes the SnapStart
+# functions' old versions (each keeps a billed snapshot).  Needs the AWS CLI with
+# credentials, and Docker for `image`.  Environment:
 #   AWS_REGION / AWS_DEFAULT_REGION   region (else the CLI's configured one)
 #   BUTAI_ARTIFACT_BUCKET             S3 bucket for the code (default butai-artifacts-ACCOUNT-REGION,
 #                                     created when missing)
 #   BUTAI_CHALICE_STAGE               chalice stage to package (default prod)
+#   BUTAI_KEEP_VERSIONS               published versions kept per SnapStart function (default 2: the
+#                                     live one and the one before it)
 #   BUTAI_PACKAGE_DIR                 use this already packaged directory instead of packaging
 #   BUTAI_PREFETCH_MODEL              bake this model into the image (docker build-arg PREFETCH_MODEL)
 #   BUTAI_VENV_BIN                    the virtualenv's bin (default .venv/bin)
@@ -87,8 +93,33 @@ artifact_bucket() {
   echo "$bucket"
 }
 
+preflight() {  # STACK [Param=Value …]: the stack's state and the account's Lambda quota, before anything is made
+  local stack="$1"; shift
+  local described settings
+  # No such stack yet: describe-stacks fails, and the check sees a first create.
+  described="$(aws cloudformation describe-stacks --stack-name "$stack" --output json 2>/dev/null || echo '{}')"
+  settings="$(aws lambda get-account-settings --output json)"
+  "$py" -m butai_tools.preflight "$stack" "$described" "$settings" "$@"
+}
+
+prune_versions() {  # STACK: delete the published versions no alias needs (each keeps a billed SnapStart snapshot)
+  local stack="$1" keep="${BUTAI_KEEP_VERSIONS:-2}"
+  local logical name versions aliases version
+  for logical in $("$py" -m butai_tools.versions functions); do
+    name="$(aws cloudformation describe-stack-resource --stack-name "$stack" --logical-resource-id "$logical" \
+      --query StackResourceDetail.PhysicalResourceId --output text)"
+    versions="$(aws lambda list-versions-by-function --function-name "$name" --output json)"
+    aliases="$(aws lambda list-aliases --function-name "$name" --output json)"
+    for version in $("$py" -m butai_tools.versions select "$keep" "$versions" "$aliases"); do
+      echo "deleting $name version $version (its SnapStart snapshot is billed while it exists)" >&2
+      aws lambda delete-function --function-name "$name" --qualifier "$version" >&2
+    done
+  done
+}
+
 cmd_stack() {
   local stack="$1"; shift
+  preflight "$stack" "$@"
   local dir="${BUTAI_PACKAGE_DIR:-}"
   if [ -z "$dir" ]; then
     dir=build/package
@@ -106,6 +137,7 @@ cmd_stack() {
   aws cloudformation deploy --stack-name "$stack" --template-file "$dir/packaged.yaml" \
     --capabilities CAPABILITY_IAM CAPABILITY_AUTO_EXPAND --no-fail-on-empty-changeset \
     ${overrides[@]+"${overrides[@]}"}
+  prune_versions "$stack"
   echo "stack $stack: page $(output "$stack" PageURL)"
 }
 
@@ -134,9 +166,9 @@ PY
     --paths "/index.html" "/app.js" "/voice.js" "/style.css" "/characters/*" --query 'Invalidation.Id' --output text
 }
 
-image_tag() {  # the vLLM tag, and a hash of what goes into the image
+image_tag() {  # the vLLM tag (without the base image's digest), and a hash of what goes into the image
   local vllm digest
-  vllm="$(sed -n 's/^FROM [^:]*:\([^ ]*\).*/\1/p' infra/classifier/Dockerfile | head -n 1)"
+  vllm="$(sed -n 's/^FROM [^:]*:\([^ @]*\).*/\1/p' infra/classifier/Dockerfile | head -n 1)"
   digest="$( (cat infra/classifier/Dockerfile infra/classifier/serve.sh; echo "${BUTAI_PREFETCH_MODEL:-}") \
     | sha256sum | cut -c1-12)"
   echo "vllm-${vllm}-${digest}"

@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # Builds the deployable template without an AWS account: `chalice package`
-# merged with infra/resources.json, then cfn-lint.  Needs PyPI (the Lambda's
+# merged with infra/resources.json, then cfn-lint on it and on what SAM's
+# transform makes of it.  Needs PyPI (the Lambda's
 # wheels) and an interpreter of the runtime's Python version (its bytecode).
 #
 #   infra/package.sh [CHALICE_STAGE] [OUTDIR]     (default: prod build/package)
 #
-# Writes OUTDIR/sam.json (SAM template, CodeUri ./deployment.zip) and
-# OUTDIR/deployment.zip; `infra/deploy.sh stack` uploads and deploys them.
+# Writes OUTDIR/sam.json (SAM template, CodeUri ./deployment.zip),
+# OUTDIR/sam-transformed.json (the same after SAM's transform: what the stack
+# creates, for reading and linting) and OUTDIR/deployment.zip; `infra/deploy.sh stack` uploads and deploys them.
 # Any step that fails stops it with a non-zero exit and no package: a
 # dependency without a wheel for the runtime, a native module the runtime
 # could not load, a template cfn-lint refuses.
@@ -53,8 +55,11 @@ AWS_DEFAULT_REGION="${AWS_DEFAULT_REGION:-${AWS_REGION:-us-east-1}}" \
 # with nothing but its standard library.
 "$runtime_python" -I -S butai_tools/bytecode.py "$out/deployment.zip" "$out/sam.json"
 
+# What CloudFormation creates is the template after SAM's transform (the API's deployment and stage, the
+# functions' versions and aliases, the permissions): lint that too, not only what chalice wrote.
+"$bin/python" -m butai_tools.infra --transform "$out/sam.json" "$out/sam-transformed.json"
 if [ -x "$bin/cfn-lint" ]; then
-  "$bin/cfn-lint" "$out/sam.json"
+  "$bin/cfn-lint" "$out/sam.json" "$out/sam-transformed.json"
 else
   echo "package.sh: cfn-lint not installed; skipped the template check" >&2
 fi

@@ -1331,7 +1331,9 @@
       ["回答", backend.answer],
       ["スコア", scoreText],
       ["エラー", backend.error, false, "debug-error"],
-      ["詳細", backend.detail]
+      ["詳細", backend.detail],
+      // the model server's circuit breaker: open means the model was not asked (docs/interpretation.md)
+      ["遮断器", backend.circuit]
     ]);
 
     // the result

@@ -25,6 +25,7 @@ OUTPUT = ROOT / "test-output"
 
 from chalicelib import coldstart, context  # noqa: E402
 from chalicelib.config import Settings  # noqa: E402
+from chalicelib.llm import breaker  # noqa: E402
 from chalicelib.stage.catalog import CharacterCatalog  # noqa: E402
 from chalicelib.stage.service import StageService  # noqa: E402
 from tests.memory_store import MemoryStageStore  # noqa: E402
@@ -74,6 +75,15 @@ def _collector_back_on():
     # a test that imports it without a request must not leave a long test process without one.
     yield
     coldstart.settle()
+
+
+@pytest.fixture(autouse=True)
+def _no_circuit_breakers_carried_over():
+    # A model server's circuit breaker lives as long as the process (chalicelib/llm/breaker.py): failures a
+    # test provokes on purpose must not leave the next test's backend unasked, nor its listener (the metrics,
+    # which in Lambda's format make a Powertools logger that later tests would inherit) run after the test.
+    yield
+    breaker.forget(listeners=True)
 
 
 @pytest.fixture

@@ -196,6 +196,7 @@ class Interpretation:
     margin: float = 0.0                            # its lead over the runner-up option
     unsure: bool = False                           # in the band where a cascade asks a model (confidence.py)
     mode: str | None = None                        # how the answer was constrained (llm.choice.ChoiceMode)
+    circuit: str | None = None                     # the model server's circuit breaker after the call (llm.breaker)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -208,4 +209,5 @@ class Interpretation:
             "narrowed": {k: list(v) for k, v in self.narrowed.items()}, "offered": list(self.offered),
             "phases_ms": {k: round(v, 3) for k, v in self.phases_ms.items()}, "mode": self.mode,
             "best": round(self.best, 4), "margin": round(self.margin, 4), "unsure": self.unsure,
+            "circuit": self.circuit,
         }

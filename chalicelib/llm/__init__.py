@@ -3,6 +3,7 @@
 - `transport`: an OpenAI-compatible HTTP server or a SageMaker endpoint (its client handed in); timeouts
   and retries;
 - `errors`: `ModelCallError`, the one error of a model call, and its kinds;
+- `breaker`: a circuit breaker per server, so a server that keeps failing is not asked for a while;
 - `choice`: constrained choice among labels (the classifier, the expression judge: any "pick one of
   these"), `Chooser` over a transport; `local`: the same in this process (transformers);
 - `build`: a constrained-choice model by name from a model use's options;

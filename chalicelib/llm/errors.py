@@ -20,9 +20,10 @@ class ErrorKind:
     INVALID_ANSWER = "invalid_answer"      # an answer outside the allowed ones, empty, cut off
     MALFORMED = "malformed_response"       # the response body could not be read (bad JSON, missing fields)
     INTERNAL = "internal"                  # a bug on our side, caught so the game goes on
+    CIRCUIT_OPEN = "circuit_open"          # not asked: the server failed repeatedly just before (llm/breaker.py)
 
     ALL = (TIMEOUT, UNREACHABLE, UNAVAILABLE, MODEL_MISSING, BAD_REQUEST, CONTEXT_OVERFLOW, REFUSED,
-           INVALID_ANSWER, MALFORMED, INTERNAL)
+           INVALID_ANSWER, MALFORMED, INTERNAL, CIRCUIT_OPEN)
     # Worth another try inside the same call: the server may be back a moment later.  A timeout is not
     # retried (the turn's time is already spent), nor is anything the server will answer the same way again.
     TRANSIENT = (UNREACHABLE, UNAVAILABLE)

@@ -33,9 +33,16 @@ from typing import Any
 
 from chalicelib import env
 
+from .breaker import DEFAULT_FAILURES, DEFAULT_OPEN_SECONDS
 from .choice import MODE_SETTINGS, PROBE, ChoiceMode
+from .transport import DEFAULT_TIMEOUT
 
 DEFAULT_CLASSIFIER = "lexical"
+# A SageMaker endpoint is the deployed classifier, called inside a player's request: a turn waits at most
+# this long for it before the lexical reading (or なし) answers.  A warm endpoint answers in a fraction of it;
+# a cold or overloaded one would otherwise hold the request, and its Lambda execution, for the default 10 s.
+# Servers on the operator's own machine (openai, often a CPU model) keep the general default.
+DEFAULT_SAGEMAKER_TIMEOUT = 1.5
 DEFAULT_JUDGE = "lexicon"
 DEFAULT_JUDGE_TIMEOUT = 2.0
 DEFAULT_GENERATOR_TIMEOUT = 8.0
@@ -89,6 +96,9 @@ def classifier_use(source: Mapping[str, str], switch: ModelSwitch, name: str | N
         options["retries"] = switch.retries
         if source.get(env.MODEL_MODE):          # sagemaker's own default is vllm, the container's mode
             options["mode"] = switch.mode
+        options.setdefault("timeout", DEFAULT_SAGEMAKER_TIMEOUT if model == "sagemaker" else DEFAULT_TIMEOUT)
+        options["breaker_failures"] = int(source.get(env.CLASSIFIER_BREAKER_FAILURES) or DEFAULT_FAILURES)
+        options["breaker_seconds"] = float(source.get(env.CLASSIFIER_BREAKER_SECONDS) or DEFAULT_OPEN_SECONDS)
     if model == "sagemaker":
         options["endpoint"] = source.get(env.SAGEMAKER_ENDPOINT, "")
         options["model"] = source.get(env.SAGEMAKER_MODEL) or None
@@ -143,6 +153,7 @@ def judge_use(source: Mapping[str, str], switch: ModelSwitch) -> ModelUse:
 # Every variable a model use reads; ``ModelSettings`` keeps the ones that were set.
 VARIABLES = (env.MODEL_URL, env.MODEL, env.MODEL_API_KEY, env.MODEL_MODE, env.MODEL_RETRIES,
              env.CLASSIFIER, env.CLASSIFIER_TIMEOUT, env.CLASSIFIER_LABELS, env.CONTEXT_LIMIT,
+             env.CLASSIFIER_BREAKER_FAILURES, env.CLASSIFIER_BREAKER_SECONDS,
              env.SAGEMAKER_ENDPOINT, env.SAGEMAKER_MODEL, env.OPENAI_BASE_URL, env.OPENAI_MODEL, env.OPENAI_API_KEY,
              env.TRANSFORMERS_MODEL, env.TRANSFORMERS_DEVICE,
              env.GENERATOR, env.GENERATOR_BASE_URL, env.GENERATOR_MODEL, env.GENERATOR_API_KEY,

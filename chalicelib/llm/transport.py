@@ -8,7 +8,9 @@ Two servers speak the same OpenAI chat-completions JSON:
 
 Both return the parsed JSON object and raise only `ModelCallError`.  Timeouts and retries live here and
 nowhere else: every call has one timeout (seconds, per attempt), and only transient failures
-(`ErrorKind.TRANSIENT`) are tried again, ``retries`` times, with a short growing pause.
+(`ErrorKind.TRANSIENT`) are tried again, ``retries`` times, with a short growing pause.  A transport given
+a `CircuitBreaker` (llm/breaker.py) asks its server only while the breaker lets it: a call with its
+retries is one attempt for the breaker.
 
 Why the standard library and not the ``openai`` SDK: measured for this project, ``openai`` 3.57 with the
 packages it brings unpacks to about 36 MB (the SDK alone 30 MB) against a Lambda budget of 250 MB that
@@ -28,6 +30,7 @@ import urllib.request
 from collections.abc import Callable
 from typing import Any, Protocol, TypeVar
 
+from .breaker import CircuitBreaker
 from .errors import ErrorKind, ModelCallError
 
 DEFAULT_TIMEOUT = 10.0
@@ -60,6 +63,10 @@ def with_retries(call: Callable[[], T], retries: int, sleep: Callable[[float], N
                 raise
             sleep(RETRY_PAUSE * (2 ** attempt))
             attempt += 1
+
+
+def guarded(breaker: CircuitBreaker | None, call: Callable[[], T]) -> T:
+    return call() if breaker is None else breaker.call(call)
 
 
 def read_json(raw: bytes | str, what: str = "response") -> dict[str, Any]:
@@ -96,13 +103,14 @@ class OpenAITransport:
     name = "openai"
 
     def __init__(self, base_url: str, *, api_key: str | None = None, timeout: float = DEFAULT_TIMEOUT,
-                 retries: int = 0) -> None:
+                 retries: int = 0, breaker: CircuitBreaker | None = None) -> None:
         if not base_url:
             raise ValueError("an OpenAI-compatible server needs a base URL (BUTAI_MODEL_URL)")
         self.base_url = base_url.rstrip("/")
         self.api_key = api_key
         self.timeout = float(timeout)
         self.retries = int(retries)
+        self.breaker = breaker
         self._models: list[dict[str, Any]] | None = None
 
     def describe(self) -> str:
@@ -143,7 +151,8 @@ class OpenAITransport:
         url = self.base_url + path
         data = None if body is None else json.dumps(body, ensure_ascii=False).encode("utf-8")
         wait = self.timeout if timeout is None else timeout
-        return with_retries(lambda: self._once(method, url, data, wait), self.retries if retries is None else retries)
+        tries = self.retries if retries is None else retries
+        return guarded(self.breaker, lambda: with_retries(lambda: self._once(method, url, data, wait), tries))
 
     def chat(self, body: dict[str, Any]) -> dict[str, Any]:
         return read_json(self.request("POST", "/chat/completions", body))
@@ -179,7 +188,8 @@ class SageMakerTransport:
     """A SageMaker endpoint whose container takes OpenAI chat-completions bodies (vLLM's does)."""
     name = "sagemaker"
 
-    def __init__(self, endpoint: str, *, client: Any, timeout: float = DEFAULT_TIMEOUT, retries: int = 0) -> None:
+    def __init__(self, endpoint: str, *, client: Any, timeout: float = DEFAULT_TIMEOUT, retries: int = 0,
+                 breaker: CircuitBreaker | None = None) -> None:
         if not endpoint:
             raise ValueError("a SageMaker transport needs an endpoint name (BUTAI_SAGEMAKER_ENDPOINT)")
         if client is None:
@@ -188,6 +198,7 @@ class SageMakerTransport:
         self.endpoint = endpoint
         self.timeout = float(timeout)
         self.retries = int(retries)
+        self.breaker = breaker
         # Handed in, never made here: the caller's settings and session decide the region and the endpoint
         # override, and this layer reads no settings of its own.
         self.client = client
@@ -222,7 +233,7 @@ class SageMakerTransport:
 
     def chat(self, body: dict[str, Any]) -> dict[str, Any]:
         payload = json.dumps(body, ensure_ascii=False).encode("utf-8")
-        return read_json(with_retries(lambda: self._once(payload), self.retries))
+        return read_json(guarded(self.breaker, lambda: with_retries(lambda: self._once(payload), self.retries)))
 
 
 _UNAVAILABLE_CODES = {"ServiceUnavailable", "InternalFailure", "ModelNotReadyException", "ThrottlingException",

@@ -13,7 +13,9 @@
 #   STRUCTURED_OUTPUTS_BACKEND  empty: vLLM's "auto" (xgrammar for a choice list);
 #                           or xgrammar | guidance
 #   SM_VLLM_<NAME>=<value>  any further vLLM flag, as in vLLM's own SageMaker entrypoint:
-#                           SM_VLLM_MAX_NUM_SEQS=128 → --max-num-seqs 128 (empty value: a bare flag)
+#                           SM_VLLM_MAX_NUM_SEQS=128 → --max-num-seqs 128; a boolean is a bare flag:
+#                           SM_VLLM_ENFORCE_EAGER=true (or empty) → --enforce-eager,
+#                           SM_VLLM_ENABLE_PREFIX_CACHING=false → --no-enable-prefix-caching
 # Arguments after the optional leading `serve` are passed to vLLM as they are.
 set -euo pipefail
 
@@ -45,16 +47,18 @@ if [ -n "${STRUCTURED_OUTPUTS_BACKEND:-}" ]; then
   args+=(--structured-outputs-config "{\"backend\": \"${STRUCTURED_OUTPUTS_BACKEND}\"}")
 fi
 
+# vLLM's boolean flags take no value (argparse's BooleanOptionalAction): `--enforce-eager true` is refused
+# and the server never starts, so true (or an empty value) is the bare flag and false its --no- form.
 while IFS='=' read -r key value; do
   if [ -z "$key" ]; then
     continue
   fi
-  name="${key#SM_VLLM_}"
-  flag="--$(printf '%s' "$name" | tr '[:upper:]_' '[:lower:]-')"
-  args+=("$flag")
-  if [ -n "$value" ]; then
-    args+=("$value")
-  fi
+  name="$(printf '%s' "${key#SM_VLLM_}" | tr '[:upper:]_' '[:lower:]-')"
+  case "$(printf '%s' "$value" | tr '[:upper:]' '[:lower:]')" in
+    ""|true) args+=("--$name") ;;
+    false) args+=("--no-$name") ;;
+    *) args+=("--$name" "$value") ;;
+  esac
 done < <(env | grep '^SM_VLLM_' || true)
 
 args+=("$@")

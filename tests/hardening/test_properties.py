@@ -172,12 +172,16 @@ def test_the_cloud_template_answers_unknown_routes_in_butais_shape():
     shape that repeat nothing from the request (its default for an unknown route echoes the Authorization
     header)."""
     from butai_tools import infra
-    responses = {r["Properties"]["ResponseType"]: r["Properties"] for r in infra.gateway_responses().values()
-                 if r["Type"] == "AWS::ApiGateway::GatewayResponse"}
-    assert {"MISSING_AUTHENTICATION_TOKEN", "DEFAULT_4XX", "DEFAULT_5XX"} <= set(responses)
-    assert responses["MISSING_AUTHENTICATION_TOKEN"].get("StatusCode") == "404"
+    # In the API's own definition, so every deployment carries them (not resources a deployment may miss).
+    definition = infra.build()["Resources"][infra.REST_API]["Properties"]["DefinitionBody"]
+    responses = definition["x-amazon-apigateway-gateway-responses"]
+    assert {"MISSING_AUTHENTICATION_TOKEN", "THROTTLED", "DEFAULT_4XX", "DEFAULT_5XX"} <= set(responses)
+    assert responses["MISSING_AUTHENTICATION_TOKEN"].get("statusCode") == 404
+    assert responses["THROTTLED"]["statusCode"] == 429
+    assert responses["THROTTLED"]["responseParameters"]["gatewayresponse.header.Retry-After"] == "'1'"
     for kind, props in responses.items():
-        template = props["ResponseTemplates"]["application/json"]
+        assert props["responseParameters"]["gatewayresponse.header.Cache-Control"] == "'no-store'"
+        template = props["responseTemplates"]["application/json"]
         assert "$" not in template, (kind, template)          # no $context / $input: nothing from the request
         body = json.loads(template)
         assert set(body) == {"error"} and body["error"]["code"] and body["error"]["message"], kind

@@ -30,13 +30,12 @@ def instructions() -> list[tuple[str, str]]:
     return logical
 
 
-def test_base_image_is_vllm_pinned_by_tag_or_digest():
+def test_base_image_is_vllm_pinned_by_digest():
+    # A tag can be moved to another image; the digest cannot. The tag stays for the reader (and the image tag).
     froms = [args for keyword, args in instructions() if keyword == "FROM"]
     assert len(froms) == 1
     image = froms[0].split()[0]
-    assert image.startswith("vllm/vllm-openai")
-    assert "@sha256:" in image or re.fullmatch(r"vllm/vllm-openai:v\d+\.\d+\.\d+", image), image
-    assert not image.endswith(":latest")
+    assert re.fullmatch(r"vllm/vllm-openai:v\d+\.\d+\.\d+@sha256:[0-9a-f]{64}", image), image
 
 
 def test_sagemaker_contract_port_and_entrypoint():
@@ -105,6 +104,28 @@ def test_serve_maps_the_environment_to_flags(run_serve):
     assert "--enforce-eager" in argv
     assert flag(argv, "--structured-outputs-config") == '{"backend": "xgrammar"}'
     assert argv[-2:] == ["--seed", "1"]
+
+
+@pytest.mark.parametrize("value", ["true", "TRUE", "True", ""])
+def test_a_true_boolean_is_a_bare_flag(run_serve, value):
+    # vLLM's booleans take no value: `--enforce-eager true` stops the server before it starts.
+    argv = run_serve("serve", SM_VLLM_ENFORCE_EAGER=value)
+    at = argv.index("--enforce-eager")
+    assert at == len(argv) - 1 or argv[at + 1].startswith("--")
+    assert "true" not in [a.lower() for a in argv]
+
+
+def test_a_false_boolean_is_the_no_flag_and_wins_over_the_default(run_serve):
+    argv = run_serve("serve", SM_VLLM_ENABLE_PREFIX_CACHING="false", SM_VLLM_ENFORCE_EAGER="False")
+    assert "--no-enforce-eager" in argv and "--enforce-eager" not in argv
+    assert "false" not in [a.lower() for a in argv]
+    # serve.sh turns prefix caching on; the operator's --no- form comes after it, and argparse takes the last
+    assert argv.index("--enable-prefix-caching") < argv.index("--no-enable-prefix-caching")
+
+
+def test_a_value_that_is_not_a_boolean_is_passed_as_the_flags_value(run_serve):
+    argv = run_serve("serve", SM_VLLM_MAX_NUM_SEQS="64", SM_VLLM_KV_CACHE_DTYPE="fp8")
+    assert flag(argv, "--max-num-seqs") == "64" and flag(argv, "--kv-cache-dtype") == "fp8"
 
 
 def test_serve_refuses_to_start_without_a_model(tmp_path):

@@ -15,7 +15,8 @@ def test_long_polls_have_a_function_and_a_concurrency_pool_of_their_own():
     assert props["ReservedConcurrentExecutions"] == {"Fn::If": [infra.LONG_POLL_RESERVED,
                                                                 {"Ref": "LongPollReservedConcurrency"},
                                                                 {"Ref": "AWS::NoValue"}]}
-    assert params["LongPollReservedConcurrency"]["Default"] > 0
+    # a parameter, unset by default (a reservation needs an account quota above 100 plus the stack's sum)
+    assert params["LongPollReservedConcurrency"]["Default"] == 0
     assert template["Conditions"][infra.LONG_POLL_RESERVED] == infra.not_zero("LongPollReservedConcurrency")
     # The API function keeps its own reserved pool: the two never share instances.
     assert resources[infra.FUNCTION]["Properties"]["ReservedConcurrentExecutions"]["Fn::If"][1] == \
@@ -49,10 +50,11 @@ def test_the_delivery_function_has_a_concurrency_limit():
     assert props["ReservedConcurrentExecutions"] == {"Fn::If": [infra.WEBHOOK_RESERVED,
                                                                 {"Ref": "WebhookReservedConcurrency"},
                                                                 {"Ref": "AWS::NoValue"}]}
-    default = template["Parameters"]["WebhookReservedConcurrency"]["Default"]
+    assert template["Parameters"]["WebhookReservedConcurrency"]["Default"] == 0      # unset unless asked
     mapping = resources["WebhookDeliveryEventSource"]["Properties"]
-    # Batches in flight per shard no more than the cap; within one, stages side by side (stream.PARALLEL).
-    assert 0 < mapping["ParallelizationFactor"] <= default
+    # Without a reservation the event source is the cap: a few batches in flight per shard; within one,
+    # stages side by side (stream.PARALLEL).
+    assert 0 < mapping["ParallelizationFactor"] <= infra.WEBHOOK_PARALLEL_BATCHES
     assert stream.PARALLEL >= 1
 
 

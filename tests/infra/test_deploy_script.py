@@ -2,6 +2,7 @@
 their arguments: the order and the arguments of what it would run."""
 import json
 import os
+import re
 import subprocess
 import textwrap
 from pathlib import Path
@@ -25,8 +26,26 @@ FAKE_AWS = textwrap.dedent("""\
     with open(os.environ["FAKE_LOG"], "a") as log:
         log.write(json.dumps(["aws", *args]) + "\\n")
     outputs = json.loads(os.environ["FAKE_OUTPUTS"])
-    if args[:2] == ["cloudformation", "describe-stacks"]:
-        print(json.dumps([{"OutputKey": k, "OutputValue": v} for k, v in outputs.items()]))
+    listed = [{"OutputKey": k, "OutputValue": v} for k, v in outputs.items()]
+    if args[:2] == ["cloudformation", "describe-stacks"] and "--query" in args:
+        print(json.dumps(listed))
+    elif args[:2] == ["cloudformation", "describe-stacks"]:
+        if os.environ.get("FAKE_STATUS") == "none":
+            sys.exit(254)                   # no such stack
+        print(json.dumps({"Stacks": [{"StackName": "butai-prod", "StackStatus": os.environ["FAKE_STATUS"],
+                                      "Parameters": [{"ParameterKey": k, "ParameterValue": v} for k, v in
+                                                     json.loads(os.environ["FAKE_PARAMETERS"]).items()],
+                                      "Outputs": listed}]}))
+    elif args[:2] == ["lambda", "get-account-settings"]:
+        quota, unreserved = json.loads(os.environ["FAKE_QUOTA"])
+        print(json.dumps({"AccountLimit": {"ConcurrentExecutions": quota,
+                                           "UnreservedConcurrentExecutions": unreserved}}))
+    elif args[:2] == ["cloudformation", "describe-stack-resource"]:
+        print("butai-prod-" + args[args.index("--logical-resource-id") + 1] + "-Xy12")
+    elif args[:2] == ["lambda", "list-versions-by-function"]:
+        print(json.dumps({"Versions": [{"Version": "$LATEST"}] + [{"Version": str(v)} for v in range(1, 6)]}))
+    elif args[:2] == ["lambda", "list-aliases"]:
+        print(json.dumps({"Aliases": [{"Name": "live", "FunctionVersion": "5"}]}))
     elif args[:2] == ["sts", "get-caller-identity"]:
         print("123456789012")
     elif args[:2] == ["ecr", "describe-images"]:
@@ -55,12 +74,13 @@ def deploy(tmp_path):
     (package / "sam.json").write_text("{}")
     log = tmp_path / "calls.jsonl"
 
-    def run(*args, outputs=OUTPUTS, **env):
+    def run(*args, outputs=OUTPUTS, status="UPDATE_COMPLETE", parameters=None, quota=(1000, 1000), **env):
         log.write_text("")
-        inherited = {k: v for k, v in os.environ.items() if k != "BUTAI_ARTIFACT_BUCKET"}
+        inherited = {k: v for k, v in os.environ.items() if k not in ("BUTAI_ARTIFACT_BUCKET", "BUTAI_KEEP_VERSIONS")}
         environ = {**inherited, "PATH": f"{bin_dir}:{os.environ['PATH']}", "AWS_REGION": "us-east-1",
                    "FAKE_LOG": str(log), "FAKE_OUTPUTS": json.dumps(outputs), "BUTAI_PACKAGE_DIR": str(package),
-                   "BUTAI_VENV_BIN": str(ROOT / ".venv" / "bin"), **env}
+                   "FAKE_STATUS": status, "FAKE_PARAMETERS": json.dumps(parameters or {}),
+                   "FAKE_QUOTA": json.dumps(list(quota)), "BUTAI_VENV_BIN": str(ROOT / ".venv" / "bin"), **env}
         result = subprocess.run([str(DEPLOY), *args], env=environ, capture_output=True, text=True, timeout=60)
         calls = [json.loads(line) for line in log.read_text().splitlines()]
         return result, calls
@@ -121,7 +141,9 @@ def test_classifier_on_builds_pushes_and_enables_the_endpoint(deploy):
     assert [c[1] for c in docker] == ["login", "build", "push"]
     build = docker[1]
     image = build[build.index("-t") + 1]
-    assert image.startswith(f"{REPO}:vllm-v") and build[-1] == "infra/classifier"
+    # the vLLM version and a hash of the build's inputs; the base image's digest is in the hash, not the tag
+    assert re.fullmatch(re.escape(REPO) + r":vllm-v\d+\.\d+\.\d+-[0-9a-f]{12}", image), image
+    assert build[-1] == "infra/classifier"
     assert build[build.index("--platform") + 1] == "linux/amd64"
     assert docker[2][-1] == image
     run = next(c for c in calls if c[1:3] == ["cloudformation", "deploy"])
@@ -141,3 +163,76 @@ def test_unknown_command_prints_usage(deploy):
     result, calls = deploy("launch", "butai-prod")
     assert result.returncode == 2
     assert "infra/deploy.sh stack STACK" in result.stderr
+
+
+# ---------------------------------------------------------------- before and after the deploy
+
+CREATING = (["aws", "s3", "mb"], ["aws", "cloudformation", "package"], ["aws", "cloudformation", "deploy"])
+
+
+def created_nothing(calls):
+    return not [c for c in calls if c[:3] in CREATING]
+
+
+def test_a_reservation_the_quota_cannot_hold_is_refused_before_anything_is_made(deploy):
+    # a new account: quota 50, all unreserved; AWS keeps 100 unreserved, so nothing can be reserved at all
+    result, calls = deploy("stack", "butai-prod", "FunctionReservedConcurrency=20", status="none", quota=(50, 50))
+    assert result.returncode != 0 and created_nothing(calls)
+    assert "would reserve 20" in result.stderr and "quota is 50" in result.stderr
+    assert "at least 120" in result.stderr and "L-B99A9384" in result.stderr
+    assert "at 0 (the default" in result.stderr
+    assert [c[:3] for c in calls][:2] == [["aws", "cloudformation", "describe-stacks"],
+                                         ["aws", "lambda", "get-account-settings"]]
+
+
+def test_the_defaults_reserve_nothing_and_deploy_on_a_small_quota_with_a_warning(deploy):
+    result, calls = deploy("stack", "butai-prod", status="none", quota=(10, 10))
+    assert result.returncode == 0, result.stderr
+    assert ["aws", "cloudformation", "deploy"] in [c[:3] for c in calls]
+    assert "this stack reserves 0" in result.stderr
+    assert "below the usual 1000: ask for 1000" in result.stderr
+    assert "about 400 players on a scenario or webhook stage" in result.stderr
+
+
+def test_the_stacks_own_reservations_count_as_room_on_an_update(deploy):
+    # The stack holds 50 already (in the account's 850 unreserved): 800 more fits exactly, 801 does not.
+    held = {"FunctionReservedConcurrency": "50"}
+    result, _ = deploy("stack", "butai-prod", "FunctionReservedConcurrency=800", parameters=held, quota=(1000, 850))
+    assert result.returncode == 0, result.stderr
+    result, calls = deploy("stack", "butai-prod", "FunctionReservedConcurrency=400", "LongPollReservedConcurrency=401",
+                           parameters=held, quota=(1000, 850))
+    assert result.returncode != 0 and created_nothing(calls)
+    assert "would reserve 801" in result.stderr and "at least 1001" in result.stderr
+    # a parameter not given keeps the stack's value: still counted
+    result, calls = deploy("stack", "butai-prod", "LongPollReservedConcurrency=751", parameters=held,
+                           quota=(1000, 850))
+    assert result.returncode != 0 and "would reserve 801" in result.stderr
+
+
+def test_a_failed_first_create_is_explained_and_not_deployed_over(deploy):
+    result, calls = deploy("stack", "butai-prod", status="ROLLBACK_COMPLETE")
+    assert result.returncode != 0 and created_nothing(calls)
+    assert "ROLLBACK_COMPLETE" in result.stderr and "describe-stack-events" in result.stderr
+    assert "infra/teardown.sh butai-prod --delete" in result.stderr
+
+
+def test_old_snapstart_versions_are_deleted_after_the_deploy(deploy):
+    result, calls = deploy("stack", "butai-prod")
+    assert result.returncode == 0, result.stderr
+    deploy_at = [c[:3] for c in calls].index(["aws", "cloudformation", "deploy"])
+    deleted = [(c[c.index("--function-name") + 1], c[c.index("--qualifier") + 1]) for c in calls
+               if c[1:3] == ["lambda", "delete-function"]]
+    # the alias's version (5) and the one before it stay; $LATEST is never a version to delete
+    assert deleted == [(f"butai-prod-{f}-Xy12", v) for f in (infra.FUNCTION, infra.LONG_POLL_FUNCTION)
+                       for v in ("1", "2", "3")]
+    assert all(calls.index(c) > deploy_at for c in calls if c[1:3] == ["lambda", "delete-function"])
+    result, calls = deploy("stack", "butai-prod", BUTAI_KEEP_VERSIONS="4")
+    assert [c[-1] for c in calls if c[1:3] == ["lambda", "delete-function"]] == ["1", "1"]
+
+
+def test_the_figures_deploy_quotes_are_the_ones_scaling_works_out():
+    from butai_tools import preflight
+    scaling = (ROOT / "docs" / "scaling.md").read_text(encoding="utf-8")
+    assert "`infra/deploy.sh` quotes the last two (0.025 and 1.0 per player)" in scaling
+    assert list(preflight.PER_PLAYER.values()) == [0.025, 1.0]
+    assert "| agent stage, agent woken by its webhook: API + push + delivery | ~0.025 |" in scaling

@@ -67,6 +67,21 @@ def test_packaged_template_passes_cfn_lint(packaged):
     assert result.returncode == 0, f"cfn-lint:\n{result.stdout}{result.stderr}"
 
 
+def test_the_transformed_template_is_written_and_linted_too(packaged):
+    # What CloudFormation creates is SAM's transform of sam.json: package.sh lints that as well (cfn-lint
+    # finds there what it cannot see in sam.json, e.g. W3660 for gateway responses beside an API's body).
+    out, result = packaged
+    transformed = json.loads((out / "sam-transformed.json").read_text(encoding="utf-8"))
+    assert "Transform" not in transformed
+    assert not [k for k, r in transformed["Resources"].items() if r["Type"].startswith("AWS::Serverless::")]
+    assert "SAM transform:" in result["stdout"]
+    lint = cfn_lint(out / "sam-transformed.json")
+    assert lint.returncode == 0, lint.stdout + lint.stderr
+    body = transformed["Resources"][infra.REST_API]["Properties"]["Body"]
+    assert set(body["x-amazon-apigateway-gateway-responses"]) == set(infra.GATEWAY_RESPONSES)
+    assert not [k for k, r in transformed["Resources"].items() if r["Type"] == "AWS::ApiGateway::GatewayResponse"]
+
+
 def test_cfn_lint_catches_a_broken_template(sam, tmp_path):
     # The lint step is only worth something if it fails on a wrong template.
     broken = copy.deepcopy(sam)
@@ -233,18 +248,8 @@ def test_api_gateway_calls_the_alias_whose_versions_snapstart_snapshots(sam):
 
 def test_sam_makes_a_version_and_an_alias_and_every_integration_and_permission_calls_the_alias(sam, monkeypatch):
     # The SAM transform CloudFormation applies, run here (aws-sam-translator): what the references become.
-    from samtranslator.translator.transform import transform
     monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
-    template = copy.deepcopy(sam)
-    for resource in template["Resources"].values():
-        if resource["Type"] == "AWS::Serverless::Function":   # what `aws cloudformation package` uploads
-            resource["Properties"]["CodeUri"] = "s3://artifacts/deployment.zip"
-
-    class NoManagedPolicies:
-        def load(self):
-            return {}
-
-    resources = transform(template, {}, NoManagedPolicies())["Resources"]
+    resources = infra.sam_transform(sam)["Resources"]
     alias_id = f"APIHandlerAlias{infra.API_ALIAS}"
     alias = resources[alias_id]
     versions = [k for k, r in resources.items() if r["Type"] == "AWS::Lambda::Version"

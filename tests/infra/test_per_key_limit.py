@@ -121,11 +121,13 @@ def test_reserved_concurrency_and_access_logs_are_parameters():
     resources, params = template["Resources"], template["Parameters"]
     reserved = resources["APIHandler"]["Properties"]["ReservedConcurrentExecutions"]["Fn::If"]
     assert reserved[:2] == [infra.RESERVED_CONCURRENCY, {"Ref": "FunctionReservedConcurrency"}]
-    assert params["FunctionReservedConcurrency"]["Default"] > 0
+    assert params["FunctionReservedConcurrency"]["Default"] == 0       # a parameter, unset by default
     api_logs = resources["RestAPI"]["Properties"]["AccessLogSetting"]["Fn::If"]
     assert api_logs[0] == infra.API_LOGS and api_logs[1]["DestinationArn"] == {"Fn::GetAtt": ["ApiAccessLogGroup",
                                                                                                "Arn"]}
-    assert "Authorization" not in api_logs[1]["Format"] and json.loads(api_logs[1]["Format"])["status"]
+    line = api_logs[1]["Format"]["Fn::Sub"]
+    assert "Authorization" not in line and json.loads(line)["status"] and json.loads(line)["stack"] == \
+        "${AWS::StackName}"
     assert resources["ApiAccessLogGroup"]["Properties"]["RetentionInDays"] == {"Ref": "AccessLogRetentionDays"}
     cf_logs = resources["Distribution"]["Properties"]["DistributionConfig"]["Logging"]["Fn::If"]
     assert cf_logs[0] == infra.CLOUDFRONT_LOGS and cf_logs[1]["IncludeCookies"] is False

@@ -307,7 +307,9 @@ def test_api_is_regional_and_throttled_by_parameters(resources):
 # ---------------------------------------------------------------- classifier endpoint
 
 CLASSIFIER_RESOURCES = {"ClassifierLogGroup", "ClassifierRole", "ClassifierModel", "ClassifierEndpointConfig",
-                        "ClassifierEndpoint", "ClassifierScalableTarget", "ClassifierScalingPolicy"}
+                        "ClassifierEndpoint", "ClassifierScalableTarget", "ClassifierScalingPolicy",
+                        # its alarms (butai_tools/monitoring.py)
+                        "ClassifierErrorsAlarm", "ClassifierLatencyAlarm", "ClassifierCircuitAlarm"}
 
 
 def test_endpoint_exists_only_when_enabled(template, resources):
@@ -318,7 +320,16 @@ def test_endpoint_exists_only_when_enabled(template, resources):
     assert template["Rules"]["ClassifierNeedsImage"]["Assertions"][0]["Assert"] == \
         {"Fn::Not": [{"Fn::Equals": [{"Ref": "ClassifierImageUri"}, infra.NO_IMAGE]}]}
     env = resources["APIHandler"]["Properties"]["Environment"]["Variables"]
-    assert env["BUTAI_CLASSIFIER"] == {"Fn::If": ["ClassifierOn", "sagemaker", "lexical"]}
+    # The GPU only where the lexical classifier is unsure, unless ClassifierUse says every turn.
+    assert env["BUTAI_CLASSIFIER"] == {"Fn::If": ["ClassifierOn", {"Fn::If": [
+        infra.CLASSIFIER_EVERY_TURN, "sagemaker", "lexical+sagemaker"]}, "lexical"]}
+    assert template["Conditions"][infra.CLASSIFIER_EVERY_TURN] == {"Fn::Equals": [{"Ref": "ClassifierUse"},
+                                                                                  "every-turn"]}
+    assert infra.parameters()["ClassifierUse"]["Default"] == "when-unsure"
+    assert unwrap_if(env["BUTAI_CLASSIFIER_TIMEOUT"]) == {"Ref": "ClassifierTimeoutSeconds"}
+    assert infra.parameters()["ClassifierTimeoutSeconds"]["Default"] == 1.5
+    assert unwrap_if(env["BUTAI_CLASSIFIER_BREAKER_FAILURES"]) == {"Ref": "ClassifierBreakerFailures"}
+    assert unwrap_if(env["BUTAI_CLASSIFIER_BREAKER_SECONDS"]) == {"Ref": "ClassifierBreakerSeconds"}
     assert unwrap_if(env["BUTAI_SAGEMAKER_ENDPOINT"]) == {"Fn::GetAtt": ["ClassifierEndpoint", "EndpointName"]}
     assert unwrap_if(env["BUTAI_SAGEMAKER_MODEL"]) == {"Ref": "ClassifierModelId"}
     assert unwrap_if(env["BUTAI_CONTEXT_LIMIT"]) == {"Ref": "ClassifierMaxModelLen"}

@@ -1,6 +1,7 @@
 """A new instance starts without the cyclic collector and gets it back after its first request."""
 import gc
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -50,3 +51,44 @@ def test_settle_leaves_a_collector_it_did_not_pause_alone(monkeypatch):
     assert not gc.isenabled() and coldstart.paused()
     coldstart.settle()
     assert gc.isenabled() and not coldstart.paused() and frozen == [1]
+
+
+WEBSOCKET_CHILD = r"""
+import gc, json
+import app
+import chalicelib.push.lambda_handlers as handlers
+during = gc.isenabled()
+seen = []
+
+def on_message(connection_id, body):
+    seen.append(connection_id)
+    if len(seen) == 1:
+        raise RuntimeError("the first subscription fails: the collector must come back all the same")
+
+handlers.on_message = on_message
+after = []
+for n in range(3):
+    event = {"requestContext": {"routeKey": "$default", "eventType": "MESSAGE", "connectionId": f"c{n}",
+                                "domainName": "abc.execute-api.us-east-1.amazonaws.com", "stage": "api",
+                                "apiId": "abc", "requestId": f"r{n}"},
+             "body": "{}", "isBase64Encoded": False}
+    try:
+        app.push(event, None)
+    except RuntimeError:
+        pass
+    after.append(gc.isenabled())
+print(json.dumps({"during": during, "after": after, "seen": seen, "frozen": gc.get_freeze_count()}))
+"""
+
+
+def test_the_websocket_function_gets_the_collector_back_after_its_first_message():
+    # The WebSocket message function imports app.py too (handler app.push), so it starts paused as well;
+    # without its own settle the collector stayed off however many messages it served.
+    env = {**os.environ, "AWS_DEFAULT_REGION": "us-east-1"}
+    out = subprocess.run([sys.executable, "-c", WEBSOCKET_CHILD], cwd=ROOT, capture_output=True, text=True,
+                         timeout=120, check=True, env=env)
+    got = json.loads(out.stdout.strip().splitlines()[-1])
+    assert got["during"] is False
+    assert got["seen"] == ["c0", "c1", "c2"]
+    assert got["after"] == [True, True, True]        # from the first message on, a failed one included
+    assert got["frozen"] > 10_000

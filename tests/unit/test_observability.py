@@ -79,3 +79,49 @@ def test_locally_they_print_readable_lines(monkeypatch, caplog, capsys):
         assert not [line for line in out.splitlines() if line.startswith("{")]
     finally:
         observability.logger.cache_clear()
+
+
+def test_every_metric_names_its_stack(monkeypatch, capsys):
+    # Two stacks in one account must not mix: each point carries the stack the template names.
+    monkeypatch.delenv("BUTAI_LOCAL", raising=False)
+    monkeypatch.setenv("BUTAI_STACK", "butai-prod")
+    capsys.readouterr()
+    observability.turn_latency(12.5)
+    emf = [r for r in emitted(capsys) if "_aws" in r][0]
+    assert emf["_aws"]["CloudWatchMetrics"][0]["Dimensions"] == [["service", "stack"]]
+    assert (emf["service"], emf["stack"]) == ("butai", "butai-prod")
+    monkeypatch.delenv("BUTAI_STACK")
+    assert observability.default_dimensions() == {"service": "butai", "stack": "local"}
+
+
+def test_in_lambda_each_line_is_written_once_as_json_beside_chalices_logger(monkeypatch, capsys):
+    # chalice names its app's logger after the app, which is this service's name, and gives it a plain stdout
+    # handler: without care every line came out twice, and a second Powertools logger took chalice's handler
+    # for its own and failed on the first correlation id (every request a 500).
+    import logging
+    import sys
+
+    from aws_lambda_powertools.logging.constants import (
+        LOGGER_ATTRIBUTE_POWERTOOLS_HANDLER,
+        LOGGER_ATTRIBUTE_PRECONFIGURED,
+    )
+    monkeypatch.delenv("BUTAI_LOCAL", raising=False)
+    underlying = logging.getLogger("butai")
+    monkeypatch.setattr(underlying, "handlers", [])
+    monkeypatch.setattr(underlying, LOGGER_ATTRIBUTE_PRECONFIGURED, False, raising=False)
+    monkeypatch.setattr(underlying, LOGGER_ATTRIBUTE_POWERTOOLS_HANDLER, None, raising=False)
+    chalices = logging.StreamHandler(sys.stdout)
+    chalices.setFormatter(logging.Formatter("%(name)s - %(levelname)s - %(message)s"))
+    underlying.addHandler(chalices)
+    observability.logger.cache_clear()
+    try:
+        for _ in range(2):                     # a second logger in the process (the cache cleared) too
+            observability.logger.cache_clear()
+            observability.set_correlation_id("req-1")
+            observability.warn("the endpoint is slow", kind="timeout")
+        lines = [line for line in capsys.readouterr().out.splitlines() if "the endpoint is slow" in line]
+        assert len(lines) == 2                 # once per call, never the plain copy
+        assert all(json.loads(line)["correlation_id"] == "req-1" for line in lines)
+        assert chalices not in underlying.handlers
+    finally:
+        observability.logger.cache_clear()

@@ -8,7 +8,10 @@ say which, and `chalicelib.context.build_classifier` builds it from them:
 ``BUTAI_CLASSIFIER``              ``lexical`` | ``sagemaker`` | ``openai`` | ``transformers``, or
                                   ``lexical+<model>``: the model only when lexical is unsure
                                   (default: ``openai`` when ``BUTAI_MODEL_URL`` is set, else ``lexical``)
-``BUTAI_CLASSIFIER_TIMEOUT``      seconds per call (default 10)
+``BUTAI_CLASSIFIER_TIMEOUT``      seconds per call (default 1.5 for sagemaker, 10 for the others)
+``BUTAI_CLASSIFIER_BREAKER_FAILURES``  server failures in a row that open its circuit breaker (default 3;
+                                  0: none); while open the model is not asked (``llm/breaker.py``)
+``BUTAI_CLASSIFIER_BREAKER_SECONDS``   how long it stays open before one probe call (default 30)
 ``BUTAI_CONTEXT_LIMIT``           the model's context in tokens (default: from the server or model, else 8192)
 ``BUTAI_CLASSIFIER_LABELS``       ``letters`` | ``tokens`` (| ``auto`` for transformers)
 ``BUTAI_SAGEMAKER_ENDPOINT``      endpoint name (sagemaker)

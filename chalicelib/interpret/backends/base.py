@@ -120,6 +120,11 @@ class ModelBackend:
         """How answers are constrained now, for the debug record (None before a probe, or in process)."""
         return self.chooser.current_mode
 
+    def circuit_state(self) -> str | None:
+        """The model server's circuit breaker as the next call would meet it (None: the model has none)."""
+        breaker = getattr(getattr(self.chooser, "transport", None), "breaker", None)
+        return None if breaker is None else breaker.state
+
     def describe(self) -> str:
         return f"{self.name} at {self.chooser.describe()}"
 
@@ -203,6 +208,7 @@ class ModelBackend:
         finally:
             result.elapsed_ms = elapsed_ms(start)
             result.mode = self.current_mode
+            result.circuit = self.circuit_state()
         return result
 
 

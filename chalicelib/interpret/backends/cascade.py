@@ -3,8 +3,9 @@
 The lexical backend answers every turn in about a millisecond.  When its
 result falls in the unsure band (see `confidence`), the configured model is
 asked with the same options; a model answer replaces the lexical one, and a
-model failure (timeout, unavailable, …) keeps the lexical answer, so the
-game never waits on or breaks with the model.  A lexical move or 離脱 is
+model failure (timeout, unavailable, the circuit breaker open: llm/breaker.py,
+…) keeps the lexical answer, so the game never waits on or breaks with the
+model.  A lexical move or 離脱 is
 never sent on (those come from phrasing rules).
 """
 from __future__ import annotations
@@ -39,17 +40,24 @@ class CascadeBackend:
         if callable(prepare):
             prepare(scenario)
 
+    def circuit_state(self) -> str | None:
+        state = getattr(self.model, "circuit_state", None)
+        return state() if callable(state) else None
+
     def interpret(self, text: str, choices: InterpretChoices, context: InterpretContext) -> Interpretation:
         start = time.perf_counter()
         first = self.lexical.interpret(text, choices, context)
         if not first.unsure or first.input.moves_away:
             first.backend = self.name
             first.detail = first.detail or "lexical: sure"
+            first.circuit = self.circuit_state()
             return first
         second = self.model.interpret(text, choices, context)
         if second.error is not None:
+            # A failed or refused model call (the circuit open included) keeps the lexical reading.
             first.backend = self.name
             first.detail = f"lexical kept: model {second.error}: {second.detail or ''}".strip()
+            first.circuit = second.circuit
             first.elapsed_ms = elapsed_ms(start)
             return first
         second.backend = self.name

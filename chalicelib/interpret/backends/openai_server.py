@@ -24,14 +24,16 @@ class OpenAIBackend(ModelBackend):
     def __init__(self, base_url: str = "", *, model: str | None = None, api_key: str | None = None,
                  mode: str = PROBE, retries: int = 0, timeout: float = DEFAULT_TIMEOUT, max_tokens: int = 16,
                  top_logprobs: int = 20, use_server_tokenizer: bool = True,
-                 transport: OpenAITransport | None = None, **kwargs: Any) -> None:
+                 transport: OpenAITransport | None = None, breaker_failures: int = 0,
+                 breaker_seconds: float | None = None, **kwargs: Any) -> None:
         options = dict(model=model, mode=mode, max_tokens=max_tokens, top_logprobs=top_logprobs,
                        use_server_tokenizer=use_server_tokenizer)
         if transport is not None:          # a transport made elsewhere (a test's, with its own timeout)
             chooser: Chooser = Chooser(transport, **options)
         else:
             chooser = build_chooser("openai", base_url=base_url, api_key=api_key, timeout=timeout,  # type: ignore[assignment]
-                                    retries=retries, **options)
+                                    retries=retries, breaker_failures=breaker_failures,
+                                    breaker_seconds=breaker_seconds, **options)
         super().__init__(chooser, **kwargs)
 
     @property

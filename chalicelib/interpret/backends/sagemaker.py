@@ -12,7 +12,8 @@ from typing import Any
 
 from ...llm.build import build_chooser
 from ...llm.choice import ChoiceMode, Chooser
-from ...llm.transport import DEFAULT_TIMEOUT, SageMakerTransport
+from ...llm.settings import DEFAULT_SAGEMAKER_TIMEOUT
+from ...llm.transport import SageMakerTransport
 from .base import ModelBackend
 
 
@@ -20,11 +21,13 @@ class SageMakerBackend(ModelBackend):
     chooser: Chooser
 
     def __init__(self, endpoint: str, *, client: Any = None, model: str | None = None,
-                 mode: str = ChoiceMode.VLLM.value, retries: int = 0, timeout: float = DEFAULT_TIMEOUT,
-                 max_tokens: int = 16, top_logprobs: int = 20, **kwargs: Any) -> None:
+                 mode: str = ChoiceMode.VLLM.value, retries: int = 0, timeout: float = DEFAULT_SAGEMAKER_TIMEOUT,
+                 max_tokens: int = 16, top_logprobs: int = 20, breaker_failures: int = 0,
+                 breaker_seconds: float | None = None, **kwargs: Any) -> None:
         super().__init__(build_chooser("sagemaker", endpoint=endpoint, client=client, model=model, mode=mode,
                                        retries=retries, timeout=timeout, max_tokens=max_tokens,
-                                       top_logprobs=top_logprobs), **kwargs)
+                                       top_logprobs=top_logprobs, breaker_failures=breaker_failures,
+                                       breaker_seconds=breaker_seconds), **kwargs)
 
     @property
     def transport(self) -> SageMakerTransport:
