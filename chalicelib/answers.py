@@ -30,9 +30,10 @@ from dataclasses import dataclass, field
 
 from .interpret.acts import NO_ACT, ActFound, ActRecogniser
 from .interpret.cues import SceneNames, unstretched
+from .interpret.ja import analyse
 from .interpret.owners import place_owned_words, said_of_person
-from .interpret.senses import compound_head
-from .interpret.text import TextForms, WordHit, WordMatcher, find_names, make_matcher, nfkc
+from .interpret.senses import compound_head, in_another_word
+from .interpret.text import TextForms, WordHit, WordMatcher, find_names, fold, make_matcher, nfkc
 from .scenario import FreeTalk, GameRules, GameState, PlayerInput
 from .scenario.loader import NEUTRAL, CompiledKnowledge
 from .scenario.variation import fallback_key, knowledge_key, pick, reaction_key, remember
@@ -196,8 +197,17 @@ class Answerer:
         if not entry.entry.words or not self.subject_named(entry, forms, recent):
             return []
         hits = self.matcher.hits(forms, entry.entry.words)
-        return [h for h in hits if any(o.start <= h.start and o.end > h.end for o in hits) or
-                self._own_compound(entry, compound_head(forms.nfkc, h.start, h.end))]
+        own = self._own_text(entry)
+        # (nor a word inside another word: the 手 of 手伝おうか is no hand — senses.py)
+        return [h for h in hits if (any(o.start <= h.start and o.end > h.end for o in hits) or
+                                    self._own_compound(entry, compound_head(forms.nfkc, h.start, h.end)))
+                and not (forms.nfkc[h.start:h.end] == nfkc(h.word) and _inside_a_token(forms, h.start, h.end)
+                         and in_another_word(forms, h.start, h.end, own))]
+
+    @staticmethod
+    def _own_text(entry: CompiledKnowledge) -> str:
+        """What the entry says, folded: a compound it uses itself keeps the sense of the word inside it."""
+        return fold(" ".join([entry.entry.info, *entry.entry.words, *(line.text for line in entry.entry.lines)]))
 
     @staticmethod
     def _own_compound(entry: CompiledKnowledge, head: str | None) -> bool:
@@ -290,3 +300,9 @@ class Answerer:
         if index is None or not lines[index].text.strip():
             return None
         return index, {key: remember(history, index, len(lines))}
+
+
+def _inside_a_token(forms: TextForms, start: int, end: int) -> bool:
+    """Whether a word found at start..end lies inside one longer word of the analyser's (手 in 手伝おうか)."""
+    return any(t.start <= start and end <= t.end and (t.start, t.end) != (start, end)
+               for t in analyse(forms.nfkc).tokens)

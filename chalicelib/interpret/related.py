@@ -28,10 +28,10 @@ from ..scenario.inputs import PlayerInput
 from .ja import analyse, word_meaning
 from .ja.meaning import MeaningIndex
 from .ja.tokens import Token
-from .senses import is_counted_quantity
+from .senses import MEANING_THRESHOLD, is_counted_quantity
 from .text import make_matcher, nfkc
 
-THRESHOLD = 0.4          # least cosine for a word to relate to an intent
+THRESHOLD = MEANING_THRESHOLD          # least cosine for a word to relate to an intent
 # A verb or adjective has many senses (聞く: a sound, a question, advice): it relates by meaning only
 # when clearly near (つまめる ~ つまみ 0.57), not at the noun's threshold (聞く ~ 曲 0.42).
 PREDICATE_THRESHOLD = 0.5

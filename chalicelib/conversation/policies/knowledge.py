@@ -7,13 +7,14 @@ import re
 from dataclasses import replace
 
 from ...answers import Answer
+from ...interpret.ja import analyse
 from ...turn_record import AnswerSource
-from ..answering import Deliberation
+from ..answering import Deliberation, Proposal, Strength
 from ..mention import asked_about
 from .common import asks_leave
 
 
-def knowledge(d: Deliberation) -> Answer | None:
+def knowledge(d: Deliberation) -> Answer | Proposal | None:
     conv, focus, free = d.conv, d.focus, d.free
     # (whose entries fit is read from whom the line asks about, not from a name only mentioned: 「ママとも映画の
     # 話する？」 to 葵 asks of 葵's films, not of ママ's — mention.py)
@@ -47,5 +48,18 @@ def knowledge(d: Deliberation) -> Answer | None:
         return None
     if found[3] == AnswerSource.RECALL and fitting is not None and \
             (recalled_ref := conv._recalled_ref(fitting, d.state)) is not None:
-        return d.make(found, detail={"recalled": recalled_ref})
-    return d.make(found)
+        answer = d.make(found, detail={"recalled": recalled_ref})
+    else:
+        answer = d.make(found)
+    if trusted or fitting is None or fitting.hit is None or d.asking or not _predicate(focus.text, fitting.hit):
+        return answer
+    # a statement that shares only a verb or an adjective with the entry (「おばあちゃんに作ってあげた」 and an
+    # entry on what was made): not what the line is about, a guess (answering.py)
+    return Proposal(answer, Strength.WEAK, f"「{fitting.hit.word}」 is only the line's predicate")
+
+
+def _predicate(text: str, hit) -> bool:
+    """Whether the word the entry shares with the line is a verb or an adjective there, not a thing."""
+    tokens = analyse(text).tokens
+    at = next((t for t in tokens if t.start <= hit.start < t.end), None)
+    return at is not None and at.pos[:1] in (("動詞",), ("形容詞",))

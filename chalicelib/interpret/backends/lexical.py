@@ -31,13 +31,11 @@ from typing import Any
 from ...scenario.inputs import NONE
 from ..confidence import is_unsure
 from ..cues import Place, SceneNames, clause_spans, explicit_moves, farewell
-from ..ja import analyse, word_meaning
-from ..ja.tokens import Token
+from ..ja import analyse
 from ..options import NONE_ANSWER, ErrorKind, Interpretation, InterpretChoices, InterpretContext, Option
 from ..owners import place_owned_words, said_of_person
-from ..related import THRESHOLD as MEANING_THRESHOLD
 from ..related import IntentMeaning
-from ..senses import verb_for_something_else
+from ..senses import in_another_word, verb_for_something_else
 from ..text import (
     TextForms,
     WordHit,
@@ -379,73 +377,8 @@ def _foreign_compound(forms: TextForms, start: int, end: int, word: str, profile
 
 
 def _token_modifier(forms: TextForms, start: int, end: int, profile: _Profile) -> bool:
-    """Whether a word hit of two or more characters only modifies the noun
-    glued after it (看板猫, 看板娘, 写真写り): Japanese compounds are
-    right-headed, so the compound is about its last noun.  Also a hit inside a
-    longer token that is another word (赤字 for 赤).  Compounds the intent's
-    own texts use (看板メニュー in the menu's examples) keep their sense."""
-    analysis = analyse(forms.nfkc)
-    if not analysis.tokens:
-        return False
-    index = analysis.index_at(start)
-    if index is None:
-        return False
-    token = analysis.tokens[index]
-    if token.start < start or token.end > end:
-        if token.start == start and token.pos[:1] == ("動詞",) and _TOPIC_TTE.match(forms.nfkc, end):
-            return False              # 「曲ってある？」: the noun with the topic marker って, not 曲る
-        inner = forms.folded[token.start:token.end]
-        if inner in profile.text:
-            return False
-        near = _near_in_meaning(token, forms.nfkc[start:end])
-        if near is not None and (token.is_noun or end - start < 2):
-            return not near          # 居酒屋 ~ 酒, 歌手 ~ 歌 keep their sense; 赤字 ~ 赤, 看板娘 ~ 看板 do not
-        if end - start >= 2:
-            return token.is_noun
-        return _other_word(token, start, end, forms)
-    last = analysis.index_at(end - 1)
-    if last is None or last + 1 >= len(analysis.tokens):
-        return False
-    following = analysis.tokens[last + 1]
-    if not following.is_noun or following.pos[1:2] in (("固有名詞",), ("助動詞語幹",)) or following.start != end:
-        return False
-    if "形状詞可能" in following.pos:
-        return False          # 写真嫌い, 写真苦手: a liking said of the thing, which stays the topic
-    if end - start < 2 or any(t.pos and t.pos[0] == "接尾辞" for t in (following,)):
-        return False
-    compound = forms.folded[start:following.end]
-    return compound not in profile.text
-
-
-def _near_in_meaning(token: Token, word: str) -> bool | None:
-    """Whether a longer token is near the listed word inside it in meaning;
-    None when the word-meaning table does not know both."""
-    table = word_meaning()
-    if table is None:
-        return None
-    longer = next((f for f in (token.normalised, token.surface) if table.row(f) is not None), None)
-    if longer is None or table.row(word) is None:
-        return None
-    return table.cosine(longer, word) >= MEANING_THRESHOLD
-
-
-# A one-kanji noun with the colloquial topic marker って, then what is asked or said about it.
-_TOPIC_TTE = re.compile(r"って\s*(?:[、,？?！!]|ある|あり|何|なに|なん|どん|どう|どれ|誰|いつ|いい|好き|$)")
-
-
-def _other_word(token: Token, start: int, end: int, forms: TextForms) -> bool:
-    """Whether a one-character hit inside a longer token is another word:
-    the head of a noun (赤 in 赤字; at the end it keeps its sense: 名曲), or
-    part of a verb or adjective read otherwise (曲 in 曲がる, not 赤 in 赤い)."""
-    if token.is_noun:
-        return token.end > end
-    if token.pos[:1] in (("動詞",), ("形容詞",)) and token.start == start:
-        if _TOPIC_TTE.match(forms.nfkc, end):
-            return False              # 「曲ってある？」: the noun with the topic marker って, not 曲る
-        alone = analyse(forms.nfkc[start:end]).tokens
-        own = to_hiragana(alone[0].reading) if len(alone) == 1 else ""
-        return bool(own) and not to_hiragana(token.reading).startswith(own)
-    return False
+    """A listed word used as another word here (senses.py): the head of a compound, a part of a longer word."""
+    return in_another_word(forms, start, end, profile.text)
 
 
 def _units_in(forms: TextForms, spans: list[tuple[int, int]]) -> set[str]:
