@@ -29,7 +29,13 @@ def read_turn(page) -> list[tuple[str, str]]:
         if now["step"] >= now["steps"]:
             return seen
         page.click("#speech-next")
-        wait_js(page, f"Number(document.getElementById('speech').dataset.step) === {now['step'] + 1}")
+        # (the bubble may have stepped on by itself just before the tap, which then stops it: any step past
+        # this one, then back to the next if the tap skipped it)
+        wait_js(page, f"Number(document.getElementById('speech').dataset.step) > {now['step']}")
+        while bubble(page)["step"] > now["step"] + 1:
+            step = bubble(page)["step"]
+            page.click("#speech-prev")
+            wait_js(page, f"Number(document.getElementById('speech').dataset.step) === {step - 1}")
 
 
 def keyboard_size(size: tuple[int, int]) -> tuple[int, int]:
