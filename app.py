@@ -7,7 +7,7 @@ coldstart.begin()   # before every other import: a new instance's start-up runs 
 from chalice import Chalice, Response  # noqa: E402
 
 from chalicelib import context, observability, snapstart  # noqa: E402
-from chalicelib.errors import ApiError, Unauthorized, ValidationFailed  # noqa: E402
+from chalicelib.errors import ApiError, NotFound, Unauthorized, ValidationFailed  # noqa: E402
 from chalicelib.http import handles_errors, header, header_count, json_response, parse_body, query_int  # noqa: E402
 from chalicelib.stage.keys import bearer_token  # noqa: E402
 from chalicelib.stage.models import AckRequest, FetchRequest, ReplyRequest, SpeakRequest  # noqa: E402
@@ -102,31 +102,39 @@ def ack_replies(stage_id):
     return json_response(200, context.get().stage.ack_replies(stage_id, key, body.ids))
 
 
+def _webhooks():
+    """The stage's webhooks (built on first use; a deployment without them has no such routes)."""
+    service = context.get().webhooks
+    if service is None:
+        raise NotFound("webhooks are not enabled on this stage", "stage_id", code="webhooks_disabled")
+    return service
+
+
 @app.route("/stages/{stage_id}/webhook", methods=["PUT"], content_types=ANY_BODY)
 @handles_errors
 def set_webhook(stage_id):
     from chalicelib.webhooks.models import WebhookRequest
     key = _key()
     body = _body(stage_id, key, WebhookRequest, AGENT)
-    return json_response(201, context.get().webhooks.set(stage_id, key, body))
+    return json_response(201, _webhooks().set(stage_id, key, body))
 
 
 @app.route("/stages/{stage_id}/webhook", methods=["GET"], content_types=ANY_BODY)
 @handles_errors
 def show_webhook(stage_id):
-    return json_response(200, context.get().webhooks.show(stage_id, _key()))
+    return json_response(200, _webhooks().show(stage_id, _key()))
 
 
 @app.route("/stages/{stage_id}/webhook", methods=["DELETE"], content_types=ANY_BODY)
 @handles_errors
 def delete_webhook(stage_id):
-    return json_response(200, context.get().webhooks.delete(stage_id, _key()))
+    return json_response(200, _webhooks().delete(stage_id, _key()))
 
 
 @app.route("/stages/{stage_id}/webhook/test", methods=["POST"], content_types=ANY_BODY)
 @handles_errors
 def test_webhook(stage_id):
-    return json_response(200, context.get().webhooks.test(stage_id, _key()))
+    return json_response(200, _webhooks().test(stage_id, _key()))
 
 
 @app.route("/stages/{stage_id}", methods=["GET"], content_types=ANY_BODY)

@@ -37,9 +37,9 @@ class Models:
 
     def classifier(self) -> Backend:
         """A new classifier backend (each scenario prepares its own)."""
-        from .interpret.backends import build_backend
+        from .interpret.backends import DEFAULT_BACKEND, build_backend
         use = self.settings.models.classifier
-        return build_backend(use.name, **model_clients(use, self.settings, self.boto3_session))
+        return build_backend(use.name or DEFAULT_BACKEND, **model_clients(use, self.settings, self.boto3_session))
 
     def generator(self) -> Generator | None:
         """Free conversation's model; None: the characters' fallback lines answer."""

@@ -83,7 +83,7 @@ def parse_body(request, model: type[M], optional: bool = False) -> M:
     except ValidationError as exc:
         first = exc.errors()[0]
         field = ".".join(str(p) for p in first["loc"]) or "body"
-        raise ValidationFailed(_message(first, field), field) from None
+        raise ValidationFailed(_message(dict(first), field), field) from None
 
 
 def _message(err: dict, field: str) -> str:

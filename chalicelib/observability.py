@@ -62,7 +62,7 @@ class _StderrHandler(logging.StreamHandler):
     def __init__(self) -> None:
         super().__init__(sys.stderr)
 
-    @property  # type: ignore[override]
+    @property
     def stream(self):
         return sys.stderr
 
@@ -89,9 +89,9 @@ def logger():
     # would be written twice (plain, then JSON), and a Powertools logger made again in the process (tests clear
     # this cache) would take that first handler for its own and fail on its first correlation id.
     underlying = logging.getLogger(SERVICE)
-    for handler in list(underlying.handlers):
-        if type(handler) is logging.StreamHandler and not isinstance(handler.formatter, BasePowertoolsFormatter):
-            underlying.removeHandler(handler)
+    for plain in list(underlying.handlers):
+        if type(plain) is logging.StreamHandler and not isinstance(plain.formatter, BasePowertoolsFormatter):
+            underlying.removeHandler(plain)
     return Logger(service=SERVICE)
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import copy
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel
 
@@ -53,7 +53,7 @@ RESPONSE_MODELS = (SpeakResult, ReplyAccepted, Reply, AckResult, StageView, Debu
                    WebhookView, WebhookDeleted, WebhookTestResult)
 
 AGENT, PLAYER, EITHER, NONE = "agent", "player", "either", "none"
-SECURITY = {AGENT: [{"agentKey": []}], PLAYER: [{"playerKey": []}],
+SECURITY: dict[str, list[dict[str, list[str]]]] = {AGENT: [{"agentKey": []}], PLAYER: [{"playerKey": []}],
             EITHER: [{"agentKey": []}, {"playerKey": []}], NONE: []}
 
 # What each error status means on this API; the codes are the `error.code` values sent.
@@ -202,7 +202,9 @@ def error_statuses() -> set[int]:
 
 def schemas(local_webhooks: bool = False) -> dict[str, Any]:
     out: dict[str, Any] = {}
-    for models, mode in ((REQUEST_MODELS, "validation"), (RESPONSE_MODELS, "serialization")):
+    modes: tuple[tuple[Any, Literal["validation", "serialization"]], ...] = (
+        (REQUEST_MODELS, "validation"), (RESPONSE_MODELS, "serialization"))
+    for models, mode in modes:
         for model in models:
             schema = model.model_json_schema(ref_template=REF, mode=mode)
             for name, sub in schema.pop("$defs", {}).items():

@@ -22,7 +22,7 @@ _JUDGE_OPTIONS = ("context_limit",)
 _CLASSIFIER_ONLY = ("labels",)
 
 
-def build_judge(name: str = DEFAULT_JUDGE, **options: Any) -> ExpressionJudge:
+def build_judge(name: str | None = DEFAULT_JUDGE, **options: Any) -> ExpressionJudge:
     name = (name or DEFAULT_JUDGE).strip().lower()
     if name == "lexicon":
         return LexiconJudge()

@@ -129,7 +129,7 @@ class LexiconJudge:
             for fam, pattern, weight, negatable in _compiled():
                 for m in pattern.finditer(body):
                     target, w = fam, weight * position
-                    tail = _KANA_RUN.match(body, m.end()).group()
+                    tail = run.group() if (run := _KANA_RUN.match(body, m.end())) else ""
                     if _HYPOTHETICAL.search(tail):
                         w *= s.hypothetical_factor
                     elif (negatable and _NEGATION.search(tail) and not _RHETORICAL.match(tail)

@@ -224,7 +224,7 @@ _NOT_A_PLACE_AFTER = re.compile(r"^(?:さん|様|さま|ちゃん|方(?!へ|に)
 
 def place_mentions(text: str, names: SceneNames, place_ids: Iterable[str]) -> list[tuple[int, int, str]]:
     """(start, end, place id) for each mention of the given places."""
-    wanted = {}
+    wanted: dict[str, str] = {}
     for pid in place_ids:
         place = names.places.get(pid)
         if place is None:

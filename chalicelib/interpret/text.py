@@ -182,7 +182,7 @@ def _kakasi_reading(text: str) -> Reading | None:
     origin: list[int] = []
     origin_end: list[int] = []
     position = 0
-    for segment in converter.convert(text):  # type: ignore[attr-defined]
+    for segment in converter.convert(text):
         original = segment.get("orig", "")
         hira = to_hiragana(segment.get("hira", "") or original)
         found = text.find(original, position) if original else -1

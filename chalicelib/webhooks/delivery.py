@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from .. import ids
 from ..stage.store import ReplyRecord
 from . import signing, targets
-from .models import DeliveryRecord, WebhookConfig
+from .models import DeliveryRecord, DeliveryStatus, WebhookConfig
 
 EVENT_REPLY = "reply.created"
 EVENT_TEST = "webhook.test"
@@ -99,7 +99,7 @@ class Sender:
 
 
 def record_for(reply_id: str, outcome: Outcome, attempts: int, final: bool) -> DeliveryRecord:
-    status = "delivered" if outcome.ok else ("failed" if final else "retrying")
+    status: DeliveryStatus = "delivered" if outcome.ok else ("failed" if final else "retrying")
     return DeliveryRecord(reply_id=reply_id, status=status, attempts=attempts,
                           updated_at=ids.iso_from_ms(int(time.time() * 1000)), last_status=outcome.status,
                           last_error=outcome.error)

@@ -23,7 +23,7 @@ class WebhookConfig:
 class DeliveryRecord:
     """Where one reply's delivery stands; rewritten after every attempt (keyed by the reply id)."""
     reply_id: str
-    status: str                  # DeliveryStatus
+    status: DeliveryStatus
     attempts: int
     updated_at: str
     last_status: int | None = None

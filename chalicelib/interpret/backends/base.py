@@ -60,8 +60,9 @@ class AnswerSheet:
     def make(cls, choices: InterpretChoices, scheme: str = "letters") -> AnswerSheet:
         if scheme == "letters":
             numbers = [_token_number(o.token) for o in choices]
-            if all(n is not None and 1 <= n <= 26 for n in numbers):
-                return cls({o.token: string.ascii_uppercase[n - 1] for o, n in zip(choices, numbers)}, "letters")
+            letters = [string.ascii_uppercase[n - 1] for n in numbers if n is not None and 1 <= n <= 26]
+            if len(letters) == len(numbers):
+                return cls({o.token: letter for o, letter in zip(choices, letters)}, "letters")
         return cls({o.token: o.token for o in choices}, "tokens")
 
     @property

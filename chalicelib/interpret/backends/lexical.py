@@ -231,7 +231,7 @@ class LexicalBackend:
         """Whether a word the intent ties to a place (店の名前) is said of a
         person here (葵の名前, お名前, 君の名前): another topic."""
         owned = self._owned.get(str(option.input))
-        return bool(owned) and word in owned and said_of_person(text, start, self.names)
+        return owned is not None and word in owned and said_of_person(text, start, self.names)
 
     def _similarity(self, units: set[str], profile: _Profile, set_aside_units: set[str]) -> float:
         mass = 0.0
@@ -304,7 +304,7 @@ class LexicalBackend:
             names = SceneNames({o.input.target: Place(o.input.target, o.names or (o.input.target,))
                                 for o in choices if o.input.is_move}, {}, {})
         place = context.place if context is not None else ""
-        return [p for p in explicit_moves(text, names, place, exits) if p != place]  # type: ignore[misc]
+        return [p for p in explicit_moves(text, names, place, exits) if p != place]
 
     def interpret(self, text: str, choices: InterpretChoices, context: InterpretContext) -> Interpretation:
         start = time.perf_counter()

@@ -26,8 +26,8 @@ class OpenAIBackend(ModelBackend):
                  top_logprobs: int = 20, use_server_tokenizer: bool = True,
                  transport: OpenAITransport | None = None, breaker_failures: int = 0,
                  breaker_seconds: float | None = None, **kwargs: Any) -> None:
-        options = dict(model=model, mode=mode, max_tokens=max_tokens, top_logprobs=top_logprobs,
-                       use_server_tokenizer=use_server_tokenizer)
+        options: dict[str, Any] = dict(model=model, mode=mode, max_tokens=max_tokens, top_logprobs=top_logprobs,
+                                       use_server_tokenizer=use_server_tokenizer)
         if transport is not None:          # a transport made elsewhere (a test's, with its own timeout)
             chooser: Chooser = Chooser(transport, **options)
         else:
