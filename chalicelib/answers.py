@@ -27,6 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from .interpret.acts import NO_ACT, ActFound, ActRecogniser
 from .interpret.cues import SceneNames, unstretched
@@ -44,17 +45,25 @@ _ABOUT_SOMEONE = {"称賛", "暴言", "本人", "感謝", "謝罪"}
 SILENCE = "……"
 
 
-class Freshness:
+class Freshness(Protocol):
     """What a wider policy lets a set say now (conversation.variety.Variety implements it)."""
 
-    def fresh(self, ref: str) -> bool:  # pragma: no cover - the protocol's default
+    def fresh(self, ref: str) -> bool: ...
+
+    def least_said(self, refs: Sequence[str]) -> str | None: ...
+
+
+class _Anything:
+    """Every line is fresh: no wider policy."""
+
+    def fresh(self, ref: str) -> bool:
         return True
 
-    def least_said(self, refs: Sequence[str]) -> str | None:  # pragma: no cover
+    def least_said(self, refs: Sequence[str]) -> str | None:
         return refs[0] if refs else None
 
 
-ANYTHING = Freshness()
+ANYTHING: Freshness = _Anything()
 
 
 @dataclass(frozen=True)

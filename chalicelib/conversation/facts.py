@@ -222,7 +222,7 @@ class Facts:
             found = self._split(line) if line is not None else []
         return found
 
-    def spoken(self, ref: str, speaker: str, text: str) -> list[Sentence]:
+    def spoken(self, ref: str, speaker: str | None, text: str) -> list[Sentence]:
         """Sentences of a line no reference resolves (a model's line)."""
         return self._split(BookLine(ref, speaker, text, "neutral"))
 

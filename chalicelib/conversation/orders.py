@@ -22,6 +22,7 @@ from dataclasses import dataclass, replace
 from typing import Literal
 
 from ..interpret.ja import analyse, word_meaning
+from ..interpret.ja.tokens import Token
 from ..interpret.text import TextForms, make_matcher, nfkc
 from ..scenario import CompiledScenario
 from .undone import not_ordered, treats_not, turned_down
@@ -377,7 +378,7 @@ class Orders:
             tokens = analyse(before.group(1)).tokens
             if not tokens or not tokens[-1].is_noun or tokens[-1].end != len(before.group(1)):
                 continue
-            nouns = []
+            nouns: list[Token] = []
             for token in reversed(tokens):
                 if not token.is_noun:
                     break
@@ -540,8 +541,8 @@ class Orders:
 
     def _served(self, item: str, people: list[str], addressee: str | None, responder: str | None,
                 named: str | None) -> OrderFound:
-        if addressee in people and self.serves(addressee, item):   # type: ignore[arg-type]
-            return OrderFound("item", item, addressee, named)       # type: ignore[arg-type]
+        if addressee is not None and addressee in people and self.serves(addressee, item):
+            return OrderFound("item", item, addressee, named)
         ordered_people = ([responder] if responder in people else []) + [p for p in people if p != responder]
         for person in ordered_people:
             if self.serves(person, item):

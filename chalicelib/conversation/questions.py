@@ -121,7 +121,7 @@ def question_kind(text: str, *, invited: bool = False, offered: bool = False) ->
     return "yes_no"
 
 
-def polarity(text: str, kind: Kind = "yes_no", *, change: bool = False) -> Polarity | None:
+def polarity(text: str, kind: Kind | str = "yes_no", *, change: bool = False) -> Polarity | None:
     """How the player's line answers a question of `kind`; None when it is not an answer (a question back).
     Negation wins over a yes cue in the same sentence (いいと思わない); of several sentences, the first that
     answers does.  `change`: the question proposes a change (`proposes_change`)."""
@@ -158,7 +158,7 @@ def _asks_back(text: str) -> bool:
     return bool(_QUESTION_BACK.search(text)) or asks_without_mark(text)
 
 
-def _polarity(normalised: str, kind: Kind, change: bool = False) -> Polarity | None:
+def _polarity(normalised: str, kind: Kind | str, change: bool = False) -> Polarity | None:
     if _asks_back(normalised) and not _LEADING_ANSWER.match(normalised) \
             and not _TAG_QUESTION.search(normalised):
         return None          # a question back (マスターは好きなの？), unless it opens with a yes or a no

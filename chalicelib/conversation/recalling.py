@@ -74,9 +74,9 @@ class Recalling(TurnParts):
         lead = self._recall_lead(fitting.person, state, turn, variety)
         if lead is None:
             return None
-        said, ref, variation = lead
-        return (fitting.person, said.text.replace("{said}", line.text), said.expression or NEUTRAL, AnswerSource.RECALL,
-                ref, variation)
+        lead_line, ref, variation = lead
+        return (fitting.person, lead_line.text.replace("{said}", line.text), lead_line.expression or NEUTRAL,
+                AnswerSource.RECALL, ref, variation)
 
     @staticmethod
     def _told_words(entry, about: bool) -> tuple[str, ...]:
@@ -99,7 +99,8 @@ class Recalling(TurnParts):
         if not lines:
             return None
         prefix = f"recall/{person}"
-        lead = self.answerer.line_set(prefix, character.recall.mode, lines, state, turn, prefix, variety)
+        mode = character.recall.mode if character.recall else "cycle"
+        lead = self.answerer.line_set(prefix, mode, lines, state, turn, prefix, variety)
         if lead is None:
             refs = [f"{prefix}#{i + 1}" for i in range(len(lines))]
             chosen = refs.index(variety.least_said(refs) or refs[0])
@@ -138,13 +139,15 @@ class Recalling(TurnParts):
             return None          # said (or recalled) as often as any line may be
         if again is not None and not self.facts.asks_again(again, self.facts.of(ref), head=head):
             return None          # the question asks something else of the topic than what was said
+        if line.speaker is None:
+            return None
         lead = self._recall_lead(line.speaker, state, turn, variety)
         if lead is None:
             return None
-        said, lead_ref, variation = lead
+        lead_line, lead_ref, variation = lead
         sentence = max(self.facts.of(ref), key=lambda s: sum(self.facts.idf(k) for k in s.keys), default=None)
         said_text = line.text if len(line.text) <= 40 or sentence is None else sentence.text
-        return Answer(line.speaker, said.text.replace("{said}", said_text), said.expression or NEUTRAL,
+        return Answer(line.speaker, lead_line.text.replace("{said}", said_text), lead_line.expression or NEUTRAL,
                       AnswerSource.RECALL, lead_ref, "質問", variation, refs=(lead_ref,), detail={"recalled": ref})
 
     def _follow_up_entry(self, text: str, state: GameState, mem: ConversationMemory, turn: int, variety: Variety,
@@ -242,8 +245,8 @@ class Recalling(TurnParts):
             expression = lead.expression or NEUTRAL
             refs: tuple[str, ...] = (lead_ref,)
         else:
-            line, expression, variation, refs = sentence.text, self.book.get(sentence.ref).expression \
-                if self.book.get(sentence.ref) else NEUTRAL, {}, ()
+            book_line = self.book.get(sentence.ref)
+            line, expression, variation, refs = sentence.text, book_line.expression if book_line else NEUTRAL, {}, ()
         return Answer(speaker, line, expression, AnswerSource.RECALL, refs[0] if refs else sentence.ref, "質問", variation,
                       refs=refs, detail={"recalled": sentence.ref})
 

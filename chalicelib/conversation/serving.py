@@ -97,8 +97,9 @@ class Serving(TurnParts):
             lines = menu.paid if order.kind == "paid" else (item.about.lines if item and item.about else [])
             if not lines:
                 return None
-            kind = "paid" if order.kind == "paid" else f"{order.item}/about"
-            return self._menu_line(order.server, kind, lines, step.state, turn, variety, {"{item}": order.item or ""})
+            set_name = "paid" if order.kind == "paid" else f"{order.item}/about"
+            return self._menu_line(order.server, set_name, lines, step.state, turn, variety,
+                                   {"{item}": order.item or ""})
         fill: dict[str, str] = {}
         if item is not None:
             fill["{item}"] = item.id
@@ -136,7 +137,8 @@ class Serving(TurnParts):
         else:
             kind = "missing" if order.kind == "missing" else "ask"
         if kind is None:
-            lines, mode, prefix = item.lines, item.mode, f"menu/{order.server}/{item.id}"   # type: ignore[union-attr]
+            assert item is not None          # an item's own line (kind None) only when an item was named
+            lines, mode, prefix = item.lines, item.mode, f"menu/{order.server}/{item.id}"
         else:
             lines, mode, prefix = getattr(menu, kind), "cycle", f"menu/{order.server}/{kind}"
             if kind == "unavailable":

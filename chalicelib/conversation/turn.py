@@ -28,7 +28,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, cast
 
 from ..answers import Answer, Found
 from ..interpret.acts import CALL_ONLY
@@ -144,7 +144,7 @@ class Conversation(Recalling, Serving):
 
         # the last question a character asked stays open a turn longer (a line in between may be about
         # something else: 「ただいま」「内緒です」), unless a newer one replaced it
-        if mem.last is None and state.last_line in self.scenario.lines:
+        if mem.last is None and state.last_line is not None and state.last_line in self.scenario.lines:
             # a memory that has not seen the game's start (or an older stage): its last scripted line
             line = self.scenario.lines[state.last_line]
             mem.last = SpokenText(turn=state.turn, speaker=line.speaker, text=line.text)
@@ -388,7 +388,7 @@ class Conversation(Recalling, Serving):
         if len(pieces) >= 2 and not asking and question is not None:
             # 「ただいまです。ちょっと奥で世間話してました」: a greeting, then the answer to the open question
             asking = [i for i, piece in enumerate(pieces) if i > 0 and self.answerer.act(piece).act not in ("挨拶", "感謝")
-                      and polarity(piece, question.kind) is not None]     # type: ignore[arg-type]
+                      and polarity(piece, question.kind) is not None]
         if len(pieces) >= 2 and asking:
             main = asking[-1]
             rest = "".join(p if p.endswith(("。", "!", "?", "！", "？")) else p + "。"
@@ -405,7 +405,7 @@ class Conversation(Recalling, Serving):
         elif len(pieces) >= 2 and side is None:
             rest, last = "".join(pieces[:-1]), pieces[-1]
             if self._side_act(rest, state, mem, question) and (self._to_others(rest, last, state) or (
-                    question is not None and polarity(rest, question.kind) in ("yes", "no") and   # type: ignore[arg-type]
+                    question is not None and polarity(rest, question.kind) in ("yes", "no") and
                     named_in(last, self.rules, state) not in (None, question.speaker))):
                 # 「葵さん、こんばんは。ママ、ビールね」: a greeting, then an order; 「いいと思うよ。ママ、ビールね」: an
                 # answer to the open question, then an order to someone else by name
@@ -452,7 +452,7 @@ class Conversation(Recalling, Serving):
             for entry in self.answerer.entries_of(person):
                 if entry.entry.repeatable and entry.entry.words and self.matcher.hits(forms, entry.entry.words):
                     return True
-        return question is not None and polarity(text, question.kind) in ("yes", "no")   # type: ignore[arg-type]
+        return question is not None and polarity(text, question.kind) in ("yes", "no")
 
     def _answers_authored(self, text: str, question: AskedQuestion | None, state: GameState) -> bool:
         """Whether the line says yes or no to the open question of a line with authored `replies` (of that kind)
@@ -462,7 +462,7 @@ class Conversation(Recalling, Serving):
         asked = self.book.get(question.ref)
         if asked is None or asked.replies is None:
             return False
-        pol = polarity(text, question.kind, change=question.change)    # type: ignore[arg-type]
+        pol = polarity(text, question.kind, change=question.change)
         return pol in ("yes", "no") and bool(getattr(asked.replies, pol))
 
     def _side_answer(self, text: str, step: Step, state: GameState, mem: ConversationMemory,
@@ -476,7 +476,7 @@ class Conversation(Recalling, Serving):
         act = self.answerer.act(text)
         present = self.rules.people(state.place)
         if question is not None and question.speaker in present:
-            pol = polarity(text, question.kind, change=question.change)    # type: ignore[arg-type]
+            pol = polarity(text, question.kind, change=question.change)
             if pol in ("yes", "no"):
                 found = self._reply(question, pol, state, turn, variety)
                 if found is not None:
@@ -655,7 +655,7 @@ class Conversation(Recalling, Serving):
                          recent: Recent) -> bool:
         if chosen.kind != "intent" or question is None or not recent.asked or question.kind == "invitation":
             return False
-        if polarity(text, question.kind) not in ("yes", "no"):       # type: ignore[arg-type]
+        if polarity(text, question.kind) not in ("yes", "no"):
             return False
         words = self.scenario.intents[chosen.target_id].words
         forms = TextForms.of(text)
@@ -791,7 +791,7 @@ class Conversation(Recalling, Serving):
             if found is DEFER:
                 return None, None     # the answer was said already: the recall brings it back
             if found is not None:
-                return found, fitting
+                return cast(Found, found), fitting
             if fitting is ranked[0] and fitting.hit is not None and free.intent is None and focus.question:
                 # what the line asks was answered before: that answer again, as said before (only when it asks
                 # what that answer told: 「師匠さんに弟子入りしたきっかけは？」 asks more of 先代 than was said)

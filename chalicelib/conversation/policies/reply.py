@@ -20,7 +20,7 @@ def answer_to_question(d: Deliberation) -> Answer | None:
             not (act in ANSWERING_ACTS or act in ("謝罪", "感謝")) or \
             reports_other(d.focus.text, d.conv.focus_reader, d.focus.called) is not None:
         return None
-    pol = polarity(d.text, question.kind, change=question.change)   # type: ignore[arg-type]
+    pol = polarity(d.text, question.kind, change=question.change)
     if act not in ANSWERING_ACTS and pol not in ("yes", "no"):
         pol = None       # 「ごめん、無理かな」 answers; 「ごめんね」 alone apologises
     if pol == "other" and question.turn < d.state.turn and question.kind != "wh":
