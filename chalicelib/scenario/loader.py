@@ -396,7 +396,39 @@ def compile_scenario(scenario: Scenario, source: str = "<scenario>") -> Compiled
     if scenario.start.place not in places:
         out.add("start", f'unknown place "{scenario.start.place}" as start.place; '
                          f'{expected_one_of("place", places, scenario.start.place)}', scenario.start.place)
+    _check_places(out, scenario, characters, places)
 
+    flags = _declared_flags(scenario)
+    checker = _TermChecker(out, characters, places, intents, line_models, flags)
+    compiled_lines, scenes = _compile_scenes(out, scenario, characters, places, checker)
+    knowledge = _compile_knowledge(out, scenario, checker)
+    endings = _compile_endings(out, scenario, checker)
+    reactions = _check_spoken_lines(out, scenario, characters)
+    menus = _check_conversation(out, scenario, characters, intents)
+    _check_place_phrases(out, scenario)
+
+    if out.problems:
+        raise ScenarioError(out.problems)
+
+    return CompiledScenario(
+        source=source,
+        scenario=scenario,
+        characters=MappingProxyType(characters),
+        places=MappingProxyType(places),
+        intents=MappingProxyType(intents),
+        lines=MappingProxyType(compiled_lines),
+        scenes=MappingProxyType(scenes),
+        knowledge=MappingProxyType(knowledge),
+        intent_order=MappingProxyType({intent_id: i for i, intent_id in enumerate(intents)}),
+        reactions=MappingProxyType(reactions),
+        menus=MappingProxyType(menus),
+        flags=frozenset(flags),
+        endings=MappingProxyType(endings),
+    )
+
+
+def _check_places(out: _Collector, scenario: Scenario, characters: Mapping[str, Character],
+                  places: Mapping[str, Place]) -> None:
     for place in scenario.places:
         where = f"place {place.id}"
         for person in place.people:
@@ -410,9 +442,10 @@ def compile_scenario(scenario: Scenario, source: str = "<scenario>") -> Compiled
             if exit_id not in places:
                 out.add(where, f'unknown place "{exit_id}" in exits; {expected_one_of("place", places, exit_id)}', exit_id)
 
-    flags = _declared_flags(scenario)
-    checker = _TermChecker(out, characters, places, intents, line_models, flags)
 
+def _compile_scenes(out: _Collector, scenario: Scenario, characters: Mapping[str, Character],
+                    places: Mapping[str, Place],
+                    checker: _TermChecker) -> tuple[dict[str, CompiledLine], dict[str, CompiledScene]]:
     scene_places: set[str] = set()
     compiled_lines: dict[str, CompiledLine] = {}
     scenes: dict[str, CompiledScene] = {}
@@ -444,7 +477,11 @@ def compile_scenario(scenario: Scenario, source: str = "<scenario>") -> Compiled
             lines.append(compiled)
             compiled_lines.setdefault(line.id, compiled)
         scenes[scene.place] = _index_scene(scene.place, tuple(lines))
+    return compiled_lines, scenes
 
+
+def _compile_knowledge(out: _Collector, scenario: Scenario,
+                       checker: _TermChecker) -> dict[str, tuple[CompiledKnowledge, ...]]:
     knowledge: dict[str, tuple[CompiledKnowledge, ...]] = {}
     for character in scenario.characters:
         entries = []
@@ -462,30 +499,7 @@ def compile_scenario(scenario: Scenario, source: str = "<scenario>") -> Compiled
                 condition = replace(condition, unless=until)
             entries.append(CompiledKnowledge(character.id, index, entry, condition))
         knowledge.setdefault(character.id, tuple(entries))
-
-    endings = _compile_endings(out, scenario, checker)
-    reactions = _check_spoken_lines(out, scenario, characters)
-    menus = _check_conversation(out, scenario, characters, intents)
-    _check_place_phrases(out, scenario)
-
-    if out.problems:
-        raise ScenarioError(out.problems)
-
-    return CompiledScenario(
-        source=source,
-        scenario=scenario,
-        characters=MappingProxyType(characters),
-        places=MappingProxyType(places),
-        intents=MappingProxyType(intents),
-        lines=MappingProxyType(compiled_lines),
-        scenes=MappingProxyType(scenes),
-        knowledge=MappingProxyType(knowledge),
-        intent_order=MappingProxyType({intent_id: i for i, intent_id in enumerate(intents)}),
-        reactions=MappingProxyType(reactions),
-        menus=MappingProxyType(menus),
-        flags=frozenset(flags),
-        endings=MappingProxyType(endings),
-    )
+    return knowledge
 
 
 def _story_condition(out: _Collector, where: str, text: str, checker: _TermChecker) -> Condition:
@@ -572,93 +586,118 @@ def _check_conversation(out: _Collector, scenario: Scenario, characters: Mapping
     """Menus, replies, recall and clarify lines, chatter, and the clarify settings; returns the menus."""
     menus: dict[str, Menu] = {}
     for character in scenario.characters:
-        where = f"character {character.id}"
-        for line_set, name in ((character.recall, "recall"), (character.clarify, "clarify"),
-                               (character.chatter, "chatter"), (character.echo, "echo"),
-                               (character.unsure, "unsure"), (character.told, "told")):
-            if line_set is None:
-                continue
-            for n, spoken in enumerate(line_set.lines):
-                _check_expression(out, f"{where} {name} #{n + 1}", character, spoken.expression)
-                _check_replies(out, f"{where} {name} #{n + 1}", character, spoken.replies, characters)
-                if name == "recall" and "{said}" not in spoken.text:
-                    out.add(f"{where} recall #{n + 1}", 'a recall line must hold "{said}" (the sentence said '
-                                                        'again); expected e.g. 「言ったでしょ、{said}」', spoken.text)
-                if name == "clarify" and not ("{1}" in spoken.text and "{2}" in spoken.text):
-                    out.add(f"{where} clarify #{n + 1}", 'a clarify line must hold "{1}" and "{2}" (the two '
-                                                         'topics); expected e.g. 「{1}？　それとも{2}？」', spoken.text)
-                if name == "told" and "{word}" not in spoken.text:
-                    out.add(f"{where} told #{n + 1}", 'a told line must hold "{word}" (what the player told of '
-                                                      'themselves); expected e.g. 「{word}だったわね」', spoken.text)
-                if name == "echo" and "{word}" not in spoken.text:
-                    out.add(f"{where} echo #{n + 1}", 'an echo line must hold "{word}" (what the player talked '
-                                                      'about); expected e.g. 「{word}？　好きなの？」', spoken.text)
-        for name, _, form_lines in character.forms.line_sets() if character.forms is not None else ():
-            for n, spoken in enumerate(form_lines):
-                _check_expression(out, f"{where} forms {name} #{n + 1}", character, spoken.expression)
-                _check_replies(out, f"{where} forms {name} #{n + 1}", character, spoken.replies, characters)
-                slots = set(re.findall(r"\{[^{}]*\}", spoken.text)) - {"{word}"}
-                if slots:
-                    out.add(f"{where} forms {name} #{n + 1}", f'unknown slot {sorted(slots)[0]} in a forms line; '
-                                                              'only "{word}" (what the line is about) is filled',
-                            spoken.text)
-        for n, stance in enumerate(character.forms.stances if character.forms is not None else (), 1):
-            for word in stance.words:
-                if not word.strip():
-                    out.add(f"{where} forms stance{n}", "an empty word in a stance's words; expected the words of "
-                                                        "the thing (撮, 写真)", word)
-        for reaction in character.reactions:
-            for n, spoken in enumerate(reaction.lines):
-                _check_replies(out, f"{where} reaction {reaction.act} #{n + 1}", character, spoken.replies, characters)
-        for index, entry in enumerate(character.knowledge):
-            for n, spoken in enumerate(entry.lines):
-                _check_replies(out, f"{where} knowledge #{index + 1} line #{n + 1}", character, spoken.replies, characters)
-            for person in entry.about:
-                if person not in characters:
-                    out.add(f"{where} knowledge #{index + 1}", f'unknown character "{person}" in about; '
-                                                               f'{expected_one_of("character", characters, person)}',
-                            person)
-            if any(not word.strip() for word in entry.subject):
-                out.add(f"{where} knowledge #{index + 1}", "an empty word in subject; expected words naming what "
-                                                           "the entry is about (先代, クロ)", "")
-            if entry.subject and not entry.words:
-                out.add(f"{where} knowledge #{index + 1}", "subject without words: it limits which of the entry's "
-                                                           "words count; expected words as well", "")
-        for spoken_where, spoken in _spoken_lines(character):
-            for person in spoken.secret_from:
-                if person not in characters:
-                    out.add(f"{where} {spoken_where}", f'unknown character "{person}" in secret_from; '
-                                                       f'{expected_one_of("character", characters, person)}', person)
-        if character.menu is None:
+        _check_line_sets(out, character, characters)
+        _check_forms(out, character, characters)
+        _check_character_refs(out, character, characters)
+        if character.menu is not None:
+            menus[character.id] = character.menu
+            _check_menu(out, character, character.menu, characters)
+    _check_place_replies(out, scenario, characters)
+    _check_clarify(out, scenario, intents)
+    return menus
+
+
+def _check_line_sets(out: _Collector, character: Character, characters: Mapping[str, Character]) -> None:
+    where = f"character {character.id}"
+    for line_set, name in ((character.recall, "recall"), (character.clarify, "clarify"),
+                           (character.chatter, "chatter"), (character.echo, "echo"),
+                           (character.unsure, "unsure"), (character.told, "told")):
+        if line_set is None:
             continue
-        menus[character.id] = character.menu
-        seen: set[str] = set()
-        for item in character.menu.items:
-            item_where = f"{where} menu {item.id}"
-            if not _ID_RE.match(item.id):
-                out.add(item_where, f'menu item id "{item.id}" is not usable as an id; expected a non-empty id '
-                                    f'without ":", "+" or surrounding spaces', item.id)
-            if item.id in seen:
-                out.add(item_where, f'duplicate menu item "{item.id}" for {character.id}; expected each item once',
-                        item.id)
-            seen.add(item.id)
-            if item.flag is not None and not _ID_RE.match(item.flag):
-                out.add(item_where, f'flag "{item.flag}" is not usable in conditions; expected a non-empty name '
-                                    f'without ":", "+" or surrounding spaces', item.flag)
-            for n, spoken in enumerate([*item.lines, *(item.about.lines if item.about else ())]):
-                _check_expression(out, f"{item_where} #{n + 1}", character, spoken.expression)
-                _check_replies(out, f"{item_where} #{n + 1}", character, spoken.replies, characters)
-        for kind in MENU_LINE_SETS:
-            for n, spoken in enumerate(getattr(character.menu, kind)):
-                _check_expression(out, f"{where} menu {kind} #{n + 1}", character, spoken.expression)
-                _check_replies(out, f"{where} menu {kind} #{n + 1}", character, spoken.replies, characters)
-                needed = {"prices": ("{item}", "{price}"), "bill": ("{total}",), "breakdown": ("{items}",),
-                          "unavailable": ("{item}",), "suggest": ("{menu}",), "styles": ("{style}",),
-                          "parts": ("{parts}",), "extras": ("{extra}",)}.get(kind, ())
-                missing = [k for k in needed if k not in spoken.text]
-                if missing:
-                    out.add(f"{where} menu {kind} #{n + 1}", f'a {kind} line must hold {" and ".join(needed)}; '
-                                                             f'it lacks {", ".join(missing)}', spoken.text)
+        for n, spoken in enumerate(line_set.lines):
+            _check_expression(out, f"{where} {name} #{n + 1}", character, spoken.expression)
+            _check_replies(out, f"{where} {name} #{n + 1}", character, spoken.replies, characters)
+            if name == "recall" and "{said}" not in spoken.text:
+                out.add(f"{where} recall #{n + 1}", 'a recall line must hold "{said}" (the sentence said '
+                                                    'again); expected e.g. 「言ったでしょ、{said}」', spoken.text)
+            if name == "clarify" and not ("{1}" in spoken.text and "{2}" in spoken.text):
+                out.add(f"{where} clarify #{n + 1}", 'a clarify line must hold "{1}" and "{2}" (the two '
+                                                     'topics); expected e.g. 「{1}？　それとも{2}？」', spoken.text)
+            if name == "told" and "{word}" not in spoken.text:
+                out.add(f"{where} told #{n + 1}", 'a told line must hold "{word}" (what the player told of '
+                                                  'themselves); expected e.g. 「{word}だったわね」', spoken.text)
+            if name == "echo" and "{word}" not in spoken.text:
+                out.add(f"{where} echo #{n + 1}", 'an echo line must hold "{word}" (what the player talked '
+                                                  'about); expected e.g. 「{word}？　好きなの？」', spoken.text)
+
+
+def _check_forms(out: _Collector, character: Character, characters: Mapping[str, Character]) -> None:
+    where = f"character {character.id}"
+    for name, _, form_lines in character.forms.line_sets() if character.forms is not None else ():
+        for n, spoken in enumerate(form_lines):
+            _check_expression(out, f"{where} forms {name} #{n + 1}", character, spoken.expression)
+            _check_replies(out, f"{where} forms {name} #{n + 1}", character, spoken.replies, characters)
+            slots = set(re.findall(r"\{[^{}]*\}", spoken.text)) - {"{word}"}
+            if slots:
+                out.add(f"{where} forms {name} #{n + 1}", f'unknown slot {sorted(slots)[0]} in a forms line; '
+                                                          'only "{word}" (what the line is about) is filled',
+                        spoken.text)
+    for n, stance in enumerate(character.forms.stances if character.forms is not None else (), 1):
+        for word in stance.words:
+            if not word.strip():
+                out.add(f"{where} forms stance{n}", "an empty word in a stance's words; expected the words of "
+                                                    "the thing (撮, 写真)", word)
+
+
+def _check_character_refs(out: _Collector, character: Character, characters: Mapping[str, Character]) -> None:
+    """Replies of reactions and knowledge lines, and the characters their `about` and `secret_from` name."""
+    where = f"character {character.id}"
+    for reaction in character.reactions:
+        for n, spoken in enumerate(reaction.lines):
+            _check_replies(out, f"{where} reaction {reaction.act} #{n + 1}", character, spoken.replies, characters)
+    for index, entry in enumerate(character.knowledge):
+        for n, spoken in enumerate(entry.lines):
+            _check_replies(out, f"{where} knowledge #{index + 1} line #{n + 1}", character, spoken.replies, characters)
+        for person in entry.about:
+            if person not in characters:
+                out.add(f"{where} knowledge #{index + 1}", f'unknown character "{person}" in about; '
+                                                           f'{expected_one_of("character", characters, person)}',
+                        person)
+        if any(not word.strip() for word in entry.subject):
+            out.add(f"{where} knowledge #{index + 1}", "an empty word in subject; expected words naming what "
+                                                       "the entry is about (先代, クロ)", "")
+        if entry.subject and not entry.words:
+            out.add(f"{where} knowledge #{index + 1}", "subject without words: it limits which of the entry's "
+                                                       "words count; expected words as well", "")
+    for spoken_where, spoken in _spoken_lines(character):
+        for person in spoken.secret_from:
+            if person not in characters:
+                out.add(f"{where} {spoken_where}", f'unknown character "{person}" in secret_from; '
+                                                   f'{expected_one_of("character", characters, person)}', person)
+
+
+def _check_menu(out: _Collector, character: Character, menu: Menu, characters: Mapping[str, Character]) -> None:
+    where = f"character {character.id}"
+    seen: set[str] = set()
+    for item in menu.items:
+        item_where = f"{where} menu {item.id}"
+        if not _ID_RE.match(item.id):
+            out.add(item_where, f'menu item id "{item.id}" is not usable as an id; expected a non-empty id '
+                                f'without ":", "+" or surrounding spaces', item.id)
+        if item.id in seen:
+            out.add(item_where, f'duplicate menu item "{item.id}" for {character.id}; expected each item once',
+                    item.id)
+        seen.add(item.id)
+        if item.flag is not None and not _ID_RE.match(item.flag):
+            out.add(item_where, f'flag "{item.flag}" is not usable in conditions; expected a non-empty name '
+                                f'without ":", "+" or surrounding spaces', item.flag)
+        for n, spoken in enumerate([*item.lines, *(item.about.lines if item.about else ())]):
+            _check_expression(out, f"{item_where} #{n + 1}", character, spoken.expression)
+            _check_replies(out, f"{item_where} #{n + 1}", character, spoken.replies, characters)
+    for kind in MENU_LINE_SETS:
+        for n, spoken in enumerate(getattr(menu, kind)):
+            _check_expression(out, f"{where} menu {kind} #{n + 1}", character, spoken.expression)
+            _check_replies(out, f"{where} menu {kind} #{n + 1}", character, spoken.replies, characters)
+            needed = {"prices": ("{item}", "{price}"), "bill": ("{total}",), "breakdown": ("{items}",),
+                      "unavailable": ("{item}",), "suggest": ("{menu}",), "styles": ("{style}",),
+                      "parts": ("{parts}",), "extras": ("{extra}",)}.get(kind, ())
+            missing = [k for k in needed if k not in spoken.text]
+            if missing:
+                out.add(f"{where} menu {kind} #{n + 1}", f'a {kind} line must hold {" and ".join(needed)}; '
+                                                         f'it lacks {", ".join(missing)}', spoken.text)
+
+
+def _check_place_replies(out: _Collector, scenario: Scenario, characters: Mapping[str, Character]) -> None:
     for place in scenario.places:
         lines = list(place.arrival.lines if place.arrival else ())
         lines += [line for ending in place_endings(place) for line in ending.lines]
@@ -668,6 +707,9 @@ def _check_conversation(out: _Collector, scenario: Scenario, characters: Mapping
     for scene in scenario.scenes:
         for line in scene.lines:
             _check_replies(out, f"line {line.id}", characters.get(line.speaker), line.replies, characters)
+
+
+def _check_clarify(out: _Collector, scenario: Scenario, intents: Mapping[str, Intent]) -> None:
     for word, named in scenario.clarify.ambiguous.items():
         for intent_id in named:
             if intent_id not in intents:
@@ -676,7 +718,6 @@ def _check_conversation(out: _Collector, scenario: Scenario, characters: Mapping
         if len(set(named)) < 2:
             out.add("clarify", f'the ambiguous word "{word}" names {len(set(named))} intent(s); expected two or more',
                     word)
-    return menus
 
 
 def _spoken_lines(character: Character) -> Iterator[tuple[str, SpokenLine]]:

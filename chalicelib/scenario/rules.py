@@ -302,21 +302,17 @@ class GameRules:
             raise ValueError(f'state is at unknown place "{state.place}"')
         addressee = self.effective_addressee(state, addressee)
         place_id = state.place
-        place = sc.places[place_id]
         turn = state.turn + 1
-
         if state.ended:
             # The game is over: nothing fires until a new game starts.
             notice = self.ending_of(state)
             return Step(input, (), None, (notice,) if notice else (),
                         state.advanced(place=place_id, fired=(), expressions=state.expressions, turn=turn))
-
-        if input.is_move:
-            refusal = self._refuse_move(place_id, input.target_id)
-            if refusal is not None:
-                # A refused move changes nothing, not even by a parting line.
-                return Step(input, (), None, (refusal,),
-                            state.advanced(place=place_id, fired=(), expressions=state.expressions, turn=turn))
+        refusal = self._refuse_move(place_id, input.target_id) if input.is_move else None
+        if refusal is not None:
+            # A refused move changes nothing, not even by a parting line.
+            return Step(input, (), None, (refusal,),
+                        state.advanced(place=place_id, fired=(), expressions=state.expressions, turn=turn))
 
         ctx = _Context(input, state, starting=False)
         scene = sc.scene(place_id)
@@ -325,38 +321,43 @@ class GameRules:
         response = None if answering and input.is_none else ctx.first(scene.responses.get(input, ()), only_speaker)
         if response is not None:
             ctx.fire(response, "response", scene)
-
+        if input.is_move:
+            self._arrive(ctx, input.target_id, state, turn)
+            return self._finish(ctx, state, input, None, (), place=input.target_id, turn=turn)
+        if input.is_leave:
+            return self._leave(ctx, state, input, place_id, turn)
         free_talk: FreeTalk | None = None
-        notices: tuple[Notice, ...] = ()
-        if input.is_intent or input.is_none:
-            if response is None:
-                speaker = addressee or responder
-                if speaker is not None:
-                    free_talk = FreeTalk(speaker, input.target, self._knowledge(speaker, ctx))
-            progression = ctx.first(scene.progressions)
-            if progression is not None:
-                ctx.fire(progression, "progression", scene)
-        elif input.is_move:
-            place_id = input.target_id
-            ctx.arrived = True
-            arrival_scene = sc.scene(place_id)
-            line = ctx.first(arrival_scene.arrivals)
-            if line is not None:
-                ctx.fire(line, "arrival", arrival_scene)
-            else:
-                self._arrival_reaction(ctx, place_id, state, turn)
-        elif input.is_leave:
-            # The first ending whose condition holds on the story so far (this step's parting line included).
-            ending = next((e for e in sc.endings.get(place_id, ()) if e.condition.holds_in(ctx.shown)), None)
-            if ending is not None:
-                for n, (closing, when) in enumerate(ending.lines):
-                    if when.holds_in(ctx.shown):
-                        ctx.say(_place_line(closing, f"{ending.line_prefix}#{n + 1}", "ending"))
-                notices = (EndingNotice(place_id, ending.model.title, ending.model.text, ending.id),)
-                return self._finish(ctx, state, input, None, notices, place=place_id, turn=turn, ended=True,
-                                    ending=ending.id)
-            notices = (ExitsNotice(tuple(place.exits)),)
-        return self._finish(ctx, state, input, free_talk, notices, place=place_id, turn=turn)
+        if response is None and (speaker := addressee or responder) is not None:
+            free_talk = FreeTalk(speaker, input.target, self._knowledge(speaker, ctx))
+        progression = ctx.first(scene.progressions)
+        if progression is not None:
+            ctx.fire(progression, "progression", scene)
+        return self._finish(ctx, state, input, free_talk, (), place=place_id, turn=turn)
+
+    def _arrive(self, ctx: _Context, place_id: str, state: GameState, turn: int) -> None:
+        """An accepted move: the first 到着 line of the new place that holds (with its chain), else its arrival
+        reaction."""
+        ctx.arrived = True
+        arrival_scene = self.scenario.scene(place_id)
+        line = ctx.first(arrival_scene.arrivals)
+        if line is not None:
+            ctx.fire(line, "arrival", arrival_scene)
+        else:
+            self._arrival_reaction(ctx, place_id, state, turn)
+
+    def _leave(self, ctx: _Context, state: GameState, input: PlayerInput, place_id: str, turn: int) -> Step:
+        """離脱: the first ending whose condition holds on the story so far (this step's parting line
+        included), with its closing lines that hold; else the exits."""
+        ending = next((e for e in self.scenario.endings.get(place_id, ()) if e.condition.holds_in(ctx.shown)), None)
+        if ending is None:
+            exits = (ExitsNotice(tuple(self.scenario.places[place_id].exits)),)
+            return self._finish(ctx, state, input, None, exits, place=place_id, turn=turn)
+        for n, (closing, when) in enumerate(ending.lines):
+            if when.holds_in(ctx.shown):
+                ctx.say(_place_line(closing, f"{ending.line_prefix}#{n + 1}", "ending"))
+        notices = (EndingNotice(place_id, ending.model.title, ending.model.text, ending.id),)
+        return self._finish(ctx, state, input, None, notices, place=place_id, turn=turn, ended=True,
+                            ending=ending.id)
 
     def progress(self, step: Step) -> Step:
         """A step after which free conversation set a flag (a reply's effect, an order's flag): the place's
