@@ -23,7 +23,7 @@ from ..faces import NEUTRAL
 from ..scenario import CompiledScenario
 from ..scenario.conditions import Effect, parse_effect
 from ..scenario.loader import MENU_LINE_SETS
-from ..scenario.model import Replies
+from ..scenario.model import Character, Replies
 
 
 @dataclass(frozen=True)
@@ -55,33 +55,7 @@ class LineBook:
         for line in scenario.lines.values():
             self._put(f"line/{line.id}", line.speaker, line.text, None, line.model.replies)
         for character in scenario.scenario.characters:
-            c = character.id
-            for i, entry in enumerate(character.knowledge):
-                for n, spoken in enumerate(entry.lines, 1):
-                    self._put(f"knowledge/{c}/{i}#{n}", c, spoken.text, spoken.expression, spoken.replies,
-                              spoken.secret_from)
-            for reaction in character.reactions:
-                for n, spoken in enumerate(reaction.lines, 1):
-                    self._put(f"reaction/{c}/{reaction.act}#{n}", c, spoken.text, spoken.expression,
-                              spoken.replies, spoken.secret_from)
-            for fallback in character.fallbacks:
-                self._put(f"fallback/{fallback.id}", c, fallback.text, fallback.expression, None)
-            for name in ("recall", "clarify", "chatter", "echo", "unsure"):
-                line_set = getattr(character, name)
-                for n, spoken in enumerate(line_set.lines if line_set else (), 1):
-                    self._put(f"{name}/{c}#{n}", c, spoken.text, spoken.expression, spoken.replies,
-                              spoken.secret_from)
-            for name, _, lines in character.forms.line_sets() if character.forms is not None else ():
-                for n, spoken in enumerate(lines, 1):
-                    self._put(f"forms/{c}/{name}#{n}", c, spoken.text, spoken.expression, spoken.replies,
-                              spoken.secret_from)
-            if character.menu is not None:
-                for item in character.menu.items:
-                    for n, spoken in enumerate(item.lines, 1):
-                        self._put(f"menu/{c}/{item.id}#{n}", c, spoken.text, spoken.expression, spoken.replies)
-                for kind in MENU_LINE_SETS:
-                    for n, spoken in enumerate(getattr(character.menu, kind), 1):
-                        self._put(f"menu/{c}/{kind}#{n}", c, spoken.text, spoken.expression, spoken.replies)
+            self._put_character(character)
         for place in scenario.scenario.places:
             for n, place_line in enumerate(place.arrival.lines if place.arrival else (), 1):
                 self._put(f"arrival/{place.id}#{n}", place_line.speaker, place_line.text, place_line.expression,
@@ -90,6 +64,36 @@ class LineBook:
                 for n, (place_line, _) in enumerate(ending.lines, 1):
                     self._put(place_line_ref(f"{ending.line_prefix}#{n}"), place_line.speaker, place_line.text,
                               place_line.expression, place_line.replies)
+
+    def _put_character(self, character: Character) -> None:
+        """Every line of a character's own sets."""
+        c = character.id
+        for i, entry in enumerate(character.knowledge):
+            for n, spoken in enumerate(entry.lines, 1):
+                self._put(f"knowledge/{c}/{i}#{n}", c, spoken.text, spoken.expression, spoken.replies,
+                          spoken.secret_from)
+        for reaction in character.reactions:
+            for n, spoken in enumerate(reaction.lines, 1):
+                self._put(f"reaction/{c}/{reaction.act}#{n}", c, spoken.text, spoken.expression,
+                          spoken.replies, spoken.secret_from)
+        for fallback in character.fallbacks:
+            self._put(f"fallback/{fallback.id}", c, fallback.text, fallback.expression, None)
+        for name in ("recall", "clarify", "chatter", "echo", "unsure"):
+            line_set = getattr(character, name)
+            for n, spoken in enumerate(line_set.lines if line_set else (), 1):
+                self._put(f"{name}/{c}#{n}", c, spoken.text, spoken.expression, spoken.replies,
+                          spoken.secret_from)
+        for name, _, lines in character.forms.line_sets() if character.forms is not None else ():
+            for n, spoken in enumerate(lines, 1):
+                self._put(f"forms/{c}/{name}#{n}", c, spoken.text, spoken.expression, spoken.replies,
+                          spoken.secret_from)
+        if character.menu is not None:
+            for item in character.menu.items:
+                for n, spoken in enumerate(item.lines, 1):
+                    self._put(f"menu/{c}/{item.id}#{n}", c, spoken.text, spoken.expression, spoken.replies)
+            for kind in MENU_LINE_SETS:
+                for n, spoken in enumerate(getattr(character.menu, kind), 1):
+                    self._put(f"menu/{c}/{kind}#{n}", c, spoken.text, spoken.expression, spoken.replies)
 
     def _put(self, ref: str, speaker: str | None, text: str, expression: str | None,
              replies: Replies | None, secret_from: Sequence[str] = ()) -> None:

@@ -98,6 +98,31 @@ class Reading:
     called: str | None        # a character called at the head of the line
 
 
+@dataclass(frozen=True)
+class Situation:
+    """Where the conversation stands when a line comes: the question still open, a recent invitation, and the
+    last line and its speaker as the interpreter reads them."""
+    question: AskedQuestion | None
+    invitation: AskedQuestion | None
+    recent: Recent
+
+
+@dataclass
+class LineRead:
+    """The line as the turn plays it: the text read (and what an answer is read against), the input, who is
+    spoken to, how it was read, and what the conversation made of it (an order, a clarification to ask)."""
+    text: str
+    answer_text: str
+    chosen: PlayerInput
+    addressee: str | None
+    interpretation: InterpretationRecord
+    result: TurnResult | None = None
+    reading: Reading | None = None
+    named_now: bool = False
+    order: OrderFound | None = None
+    options: Options | None = None
+
+
 @dataclass
 class PlayedTurn:
     step: Step                          # the rules' step; its state holds the answer's variation, face, flags
@@ -128,22 +153,35 @@ class Conversation(Recalling, Serving):
     def play(self, text: str, state: GameState, memory: ConversationMemory | None = None, *,
              to: str | None = None, move: str | None = None, speak: Speak | None = None,
              given: PlayerInput | None = None) -> PlayedTurn:
-        """`given`: an input already decided (a written input such as なし or 意図:音楽 in a trace), played
-        without reading the text."""
+        """One turn: the line read once (`_read`), the rules' step, the answer (`_answer`: the model when one
+        speaks, else the authored answer's policies and arbiter), applied and remembered.  `given`: an input
+        already decided (a written input such as なし or 意図:音楽 in a trace), played without reading the text."""
         mem = (memory or ConversationMemory()).model_copy(deep=True)
         turn = state.turn + 1
         context: dict[str, Any] = {}
         errors: list[str] = []
         to = to if to in self.scenario.characters else None
-
         if state.ended:
             # The visit is over: nothing is played and the ending is not announced again.
             step = Step(NONE, (), None, (), state.passed())
             return PlayedTurn(step, NONE, None, InterpretationRecord(text=text, rule="ended"), None, None,
                               memory=mem, context={"ended": True})
+        talk = self._situation(state, mem)
+        line = self._read(text, state, mem, talk, to, move, given, context, errors, turn)
+        if line.options is not None:
+            return self._ask_which(line.text, state, mem, line.addressee, line.options, line.result,
+                                   line.interpretation, turn, context)
+        step, answer, model, before = self._answer(line, state, mem, talk, to, speak, context, turn)
+        if line.chosen.is_intent:
+            mem.topics[str(line.chosen)] = turn
+        if not move and given is None:
+            mem.player_last = line.text[:200]
+        self._remember(mem, step, answer, model, turn, state, before)
+        return PlayedTurn(step, line.chosen, line.addressee, line.interpretation, line.result, answer, model, mem,
+                          context, errors, before=before)
 
-        # the last question a character asked stays open a turn longer (a line in between may be about
-        # something else: 「ただいま」「内緒です」), unless a newer one replaced it
+    def _situation(self, state: GameState, mem: ConversationMemory) -> Situation:
+        """Where the conversation stands: the question still open, a recent invitation, what was said last."""
         if mem.last is None and state.last_line is not None and state.last_line in self.scenario.lines:
             # a memory that has not seen the game's start (or an older stage): its last scripted line
             line = self.scenario.lines[state.last_line]
@@ -151,170 +189,198 @@ class Conversation(Recalling, Serving):
             mem.question = self._question(mem.last, f"line/{line.id}", state, state.turn)
         # the last question a character asked stays open a few turns (lines in between may be about
         # something else: 「ただいま」「内緒です」), unless a newer one replaced it; after the next turn only a
-        # clear yes or no still answers it (see _authored)
+        # clear yes or no still answers it (see the reply policy)
         question = mem.question if mem.question is not None and \
             mem.question.turn >= state.turn - (self._lifetime(mem.question) - 1) else None
         invitation = mem.invitation if mem.invitation is not None and \
             state.turn - mem.invitation.turn < INVITATION_TURNS and \
             mem.invitation.place in self.rules.exits(state.place) else None
-        recent = self._recent(state, mem, question, invitation)
-        answer_text = text
-        result: TurnResult | None = None
-        order: OrderFound | None = None
-        options: Options | None = None
-        reading: Reading | None = None
+        return Situation(question, invitation, self._recent(state, mem, question, invitation))
 
+    def _read(self, text: str, state: GameState, mem: ConversationMemory, talk: Situation, to: str | None,
+              move: str | None, given: PlayerInput | None, context: dict[str, Any], errors: list[str],
+              turn: int) -> LineRead:
+        """What the line is: a written input, a destination button, the option of an open clarification, or
+        free text read once (asides, dialect, neutral words and spellings set aside) and interpreted."""
         clarification, mem.clarify = mem.clarify, None
-        named_now = to is not None
         if given is not None:
-            chosen, addressee = given, to
-            interpretation = InterpretationRecord(text=text, rule="given", input=str(given))
-        elif move:
-            addressee = to
-            if move in self.scenario.places:
-                chosen = PlayerInput.move(move)
-            else:
-                chosen = NONE
+            return LineRead(text, text, given, to, InterpretationRecord(text=text, rule="given", input=str(given)),
+                            named_now=to is not None)
+        if move:
+            chosen = PlayerInput.move(move) if move in self.scenario.places else NONE
+            if chosen == NONE:
                 errors.append(f"unknown destination {move!r}")
-            interpretation = InterpretationRecord.of_button(text, str(chosen))
+            return LineRead(text, text, chosen, to, InterpretationRecord.of_button(text, str(chosen)),
+                            named_now=to is not None)
+        text = without_asides(text)     # （笑）（小声）（一口食べて）: how it is said, not what
+        text = standard(text)           # 帰らなあかん, ほんまに, 知らへん: read as standard forms
+        # (えっと、 あのさ、 😊 笑 set aside; おみせ, あおいちゃん read as お店, 葵ちゃん: spelling.py)
+        text = self.respeller.respell(neutral(text).text)
+        resolved = None
+        if clarification is not None and clarification.turn == state.turn:
+            resolved = self.clarifier.resolve(text, clarification.options)
+            if resolved is not None and resolved not in self.rules.candidates(state):
+                resolved = None
+        if clarification is not None and resolved is not None:
+            context["clarify"] = {"resolved": str(resolved)}
+            return LineRead(text, f"{clarification.text}\n{text}", resolved, clarification.to or to,
+                            InterpretationRecord(text=text, rule="clarify_resolved", input=str(resolved),
+                                                 options=list(clarification.options)), named_now=to is not None)
+        return self._interpret(text, state, mem, talk, to, context, errors, turn, clarification is not None)
+
+    def _interpret(self, text: str, state: GameState, mem: ConversationMemory, talk: Situation, to: str | None,
+                   context: dict[str, Any], errors: list[str], turn: int, clarifying: bool) -> LineRead:
+        """Free text: its parts, who is spoken to, the interpreter's input, then what the conversation makes of
+        it (a pick, an order, a topic set aside, a clarification to ask)."""
+        question = talk.question
+        # the character named last turn stays addressed for a follow-up, unless this line names someone else
+        # here (「ママさんの好きな歌手は？」 after talking with 葵; not one only mentioned: 「ママにも話した？」 still
+        # asks 葵 — mention.py)
+        named = self._named_here(text, state)
+        partner = mem.partner if mem.partner is not None and mem.partner_turn >= state.turn and \
+            mem.partner in self.rules.people(state.place) and named in (None, mem.partner) else None
+        if partner is None and named is None:
+            # 「すごく上手。勉強してたの？」 right after 葵 answered: still 葵 (not the one who answers by default)
+            partner = self._last_answerer(mem, state)
+        reading = self._reading(text, state, mem, question)
+        if reading.side is not None:
+            context["parts"] = {"side": reading.side, "main": reading.text}
+        if reading.taken_back:
+            context["taken_back"] = reading.taken_back
+        text = reading.text
+        result = self.interpreter.interpret_turn(text, state, to or reading.called or partner, recent=talk.recent)
+        addressee = result.addressee
+        how = result.debug.addressee.how if result.debug.addressee is not None else None
+        named_now = addressee is not None and (how in ("head", "question", "phrase") or to is not None or
+                                               addressee == reading.called)
+        if named_now and addressee != self.rules.responder(state.place):
+            mem.partner, mem.partner_turn = addressee, turn      # named (or tapped) this turn
         else:
-            text = answer_text = without_asides(text)     # （笑）（小声）（一口食べて）: how it is said, not what
-            text = answer_text = standard(text)            # 帰らなあかん, ほんまに, 知らへん: read as standard forms
-            # (えっと、 あのさ、 😊 笑 set aside; おみせ, あおいちゃん read as お店, 葵ちゃん: spelling.py)
-            text = answer_text = self.respeller.respell(neutral(text).text)
-            resolved = None
-            if clarification is not None and clarification.turn == state.turn:
-                resolved = self.clarifier.resolve(text, clarification.options)
-                if resolved is not None and resolved not in self.rules.candidates(state):
-                    resolved = None
-            if resolved is not None:
-                chosen, addressee = resolved, clarification.to or to   # type: ignore[union-attr]
-                answer_text = f"{clarification.text}\n{text}"           # type: ignore[union-attr]
-                interpretation = InterpretationRecord(text=text, rule="clarify_resolved", input=str(chosen),
-                                                      options=list(clarification.options))  # type: ignore[union-attr]
-                context["clarify"] = {"resolved": str(chosen)}
-            else:
-                # the character named last turn stays addressed for a follow-up, unless this line names
-                # someone else here (「ママさんの好きな歌手は？」 after talking with 葵; not one only mentioned:
-                # 「ママにも話した？」 still asks 葵 — mention.py)
-                named = self._named_here(text, state)
-                partner = mem.partner if mem.partner is not None and mem.partner_turn >= state.turn and \
-                    mem.partner in self.rules.people(state.place) and named in (None, mem.partner) else None
-                if partner is None and named is None:
-                    # 「すごく上手。勉強してたの？」 right after 葵 answered: still 葵 (not the one who answers
-                    # by default)
-                    partner = self._last_answerer(mem, state)
-                reading = self._reading(text, state, mem, question)
-                if reading.side is not None:
-                    context["parts"] = {"side": reading.side, "main": reading.text}
-                if reading.taken_back:
-                    context["taken_back"] = reading.taken_back
-                text = answer_text = reading.text
-                result = self.interpreter.interpret_turn(text, state, to or reading.called or partner, recent=recent)
-                chosen, addressee, interpretation = result.input, result.addressee, result.debug
-                how = result.debug.addressee.how if result.debug.addressee is not None else None
-                named_now = addressee is not None and (how in ("head", "question", "phrase") or to is not None or
-                                                       addressee == reading.called)
-                if named_now and addressee != self.rules.responder(state.place):
-                    mem.partner, mem.partner_turn = addressee, turn      # named (or tapped) this turn
-                else:
-                    mem.partner = None
-                if result.error:
-                    errors.append(f"classifier: {result.error}")
-                pick = self._option_picked(text, state, mem, question) \
-                    if clarification is None and (chosen.is_intent or chosen.is_none) else None
-                if pick is not None:
-                    # 「正面から撮った方にします」 to 「…どっちがいいと思う？」: that option, not a topic (picks.py)
-                    context["picked"] = pick
-                    chosen = NONE
-                elif chosen.is_intent or chosen.is_none:
-                    # (the one who answered last is no server unless named: 「レモンサワーある？」 goes to the bar)
-                    order = self._order(text, state, addressee if named_now else None, mem, question)
-                    if order is not None and order.kind in ("ask", "missing") and \
-                            (fact := self._fact_first(text, state, addressee, chosen, mem)) is not None and fact.about:
-                        order = None        # 「ママの好きな食べ物って何？」 asks about ママ, it orders nothing
-                    if order is not None and order.kind in ("missing", "extra") and order.named and \
-                            self._entry_names(order.named, state):
-                        order = None        # 「からしってある？」: not on the menu, but someone here knows about it
-                    if order is not None and order.kind != "paid" and mem.orders and disputes(text):
-                        # 「ハイボール3杯とおでんで4200円？内訳聞いてもいい？」「4杯目は頼んでない、取り消して」: the bill
-                        # questioned names what was served; it orders nothing
-                        context["not_ordered"] = order.to_dict()
-                        order = None
-                    if order is not None:
-                        context["order"] = order.to_dict()
-                        chosen = NONE
-                    elif chosen.is_intent and ((_PRICE.search(nfkc(text)) and self._item_named(nfkc(text))) or
-                                               (mem.orders and (disputes(text) or _BILL.search(nfkc(text))))):
-                        # 「ナポリタンっていくら？」「内訳は？」: the price or the bill is the answer, not the menu's
-                        # story line
-                        context["price"] = str(chosen)
-                        chosen = NONE
-                    else:
-                        options = self._clarify(text, state, result)
-                    if options is not None:
-                        recent_topic = self._recent_topic(mem, state, options)
-                        if recent_topic is not None:
-                            # the conversation is already on one of them: no need to ask
-                            context["clarify"] = {"settled_by_topic": str(recent_topic)}
-                            chosen, options = recent_topic, None
-                    if options is None and order is None and chosen == NONE and result.rule is None:
-                        carried = self._carried_topic(text, state, mem)
-                        if carried is not None:
-                            # 「葵さんはどう思う？」「直さないの？」 right after a topic: still that topic, read
-                            # with the line before it (看板… → the entry about the sign, not the name)
-                            context["topic_carried"] = str(carried)
-                            chosen = carried
-                            answer_text = f"{mem.player_last or ''}\n{text}"
-                    if options is None and order is None and chosen.is_intent and result.rule is None and \
-                            not self._names_topic(text, chosen) and not is_question(text) and \
-                            self.answerer.act(text).act in _SOCIAL_ACTS:
-                        # 「あつっ。でもおいしい！」: praise, not the menu topic guessed from a word near in meaning
-                        # (a question asks, whatever praise its words hold: 「いい店ってどんな店だと思う？」)
-                        context["act_not_topic"] = str(chosen)
-                        chosen = NONE
-                    if options is None and order is None and chosen.is_intent and result.rule is None and \
-                            self._stance(chosen) and only_asks_back(text):
-                        # 「色はそのままで小窓とか？」: asking back takes no stance (今のままでいい is said, not asked)
-                        context["asked_not_stance"] = str(chosen)
-                        chosen = NONE
-                    if options is None and order is None and self._echoes_question(text, chosen, question, recent):
-                        # 「いいよ、一緒に選ぼう」 to 「一緒に選んでくれる？」: the topic word is the question's own
-                        context["answer_not_topic"] = str(chosen)
-                        chosen = NONE
-                    if options is None and order is None and self._weak_topic(text, state, chosen, result):
-                        # a topic guessed from shared letters only, while the line names what a
-                        # character's own entry covers (何年 → the shop's history): that entry answers
-                        context["weak_topic"] = str(chosen)
-                        chosen = NONE
-                    if options is None and order is None and self._unsure_story(text, state, chosen, addressee,
-                                                                                   result):
-                        # a story line fires only on a topic the line names: a guess from a word near
-                        # in meaning (娘 ~ 二人) or shared letters is answered without the story moving on
-                        context["unsure_story"] = str(chosen)
-                        chosen = NONE
-                    if options is None and order is None and result.rule is None:
-                        fact = self._fact_first(text, state, addressee, chosen, mem)
-                        if fact is not None:
-                            # 「ママのお名前は？」: a fact about the one asked about, not the shop's name;
-                            # 「今かかってるの誰の曲？」: what the question's head asks, not the topic's line
-                            context["fact"] = fact.ref
-                            chosen = NONE
-                    if options is None and order is None and result.rule is None and \
-                            (chosen == NONE or not self._names_topic(text, chosen)):
-                        vague = self._vague(text, state, mem)
-                        if isinstance(vague, Options):
-                            options = vague
-                        elif vague is not None:
-                            # 「あれってどうなったの？」 right after a topic: that topic
-                            context["vague"] = str(vague)
-                            chosen = vague
+            mem.partner = None
+        if result.error:
+            errors.append(f"classifier: {result.error}")
+        line = LineRead(text, text, result.input, addressee, result.debug, result, reading=reading,
+                        named_now=named_now)
+        if not (line.chosen.is_intent or line.chosen.is_none):
+            return line
+        pick = self._option_picked(text, state, mem, question) if not clarifying else None
+        if pick is not None:
+            # 「正面から撮った方にします」 to 「…どっちがいいと思う？」: that option, not a topic (picks.py)
+            context["picked"] = pick
+            return replace(line, chosen=NONE)
+        self._decide(line, state, mem, talk, context)
+        return line
 
+    def _decide(self, line: LineRead, state: GameState, mem: ConversationMemory, talk: Situation,
+                context: dict[str, Any]) -> None:
+        """What the conversation makes of an intent or なし read from the line: an order, the price or the
+        bill, a clarification to ask, or the topic set aside where the reading does not hold it (each rule is
+        named in the debug record)."""
+        text, result = line.text, line.result
+        assert result is not None
+        order = self._order_in(line, state, mem, talk, context)
+        if order is not None:
+            context["order"] = order.to_dict()
+            line.order, line.chosen = order, NONE
+            return
+        chosen = line.chosen
+        if chosen.is_intent and ((_PRICE.search(nfkc(text)) and self._item_named(nfkc(text))) or
+                                 (mem.orders and (disputes(text) or _BILL.search(nfkc(text))))):
+            # 「ナポリタンっていくら？」「内訳は？」: the price or the bill is the answer, not the menu's story line
+            context["price"] = str(chosen)
+            line.chosen = NONE
+            return
+        options = self._clarify(text, state, result)
         if options is not None:
-            return self._ask_which(text, state, mem, addressee, options, result, interpretation, turn, context)
+            recent_topic = self._recent_topic(mem, state, options)
+            if recent_topic is not None:
+                # the conversation is already on one of them: no need to ask
+                context["clarify"] = {"settled_by_topic": str(recent_topic)}
+                line.chosen, options = recent_topic, None
+        if options is not None:
+            line.options = options
+            return
+        if line.chosen == NONE and result.rule is None:
+            carried = self._carried_topic(text, state, mem)
+            if carried is not None:
+                # 「葵さんはどう思う？」「直さないの？」 right after a topic: still that topic, read with the line
+                # before it (看板… → the entry about the sign, not the name)
+                context["topic_carried"] = str(carried)
+                line.chosen = carried
+                line.answer_text = f"{mem.player_last or ''}\n{text}"
+        reason = self._set_aside(line, state, talk)
+        if reason is not None:
+            context[reason] = str(line.chosen)
+            line.chosen = NONE
+        if result.rule is None:
+            fact = self._fact_first(text, state, line.addressee, line.chosen, mem)
+            if fact is not None:
+                # 「ママのお名前は？」: a fact about the one asked about, not the shop's name; 「今かかってるの誰の
+                # 曲？」: what the question's head asks, not the topic's line
+                context["fact"] = fact.ref
+                line.chosen = NONE
+        if result.rule is None and (line.chosen == NONE or not self._names_topic(text, line.chosen)):
+            vague = self._vague(text, state, mem)
+            if isinstance(vague, Options):
+                line.options = vague
+            elif vague is not None:
+                # 「あれってどうなったの？」 right after a topic: that topic
+                context["vague"] = str(vague)
+                line.chosen = vague
 
+    def _order_in(self, line: LineRead, state: GameState, mem: ConversationMemory, talk: Situation,
+                  context: dict[str, Any]) -> OrderFound | None:
+        """The order the line makes, if any (orders.py), less what only looks like one."""
+        text, addressee = line.text, line.addressee
+        # (the one who answered last is no server unless named: 「レモンサワーある？」 goes to the bar)
+        order = self._order(text, state, addressee if line.named_now else None, mem, talk.question)
+        if order is None:
+            return None
+        if order.kind in ("ask", "missing") and \
+                (fact := self._fact_first(text, state, addressee, line.chosen, mem)) is not None and fact.about:
+            return None         # 「ママの好きな食べ物って何？」 asks about ママ, it orders nothing
+        if order.kind in ("missing", "extra") and order.named and self._entry_names(order.named, state):
+            return None         # 「からしってある？」: not on the menu, but someone here knows about it
+        if order.kind != "paid" and mem.orders and disputes(text):
+            # 「ハイボール3杯とおでんで4200円？内訳聞いてもいい？」「4杯目は頼んでない、取り消して」: the bill
+            # questioned names what was served; it orders nothing
+            context["not_ordered"] = order.to_dict()
+            return None
+        return order
+
+    def _set_aside(self, line: LineRead, state: GameState, talk: Situation) -> str | None:
+        """The rule, if one, by which the topic read from the line is set aside (the line is played as なし)."""
+        chosen, text, result = line.chosen, line.text, line.result
+        assert result is not None
+        unread = chosen.is_intent and result.rule is None
+        if unread and not self._names_topic(text, chosen) and not is_question(text) and \
+                self.answerer.act(text).act in _SOCIAL_ACTS:
+            # 「あつっ。でもおいしい！」: praise, not the menu topic guessed from a word near in meaning (a question
+            # asks, whatever praise its words hold: 「いい店ってどんな店だと思う？」)
+            return "act_not_topic"
+        if unread and self._stance(chosen) and only_asks_back(text):
+            return "asked_not_stance"   # 「色はそのままで小窓とか？」: asking back takes no stance
+        if self._echoes_question(text, chosen, talk.question, talk.recent):
+            return "answer_not_topic"   # 「いいよ、一緒に選ぼう」 to 「一緒に選んでくれる？」: the question's own word
+        if self._weak_topic(text, state, chosen, result):
+            # a topic guessed from shared letters only, while the line names what a character's own entry covers
+            # (何年 → the shop's history): that entry answers
+            return "weak_topic"
+        if self._unsure_story(text, state, chosen, line.addressee, result):
+            # a story line fires only on a topic the line names: a guess from a word near in meaning (娘 ~ 二人)
+            # or shared letters is answered without the story moving on
+            return "unsure_story"
+        return None
+
+    def _answer(self, line: LineRead, state: GameState, mem: ConversationMemory, talk: Situation, to: str | None,
+                speak: Speak | None, context: dict[str, Any],
+                turn: int) -> tuple[Step, Answer | None, Any, list[Answer]]:
+        """The rules' step, then the answer: to a first part said apart, to an order, to free conversation (the
+        model when one speaks, else the authored answer), applied to the step."""
+        question, state_place = talk.question, state.place
+        text, chosen, addressee, reading = line.text, line.chosen, line.addressee, line.reading
         # a yes or a no to a question whose line has its own replies is that answer, not a なし a line answers
-        answering = chosen.is_none and order is None and self._answers_authored(text, question, state)
+        answering = chosen.is_none and line.order is None and self._answers_authored(text, question, state)
         step = self.rules.handle(chosen, state, addressee, answering=answering)
         # (the scripted lines shown count as said, the start's too, which no turn remembered)
         said = {**{f"line/{i}": [0] for i in state.shown_lines}, **mem.said}
@@ -323,24 +389,24 @@ class Conversation(Recalling, Serving):
         model = None
         side: Answer | None = None
         if reading is not None and reading.side is not None:
-            how = interpretation.addressee.how if interpretation.addressee is not None else None
+            how = line.interpretation.addressee.how if line.interpretation.addressee is not None else None
             side_to = part_addressee(reading.side, self.rules, state, to=to, asker=question.speaker if question else None,
                                      rest=addressee, rest_named=how in ("head", "question", "phrase"),
-                                     about=self.focus_reader.read(reading.side, tuple(self.rules.people(state.place))).about
+                                     about=self.focus_reader.read(reading.side, tuple(self.rules.people(state_place))).about
                                      if is_question(reading.side) else ())
             side = self._side_answer(reading.side, step, state, mem, question, side_to, turn, variety, context)
             if side is not None:
                 variety.note(side.refs)
                 if side.source in (AnswerSource.REPLY, AnswerSource.ORDER):
                     question = None        # answered by the side part
-        if order is not None:
-            answer = self._serve(order, step, state, mem, turn, variety)
+        if line.order is not None:
+            answer = self._serve(line.order, step, state, mem, turn, variety)
         if answer is None and step.free_talk is not None:
             if speak is not None:
                 model = speak(step, addressee)
             if model is None or getattr(model, "source", None) != AnswerSource.MODEL:
-                answer = self._authored(step, state, text, answer_text, mem, question, variety, turn, context,
-                                        addressed=named_now and addressee in self.rules.people(state.place))
+                answer = self._authored(step, state, text, line.answer_text, mem, question, variety, turn, context,
+                                        addressed=line.named_now and addressee in self.rules.people(state_place))
         before: list[Answer] = []
         if side is not None:
             side, answer = kept(side, answer)   # no stock brush-off after a real answer to the other part
@@ -352,13 +418,7 @@ class Conversation(Recalling, Serving):
                 step, side = self._apply(step, side)
         if answer is not None:
             step, answer = self._apply(step, answer)
-        if chosen.is_intent:
-            mem.topics[str(chosen)] = turn
-        if not move and given is None:
-            mem.player_last = text[:200]
-        self._remember(mem, step, answer, model, turn, state, before)
-        return PlayedTurn(step, chosen, addressee, interpretation, result, answer, model, mem, context, errors,
-                          before=before)
+        return step, answer, model, before
 
     # ------------------------------------------------------------------ context for reading a line
 

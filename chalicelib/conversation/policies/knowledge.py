@@ -62,4 +62,5 @@ def _predicate(text: str, hit) -> bool:
     """Whether the word the entry shares with the line is a verb or an adjective there, not a thing."""
     tokens = analyse(text).tokens
     at = next((t for t in tokens if t.start <= hit.start < t.end), None)
-    return at is not None and at.pos[:1] in (("動詞",), ("形容詞",))
+    # (a phrase the author listed, 「いいって言って」, is what the entry is about, whatever word it starts with)
+    return at is not None and hit.end <= at.end and at.pos[:1] in (("動詞",), ("形容詞",))
