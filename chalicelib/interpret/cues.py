@@ -414,10 +414,27 @@ def goes_along(text: str) -> bool:
 _VOLITIONAL_END = re.compile(r"(?:ろう|よう|おう|こう|ましょう)か?(?:な)?\s*[？?]?\s*$")
 
 
-def farewell(text: str) -> bool:
-    """The sentence ends with a farewell (失礼します, お邪魔しました, 帰るね …),
-    not asked about (失礼しますって言うの？) and not quoted (「失礼します」)."""
-    stripped = _TRAILING.sub("", unstretched(text))
+def without_trailing_calls(text: str, names: SceneNames | None) -> str:
+    """The line without the names it ends by calling (「おやすみなさい、ママさん、葵さん」 → 「おやすみなさい」):
+    whom a goodbye is said to is not what it says."""
+    if names is None:
+        return text
+    called = sorted({nfkc(n) for person in names.characters.values() for n in person}, key=len, reverse=True)
+    if not called:
+        return text
+    pattern = re.compile(r"[、,\s]+(?:" + "|".join(re.escape(n) for n in called) + r")(?:"
+                         + word_class("honorifics").alternation + r")?[、,。！!〜~ー\s]*$")
+    while True:
+        shorter = pattern.sub("", text)
+        if shorter == text:
+            return text
+        text = shorter
+
+
+def farewell(text: str, names: SceneNames | None = None) -> bool:
+    """The sentence ends with a farewell (失礼します, お邪魔しました, 帰るね …), also one said to someone by name
+    (「おやすみなさい、ママさん」), not asked about (失礼しますって言うの？) and not quoted (「失礼します」)."""
+    stripped = _TRAILING.sub("", without_trailing_calls(unstretched(text), names))
     if _QUESTION_END.search(stripped):
         if not _VOLITIONAL_END.search(stripped):
             return False

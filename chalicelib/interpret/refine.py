@@ -130,7 +130,7 @@ def refine(chosen: PlayerInput, text: str, choices: InterpretChoices, context: I
         return Decision(move, EXPLICIT_MOVE if move != chosen else None)
     has_leave = choices.contains(LEAVE)
     answering = answers_return_question(normalised, context.asked)
-    if has_leave and not answering and (farewell(normalised) or names.says_leaving(normalised, context.place)):
+    if has_leave and not answering and (farewell(normalised, names) or names.says_leaving(normalised, context.place)):
         return Decision(LEAVE, FAREWELL if chosen != LEAVE else None)
     if context.last_line and short_agreement(normalised):
         invited = invited_place(context.last_line, names, exits)

@@ -114,6 +114,12 @@ class Respeller:
         functional = [False] * len(text)
         for i in function:
             functional[i] = True
+        for phrase in word_class("spellings").kept:       # set phrases stay as written (おやすみなさい)
+            at = 0
+            while (at := text.find(phrase, at)) >= 0:
+                for i in range(at, at + len(phrase)):
+                    functional[i] = True
+                at += len(phrase)
         for run in _HIRAGANA.finditer(text):
             for reading in self._readings:
                 at = run.start()
@@ -129,7 +135,8 @@ class Respeller:
             # a known word the analyser reads as one word in kana: its written form (げんき → 元気)
             # (read alike too: いつ is normalised as 何時, which reads なんじ)
             if _HIRAGANA.fullmatch(token.surface) and token.normalised in self._written and \
-                    _reading(token.normalised) == token.surface and not any(taken[token.start:token.end]):
+                    _reading(token.normalised) == token.surface and not any(taken[token.start:token.end]) and \
+                    not any(functional[token.start:token.end]):
                 spans.append((token.start, token.end, token.normalised))
         if not spans:
             return text

@@ -55,3 +55,16 @@ def test_kana_spellings_of_known_words_read_as_the_words(respeller, said, meant)
 ])
 def test_kana_that_is_something_else_stays(respeller, line):
     assert respeller.respell(line) == line
+
+
+def test_set_phrases_stay_in_kana():
+    assert Respeller(["休み"]).respell("おやすみなさい") == "おやすみなさい"      # a goodbye, not お休み (a day off)
+    assert Respeller(["休み"]).respell("やすみの日は何してる？") == "休みの日は何してる？"
+
+
+def test_a_goodbye_said_to_someone_by_name_is_a_goodbye():
+    from chalicelib.interpret.cues import SceneNames, farewell
+    names = SceneNames.of(load_scenario(ROOT / "scenarios" / "chinoike.json"))
+    assert farewell("帰ります。おやすみなさい、ママさん、葵さん", names)
+    assert farewell("ごちそうさま、また来ます、おやすみ", names)
+    assert not farewell("おやすみって何時から？", names)

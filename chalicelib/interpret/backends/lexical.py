@@ -253,7 +253,7 @@ class LexicalBackend:
         set_aside_units = _units_in(forms, set_aside)
         out: dict[str, float] = {}
         moves = self._moves(forms.nfkc, choices, context)
-        leaving = farewell(forms.nfkc) or (self.names is not None and self.names.says_leaving(
+        leaving = farewell(forms.nfkc, self.names) or (self.names is not None and self.names.says_leaving(
             forms.nfkc, context.place if context is not None else None))
         related: dict[str, float] = {}
         for m in (self.meaning.matches(text) if self.meaning is not None else ()):

@@ -24,6 +24,7 @@ class WordClass:
     entries: tuple[str, ...]
     positive: tuple[str, ...]
     negative: tuple[str, ...]
+    kept: tuple[str, ...] = ()      # what a class says stays as it is (spellings: set phrases kept in kana)
 
     @property
     def alternation(self) -> str:
@@ -41,7 +42,8 @@ def word_class(name: str) -> WordClass:
     data = json.loads((_HERE / f"{name}.json").read_text(encoding="utf-8"))
     examples = data.get("examples", {})
     return WordClass(data["class"], data.get("description", ""), tuple(data["entries"]),
-                     tuple(examples.get("positive", ())), tuple(examples.get("negative", ())))
+                     tuple(examples.get("positive", ())), tuple(examples.get("negative", ())),
+                     tuple(data.get("kept", ())))
 
 
 @cache
