@@ -2,9 +2,11 @@
 matcher the engine uses: a word added or taken out is checked where it works."""
 from __future__ import annotations
 
+import json
+
 import pytest
 
-from chalicelib.interpret.lexicon import class_names, word_class
+from chalicelib.interpret.lexicon import class_names, patterns, table_names, word_class
 from chalicelib.interpret.phrases import SaidPhrases
 from chalicelib.interpret.spelling import Respeller, neutral
 
@@ -40,3 +42,42 @@ def test_positive_examples_match(name):
 def test_negative_examples_do_not_match(name):
     wrongly = [t for t in word_class(name).negative if MATCHERS[name](t)]
     assert not wrongly, f"{name}: {wrongly}"
+
+
+def _table_patterns():
+    return [(t, n) for t in table_names() for n in patterns(t)]
+
+
+@pytest.mark.parametrize("table,name", _table_patterns())
+def test_every_pattern_finds_its_positive_examples_and_not_its_negative(table, name):
+    import re
+    p = patterns(table)[name]
+    rx = re.compile(p.source)
+    assert p.positive, f"{table}.{name} has no positive example"
+    missed = [t for t in p.positive if not rx.search(t)]
+    wrongly = [t for t in p.negative if rx.search(t)]
+    assert not missed and not wrongly, f"{table}.{name}: missed {missed}, wrongly {wrongly}"
+
+
+def test_a_pattern_uses_its_siblings_and_refuses_a_loop(tmp_path, monkeypatch):
+    import chalicelib.interpret.lexicon as lexicon
+    (tmp_path / "t.json").write_text(json.dumps({"class": "t", "patterns": {
+        "stem": {"regex": "行(?=[かき])", "positive": ["行かない"]},
+        "go": {"regex": "<<stem>>|戻", "positive": ["戻る"]}}}), encoding="utf-8")
+    (tmp_path / "loop.json").write_text(json.dumps({"class": "loop", "patterns": {"a": "<<b>>", "b": "<<a>>"}}),
+                                        encoding="utf-8")
+    monkeypatch.setattr(lexicon, "_HERE", tmp_path)
+    _forget(lexicon)
+    try:
+        assert lexicon.pattern("t", "go") == "(?:行(?=[かき]))|戻"
+        assert lexicon.table_names() == ["loop", "t"] and lexicon.class_names() == []
+        with pytest.raises(ValueError):
+            lexicon.pattern("loop", "a")
+    finally:
+        _forget(lexicon)
+
+
+def _forget(lexicon):
+    lexicon._data.cache_clear()
+    lexicon.patterns.cache_clear()
+    lexicon.compiled.cache_clear()

@@ -1,7 +1,12 @@
 """Japanese word classes as data: each class is a JSON file here with its entries and examples.
 
 A class file holds `class`, `description`, `entries` (the words) and `examples` (`positive`: texts the class's
-matcher must find a word in; `negative`: texts it must not).  tests/interpret/test_lexicon.py runs every
+matcher must find a word in; `negative`: texts it must not).
+
+Where a word class is a shape rather than a list (a verb stem and the endings that may follow it), a file holds
+`patterns` instead: a table of named regular expressions, each with its own `positive` and `negative` examples
+(texts `re.search` must find it in, and must not).  A pattern may use another pattern of the same file as
+`<<name>>`; it is spliced in as a non-capturing group before compiling, so a shape is written once.  tests/interpret/test_lexicon.py runs every
 class's examples through the matcher the engine uses, so a word added or removed is checked where it is
 used.  The words of a scenario's own world (names, roles, items, places) come from the scenario, never from
 here.
@@ -39,7 +44,7 @@ class WordClass:
 
 @cache
 def word_class(name: str) -> WordClass:
-    data = json.loads((_HERE / f"{name}.json").read_text(encoding="utf-8"))
+    data = _data(name)
     examples = data.get("examples", {})
     return WordClass(data["class"], data.get("description", ""), tuple(data["entries"]),
                      tuple(examples.get("positive", ())), tuple(examples.get("negative", ())),
@@ -52,4 +57,60 @@ def _prefix(name: str) -> re.Pattern[str]:
 
 
 def class_names() -> list[str]:
-    return sorted(p.stem for p in _HERE.glob("*.json"))
+    """The word classes: files with `entries`."""
+    return sorted(p.stem for p in _HERE.glob("*.json") if "entries" in _data(p.stem))
+
+
+def table_names() -> list[str]:
+    """The pattern tables: files with `patterns`."""
+    return sorted(p.stem for p in _HERE.glob("*.json") if "patterns" in _data(p.stem))
+
+
+@dataclass(frozen=True)
+class Pattern:
+    table: str
+    name: str
+    source: str                     # the regular expression, other patterns spliced in
+    positive: tuple[str, ...]
+    negative: tuple[str, ...]
+    note: str = ""
+
+
+_REFERENCE = re.compile(r"<<([A-Za-z_][A-Za-z0-9_]*)>>")
+
+
+@cache
+def _data(name: str) -> dict:
+    return json.loads((_HERE / f"{name}.json").read_text(encoding="utf-8"))
+
+
+@cache
+def patterns(table: str) -> dict[str, Pattern]:
+    """Every pattern of a table, by name, with references to its siblings spliced in."""
+    raw: dict = _data(table)["patterns"]
+
+    def spliced(name: str, seen: tuple[str, ...]) -> str:
+        if name in seen:
+            raise ValueError(f"lexicon table {table}: pattern {name} refers to itself through {seen}")
+        if name not in raw:
+            raise KeyError(f"lexicon table {table} has no pattern {name}")
+        entry = raw[name]
+        source = entry if isinstance(entry, str) else entry["regex"]
+        return _REFERENCE.sub(lambda m: f"(?:{spliced(m.group(1), seen + (name,))})", source)
+
+    out = {}
+    for name, entry in raw.items():
+        entry = {"regex": entry} if isinstance(entry, str) else entry
+        out[name] = Pattern(table, name, spliced(name, ()), tuple(entry.get("positive", ())),
+                            tuple(entry.get("negative", ())), entry.get("note", ""))
+    return out
+
+
+def pattern(table: str, name: str) -> str:
+    """The source of one pattern, to compile or to build a larger expression with."""
+    return patterns(table)[name].source
+
+
+@cache
+def compiled(table: str, name: str, flags: int = 0) -> re.Pattern[str]:
+    return re.compile(pattern(table, name), flags)
