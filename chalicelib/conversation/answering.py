@@ -22,7 +22,8 @@ from functools import cached_property
 from typing import Any
 
 from ..answers import Answer
-from ..interpret.acts import ActFound
+from ..interpret.acts import NO_ACT, ActFound
+from ..interpret.belonging import Own, read_own
 from ..scenario import FreeTalk, GameState, Step
 from ..stage.records import AskedQuestion, ConversationMemory
 from .facts import is_question
@@ -80,9 +81,22 @@ class Deliberation:
         return is_question(self.text) or self.act in ("質問", "本人")
 
     @cached_property
+    def owned(self) -> Own:
+        """Where the line tells of the player's own life (belonging.py), in the focus's text."""
+        return read_own(self.focus.text)
+
+    @cached_property
+    def self_told(self) -> bool:
+        """The player tells of themselves, as the subject (「僕も休みは喫茶店めぐりが趣味なんです」): a knowledge line
+        that shares a word with it is about someone else's life."""
+        return not self.asking and self.free.intent is None and (
+            self.act == "身の上" and about_self(self.text) or self.act == NO_ACT and self.owned.told)
+
+    @cached_property
     def own(self) -> bool:
-        """The player tells of their own life (「僕も休みは喫茶店めぐりが趣味なんです」)."""
-        return self.act == "身の上" and not self.asking and self.free.intent is None and about_self(self.text)
+        """The player tells of their own life, themselves or their kin (「息子が反抗期で困ってる」): their story."""
+        return self.self_told or (not self.asking and self.free.intent is None and self.act == NO_ACT and
+                                  self.owned.kin)
 
     def word(self) -> str | None:
         if not self.echo_word_read:
@@ -102,9 +116,11 @@ class Considered:
     policy: str
     outcome: str          # answered, weak, honest, nothing
     ref: str | None = None
+    why: str = ""         # the evidence it rests on, as the policy said it
 
     def to_dict(self) -> dict[str, Any]:
-        return {"policy": self.policy, "outcome": self.outcome, **({"ref": self.ref} if self.ref else {})}
+        return {"policy": self.policy, "outcome": self.outcome, **({"ref": self.ref} if self.ref else {}),
+                **({"why": self.why} if self.why else {})}
 
 
 def arbitrate(d: Deliberation, policies: tuple[tuple[str, Policy], ...]) -> tuple[Answer, list[Considered]]:
@@ -119,12 +135,12 @@ def arbitrate(d: Deliberation, policies: tuple[tuple[str, Policy], ...]) -> tupl
             continue
         proposal = got if isinstance(got, Proposal) else Proposal(got)
         if proposal.strength == Strength.WEAK:
-            considered.append(Considered(name, "weak", proposal.answer.ref))
+            considered.append(Considered(name, "weak", proposal.answer.ref, proposal.why))
             weak = weak or proposal
             continue
         if weak is not None and name == "fallback":
             break
-        considered.append(Considered(name, "answered", proposal.answer.ref))
+        considered.append(Considered(name, "answered", proposal.answer.ref, proposal.why))
         if weak is not None:
             considered.append(Considered("arbiter", f"a weak guess ({weak.why or weak.answer.ref}) lost to {name}"))
         return proposal.answer, considered

@@ -36,6 +36,7 @@ from functools import lru_cache
 from ..answers import Answer, Answerer
 from ..faces import NEUTRAL
 from ..interpret.asking import WH, is_question
+from ..interpret.belonging import kin_of_player
 from ..interpret.ja import analyse
 from ..interpret.ja.tokens import Token
 from ..interpret.text import nfkc
@@ -269,6 +270,11 @@ def _advice(text: str) -> FormFound | None:
         before = text[:found.start()]
         if not _SOMEONES.search(before):
             return FormFound("advice", found.group(0))
+    # the player's own kin or things (「息子のことなんだけど…どうしたらいい？」「うちの子が…」: belonging.py)
+    own = kin_of_player(text[:asked.start()])
+    if own:
+        start, end = own[0]
+        return FormFound("advice", text[start:end])
     return None
 
 

@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from chalicelib.interpret.belonging import kin_of_player, read_own
 from chalicelib.interpret.lexicon import class_names, patterns, table_names, word_class
 from chalicelib.interpret.phrases import SaidPhrases
 from chalicelib.interpret.spelling import Respeller, neutral
@@ -21,6 +22,9 @@ MATCHERS = {
     "spellings": lambda text: Respeller().respell(text) != text,
     # a scenario's phrase still said with the verb carried on (外に出る in 外に出てみます)
     "carrying_verbs": lambda text: SaidPhrases(["外に出る"]).said(text),
+    # told of the player's own life: their kin, what they own, themselves as the subject (belonging.py)
+    "first_person": lambda text: bool(read_own(text).spans),
+    "humble_kin": lambda text: bool(kin_of_player(text)),
 }
 
 

@@ -2,12 +2,13 @@
 from __future__ import annotations
 
 from ...answers import Answer
+from ...interpret.acts import ActFound
 from ..answering import Deliberation, Proposal, Strength
 from ..facts import is_question
 
 
-def _reaction(d: Deliberation, word: str | None = None) -> Answer | None:
-    found = d.conv.answerer.reaction(d.free, d.state, d.text, d.found_act, d.turn, d.variety, word=word)
+def _reaction(d: Deliberation, word: str | None = None, act: ActFound | None = None) -> Answer | None:
+    found = d.conv.answerer.reaction(d.free, d.state, d.text, act or d.found_act, d.turn, d.variety, word=word)
     return d.make(found) if found is not None else None
 
 
@@ -33,12 +34,15 @@ def to_the_act(d: Deliberation) -> Answer | None:
 def own_life(d: Deliberation) -> Answer | None:
     """The player's own life, family or past (「女房とよく来たもんだ」): an engaged reaction, remembered when told
     again (「僕、カメラマンなんです」 a second time)."""
-    if d.act != "身の上" or d.asking:
+    if not (d.act == "身の上" or d.own) or d.asking:
         return None
     told = d.conv._told(d.free.speaker, d.text, d.focus, d.state, d.mem, d.turn, d.variety) if d.own else None
     if told is not None:
         return told
-    return _reaction(d, word=d.conv._echo_word(d.focus, d.state) if d.own else None)
+    # (a line of the player's own family or life that no act names — 「息子が反抗期で困ってる」 — is taken up as
+    # their story: the 身の上 reaction)
+    act = d.found_act if d.act == "身の上" else ActFound("身の上", "own")
+    return _reaction(d, word=d.conv._echo_word(d.focus, d.state) if d.own else None, act=act)
 
 
 def unanswerable(d: Deliberation) -> Proposal | None:
