@@ -28,16 +28,17 @@ def knowledge(d: Deliberation) -> Answer | Proposal | None:
         # 「休みの日はだいたい釣りしてます」: the line is about 釣り, not the shop's days off
         d.context["aside"] = fitting.ref
         found, fitting = None, None
+    owned = fitting is not None and fitting.hit is not None and d.owned.covers(fitting.hit.start, fitting.hit.end)
     if found is not None and fitting is not None and free.intent is None and (
-            d.self_told and not fitting.about or fitting.hit is not None and d.owned.covers(fitting.hit.start, fitting.hit.end)):
+            d.self_told and not fitting.about or owned):
         # 「僕も休みは喫茶店めぐりが趣味なんです」「うちの息子なんて口きいてくれない」: the player's own life (or
         # their own son), not the shop's days off nor ママ's family (belonging.py)
         d.context["own_life"] = fitting.ref
         found, fitting = None, None
-    topic = fitting is not None and free.intent is not None and free.intent in fitting.entry.intents
+    topic = fitting is not None and fitting.hit is not None and free.intent is not None and \
+        free.intent in fitting.entry.intents
     trusted = fitting is not None and (fitting.about or fitting.at_head or fitting.at_wh or topic or (
-        fitting.hit is not None and focus.in_phrase(fitting.hit.start, fitting.hit.end) and
-        (d.asking or focus.phrase is not None or not _predicate(focus.text, fitting.hit))))
+        fitting.hit is not None and focus.in_phrase(fitting.hit.start, fitting.hit.end)))
     if d.asking and not trusted:
         # (an entry about the one asked about, or whose word is what the question asks for, answers as it is: a
         # sentence sharing some other word of the line is no better answer; asking leave — 「テレビつけてもいい？」
@@ -72,26 +73,8 @@ def _evidence(fitting, topic: bool, trusted: bool) -> str:
 
 
 def _predicate(text: str, hit) -> bool:
-    """Whether the word the entry shares with the line is a verb or an adjective there with no subject of its
-    own: the player's own doing (「おばあちゃんに作ってあげた」「ぜんぜん座れなかった」 — a statement that names no one
-    else tells of the speaker), not a thing nor something said of a thing (「外が暑かった」)."""
+    """Whether the word the entry shares with the line is a verb or an adjective there, not a thing."""
     tokens = analyse(text).tokens
-    at = next((i for i, t in enumerate(tokens) if t.start <= hit.start < t.end), None)
+    at = next((t for t in tokens if t.start <= hit.start < t.end), None)
     # (a phrase the author listed, 「いいって言って」, is what the entry is about, whatever word it starts with)
-    if at is None or hit.end > tokens[at].end or tokens[at].pos[:1] not in (("動詞",), ("形容詞",)):
-        return False
-    return not _subject_before(tokens, at)
-
-
-def _subject_before(tokens, at: int) -> bool:
-    """A subject named before token `at` in its sentence: a noun with が, or with は / も when it is no time
-    (今日は sets the time, 外が names what was hot)."""
-    for i in range(at - 1, 0, -1):
-        token, particle = tokens[i - 1], tokens[i]
-        if tokens[i].pos[:2] == ("補助記号", "句点"):
-            return False
-        if not token.is_noun or particle.pos[:1] != ("助詞",):
-            continue
-        if particle.surface == "が" or particle.surface in ("は", "も") and token.pos[2:3] != ("副詞可能",):
-            return True
-    return False
+    return at is not None and hit.end <= at.end and at.pos[:1] in (("動詞",), ("形容詞",))
