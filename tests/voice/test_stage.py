@@ -73,8 +73,11 @@ def reply(runtime, stage, text) -> dict:
     return body
 
 
-def sentences_kept(runtime) -> int:
-    return len(list((runtime.state_dir / "voice" / "sentences").rglob("*.flac")))
+def sentences_kept(runtime) -> set[str]:
+    """The keys of the sentences rendered so far.  The local run's other stages (the reference scenarios,
+    voiced) have their opening lines rendered in the background meanwhile, so a test names the keys it
+    expects rather than counting files."""
+    return {path.stem for path in (runtime.state_dir / "voice" / "sentences").rglob("*.flac")}
 
 
 def fetch_audio(runtime, url: str) -> bytes:
@@ -86,6 +89,7 @@ def fetch_audio(runtime, url: str) -> bytes:
 def test_a_scenario_s_lines_render_ahead_and_play_on_a_stage(runtime, browser):
     from butai_tools.voice.engine import SAMPLE_RATE
     from butai_tools.voice.render import from_audio
+    from chalicelib.voices import VoiceSpec
     report = butai(runtime, "voice", "render", str(SCENARIO))
     # いらっしゃい / こんばんは / はい、お茶です rendered; the bill's template: its fixed part ありがとう;
     # 「……！」 has nothing to say in it and is reported.
@@ -122,7 +126,10 @@ def test_a_scenario_s_lines_render_ahead_and_play_on_a_stage(runtime, browser):
     assert bill["text"] == "300円です。ありがとう。" and bill["audio_status"] == "pending" and not bill.get("audio")
     page.wait_for_selector("#speech-text:text('300円です。ありがとう。')")
     played(page, bill["id"])
-    assert sentences_kept(runtime) == kept + 1
+    spec = VoiceSpec("jf_alpha", 1.1)                            # the scenario's voice for ひより
+    fixed, slot = spec.key("ありがとう。"), spec.key("300円です。")
+    assert fixed in kept and slot not in kept                     # the fixed part was rendered ahead
+    assert slot in sentences_kept(runtime)                        # the slot's sentence, said now
     [turn] = butai_debug(runtime, stage)
     [voice] = turn["voices"]
     assert voice["source"] == "rendered" and voice["audio"].startswith("/audio/") and voice["ms"] > 0
