@@ -17,6 +17,7 @@ from ..turn_record import AnswerSource
 from .elsewhere import other_places
 from .entries import Fitting
 from .facts import Facts, Sentence, is_question
+from .facts import Found as SentenceFound
 from .facts import _analysed as _analysed_keys
 from .focus import Focus
 from .parts_of_turn import TurnParts
@@ -186,41 +187,16 @@ class Recalling(TurnParts):
         only a line not said yet that shares more with it follows; `said_only`: sentences said before only."""
         present = [free.speaker] if only else list(self.rules.people(state.place))
         said_refs = set(mem.said) | {f"line/{i}" for i in state.shown_lines}
-        said: list[Sentence] = []
-        for ref in said_refs:
-            if not variety.kept_from_present(ref):
-                said.extend(s for s in self.facts.of(ref) if s.speaker in present)
-        for spoken in mem.spoken:
-            if spoken.speaker in present:
-                said.extend(self.facts.spoken("model", spoken.speaker, spoken.text))
+        said, known = self._recall_pool(present, said_refs, mem, state, variety, said_only)
         # (what the line asks is in the sentence that asks: 「じゃあ歳は聞きません。弟子入りのきっかけは？」)
         read = self.focus_reader.read(text)
         asked = text if statement else _asked_part(read, self.facts)
-        known: list[Sentence] = []
-        for person in ([] if said_only else present):
-            for ref in self._known_refs(person, state):
-                if ref not in said_refs and variety.fresh(ref):     # not told already, not kept from someone here
-                    known.extend(self.facts.of(ref))
         prefer = free.speaker if free.speaker != self.rules.responder(state.place) else None
         topic = frozenset(self._topic_refs(free.intent, present, state))
         found = self.facts.best(asked, [] if statement else said, known, prefer=prefer, topic=topic)
-        least = STATEMENT_MIN if statement else RECALL_MIN if found is not None and found.said else NEWS_MIN
-        if found is not None and statement and head and not self._names_head(found.sentence, head):
-            found = None        # a statement goes on about its head (釣り), not about a word said aside (休み)
-        if found is not None and (elsewhere := other_places(read.text, self.entries.own_places)) and \
-                not any(place in found.sentence.text for place in elsewhere):
-            found = None        # 「この辺に和菓子屋ある？」 asks of another place, not of this street's old days
-        if found is None or found.score < least:
-            if found is not None and not statement:
-                context["recall"] = {"below": round(found.score, 2), "ref": found.sentence.ref}
+        if not self._recall_fits(found, read, asked, statement, head, variety, context):
             return None
-        if found.said and variety.times(found.sentence.ref) >= PER_GAME:
-            context["recall"] = {"said_enough": found.sentence.ref}
-            return None         # said (or recalled) as often as any line may be: not brought back again
-        if found.said and not self.facts.asks_again(asked, self.facts.of(found.sentence.ref), head=read.head_word):
-            # a sentence said before answers only a question that asks what it told, not more of its topic
-            context["recall"] = {"not_again": found.sentence.ref}
-            return None
+        assert found is not None
         if against is not None:
             own = max((self.facts.score(asked, s) for s in self.facts.spoken("knowledge", None, against)),
                       default=0.0) + 1.0
@@ -231,13 +207,56 @@ class Recalling(TurnParts):
         sentence = found.sentence
         if found.said and not found.counted and max(mem.said.get(sentence.ref, [-1])) >= turn - 1:
             return None         # said on the last turn: the player is asking for more, not for the same again
-        speaker = sentence.speaker or free.speaker
         context["recall"] = {"ref": sentence.ref, "score": round(found.score, 2), "said": found.said,
                              "sentence": sentence.text}
         if not found.said:
             news = self._say_ref(sentence.ref, state, turn)
             if news is not None:
                 return news
+        return self._recalled_answer(sentence, sentence.speaker or free.speaker, state, turn, variety)
+
+    def _recall_pool(self, present: list[str], said_refs: set[str], mem: ConversationMemory, state: GameState,
+                     variety: Variety, said_only: bool) -> tuple[list[Sentence], list[Sentence]]:
+        """(sentences said before by someone present, sentences someone present knows and has not told)."""
+        said: list[Sentence] = []
+        for ref in said_refs:
+            if not variety.kept_from_present(ref):
+                said.extend(s for s in self.facts.of(ref) if s.speaker in present)
+        for spoken in mem.spoken:
+            if spoken.speaker in present:
+                said.extend(self.facts.spoken("model", spoken.speaker, spoken.text))
+        known: list[Sentence] = []
+        for person in ([] if said_only else present):
+            for ref in self._known_refs(person, state):
+                if ref not in said_refs and variety.fresh(ref):     # not told already, not kept from someone here
+                    known.extend(self.facts.of(ref))
+        return said, known
+
+    def _recall_fits(self, found: SentenceFound | None, read: Focus, asked: str, statement: bool, head: str | None,
+                     variety: Variety, context: dict[str, Any]) -> bool:
+        """Whether the best sentence found answers the line well enough to be said (why not, in the record)."""
+        least = STATEMENT_MIN if statement else RECALL_MIN if found is not None and found.said else NEWS_MIN
+        if found is not None and statement and head and not self._names_head(found.sentence, head):
+            found = None        # a statement goes on about its head (釣り), not about a word said aside (休み)
+        if found is not None and (elsewhere := other_places(read.text, self.entries.own_places)) and \
+                not any(place in found.sentence.text for place in elsewhere):
+            found = None        # 「この辺に和菓子屋ある？」 asks of another place, not of this street's old days
+        if found is None or found.score < least:
+            if found is not None and not statement:
+                context["recall"] = {"below": round(found.score, 2), "ref": found.sentence.ref}
+            return False
+        if found.said and variety.times(found.sentence.ref) >= PER_GAME:
+            context["recall"] = {"said_enough": found.sentence.ref}
+            return False        # said (or recalled) as often as any line may be: not brought back again
+        if found.said and not self.facts.asks_again(asked, self.facts.of(found.sentence.ref), head=read.head_word):
+            # a sentence said before answers only a question that asks what it told, not more of its topic
+            context["recall"] = {"not_again": found.sentence.ref}
+            return False
+        return True
+
+    def _recalled_answer(self, sentence: Sentence, speaker: str, state: GameState, turn: int,
+                         variety: Variety) -> Answer:
+        """A sentence said before, said again with its speaker's lead-in (「言ったでしょ、…」) when one is authored."""
         said_lead = self._recall_lead(speaker, state, turn, variety)
         if said_lead is not None:
             lead, lead_ref, variation = said_lead
