@@ -22,12 +22,14 @@ def respeller():
     ("そうなんだ笑", "そうなんだ"),
     ("そっか、ははは", "そっか、"),
     ("👍🏻✨ いいね", "いいね"),
+    ("うーん、考えさせて", "考えさせて"),          # hesitation before what the line does
+    ("えー、いや、やめといたほうがいいよ", "いや、やめといたほうがいいよ"),
 ])
 def test_neutral_material_is_set_aside(said, meant):
     assert neutral(said).text == meant
 
 
-@pytest.mark.parametrize("line", ["笑", "😊", "えっと", "ええ、そうです", "あの店が好き", "笑顔がいい", "うーん、考えさせて",
+@pytest.mark.parametrize("line", ["笑", "😊", "えっと", "ええ、そうです", "あの店が好き", "笑顔がいい", "うーん", "えー！",
                                   "えっ、三十年も？", "苦笑いした"])
 def test_what_is_not_neutral_stays(line):
     assert neutral(line).text == line
