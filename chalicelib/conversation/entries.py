@@ -17,6 +17,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from ..answers import Answerer
+from ..interpret.ja import analyse
 from ..interpret.negated import denied_after
 from ..interpret.owners import said_of_person
 from ..interpret.text import TextForms, WordHit, make_matcher, nfkc
@@ -54,6 +55,16 @@ class Fitting:
     @property
     def ref(self) -> str:
         return f"knowledge/{self.person}/{self.entry.index}"
+
+
+_GRAMMAR = ("助詞", "助動詞", "補助記号")
+
+
+def _grammar_only(text: str, start: int, end: int) -> bool:
+    """Whether a word found at start..end is spelled only by particles and endings there (だし of
+    「寝てるだけだし」 is だ + し, not the broth): no word of an entry."""
+    tokens = [t for t in analyse(text).tokens if t.start < end and t.end > start]
+    return bool(tokens) and all(t.pos[:1] and t.pos[0] in _GRAMMAR for t in tokens)
 
 
 class Entries:
@@ -107,7 +118,8 @@ class Entries:
         owned = frozenset().union(*(self.answerer.owned_words(i) for i in entry.intents))
         # (a word whose report is denied, 「混ぜてもいいなんて言ってないよ」, names the opposite of the entry)
         return [h for h in self.answerer.word_hits(forms, entry, recent)
-                if not (h.word in owned and said_of_person(forms.nfkc, h.start, self.names))
+                if not _grammar_only(forms.nfkc, h.start, h.end)
+                and not (h.word in owned and said_of_person(forms.nfkc, h.start, self.names))
                 and not denied_after(forms.nfkc, h.end) and not treat_undone(forms.nfkc, h.start, h.end)]
 
     def _fit(self, person: str, entry: CompiledKnowledge, hits: list[WordHit], focus: Focus,

@@ -135,6 +135,7 @@ class Found:
     score: float
     said: bool           # the line was said in this game (a recall) or is still unsaid (news)
     counted: bool = False    # it holds the number the question asks for (何年 → 三十年)
+    cover: float = 1.0       # the share of the line's own words' weight the sentence holds
 
 
 class Facts:
@@ -283,6 +284,7 @@ class Facts:
         if not keys and counter is None:
             return None
         best: Found | None = None
+        mass = sum(self.idf(k) for k in keys) or 1.0
         for pool, was_said in ((said, True), (known, False)):
             for sentence in pool:
                 score = self._score(keys, counter, sentence)
@@ -297,5 +299,6 @@ class Facts:
                 if best is None or score > best.score:
                     counted = counter is not None and (counter in sentence.counters or (
                         counter == "time" and bool(sentence.counters & _TIME_COUNTERS)))
-                    best = Found(sentence, score, was_said, counted)
+                    cover = sum(self.idf(k) for k in keys & sentence.keys) / mass
+                    best = Found(sentence, score, was_said, counted, cover)
         return best

@@ -27,6 +27,8 @@ from .variety import PER_GAME, Variety
 RECALL_MIN = 3.0          # least evidence for a sentence said before to answer a question (facts.Facts.best)
 NEWS_MIN = 4.0            # ... for a line not said yet (news needs more than a shared word)
 STATEMENT_MIN = 5.0       # ... for a line not said yet to follow a statement that nothing else answers
+NEWS_COVER = 0.4          # ... and the share of the line's own words' weight it must hold: one shared word of
+#                           a longer line (勉強 of 「あした経済学のテスト…なんも勉強してない」) is not what it is about
 _FOLLOW_UP = re.compile(r"どう思う|どう？|どうなの|どうなん|なんで(?!す|しょ)|なぜ|どうして|本当|ほんと|教えて|もっと|詳しく|例えば|たとえば"
                         r"|他には|ほかには|ほかに|他に|それで|それって|(?:ない|ないん|たい)(?:の|ですか)?\s*[？?]")
 # Asking for more of what was just said: 「教えてくれないの？」「本当に？」「それで？」「えー、なんで？」.
@@ -244,6 +246,9 @@ class Recalling(TurnParts):
         if found is None or found.score < least:
             if found is not None and not statement:
                 context["recall"] = {"below": round(found.score, 2), "ref": found.sentence.ref}
+            return False
+        if not found.said and not found.counted and found.cover < NEWS_COVER:
+            context["recall"] = {"thin": found.sentence.ref, "cover": round(found.cover, 2)}
             return False
         if found.said and variety.times(found.sentence.ref) >= PER_GAME:
             context["recall"] = {"said_enough": found.sentence.ref}
