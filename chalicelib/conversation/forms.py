@@ -203,6 +203,12 @@ def _sentence_form(sentence: str) -> FormFound | None:
         return FormFound("permission", found.group(0))
     if (found := _DOING_OK.search(sentence)) is not None and _doing_before(tokens, found):
         return FormFound("permission", found.group(0))
+    return _offer_or_have(tokens, sentence)
+
+
+def _offer_or_have(tokens: list[Token], sentence: str) -> FormFound | None:
+    """The forms after the requests and permissions: offers, a bare request in て, a preference asked, whether
+    there is a thing."""
     if (found := _FOR_YOU.search(sentence) or _HELP.search(sentence) or _I_DO.search(sentence)) is not None:
         return FormFound("offer", found.group(0).strip(" 、,"))
     if _serves(tokens, sentence) and not is_question(sentence):

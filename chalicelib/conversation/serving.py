@@ -9,7 +9,7 @@ from ..answers import Answer
 from ..interpret.text import nfkc
 from ..scenario import GameState, Step
 from ..scenario.loader import NEUTRAL
-from ..scenario.model import SpokenLine
+from ..scenario.model import Menu, MenuItem, SpokenLine
 from ..scenario.variation import remember
 from ..stage.records import AskedQuestion, ConversationMemory
 from ..turn_record import AnswerSource
@@ -105,37 +105,7 @@ class Serving(TurnParts):
             fill["{item}"] = item.id
             flags = (item.flag,) if item.flag else ()
         source = AnswerSource.ORDER if item is not None else AnswerSource.MENU
-        kind: str | None = None
-        if item is not None and order.parts:
-            fill["{parts}"] = "と".join(order.parts)
-        if order.kind == "treat" and menu.treat:
-            # 「一杯おごります」: thanks from the one treated
-            kind, fill["{item}"] = "treat", item.id if item is not None else "一杯"
-        elif order.kind == "extra" and order.named and (menu.extras or menu.styles):
-            # 「タバスコでいいや」「ケチャップじゃなくて粉チーズな」: what was asked for the order just served
-            kind = "extras" if menu.extras else "styles"
-            fill["{extra}"] = fill["{style}"] = order.named
-        elif order.kind == "coming" and menu.coming:
-            # 「ナポリタンまだ？」 after ordering it: here it is
-            kind = "coming"
-        elif order.style and (item is not None or order.kind == "adjust") and menu.styles:
-            # 「水割り、薄めで」: the way asked for, not the item's own line (「うちのは濃いめよ」)
-            kind, fill["{style}"] = "styles", order.style
-            if order.parts:
-                fill["{item}"] = fill["{parts}"]         # 「大根と卵、からし多めね」: the parts, not renamed
-        elif item is not None and order.parts and menu.parts:
-            # 「大根と卵」: the parts asked for, named
-            kind = "parts"
-        elif item is not None:
-            kind = None
-        elif order.kind == "missing" and order.named and menu.unavailable:
-            # 「レモンサワーある？」: not here, and what is
-            kind = "unavailable"
-            fill.update({"{item}": order.named, "{menu}": self.orders.listed(order.server, order.group)})
-        elif order.kind == "ask" and order.group and menu.suggest:
-            kind, fill["{menu}"] = "suggest", self.orders.listed(order.server, order.group)
-        else:
-            kind = "missing" if order.kind == "missing" else "ask"
+        kind = self._line_kind(order, item, menu, fill)
         if kind is None:
             assert item is not None          # an item's own line (kind None) only when an item was named
             lines, mode, prefix = item.lines, item.mode, f"menu/{order.server}/{item.id}"
@@ -152,13 +122,9 @@ class Serving(TurnParts):
         if order.instead and item is not None and menu.unavailable and \
                 nfkc(order.instead) not in {nfkc(w) for w in (item.id, *item.words, *item.parts)}:
             # 「焼酎の水割り」「レモンサワー、なければ水割り」: the one not served is said first
-            said_first = [line for line in menu.unavailable if "{menu}" not in line.text] or menu.unavailable
-            first_prefix = f"menu/{order.server}/unavailable"
-            i, more = self._pick(first_prefix, "cycle", menu.unavailable, step.state, turn, variety,
-                                 among=[menu.unavailable.index(line) for line in said_first])
-            text = self._filled(menu.unavailable[i].text, {"{item}": order.instead, "{menu}":
-                                                          self.orders.listed(order.server, item.kind)}) + text
-            refs.insert(0, f"{first_prefix}#{i + 1}")
+            first, first_ref, more = self._not_served_first(order, item, menu, step, turn, variety)
+            text = first + text
+            refs.insert(0, first_ref)
             variation = {**more, **variation}
         if item is not None and order.kind not in ("adjust", "coming", "extra"):
             mem.orders.append(item.id)
@@ -166,6 +132,51 @@ class Serving(TurnParts):
         return Answer(order.server, text, expression, source, refs[-1],
                       "注文", variation, refs=tuple(refs), flags=flags,
                       detail={"order": order.to_dict()})
+
+    def _line_kind(self, order: OrderFound, item: MenuItem | None, menu: Menu, fill: dict[str, str]) -> str | None:
+        """Which of the menu's line sets answers the order (None: the item's own lines); `fill` gains the
+        placeholders that set's lines name."""
+        if item is not None and order.parts:
+            fill["{parts}"] = "と".join(order.parts)
+        if order.kind == "treat" and menu.treat:
+            # 「一杯おごります」: thanks from the one treated
+            fill["{item}"] = item.id if item is not None else "一杯"
+            return "treat"
+        if order.kind == "extra" and order.named and (menu.extras or menu.styles):
+            # 「タバスコでいいや」「ケチャップじゃなくて粉チーズな」: what was asked for the order just served
+            fill["{extra}"] = fill["{style}"] = order.named
+            return "extras" if menu.extras else "styles"
+        if order.kind == "coming" and menu.coming:
+            # 「ナポリタンまだ？」 after ordering it: here it is
+            return "coming"
+        if order.style and (item is not None or order.kind == "adjust") and menu.styles:
+            # 「水割り、薄めで」: the way asked for, not the item's own line (「うちのは濃いめよ」)
+            fill["{style}"] = order.style
+            if order.parts:
+                fill["{item}"] = fill["{parts}"]         # 「大根と卵、からし多めね」: the parts, not renamed
+            return "styles"
+        if item is not None:
+            # 「大根と卵」: the parts asked for, named; else the item's own line
+            return "parts" if order.parts and menu.parts else None
+        if order.kind == "missing" and order.named and menu.unavailable:
+            # 「レモンサワーある？」: not here, and what is
+            fill.update({"{item}": order.named, "{menu}": self.orders.listed(order.server, order.group)})
+            return "unavailable"
+        if order.kind == "ask" and order.group and menu.suggest:
+            fill["{menu}"] = self.orders.listed(order.server, order.group)
+            return "suggest"
+        return "missing" if order.kind == "missing" else "ask"
+
+    def _not_served_first(self, order: OrderFound, item: MenuItem, menu: Menu, step: Step, turn: int,
+                          variety: Variety) -> tuple[str, str, dict]:
+        """The menu's line that the thing asked for instead is not served, its ref and its variation."""
+        said_first = [line for line in menu.unavailable if "{menu}" not in line.text] or menu.unavailable
+        first_prefix = f"menu/{order.server}/unavailable"
+        i, more = self._pick(first_prefix, "cycle", menu.unavailable, step.state, turn, variety,
+                             among=[menu.unavailable.index(line) for line in said_first])
+        text = self._filled(menu.unavailable[i].text, {"{item}": order.instead or "",
+                                                       "{menu}": self.orders.listed(order.server, item.kind)})
+        return text, f"{first_prefix}#{i + 1}", more
 
     def _pick(self, prefix: str, mode: str, lines: list, state: GameState, turn: int, variety: Variety,
               among: list[int] | None = None) -> tuple[int, dict]:
