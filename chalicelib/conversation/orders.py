@@ -23,6 +23,7 @@ from typing import Literal
 
 from ..interpret.ja import analyse, word_meaning
 from ..interpret.ja.tokens import Token
+from ..interpret.money import asks_to_pay
 from ..interpret.text import TextForms, make_matcher, nfkc
 from ..scenario import CompiledScenario
 from .undone import not_ordered, treats_not, turned_down
@@ -30,7 +31,6 @@ from .undone import not_ordered, treats_not, turned_down
 OrderKind = Literal["item", "again", "ask", "missing", "adjust", "treat", "declined", "coming", "extra", "about",
                     "paid"]
 
-_PAYING = re.compile(r"会計|お?勘定|おあいそ|お代|支払|払(?:う|い|います|える)|いくら|レシート|領収書")
 # Cues that order whatever is named right before them.
 _CUE = re.compile(
     r"ください|下さい|くださ|ちょうだい|頂戴|お願い|おねがい|もらえ|もらお|もらい|もらう|いただけ|頂け|いただき|頂き|頼む|頼み|頼も"
@@ -223,7 +223,7 @@ class Orders:
         if not self.menus or not people:
             return None
         normalised = nfkc(text)
-        if _PAYING.search(normalised):
+        if asks_to_pay(normalised):
             return None
         about = self._about(normalised, people, addressee, responder, last_order)
         if about is not None:

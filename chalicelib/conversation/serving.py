@@ -6,6 +6,7 @@ import dataclasses
 import re
 
 from ..answers import Answer
+from ..interpret.money import money, without_put_off
 from ..interpret.text import nfkc
 from ..scenario import GameState, Step
 from ..scenario.loader import NEUTRAL
@@ -20,8 +21,8 @@ from .questions import polarity
 from .undone import DEFAULT_DECLINED
 from .variety import Variety
 
-_PRICE = re.compile(r"いくら|おいくら|値段|何円|なんえん|料金|価格")
-_BILL = re.compile(r"会計|勘定|おあいそ|お代|合計|全部で|トータル")
+_PRICE = money("price_word")
+_BILL = money("bill_word")
 # yes, to a line that served an item and asked about it (「ええ、水割りで」「はい、それで」「うん」)
 _YES_TO_IT = re.compile(r"^(?:ええ|はい|うん|そう|そうそう|そうです|そうだね|もちろん)(?:[、,\s!！。]|$)")
 # what asks for one more (「ええ、もう一杯」「うん、おかわり」)
@@ -242,7 +243,7 @@ class Serving(TurnParts):
                     return self._menu_line(server, "prices", menu.prices, state, turn, variety,
                                            {"{item}": found.id, "{price}": f"{found.price:,}"})
             return None
-        if not (paying or _BILL.search(normalised)):
+        if not (paying or _BILL.search(without_put_off(normalised))):
             return None
         for server in servers:
             menu = self.scenario.menus[server]

@@ -36,6 +36,7 @@ from ..interpret.cues import invited_place, unstretched
 from ..interpret.dialect import standard
 from ..interpret.interpreter import TurnResult
 from ..interpret.ja import analyse
+from ..interpret.money import without_put_off
 from ..interpret.options import InterpretChoices, Recent
 from ..interpret.spelling import neutral
 from ..interpret.text import TextForms, is_kanji, nfkc, without_asides
@@ -285,7 +286,7 @@ class Conversation(Recalling, Serving):
             return
         chosen = line.chosen
         if chosen.is_intent and ((_PRICE.search(nfkc(text)) and self._item_named(nfkc(text))) or
-                                 (mem.orders and (disputes(text) or _BILL.search(nfkc(text))))):
+                                 (mem.orders and (disputes(text) or _BILL.search(without_put_off(nfkc(text)))))):
             # 「ナポリタンっていくら？」「内訳は？」: the price or the bill is the answer, not the menu's story line
             context["price"] = str(chosen)
             line.chosen = NONE

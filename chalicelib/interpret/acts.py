@@ -18,6 +18,8 @@ from dataclasses import dataclass
 from ..scenario.model import ACTS
 from .asking import is_question, wonders
 from .cues import SceneNames, player_words, without_quoted_phrases
+from .lexicon import pattern
+from .money import asks_to_pay, without_put_off
 from .text import nfkc
 
 NO_ACT = "なし"
@@ -43,8 +45,7 @@ _GREETING = _re(r"^(?:[^、。!！？?]{0,6}[、,\s])?(?:こんばん[はわ]|�
                 r"^(?:ママ|[^、。]{0,6})[、,\s]*(?:こんばん[はわ]|こんにち[はわ]|おはよう)")
 _DRINK = (r"(?:ビール|水割り|ハイボール|焼酎|ウイスキー|ウィスキー|日本酒|お酒|酒|ワイン|サワー|レモンサワー|お水|水|お茶|コーヒー"
           r"|ジュース|ナポリタン|おでん|おつまみ|つまみ|お通し|同じの|同じもの|いつもの)")
-_PAYING = _re(r"会計|お?勘定|おあいそ|お代|支払|払(?:う|い|います|える)|いくら|チェック(?:で|お願い)|レシート|領収書")
-_ORDER = _re(r"会計|お?勘定|おあいそ|お代|支払|払(?:う|い|います|える)|いくら|チェック(?:で|お願い)|レシート|領収書",
+_ORDER = _re(pattern("money", "paying_cue"),
              r"おかわり|お代わり|もう一杯|もういっぱい|一杯(?:ちょうだい|ください|もらえ|お願い)",
              _DRINK + r"\s*(?:を|も)?\s*(?:ください|下さい|ちょうだい|頂戴|もらえ|もらお|お願い|おねがい|ひとつ|一つ|1つ|ふたつ|二つ|2つ|一杯|いっぱい)",
              r"(?:注文|オーダー)(?:して|したい|いい|お願い|を)")
@@ -131,12 +132,13 @@ class ActRecogniser:
         sad = _SAD.search(stripped)
         if sad and not _SAD_NOT.search(stripped) and not is_question(stripped) and not _INSULT.search(stripped):
             return ActFound("悲報", sad.group(0))     # before praise or agreement: 「だよね！」 never answers grief
-        for act, pattern in self._order:
-            found = pattern.search(stripped)
+        for act, cues in self._order:
+            # (a paying word taken back, 「お勘定ちゃうで、もう一杯」, orders only by what is left)
+            found = cues.search(without_put_off(stripped) if act == "注文" else stripped)
             if found and act == "本人" and not self._named_self.search(stripped) and self._asks_of_other(stripped):
                 continue      # 「クロちゃんは何歳まで生きたの？」「このお店の名前の由来は？」: not the character's own
             if found:
-                paying = act == "注文" and bool(_PAYING.search(stripped))
+                paying = act == "注文" and asks_to_pay(stripped)
                 return ActFound(act, found.group(0).strip() or act, paying)
         # (what asks is read in asking.py; 「明日雨降るかな」 wonders to the listener, 「…古い建物を撮るのが多いかな」
         # after the player told of themselves muses)

@@ -1,0 +1,24 @@
+"""Money read one way for every layer: whether a line asks to pay, and the line with a paying word that is taken
+back (「お勘定ちゃうで」「お会計はまだいいです」) set aside, so the act recogniser, orders, serving and the bill agree.
+The words are data (lexicon/money.json)."""
+from __future__ import annotations
+
+import re
+
+from .lexicon import compiled
+
+
+def money(name: str) -> re.Pattern[str]:
+    """One pattern of the money table."""
+    return compiled("money", name)
+
+
+def without_put_off(text: str) -> str:
+    """`text` with every paying word that is denied or put off taken out with what takes it back: 「お勘定ちゃうで、
+    もう一杯」 is left 「で、もう一杯」, an order; 「お会計はまだいいです」 asks for no bill."""
+    return money("put_off").sub("", text)
+
+
+def asks_to_pay(text: str) -> bool:
+    """Whether `text` (normalised) asks for the bill or to pay, a paying word that is taken back not counted."""
+    return bool(money("paying_cue").search(without_put_off(text)))
