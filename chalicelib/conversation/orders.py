@@ -21,6 +21,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from typing import Literal
 
+from ..interpret.counts import count_of, joined, orders_by_count
 from ..interpret.ja import analyse, word_meaning
 from ..interpret.ja.tokens import Token
 from ..interpret.money import asks_to_pay
@@ -111,12 +112,20 @@ class OrderFound:
     treated: str | None = None   # the character the player treats (kind "treat")
     group: str | None = None     # drink or food: what a request naming no item (or an item not served) is about
     parts: tuple[str, ...] = ()  # parts of the item named (大根, 卵 of おでん)
+    count: int = 1               # how many of the item (「赤い薔薇を5本」: 5)
+    counted: str | None = None   # the player's words for the count (「5本」), acknowledged by the menu's `counted`
+    total: bool = False          # `count` is the item's new total on the bill (「5本にしてください」), not more of it
+    # other items of the same order, said before this one and served with it: (item, count, the words for the count)
+    also: tuple[tuple[str, int, str | None], ...] = ()
+    amount: int | None = None    # the money handed over (kind "paid": 「はい、3,000円」)
 
     def to_dict(self) -> dict:
         found: dict[str, object] = {"kind": self.kind, "item": self.item, "server": self.server, "named": self.named}
         found.update({k: v for k, v in (("instead", self.instead), ("style", self.style),
                                          ("treated", self.treated), ("group", self.group),
-                                         ("parts", list(self.parts))) if v})
+                                         ("parts", list(self.parts)), ("count", self.count if self.counted else 0),
+                                         ("total", self.total), ("also", [list(a) for a in self.also]),
+                                         ("amount", self.amount)) if v})
         return found
 
     def but(self, **changes) -> OrderFound:
@@ -288,7 +297,7 @@ class Orders:
             hits, switched = [], True
         else:
             switched = False
-        ordered = [h for h in hits if self._ordered(normalised, h.end)]
+        ordered = [h for h in hits if self._ordered(normalised, h.end) or orders_by_count(normalised, h.end)]
         if not ordered and (offer_yes or offer_open) and hits and not re.search(r"[？?]\s*$", normalised) and \
                 not not_ordered(normalised[hits[0].end:], ""):
             ordered = hits[:1]                     # 「何か飲む？」「じゃあビール」 (not 「ナポリタンはさっき食べた」)
@@ -300,7 +309,8 @@ class Orders:
                 # 「おでん。大根と卵」: the parts named are what is served
                 parts = tuple(dict.fromkeys(normalised[h.start:h.end] for h in hits if h.item == chosen.item and
                                             normalised[h.start:h.end] in self._parts.get((served.server, h.item), ())))
-                served = served.but(parts=parts)
+                served = self._counted(normalised, hits, chosen, served.but(parts=parts), people, addressee,
+                                       responder)
             return served.but(instead=modifier) if modifier and served.kind == "item" else served
         if hits:
             # 「ビール…いや、やっぱりレモンサワーください」: what is asked for after it
@@ -327,6 +337,30 @@ class Orders:
             group = self._group(normalised[asked.start():] if asked is not None else normalised)
             return OrderFound("ask", None, server, None, group=group) if server else None
         return None
+
+    def _counted(self, text: str, hits: list[_Hit], chosen: _Hit, served: OrderFound, people: list[str],
+                 addressee: str | None, responder: str | None) -> OrderFound:
+        """The order with how many are asked for (counts.py) and the items said before it in the same order
+        (「赤い薔薇を5本と、かすみ草を2本ください」: 5 roses, and 2 of gypsophila, served by the same person)."""
+        later = next((h.start for h in hits if h.start >= chosen.end and h.item != chosen.item), None)
+        count = count_of(text, chosen.start, chosen.end, later)
+        if count is not None:
+            served = served.but(count=count.n, counted=count.said, total=count.total)
+        also: list[tuple[str, int, str | None]] = []
+        after = chosen
+        for hit in sorted((h for h in hits if h.end <= chosen.start), key=lambda h: -h.start):
+            if hit.item == after.item:                 # another word for the same item (赤い薔薇, 薔薇)
+                after = hit if hit.start < after.start else after
+                continue
+            if hit.item in {a[0] for a in also} or not joined(text[hit.end:after.start]):
+                break
+            other = self._served(hit.item, people, addressee, responder, text[hit.start:hit.end])
+            if other.kind != "item" or other.server != served.server:
+                break
+            found = count_of(text, hit.start, hit.end, after.start)
+            also.insert(0, (hit.item, found.n if found else 1, found.said if found else None))
+            after = hit
+        return served.but(also=tuple(also)) if also else served
 
     def _asked_after(self, text: str, people: list[str], addressee: str | None, responder: str | None,
                      ordered: Iterable[str], offered: str | None = None) -> OrderFound | None:

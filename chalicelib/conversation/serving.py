@@ -6,7 +6,7 @@ import dataclasses
 import re
 
 from ..answers import Answer
-from ..interpret.money import money, without_put_off
+from ..interpret.money import handed_amount, money, without_put_off
 from ..interpret.text import nfkc
 from ..scenario import GameState, Step
 from ..scenario.loader import NEUTRAL
@@ -21,6 +21,8 @@ from .questions import polarity
 from .undone import DEFAULT_DECLINED
 from .variety import Variety
 
+# How many orders the memory keeps (the bill is what is after `paid` of them).
+ORDERS_KEPT = 60
 _PRICE = money("price_word")
 _BILL = money("bill_word")
 # yes, to a line that served an item and asked about it (「ええ、水割りで」「はい、それで」「うん」)
@@ -47,7 +49,7 @@ class Serving(TurnParts):
                      default=None)
         if billed is not None and billed[0] >= state.turn - 2 and PAID.search(nfkc(text)) and \
                 (not disputes(text) or hands_over(text)) and billed[1] in people and self.scenario.menus[billed[1]].paid:
-            return OrderFound("paid", None, billed[1])
+            return OrderFound("paid", None, billed[1], amount=handed_amount(text))
         # 「ええ、水割りで」 to 「また水割り？　気に入ってくれたのね」, the line that served it: yes to what is served
         asked_of = self._served_asking(mem, state)
         if asked_of is not None and _YES_TO_IT.match(nfkc(text)) and not _MORE.search(nfkc(text)) and \
@@ -98,8 +100,9 @@ class Serving(TurnParts):
             lines = menu.paid if order.kind == "paid" else (item.about.lines if item and item.about else [])
             if not lines:
                 return None
-            set_name = "paid" if order.kind == "paid" else f"{order.item}/about"
-            return self._menu_line(order.server, set_name, lines, step.state, turn, variety,
+            if order.kind == "paid":
+                return self._paid(order, menu, step, mem, turn, variety)
+            return self._menu_line(order.server, f"{order.item}/about", lines, step.state, turn, variety,
                                    {"{item}": order.item or ""})
         fill: dict[str, str] = {}
         if item is not None:
@@ -116,7 +119,12 @@ class Serving(TurnParts):
                 lines = [line for line in lines if "{menu}" in line.text] or lines
         if not lines:
             return None
-        index, variation = self._pick(prefix, mode, lines, step.state, turn, variety)
+        before, before_refs, more = self._also_served(order, menu, step, turn, variety) if item is not None else \
+            ("", [], {})
+        # 「赤い薔薇を5本と、かすみ草を2本ください」: a line of the same set not said for the others of the order
+        fresh = [i for i in range(len(lines)) if f"{prefix}#{i + 1}" not in before_refs]
+        index, variation = self._pick(prefix, mode, lines, step.state, turn, variety,
+                                      among=fresh if before_refs and fresh else None)
         text = self._filled(lines[index].text, fill)
         expression = lines[index].expression or NEUTRAL
         refs = [f"{prefix}#{index + 1}"]
@@ -127,9 +135,15 @@ class Serving(TurnParts):
             text = first + text
             refs.insert(0, first_ref)
             variation = {**more, **variation}
+        if before:
+            # the other items of the order first, in the order said
+            text = before + text
+            refs[:0] = before_refs
+            variation = {**more, **variation}
         if item is not None and order.kind not in ("adjust", "coming", "extra"):
-            mem.orders.append(item.id)
-            del mem.orders[:-20]
+            for also, n, _ in order.also:
+                self._book(mem, menu, also, n)
+            self._book(mem, menu, item.id, order.count, total=order.total)
         return Answer(order.server, text, expression, source, refs[-1],
                       "注文", variation, refs=tuple(refs), flags=flags,
                       detail={"order": order.to_dict()})
@@ -156,6 +170,10 @@ class Serving(TurnParts):
             if order.parts:
                 fill["{item}"] = fill["{parts}"]         # 「大根と卵、からし多めね」: the parts, not renamed
             return "styles"
+        if item is not None and order.counted and order.count > 1 and not order.parts and menu.counted:
+            # 「赤い薔薇を5本」: how many, said back
+            fill["{count}"] = order.counted
+            return "counted"
         if item is not None:
             # 「大根と卵」: the parts asked for, named; else the item's own line
             return "parts" if order.parts and menu.parts else None
@@ -167,6 +185,65 @@ class Serving(TurnParts):
             fill["{menu}"] = self.orders.listed(order.server, order.group)
             return "suggest"
         return "missing" if order.kind == "missing" else "ask"
+
+    def _paid(self, order: OrderFound, menu: Menu, step: Step, mem: ConversationMemory, turn: int,
+              variety: Variety) -> Answer:
+        """Money handed over after the bill: less than is owed is told the sum again and nothing is paid; more is
+        given its change (the menu's `change` lines, {change}); else thanks (`paid`).  What was paid for is not
+        on the next bill."""
+        owed = sum(i.price for ordered in mem.orders[mem.paid:] for i in menu.items
+                   if i.id == ordered and i.price is not None)
+        given = order.amount
+        if given is not None and 0 < given < owed and menu.bill:
+            return self._menu_line(order.server, "bill", menu.bill, step.state, turn, variety, {"{total}": f"{owed:,}"})
+        mem.paid = len(mem.orders)
+        if given is not None and given > owed > 0 and menu.change:
+            return self._menu_line(order.server, "change", menu.change, step.state, turn, variety,
+                                   {"{change}": f"{given - owed:,}", "{total}": f"{owed:,}"})
+        return self._menu_line(order.server, "paid", menu.paid, step.state, turn, variety, {})
+
+    def _also_served(self, order: OrderFound, menu: Menu, step: Step, turn: int,
+                     variety: Variety) -> tuple[str, list[str], dict]:
+        """The lines for the other items of one order (`order.also`): each one's `counted` line where more than one
+        is asked for and the menu has them, else its own line; their text, refs and variation."""
+        text, refs, variation = "", [], {}
+        for item_id, n, said in order.also:
+            item = self.orders.item(order.server, item_id)
+            if item is None:
+                continue
+            counted = bool(said and n > 1 and menu.counted)
+            lines = menu.counted if counted else item.lines
+            prefix = f"menu/{order.server}/counted" if counted else f"menu/{order.server}/{item.id}"
+            if not lines:
+                continue
+            fresh = [i for i in range(len(lines)) if f"{prefix}#{i + 1}" not in refs]
+            index, more = self._pick(prefix, "cycle" if counted else item.mode, lines, step.state, turn, variety,
+                                     among=fresh if len(fresh) < len(lines) and fresh else None)
+            text += self._filled(lines[index].text, {"{item}": item.id, "{count}": said or ""})
+            refs.append(f"{prefix}#{index + 1}")
+            variation.update(more)
+        return text, refs, variation
+
+    @staticmethod
+    def _book(mem: ConversationMemory, menu: Menu, item_id: str, n: int, *, total: bool = False) -> None:
+        """Put `n` of an item on the bill (or, with `total`, make it `n` in all).  A service (配達, ラッピング) is
+        done once for what is still to pay, however often it is asked for."""
+        unpaid = mem.orders[mem.paid:]
+        item = next((i for i in menu.items if i.id == item_id), None)
+        if item is not None and item.kind == "service":
+            n, total = 1, True
+        more = n - unpaid.count(item_id) if total else n
+        if more >= 0:
+            mem.orders.extend([item_id] * more)
+        else:
+            for i in range(len(mem.orders) - 1, mem.paid - 1, -1):   # the last ones come off first
+                if more and mem.orders[i] == item_id:
+                    del mem.orders[i]
+                    more += 1
+        cut = max(0, len(mem.orders) - ORDERS_KEPT)
+        if cut:
+            del mem.orders[:cut]
+            mem.paid = max(0, mem.paid - cut)
 
     def _not_served_first(self, order: OrderFound, item: MenuItem, menu: Menu, step: Step, turn: int,
                           variety: Variety) -> tuple[str, str, dict]:
@@ -210,21 +287,22 @@ class Serving(TurnParts):
         servers = [p for p in ([speaker] + people) if p in self.scenario.menus]
         if not servers:
             return None
-        if mem.orders and (disputes(normalised) or (asked_price and self._item_named(normalised) is None and (any(
+        unpaid = mem.orders[mem.paid:]
+        if unpaid and (disputes(normalised) or (asked_price and self._item_named(normalised) is None and (any(
                 ref.startswith("menu/") and "/bill#" in ref for ref in mem.said) or UNIT_PRICE.search(normalised)))):
             # 「内訳は？」「高くない？」, 「いくら？」 after the bill, 「一杯いくら？」: what was served and its prices,
             # not paying;
             # 「2杯目は頼んでない」: what was taken back comes off first
             # (「キャンセル」 alone takes back only what was served the turn before)
-            left = taken_back(normalised, self._items_named(normalised), mem.orders,
+            left = taken_back(normalised, self._items_named(normalised), unpaid,
                               self._recently_served(mem, state, within=0))
-            removed = [] if left is None else [item for item in dict.fromkeys(mem.orders)
-                                               if mem.orders.count(item) > left.count(item)]
+            removed = [] if left is None else [item for item in dict.fromkeys(unpaid)
+                                               if unpaid.count(item) > left.count(item)]
             if left is not None:
-                mem.orders[:] = left
+                mem.orders[mem.paid:] = unpaid = left
             for server in servers:
                 menu = self.scenario.menus[server]
-                items, total = itemised(mem.orders, {i.id: i.price for i in menu.items if i.price is not None})
+                items, total = itemised(unpaid, {i.id: i.price for i in menu.items if i.price is not None})
                 if total > 0:
                     said = self._menu_line(server, "breakdown", menu.breakdown or [SpokenLine(text=DEFAULT_BREAKDOWN)],
                                            state, turn, variety, {"{items}": items, "{total}": f"{total:,}"})
@@ -248,7 +326,7 @@ class Serving(TurnParts):
         for server in servers:
             menu = self.scenario.menus[server]
             prices = {i.id: i.price for i in menu.items if i.price is not None}
-            total = sum(prices.get(ordered, 0) for ordered in mem.orders)
+            total = sum(prices.get(ordered, 0) for ordered in unpaid)
             if total > 0 and menu.bill:
                 return self._menu_line(server, "bill", menu.bill, state, turn, variety, {"{total}": f"{total:,}"})
         return None

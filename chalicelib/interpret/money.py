@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import re
 
-from .lexicon import compiled
+from .lexicon import compiled, values
+from .text import nfkc
 
 
 def money(name: str) -> re.Pattern[str]:
@@ -22,3 +23,17 @@ def without_put_off(text: str) -> str:
 def asks_to_pay(text: str) -> bool:
     """Whether `text` (normalised) asks for the bill or to pay, a paying word that is taken back not counted."""
     return bool(money("paying_cue").search(without_put_off(text)))
+
+
+def handed_amount(text: str) -> int | None:
+    """The sum of money `text` hands over or names (「はい、3,000円」「一万円で」「5千円札で」), if it names one."""
+    normalised = nfkc(text)
+    large = money("large_amount").search(normalised)
+    if large is not None:
+        worth = values("counts")
+        head = large.group("n")
+        n = int(head) if head and head.isdigit() else worth.get(head, 1) if head else 1
+        return n * (10000 if large.group("unit") == "万" else 1000)
+    found = money("amount").search(normalised)
+    digits = re.sub(r"\D", "", found.group(0)) if found else ""
+    return int(digits) if digits else None

@@ -111,6 +111,8 @@ class Respeller:
                     for i in range(t.start, t.end)]
         # (nor a word the analyser reads as a verb or an adjective: the しろ of 「早くしろよ」 is no 白)
         inflected = {(t.start, t.end) for t in tokens if t.pos[:1] in (("動詞",), ("形容詞",))}
+        # (nor a noun the analyser reads as adverbial in kana: the あと of 「あと3本」 is no 跡, the いま no 居間)
+        inflected |= {(t.start, t.end) for t in tokens if "副詞可能" in t.pos}
         functional = [False] * len(text)
         for i in function:
             functional[i] = True

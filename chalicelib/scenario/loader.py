@@ -578,7 +578,7 @@ def _check_replies(out: _Collector, where: str, character: Character | None, rep
 
 
 MENU_LINE_SETS = ("ask", "missing", "unavailable", "suggest", "styles", "treat", "declined", "prices", "bill",
-                  "breakdown", "paid", "parts", "extras", "coming")
+                  "breakdown", "paid", "parts", "extras", "coming", "counted", "change")
 
 
 def _check_conversation(out: _Collector, scenario: Scenario, characters: Mapping[str, Character],

@@ -251,6 +251,11 @@ class Menu(_Strict):
     paid: list[SpokenLine] = Field(default_factory=list,
                                    description="Thanks for the money handed over after the bill (「はい、6500円」"
                                                "「釣りはいらない」「これで」). 支払いを受けたときの台詞")
+    change: list[SpokenLine] = Field(default_factory=list,
+                                     description="Thanks for more money than the bill, with the change: {change} "
+                                                 "stands for it and {total} for the bill (「{change}円のお返しね。」). "
+                                                 "Without these lines `paid` answers. Less than the bill is told "
+                                                 "the bill again and pays nothing. お釣りの台詞")
     parts: list[SpokenLine] = Field(default_factory=list,
                                     description="An order naming parts of an item (大根と卵): {parts} stands for them "
                                                 "(「大根と卵ね」) and {item} for the item. 中身を言った注文への台詞")
@@ -261,6 +266,12 @@ class Menu(_Strict):
     coming: list[SpokenLine] = Field(default_factory=list,
                                      description="The player asks after an item ordered (ナポリタンまだ？ いつ来る？): "
                                                  "here it is; {item} stands for the item. 催促への台詞")
+    counted: list[SpokenLine] = Field(default_factory=list,
+                                      description="An order of more than one of an item (赤い薔薇を5本, ビール二杯): "
+                                                  "{item} stands for the item and {count} for the player's words for "
+                                                  "how many (「{item}を{count}ね。」); said instead of the item's own "
+                                                  "line. Without these lines the item's own line answers; the bill "
+                                                  "counts each one either way. 数を言った注文への台詞")
 
 
 class Reaction(_Strict):

@@ -92,6 +92,7 @@ class ConversationMemory(StoredRecord):
                                                                         "for a few turns after a refusal.")
     clarify: OpenClarification | None = None
     orders: list[str] = Field(default_factory=list, description="Menu items ordered, in order.")
+    paid: int = Field(default=0, description="How many of `orders` are paid for: the bill is the ones after.")
     last: SpokenText | None = Field(default=None, description="The last line a character said (any kind).")
     topics: dict[str, int] = Field(default_factory=dict,
                                    description="Per topic played (意図:X), the last turn it was played on "

@@ -106,6 +106,11 @@ def patterns(table: str) -> dict[str, Pattern]:
     return out
 
 
+def values(table: str) -> dict[str, int]:
+    """What a table's words are worth (counts.json: the native numbers and kanji digits), where it has them."""
+    return dict(_data(table).get("values", {}))
+
+
 def pattern(table: str, name: str) -> str:
     """The source of one pattern, to compile or to build a larger expression with."""
     return patterns(table)[name].source

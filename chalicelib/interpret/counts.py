@@ -1,0 +1,71 @@
+"""How many of an item an order asks for (lexicon/counts.json): 「赤い薔薇を5本」 is five, 「ビール、ふたつ」 two,
+「3本の薔薇」 three; 「5本にしてください」 makes the item's total five.  The tab counts what is asked, not one per
+line that names an item."""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from .lexicon import compiled, values
+
+# An order never counts more than this many of one item at once (a typo's 99 is not 99 on the bill).
+MOST = 20
+
+
+@dataclass(frozen=True)
+class Count:
+    n: int
+    total: bool = False     # the new total of the item, not more of it
+    said: str = ""          # the player's words for it (「5本」)
+
+
+def _value(match: re.Match[str]) -> int | None:
+    worth = values("counts")
+    if match.group("digits"):
+        return int(match.group("digits"))
+    if match.group("native") or match.group("ten"):
+        return worth.get(match.group("native") or match.group("ten"))
+    kanji = match.group("kanji")
+    if not kanji:
+        return None
+    tens, _, ones = kanji.partition("十")
+    if "十" not in kanji:
+        return int("".join(str(worth[c]) for c in kanji)) if all(c in worth for c in kanji) else None
+    return worth.get(tens, 1 if not tens else 0) * 10 + (worth.get(ones, 0) if ones else 0)
+
+
+def _count(match: re.Match[str] | None, *, total: bool = False) -> Count | None:
+    if match is None:
+        return None
+    n = _value(match)
+    if n is None or n < 1:
+        return None
+    return Count(min(n, MOST), total, match.group("said"))
+
+
+def count_of(text: str, start: int, end: int, bound: int | None = None) -> Count | None:
+    """The count asked for the item named at `text[start:end]`: a new total said after it in the clause (up to
+    `bound`, where the next item starts), else a count right after it, else one right before it."""
+    after = re.split(r"[。！!？?]", text[end:bound])[0]
+    found = _count(compiled("counts", "total").search(after), total=True) or \
+        _count(compiled("counts", "after_item").match(after))
+    return found or _count(compiled("counts", "before_item").search(text[max(0, start - 8):start]))
+
+
+def joined(between: str) -> bool:
+    """Whether `between`, the text between two items named, joins them into one order (「…を5本と、…」)."""
+    return bool(compiled("counts", "joined").match(between))
+
+
+def orders_by_count(text: str, end: int) -> bool:
+    """Whether a count after the item ending at `end` is by itself the order, in a sentence that asks nothing: a
+    new total (「薔薇は合計5本にしてください」), or a count right after it with nothing but an ending to follow
+    (「薔薇をあと3本」「ビール二杯！」)."""
+    sentence = re.match(r"[^。！!？?\n]*[。！!？?]?", text[end:])
+    clause = sentence.group(0) if sentence else ""
+    if clause.endswith(("？", "?")):
+        return False
+    if compiled("counts", "total").search(clause):
+        return True                             # 「薔薇は合計5本にしてください」: the new total is the order
+    found = compiled("counts", "after_item").match(clause)
+    return found is not None and bool(compiled("counts", "bare_order").match(clause[found.end():]))

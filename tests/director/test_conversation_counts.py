@@ -1,0 +1,97 @@
+"""How many of an item an order asks for, several items in one order, a service done once, and money handed over:
+the bill counts what the player asked for, once, and what was paid is not billed again."""
+from __future__ import annotations
+
+import copy
+
+import pytest
+
+from chalicelib.conversation import Conversation
+from chalicelib.interpret.counts import count_of, joined, orders_by_count
+from chalicelib.interpret.money import handed_amount
+from tests.director.playing import conversation_of, play
+from tests.director.test_conversation import CAFE, L
+
+
+def shop(**menu_changes) -> Conversation:
+    data = copy.deepcopy(CAFE)
+    menu = data["characters"][0]["menu"]
+    menu["items"][0].update(kind="drink", price=400)
+    menu["items"][1].update(kind="food", price=700)
+    menu["items"].append({"id": "出前", "words": ["出前", "届けて"], "kind": "service", "price": 300,
+                          "lines": [L("出前ね、あとで届けるよ。")]})
+    menu.update(bill=[L("{total}円です。")], paid=[L("はい、確かに。")], breakdown=[L("{items}で{total}円。")],
+                **menu_changes)
+    return conversation_of(data, "shop.json")
+
+
+@pytest.mark.parametrize(("text", "item", "n", "total"), [
+    ("コーヒーを3杯ください", "コーヒー", 3, False),
+    ("コーヒー、ふたつ", "コーヒー", 2, False),
+    ("2杯のコーヒー", "コーヒー", 2, False),
+    ("コーヒーを十二杯", "コーヒー", 12, False),
+    ("コーヒーは合計4杯にしてください", "コーヒー", 4, True),
+    ("コーヒーを99杯", "コーヒー", 20, False),          # a typo's 99 is not 99 on the bill
+])
+def test_the_count_said_with_an_item(text, item, n, total):
+    start = text.index(item)
+    found = count_of(text, start, start + len(item))
+    assert found is not None and (found.n, found.total) == (n, total), text
+
+
+@pytest.mark.parametrize("text", ["コーヒーが好き", "コーヒーを一杯ずつ", "コーヒー二人で飲む"])
+def test_no_count(text):
+    start = text.index("コーヒー")
+    assert count_of(text, start, start + 4) is None, text
+
+
+def test_what_joins_two_items_and_a_count_that_orders_alone():
+    assert joined("を3杯と、") and joined("と") and not joined("が好きだけど、")
+    assert orders_by_count("コーヒーをあと2杯", 4) and orders_by_count("コーヒー、二杯！", 4)
+    assert not orders_by_count("コーヒーって2杯ある？", 4) and not orders_by_count("コーヒー2杯くらい飲んだかな", 4)
+
+
+def test_money_handed_over():
+    assert [handed_amount(t) for t in ("はい、3,000円", "一万円で", "5千円札で", "これで")] == [3000, 10000, 5000, None]
+
+
+def test_an_order_counts_each_one_asked_for():
+    counted = shop(counted=[L("{item}を{count}ね。")])
+    order, bill = play(counted, "コーヒーを3杯ください", "お会計")
+    assert order.answer.text == "コーヒーを3杯ね。" and order.memory.orders == ["コーヒー"] * 3
+    assert bill.answer.text == "1,200円です。"
+    # without `counted` lines the item's own line answers, and the bill still counts three
+    plain, plain_bill = play(shop(), "コーヒーを3杯ください", "お会計")
+    assert plain.answer.text == "はい、ブレンド。" and plain_bill.answer.text == "1,200円です。"
+
+
+def test_several_items_in_one_order_are_each_served_and_billed():
+    counted = shop(counted=[L("{item}を{count}ね。"), L("{item}、{count}。")])
+    order, bill = play(counted, "コーヒーを2杯と、カレーを3皿ください", "お会計")
+    assert order.answer.text == "コーヒーを2杯ね。カレー、3皿。"
+    assert bill.answer.text == f"{2 * 400 + 3 * 700:,}円です。"
+    [two] = play(shop(), "コーヒーとカレーお願いします")
+    assert two.answer.text == "はい、ブレンド。カレー、少し辛いよ。" and sorted(two.memory.orders) == ["カレー", "コーヒー"]
+
+
+def test_a_new_total_and_one_more():
+    *_, more, total, bill = play(shop(), "コーヒーください", "コーヒーをあと2杯", "コーヒーは合計2杯にしてください",
+                                 "お会計")
+    assert more.memory.orders == ["コーヒー"] * 3 and total.memory.orders == ["コーヒー"] * 2
+    assert bill.answer.text == "800円です。"
+
+
+def test_a_service_is_billed_once_and_a_bill_paid_is_not_billed_again():
+    *_, bill, paid, again, bill_two = play(shop(), "カレーください", "出前お願いします", "出前も頼めますか", "お会計",
+                                           "はい、1000円", "コーヒーください", "お会計")
+    assert bill.answer.text == "1,000円です。" and paid.answer.text == "はい、確かに。"
+    assert bill_two.answer.text == "400円です。"
+
+
+def test_money_short_of_the_bill_pays_nothing_and_more_gets_change():
+    with_change = shop(change=[L("{change}円のお返しです。")])
+    *_, bill, short, paid, after = play(with_change, "カレーください", "お会計", "はい、500円", "じゃあ、はい、1000円",
+                                        "お会計")
+    assert short.answer.text == bill.answer.text == "700円です。"
+    assert paid.answer.text == "300円のお返しです。"
+    assert after.answer is None or after.answer.text != "700円です。"
