@@ -21,6 +21,8 @@ from .facts import sentences
 
 _ABOUT_BILL = money("about_bill")
 _AMOUNT_ASKED = money("amount_asked")
+_CONTENTS = money("contents")
+_MOVES_ON = money("moves_on")
 DEFAULT_BREAKDOWN = "{items}で、{total}円です。"
 # Said when an item taken back leaves nothing on the bill.
 DEFAULT_TAKEN_BACK = "失礼しました、{item}は取り消しておきますね。"
@@ -46,12 +48,29 @@ def hands_over(text: str) -> bool:
     return bool(_HANDS_OVER.search(normalised)) and not _ABOUT_BILL.search(normalised)
 
 
-def disputes(text: str) -> bool:
-    """Whether `text` asks about the bill or doubts it, rather than pays it."""
+def disputes(text: str, item_named: bool = False) -> bool:
+    """Whether `text` asks about the bill or doubts it, rather than pays it.  What comes before a sentence that
+    moves on is let go of: 「ラッピングで200円取るのか。まあいい。ところで颯太くんは孫かい？」 asks about 颯太.
+    `item_named`: the line names a menu item, so 「おでんって何が入ってます？」 asks what it holds, not the bill."""
     normalised = nfkc(text)
-    return bool(_ABOUT_BILL.search(normalised) or _AMOUNT_ASKED.search(normalised) or
-                any(_AMOUNT.search(sentence) and is_question(sentence) for sentence in sentences(normalised)) or
+    said = sentences(normalised) or [normalised]
+    # a sentence that moves on (ところで, それより) lets go of what came before it
+    moved = max((i for i, sentence in enumerate(said) if _MOVES_ON.match(sentence)), default=0)
+    kept = said[moved:]
+    questions = [sentence for sentence in kept if is_question(sentence)]
+    for sentence in kept:
+        about = _ABOUT_BILL.search(sentence)
+        if about is not None and not (item_named and _CONTENTS.search(sentence) and not _BILL_WORD.search(sentence)):
+            return True
+    return bool(any(_AMOUNT_ASKED.search(sentence) for sentence in kept) or
+                any(_AMOUNT.search(sentence) for sentence in questions) or
                 (_BILL_WORD.search(normalised) and _RUNNING.search(normalised)))
+
+
+def asks_an_amount(text: str) -> bool:
+    """Whether the last question of `text` checks a sum (「一皿600円なんですか？」「2,800円？」)."""
+    questions = [sentence for sentence in sentences(nfkc(text)) if is_question(sentence)]
+    return bool(questions) and bool(_AMOUNT_ASKED.search(questions[-1]) or _AMOUNT.search(questions[-1]))
 
 
 def itemised(ordered: Iterable[str], prices: Mapping[str, int]) -> tuple[str, int]:

@@ -21,9 +21,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from typing import Literal
 
-from ..interpret.counts import count_of, joined, orders_by_count
+from ..interpret.counts import count_of, joined, of_the_last, orders_by_count
 from ..interpret.ja import analyse, word_meaning
 from ..interpret.ja.tokens import Token
+from ..interpret.lexicon import compiled
 from ..interpret.money import asks_to_pay
 from ..interpret.text import TextForms, make_matcher, nfkc
 from ..scenario import CompiledScenario
@@ -47,6 +48,9 @@ _THAT_ONE = re.compile(r"^(?:じゃあ|じゃ|では|なら|それなら|うん)
 _AGAIN = re.compile(r"おかわり|お代わり|もう一杯|もういっぱい|もう一本|もう1杯|同じ(?:の|もの|やつ)|もう一つ|もうひとつ|もう1つ|もう一皿")
 _ANYTHING = re.compile(r"何か(?:飲|食|つま)|(?:何か|なにか)\S{0,6}?(?:お酒|酒|飲み物|ドリンク|食べ物|料理)|(?:お酒|酒)(?:って|は)?(?:ある|あります|ください|ちょうだい|お願い|飲みたい)|なにか(?:飲|食|つま)|飲み物|食べ物|おつまみ|つまみ|何か(?:ちょうだい|ください|頼)"
                        r"|注文(?:いい|お願い|したい|させて|を)|オーダー")
+_WHAT_IS_SOLD = compiled("shop", "what_is_sold")
+_COUNT = compiled("counts", "count")
+_TAKEN_BACK_AFTER = compiled("shop", "taken_back_after")
 _FOOD_ANCHORS = ("飲み物", "食べ物", "料理", "酒", "ドリンク", "つまみ")
 # Words that praise or place the item, not another thing (「名物のナポリタン」「いつものハイボール」「自慢のおでん」).
 _SAID_OF_ITEM = frozenset("名物 人気 定番 自慢 評判 噂 おすすめ オススメ お勧め 特製 看板 いつも 例 昔ながら 懐かし 思い出 "
@@ -115,9 +119,10 @@ class OrderFound:
     count: int = 1               # how many of the item (「赤い薔薇を5本」: 5)
     counted: str | None = None   # the player's words for the count (「5本」), acknowledged by the menu's `counted`
     total: bool = False          # `count` is the item's new total on the bill (「5本にしてください」), not more of it
-    # other items of the same order, said before this one and served with it: (item, count, the words for the count)
-    also: tuple[tuple[str, int, str | None], ...] = ()
+    # other items of the same order, said before this one and served with it
+    also: tuple[tuple[str, int, str | None, bool], ...] = ()   # (item, count, the words for it, a new total)
     amount: int | None = None    # the money handed over (kind "paid": 「はい、3,000円」)
+    listing: bool = False        # what the menu holds was asked (kind "ask"; of `group`, else all but services)
 
     def to_dict(self) -> dict:
         found: dict[str, object] = {"kind": self.kind, "item": self.item, "server": self.server, "named": self.named}
@@ -125,7 +130,7 @@ class OrderFound:
                                          ("treated", self.treated), ("group", self.group),
                                          ("parts", list(self.parts)), ("count", self.count if self.counted else 0),
                                          ("total", self.total), ("also", [list(a) for a in self.also]),
-                                         ("amount", self.amount)) if v})
+                                         ("amount", self.amount), ("listing", self.listing)) if v})
         return found
 
     def but(self, **changes) -> OrderFound:
@@ -178,6 +183,10 @@ class Orders:
         self._parts = {(c, item.id): {nfkc(p) for p in item.parts}
                        for c, menu in self.menus.items() for item in menu.items}
         self.ids = {item.id for menu in self.menus.values() for item in menu.items}
+        # words for a kind of the menu's items as a whole (花 at a florist's): a question about them lists the items
+        self._called = {nfkc(word): (c, kind) for c, menu in self.menus.items()
+                        for kind, words in menu.called.items() for word in words}
+        self._places = {nfkc(p) for p in scenario.places}
         self._anchors = tuple(dict.fromkeys([*_FOOD_ANCHORS, *(w for ws in self._words.values() for w in ws)]))
 
     @property
@@ -196,6 +205,16 @@ class Orders:
         """The menu items `text` names, in the order named (a mention inside a longer one not counted: the 水 of
         水割り is no お水)."""
         return list(dict.fromkeys(h.item for h in self._hits(TextForms.of(text))))
+
+    def without_items(self, text: str) -> str:
+        """`text` (normalised) with the names of menu items taken out (「で、ひまわりは？」 → 「で、は？」)."""
+        spans = sorted((h.start, h.end) for h in self._hits(TextForms.of(text)))
+        out, at = [], 0
+        for start, end in spans:
+            if start >= at:
+                out.append(text[at:start])
+            at = max(at, end)
+        return "".join(out) + text[at:]
 
     def _hits(self, forms: TextForms) -> list[_Hit]:
         found = []
@@ -274,22 +293,11 @@ class Orders:
     def _read(self, normalised: str, people: list[str], addressee: str | None, responder: str | None, *,
               last_order: str | None, offered: str | None, offer_yes: bool, offer_open: bool,
               mentioned: str | None) -> OrderFound | None:
-        forms = TextForms.of(normalised)
         fallback = FALLBACK.search(normalised)
         if fallback is not None:
-            # 「レモンサワーってない？なければ水割りで」: the first if there is one, else the second (and
-            # the first said missing)
-            first = self._read(normalised[:fallback.start()], people, addressee, responder, last_order=None,
-                               offered=None, offer_yes=False, offer_open=True, mentioned=None)
-            second = self._read(normalised[fallback.end():], people, addressee, responder, last_order=last_order,
-                                offered=offered, offer_yes=False, offer_open=True, mentioned=mentioned)
-            if first is not None and first.kind == "item":
-                return first
-            if second is not None and second.kind in ("item", "again"):
-                return second.but(instead=first.named if first is not None and first.kind == "missing" else
-                                  self._unknown_item(normalised[:fallback.start()]))
-            return first or second
-        hits = self._hits(forms)
+            return self._with_fallback(normalised, fallback, people, addressee, responder, last_order=last_order,
+                                       offered=offered, mentioned=mentioned)
+        hits = self._hits(TextForms.of(normalised))
         asked = _ANYTHING.search(normalised)
         if hits and asked is not None and asked.start() >= hits[-1].end and \
                 re.search(r"けど|けれど|が[、,]|より|まず|先に", normalised[hits[-1].end:asked.start()]):
@@ -301,17 +309,14 @@ class Orders:
         if not ordered and (offer_yes or offer_open) and hits and not re.search(r"[？?]\s*$", normalised) and \
                 not not_ordered(normalised[hits[0].end:], ""):
             ordered = hits[:1]                     # 「何か飲む？」「じゃあビール」 (not 「ナポリタンはさっき食べた」)
+        again = self._count_of_earlier(normalised, hits, last_order, people, addressee, responder) \
+            if not ordered else None
+        if again is not None:
+            return again
+        if ordered and _TAKEN_BACK_AFTER.search(normalised, ordered[-1].end):
+            return None                # 「ナポリタン、もう一皿…いや、やっぱりやめとこう」: taken back at once
         if ordered:
-            chosen = ordered[-1]
-            served = self._served(chosen.item, people, addressee, responder, normalised[chosen.start:chosen.end])
-            modifier = self._modifier(normalised, chosen.start)
-            if served.kind == "item":
-                # 「おでん。大根と卵」: the parts named are what is served
-                parts = tuple(dict.fromkeys(normalised[h.start:h.end] for h in hits if h.item == chosen.item and
-                                            normalised[h.start:h.end] in self._parts.get((served.server, h.item), ())))
-                served = self._counted(normalised, hits, chosen, served.but(parts=parts), people, addressee,
-                                       responder)
-            return served.but(instead=modifier) if modifier and served.kind == "item" else served
+            return self._chosen(normalised, hits, ordered[-1], people, addressee, responder)
         if hits:
             # 「ビール…いや、やっぱりレモンサワーください」: what is asked for after it
             later = self._unknown_item(normalised[hits[-1].end:])
@@ -328,6 +333,9 @@ class Orders:
         if offer_yes and offered:
             return self._served(offered, people, addressee, responder, None)
         missing = None if switched else self._unknown_item(normalised)
+        listing = self._listing(normalised, missing, people, addressee, responder)
+        if listing is not None:
+            return listing
         if missing is not None:
             server = self._server_for_missing(people, addressee, responder)
             return OrderFound("missing", None, server, missing, group=self.group_of(missing)) if server else None
@@ -338,6 +346,35 @@ class Orders:
             return OrderFound("ask", None, server, None, group=group) if server else None
         return None
 
+    def _with_fallback(self, normalised: str, fallback: re.Match[str], people: list[str], addressee: str | None,
+                       responder: str | None, *, last_order: str | None, offered: str | None,
+                       mentioned: str | None) -> OrderFound | None:
+        """「レモンサワーってない？なければ水割りで」: the first if there is one, else the second (and the first
+        said missing)."""
+        first = self._read(normalised[:fallback.start()], people, addressee, responder, last_order=None,
+                           offered=None, offer_yes=False, offer_open=True, mentioned=None)
+        second = self._read(normalised[fallback.end():], people, addressee, responder, last_order=last_order,
+                            offered=offered, offer_yes=False, offer_open=True, mentioned=mentioned)
+        if first is not None and first.kind == "item":
+            return first
+        if second is not None and second.kind in ("item", "again"):
+            return second.but(instead=first.named if first is not None and first.kind == "missing" else
+                              self._unknown_item(normalised[:fallback.start()]))
+        return first or second
+
+    def _chosen(self, normalised: str, hits: list[_Hit], chosen: _Hit, people: list[str], addressee: str | None,
+                responder: str | None) -> OrderFound:
+        """The order of the item ordered last in the line: its parts, its count, the items joined to it, and a
+        thing asked for first that it replaces (「焼酎の水割り」)."""
+        served = self._served(chosen.item, people, addressee, responder, normalised[chosen.start:chosen.end])
+        modifier = self._modifier(normalised, chosen.start)
+        if served.kind == "item":
+            # 「おでん。大根と卵」: the parts named are what is served
+            parts = tuple(dict.fromkeys(normalised[h.start:h.end] for h in hits if h.item == chosen.item and
+                                        normalised[h.start:h.end] in self._parts.get((served.server, h.item), ())))
+            served = self._counted(normalised, hits, chosen, served.but(parts=parts), people, addressee, responder)
+        return served.but(instead=modifier) if modifier and served.kind == "item" else served
+
     def _counted(self, text: str, hits: list[_Hit], chosen: _Hit, served: OrderFound, people: list[str],
                  addressee: str | None, responder: str | None) -> OrderFound:
         """The order with how many are asked for (counts.py) and the items said before it in the same order
@@ -346,21 +383,60 @@ class Orders:
         count = count_of(text, chosen.start, chosen.end, later)
         if count is not None:
             served = served.but(count=count.n, counted=count.said, total=count.total)
-        also: list[tuple[str, int, str | None]] = []
-        after = chosen
+        also: list[tuple[str, int, str | None, bool]] = []
+        after, joining = chosen, True
         for hit in sorted((h for h in hits if h.end <= chosen.start), key=lambda h: -h.start):
-            if hit.item == after.item:                 # another word for the same item (赤い薔薇, 薔薇)
-                after = hit if hit.start < after.start else after
-                continue
-            if hit.item in {a[0] for a in also} or not joined(text[hit.end:after.start]):
-                break
+            if hit.item == after.item or hit.item == chosen.item or hit.item in {a[0] for a in also}:
+                after = hit if hit.item == after.item and hit.start < after.start else after
+                continue                               # another word for the same item (赤い薔薇, 薔薇)
+            joining = joining and joined(text[hit.end:after.start])
+            found = count_of(text, hit.start, hit.end, after.start)
+            if not joining and (found is None or not found.total):
+                continue           # only a new total said of an item earlier in the line (「かすみ草は二本でいい」)
             other = self._served(hit.item, people, addressee, responder, text[hit.start:hit.end])
             if other.kind != "item" or other.server != served.server:
-                break
-            found = count_of(text, hit.start, hit.end, after.start)
-            also.insert(0, (hit.item, found.n if found else 1, found.said if found else None))
+                joining = False
+                continue
+            also.insert(0, (hit.item, found.n if found else 1, found.said if found else None,
+                            bool(found and found.total)))
             after = hit
         return served.but(also=tuple(also)) if also else served
+
+    def _count_of_earlier(self, text: str, hits: list[_Hit], last_order: str | None, people: list[str],
+                          addressee: str | None, responder: str | None) -> OrderFound | None:
+        """「七本にしてくれ」「あと2本」, a sentence with a count that names no item: that many of the item named
+        before it in the line (「バラは五本じゃ寂しいな。七本にしてくれ」), else of the item just ordered."""
+        found = of_the_last(text)
+        if found is None:
+            return None
+        count, at = found
+        if any(h.start >= at for h in hits):
+            return None
+        before = [h for h in hits if h.end <= at]
+        item = before[-1].item if before else last_order
+        if item is None:
+            return None
+        served = self._served(item, people, addressee, responder, None)
+        return served.but(count=count.n, counted=count.said, total=count.total) if served.kind == "item" else None
+
+    def _listing(self, text: str, missing: str | None, people: list[str], addressee: str | None,
+                 responder: str | None) -> OrderFound | None:
+        """「どんな花がありますか」 (a word of the menu's `called`) or 「まず何があるんだ？」 (no item, no place, nobody
+        named): what the menu holds, of that kind, from whoever here has a menu (kind ask, with its group)."""
+        asked = _WHAT_IS_SOLD.search(text)
+        asks = asked is not None
+        if asked is not None and missing is not None and missing in asked.group(0):
+            missing = None                       # 「メニューってありますか？」: the word is part of the question
+        called = self._called.get(nfkc(missing)) if missing is not None else \
+            next((v for w, v in self._called.items() if w in text), None) if asks else None
+        if called is None and (missing is not None or not asks or
+                               any(p in text for p in self._places) or any(n in text for n in self.names)):
+            return None
+        server = self._server_for_missing(people, addressee, responder, prefer_menu=True)
+        if server is None or server not in self.menus:
+            return None
+        server, group = called if called is not None and called[0] in people else (server, None)
+        return OrderFound("ask", None, server, missing, group=group, listing=True)
 
     def _asked_after(self, text: str, people: list[str], addressee: str | None, responder: str | None,
                      ordered: Iterable[str], offered: str | None = None) -> OrderFound | None:
@@ -448,6 +524,7 @@ class Orders:
             return None     # 「昭和歌謡な」 only says: with no verb, only a thing to eat or put on it is asked for
         if not tokens or not (tokens[-1].is_noun or tokens[-1].pos[:2] == ("接尾辞", "名詞的")) or thing in ("それ", "これ", "あれ", "そっち", "こっち", "いつもの") or \
                 nfkc(thing) in self.names or any(thing in ws for ws in self._words.values()) or \
+                self.named(thing) or _COUNT.search(thing) or \
                 any(t.pos[:1] in (("動詞",), ("形容詞",)) for t in tokens):
             return None
         return thing
@@ -477,6 +554,8 @@ class Orders:
         """The items of `server`'s menu of that kind, for {menu}: 「ビール、水割り、ウーロン茶」."""
         menu = self.menus.get(server)
         kept = [i for i in menu.items if group is None or i.kind == group] if menu else []
+        if group is None and any(i.kind != "service" for i in kept):
+            kept = [i for i in kept if i.kind != "service"]    # what one can have, not what is done for one
         if not kept and menu:
             kept = list(menu.items)
         if any(i.price is not None for i in kept):

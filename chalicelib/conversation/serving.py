@@ -14,7 +14,16 @@ from ..scenario.model import Menu, MenuItem, SpokenLine
 from ..scenario.variation import remember
 from ..stage.records import AskedQuestion, ConversationMemory
 from ..turn_record import AnswerSource
-from .bill import DEFAULT_BREAKDOWN, DEFAULT_TAKEN_BACK, UNIT_PRICE, disputes, hands_over, itemised, taken_back
+from .bill import (
+    DEFAULT_BREAKDOWN,
+    DEFAULT_TAKEN_BACK,
+    UNIT_PRICE,
+    asks_an_amount,
+    disputes,
+    hands_over,
+    itemised,
+    taken_back,
+)
 from .orders import PAID, OrderFound
 from .parts_of_turn import TurnParts
 from .questions import polarity
@@ -25,6 +34,7 @@ from .variety import Variety
 ORDERS_KEPT = 60
 _PRICE = money("price_word")
 _BILL = money("bill_word")
+_PRICE_FOLLOW_UP = money("price_follow_up")
 # yes, to a line that served an item and asked about it (「ええ、水割りで」「はい、それで」「うん」)
 _YES_TO_IT = re.compile(r"^(?:ええ|はい|うん|そう|そうそう|そうです|そうだね|もちろん)(?:[、,\s!！。]|$)")
 # what asks for one more (「ええ、もう一杯」「うん、おかわり」)
@@ -47,8 +57,8 @@ class Serving(TurnParts):
         billed = max(((turns[-1], ref.split("/")[1]) for ref, turns in mem.said.items()
                       if ref.startswith("menu/") and ref.rsplit("#", 1)[0].endswith(("/bill", "/breakdown")) and turns),
                      default=None)
-        if billed is not None and billed[0] >= state.turn - 2 and PAID.search(nfkc(text)) and \
-                (not disputes(text) or hands_over(text)) and billed[1] in people and self.scenario.menus[billed[1]].paid:
+        if billed is not None and billed[0] >= state.turn - 2 and mem.orders[mem.paid:] and PAID.search(nfkc(text)) and \
+                (not disputes(text, bool(self._items_named(text))) or hands_over(text)) and billed[1] in people and self.scenario.menus[billed[1]].paid:
             return OrderFound("paid", None, billed[1], amount=handed_amount(text))
         # 「ええ、水割りで」 to 「また水割り？　気に入ってくれたのね」, the line that served it: yes to what is served
         asked_of = self._served_asking(mem, state)
@@ -141,8 +151,8 @@ class Serving(TurnParts):
             refs[:0] = before_refs
             variation = {**more, **variation}
         if item is not None and order.kind not in ("adjust", "coming", "extra"):
-            for also, n, _ in order.also:
-                self._book(mem, menu, also, n)
+            for also, n, _, total in order.also:
+                self._book(mem, menu, also, n, total=total)
             self._book(mem, menu, item.id, order.count, total=order.total)
         return Answer(order.server, text, expression, source, refs[-1],
                       "注文", variation, refs=tuple(refs), flags=flags,
@@ -181,7 +191,7 @@ class Serving(TurnParts):
             # 「レモンサワーある？」: not here, and what is
             fill.update({"{item}": order.named, "{menu}": self.orders.listed(order.server, order.group)})
             return "unavailable"
-        if order.kind == "ask" and order.group and menu.suggest:
+        if order.kind == "ask" and (order.group or order.listing) and menu.suggest:
             fill["{menu}"] = self.orders.listed(order.server, order.group)
             return "suggest"
         return "missing" if order.kind == "missing" else "ask"
@@ -207,7 +217,7 @@ class Serving(TurnParts):
         """The lines for the other items of one order (`order.also`): each one's `counted` line where more than one
         is asked for and the menu has them, else its own line; their text, refs and variation."""
         text, refs, variation = "", [], {}
-        for item_id, n, said in order.also:
+        for item_id, n, said, _ in order.also:
             item = self.orders.item(order.server, item_id)
             if item is None:
                 continue
@@ -280,15 +290,23 @@ class Serving(TurnParts):
         about the bill (内訳は？ 高くない？ いくら？ after it): what was served, priced.  `served`: the item
         ordered in this line's other part (「水割りお願い。あと、いくら？」 asks its price)."""
         normalised = nfkc(text)
-        asked_price = bool(_PRICE.search(normalised))
-        if not (asked_price or paying or disputes(normalised)):
+        # 「で、ひまわりは？」 right after a price was said: that item's price
+        asked_price = bool(_PRICE.search(normalised)) or (
+            bool(self._items_named(normalised)) and self._said_last(mem, state, "/prices#") and
+            bool(_PRICE_FOLLOW_UP.match(self.orders.without_items(normalised))))
+        item_named = bool(self._items_named(normalised))
+        # 「おでんって一皿600円なんですか？」: a sum checked of an item, with no bill said just before, asks its price
+        price_check = item_named and asks_an_amount(normalised) and not _BILL.search(normalised) and \
+            not self._said_last(mem, state, "/bill#", within=2) and not self._said_last(mem, state, "/breakdown#", within=2)
+        asked_price = asked_price or price_check
+        if not (asked_price or paying or disputes(normalised, item_named)):
             return None
         people = list(self.rules.people(state.place))
         servers = [p for p in ([speaker] + people) if p in self.scenario.menus]
         if not servers:
             return None
         unpaid = mem.orders[mem.paid:]
-        if unpaid and (disputes(normalised) or (asked_price and self._item_named(normalised) is None and (any(
+        if unpaid and not price_check and (disputes(normalised, item_named) or (asked_price and self._item_named(normalised) is None and (any(
                 ref.startswith("menu/") and "/bill#" in ref for ref in mem.said) or UNIT_PRICE.search(normalised)))):
             # 「内訳は？」「高くない？」, 「いくら？」 after the bill, 「一杯いくら？」: what was served and its prices,
             # not paying;
@@ -312,14 +330,19 @@ class Serving(TurnParts):
                 else:
                     continue
                 return dataclasses.replace(said, detail={**said.detail, "taken_back": removed}) if removed else said
-        item = self._item_named(normalised) or (served if asked_price and not _BILL.search(normalised) else None)
-        if asked_price and item is not None:
+        named = self._items_named(normalised) or \
+            ([served] if served is not None and asked_price and not _BILL.search(normalised) else [])
+        if asked_price and named:
+            # 「かすみ草とひまわりはいくら？」: each item's price, in the order named
             for server in servers:
                 menu = self.scenario.menus[server]
-                found = next((i for i in menu.items if i.id == item and i.price is not None), None)
-                if found is not None and menu.prices:
-                    return self._menu_line(server, "prices", menu.prices, state, turn, variety,
-                                           {"{item}": found.id, "{price}": f"{found.price:,}"})
+                priced = [i for name in named for i in menu.items if i.id == name and i.price is not None]
+                if priced and menu.prices:
+                    each = [self._menu_line(server, "prices", menu.prices, state, turn, variety,
+                                            {"{item}": i.id, "{price}": f"{i.price:,}"}) for i in priced]
+                    return dataclasses.replace(each[-1], text="".join(a.text for a in each),
+                                               refs=tuple(r for a in each for r in a.refs)) if len(each) > 1 \
+                        else each[0]
             return None
         if not (paying or _BILL.search(without_put_off(normalised))):
             return None
@@ -330,6 +353,12 @@ class Serving(TurnParts):
             if total > 0 and menu.bill:
                 return self._menu_line(server, "bill", menu.bill, state, turn, variety, {"{total}": f"{total:,}"})
         return None
+
+    @staticmethod
+    def _said_last(mem: ConversationMemory, state: GameState, kind: str, within: int = 1) -> bool:
+        """Whether a line of the menu's set `kind` (「/prices#」) was said in the `within` turns before this one."""
+        return any(ref.startswith("menu/") and kind in ref and turns and turns[-1] >= state.turn - within
+                   for ref, turns in mem.said.items())
 
     def _menu_line(self, server: str, kind: str, lines: list, state: GameState, turn: int, variety: Variety,
                    filled: dict[str, str]) -> Answer:

@@ -287,7 +287,8 @@ class Conversation(Recalling, Serving):
         chosen = line.chosen
         if chosen.is_intent and ((_PRICE.search(nfkc(text)) and self._item_named(nfkc(text))) or
                                  (mem.orders[mem.paid:] and
-                                  (disputes(text) or _BILL.search(without_put_off(nfkc(text)))))):
+                                  (disputes(text, bool(self._items_named(text))) or
+                                   _BILL.search(without_put_off(nfkc(text)))))):
             # 「ナポリタンっていくら？」「内訳は？」: the price or the bill is the answer, not the menu's story line
             context["price"] = str(chosen)
             line.chosen = NONE
@@ -343,7 +344,7 @@ class Conversation(Recalling, Serving):
             return None         # 「ママの好きな食べ物って何？」 asks about ママ, it orders nothing
         if order.kind in ("missing", "extra") and order.named and self._entry_names(order.named, state):
             return None         # 「からしってある？」: not on the menu, but someone here knows about it
-        if order.kind != "paid" and mem.orders[mem.paid:] and disputes(text):
+        if order.kind != "paid" and mem.orders[mem.paid:] and disputes(text, order.item is not None):
             # 「ハイボール3杯とおでんで4200円？内訳聞いてもいい？」「4杯目は頼んでない、取り消して」: the bill
             # questioned names what was served; it orders nothing
             context["not_ordered"] = order.to_dict()

@@ -65,7 +65,24 @@ def orders_by_count(text: str, end: int) -> bool:
     clause = sentence.group(0) if sentence else ""
     if clause.endswith(("？", "?")):
         return False
-    if compiled("counts", "total").search(clause):
+    total = compiled("counts", "total").search(clause)
+    if total is not None and compiled("counts", "item_total_lead").match(clause[:total.start()]):
         return True                             # 「薔薇は合計5本にしてください」: the new total is the order
     found = compiled("counts", "after_item").match(clause)
     return found is not None and bool(compiled("counts", "bare_order").match(clause[found.end():]))
+
+
+def of_the_last(text: str) -> tuple[Count, int] | None:
+    """The count a sentence naming no item asks of an item named or ordered before it, and where the sentence
+    starts: a new total in a sentence that asks nothing (「七本にしてくれ」), or a sentence asking for more
+    (「あと2本」「もう二杯ください」)."""
+    for sentence in re.finditer(r"[^。！!？?\n]+[。！!？?]?", text):
+        if sentence.group(0).rstrip().endswith(("？", "?")):
+            continue
+        total = compiled("counts", "total").search(sentence.group(0))
+        if total is not None and not compiled("counts", "total_lead").match(sentence.group(0)[:total.start()]):
+            total = None
+        found = _count(total, total=True) or _count(compiled("counts", "more_of_last").match(sentence.group(0)))
+        if found is not None:
+            return found, sentence.start()
+    return None

@@ -205,6 +205,11 @@ class MenuItem(_Strict):
 class Menu(_Strict):
     """What a character serves: orders naming an item are acknowledged with the item's lines."""
     items: list[MenuItem] = Field(default_factory=list, description="Items this character serves. 品目")
+    called: dict[Literal["drink", "food", "service", "goods"], list[str]] = Field(
+        default_factory=dict,
+        description="Words for the menu's items of one kind as a whole (goods: 花, お花 at a florist's): 「どんな花が"
+                    "ありますか」 is answered with the items of that kind (the `suggest` lines, else `ask`), never "
+                    "with the word as an item not sold. 品目の総称")
     ask: list[SpokenLine] = Field(default_factory=list,
                                   description="An order that names no item (何か飲み物を, yes to 何か飲む？): what "
                                               "would you like. 品目のない注文への台詞")

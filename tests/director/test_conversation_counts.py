@@ -95,3 +95,52 @@ def test_money_short_of_the_bill_pays_nothing_and_more_gets_change():
     assert short.answer.text == bill.answer.text == "700円です。"
     assert paid.answer.text == "300円のお返しです。"
     assert after.answer is None or after.answer.text != "700円です。"
+
+
+def priced_shop() -> Conversation:
+    return shop(prices=[L("{item}は{price}円。")], suggest=[L("うちにあるのは{menu}だよ。")],
+                called={"food": ["料理", "ごはん"], "drink": ["飲み物"]})
+
+
+def test_each_price_asked_for_and_a_follow_up_naming_only_another_item():
+    both, then, other = play(priced_shop(), "コーヒーとカレーはいくら？", "で、出前は？", "カレーは好き？")
+    assert both.answer.text == "コーヒーは400円。カレーは700円。"
+    assert then.answer.text == "出前は300円。"
+    assert other.answer is None or "円" not in other.answer.text       # no price was asked this time
+    [fee] = play(priced_shop(), "出前ってお金かかる？")
+    assert fee.answer.text == "出前は300円。"
+
+
+def test_what_the_menu_holds_is_listed_not_said_missing():
+    asked, kind = play(priced_shop(), "まず、何があるの？", "どんな料理がありますか？")
+    assert asked.answer.text == "うちにあるのはコーヒー、カレーだよ。"
+    assert kind.answer.text == "うちにあるのはカレーだよ。"
+    assert asked.memory.orders == kind.memory.orders == []
+
+
+def test_a_count_naming_no_item_is_of_the_item_named_before_or_just_ordered():
+    *_, changed, more, photo, bill = play(shop(), "カレーを2皿ください", "カレー2皿じゃ足りないな。4皿にして。",
+                                          "あと1皿", "写真は3枚にしよう", "お会計")
+    assert changed.memory.orders == ["カレー"] * 4 and more.memory.orders == ["カレー"] * 5
+    assert photo.memory.orders == ["カレー"] * 5
+    assert bill.answer.text == f"{5 * 700:,}円です。"
+
+
+def test_a_new_total_said_of_one_item_while_another_is_ordered():
+    *_, line, bill = play(shop(), "カレーを3皿ください", "カレーは2皿でいい。その分コーヒーを1杯足してくれ。", "お会計")
+    assert line.memory.orders.count("カレー") == 2 and line.memory.orders.count("コーヒー") == 1
+    assert bill.answer.text == f"{2 * 700 + 400:,}円です。"
+
+
+def test_one_more_of_one_and_another_item_and_an_order_taken_back_at_once():
+    [both] = play(shop(), "コーヒーもう一杯と、カレーもお願いします。")
+    assert sorted(both.memory.orders) == ["カレー", "コーヒー"]
+    [back] = play(shop(), "カレー、もう一皿…いや、やっぱりやめとこう。")
+    assert back.memory.orders == []
+
+
+def test_what_a_line_asks_is_its_last_question():
+    *_, other = play(priced_shop(), "出前お願いします", "出前で300円取るのか。まあいい。ところで猫の名前は？")
+    assert other.answer is None or "300円" not in other.answer.text
+    *_, contents = play(priced_shop(), "カレーください", "カレーって何が入ってるの？")
+    assert contents.answer is None or "円" not in contents.answer.text

@@ -206,7 +206,9 @@ def test_cli_rotate_keys(local_runtime, tmp_path):
 
 
 def test_the_local_runtime_limits_each_key_with_429_and_retry_after(tmp_path):
-    runtime = LocalProcess(tmp_path / "state", env={"BUTAI_LOCAL_RATE": "2", "BUTAI_LOCAL_BURST": "5"})
+    # One token every 20 s: a bucket emptied stays empty for the whole test, however busy the machine (at 2 per
+    # second a slow socket connect refilled one and the subscribe went through).
+    runtime = LocalProcess(tmp_path / "state", env={"BUTAI_LOCAL_RATE": "0.05", "BUTAI_LOCAL_BURST": "5"})
     info = runtime.start()
     try:
         demo = info["stages"]["demo"]
