@@ -45,12 +45,16 @@ _CUE = re.compile(
 # 「じゃあそれで」「それください」: the item just named.
 _THAT_ONE = re.compile(r"^(?:じゃあ|じゃ|では|なら|それなら|うん)?[、,\s]*(?:それ|そっち|これ)(?:で|を|に|も)?\s*"
                        r"(?:お願い|ください|下さい|ちょうだい|頂戴|する|します|しよう|いい|[。！!]|$)")
-_AGAIN = re.compile(r"おかわり|お代わり|もう一杯|もういっぱい|もう一本|もう1杯|同じ(?:の|もの|やつ)|もう一つ|もうひとつ|もう1つ|もう一皿")
+# (「もう一つは入院してる友達だ」: the other one, a topic, orders nothing)
+_AGAIN = re.compile(r"(?:おかわり|お代わり|もう一杯|もういっぱい|もう一本|もう1杯|同じ(?:の|もの|やつ)|もう一つ|もうひとつ|もう1つ"
+                    r"|もう一皿)(?!\s*(?:は|の(?:方|ほう)))")
 _ANYTHING = re.compile(r"何か(?:飲|食|つま)|(?:何か|なにか)\S{0,6}?(?:お酒|酒|飲み物|ドリンク|食べ物|料理)|(?:お酒|酒)(?:って|は)?(?:ある|あります|ください|ちょうだい|お願い|飲みたい)|なにか(?:飲|食|つま)|飲み物|食べ物|おつまみ|つまみ|何か(?:ちょうだい|ください|頼)"
                        r"|注文(?:いい|お願い|したい|させて|を)|オーダー")
 _WHAT_IS_SOLD = compiled("shop", "what_is_sold")
 _COUNT = compiled("counts", "count")
 _TAKEN_BACK_AFTER = compiled("shop", "taken_back_after")
+_ASKS_FOR = compiled("shop", "asks_for")
+_AMOUNT_ANY = compiled("money", "amount_any")
 _FOOD_ANCHORS = ("飲み物", "食べ物", "料理", "酒", "ドリンク", "つまみ")
 # Words that praise or place the item, not another thing (「名物のナポリタン」「いつものハイボール」「自慢のおでん」).
 _SAID_OF_ITEM = frozenset("名物 人気 定番 自慢 評判 噂 おすすめ オススメ お勧め 特製 看板 いつも 例 昔ながら 懐かし 思い出 "
@@ -88,8 +92,9 @@ _ALREADY = re.compile(r"(?:さっき|もう|先に|前に)\s*(?:頼(?:んだ|み
 _STATUS_ORDER = re.compile(r"^(?:おい|ねえ|ママ|あの)?[、,\s]*(?:(?:俺|私|僕|わたし|ぼく|おれ)の)?"
                            r"(?:注文|料理|飯|めし|ごはん|ご飯|頼んだ(?:の|もの|やつ))(?:は|って)?\s*(?:まだ|いつ)")
 # Money handed over after the bill (「はい、6500円」「釣りはいらん」「これで」).
+# (「さっき払ったじゃん」 says it was paid, it pays nothing now)
 PAID = re.compile(r"\d[\d,]*\s*円|万円|千円|釣り|おつり|お釣|つりは|これで(?:お願い|足りる|いい|[。!！]|$)|カード(?:で|使え)|ちょうど"
-                  r"|払(?:う|います|った|いました|っとく)|はい[、,]?\s*(?:お金|どうぞ)|置いとく|取っといて|とっといて")
+                  r"|払(?:う|います|っとく)|はい[、,]?\s*(?:お金|どうぞ)|置いとく|取っといて|とっといて")
 # 「タバスコでいいや」「ケチャップじゃなくて粉チーズな」: a condiment or a change asked for the order just served.
 _EXTRA_SWAP = re.compile(r"(?:じゃなく(?:て)?|じゃない|でなく(?:て)?|より)[、,\s]*(?P<thing>[^、,。！!？?\s]{1,10}?)"
                          r"(?:な|で|ね|に(?:して|変えて|かえて)?|を|が(?:いい))?\s*(?:くれ|ちょうだい|ください|お願い)?\s*"
@@ -307,7 +312,7 @@ class Orders:
             switched = False
         ordered = [h for h in hits if self._ordered(normalised, h.end) or orders_by_count(normalised, h.end)]
         if not ordered and (offer_yes or offer_open) and hits and not re.search(r"[？?]\s*$", normalised) and \
-                not not_ordered(normalised[hits[0].end:], ""):
+                not not_ordered(normalised[hits[0].end:], "") and not self._price_said(normalised[hits[0].end:]):
             ordered = hits[:1]                     # 「何か飲む？」「じゃあビール」 (not 「ナポリタンはさっき食べた」)
         again = self._count_of_earlier(normalised, hits, last_order, people, addressee, responder) \
             if not ordered else None
@@ -435,7 +440,7 @@ class Orders:
         server = self._server_for_missing(people, addressee, responder, prefer_menu=True)
         if server is None or server not in self.menus:
             return None
-        server, group = called if called is not None and called[0] in people else (server, None)
+        server, group = called if called is not None and called[0] in people else (server, self._group(text))
         return OrderFound("ask", None, server, missing, group=group, listing=True)
 
     def _asked_after(self, text: str, people: list[str], addressee: str | None, responder: str | None,
@@ -552,6 +557,10 @@ class Orders:
 
     def listed(self, server: str, group: str | None) -> str:
         """The items of `server`'s menu of that kind, for {menu}: 「ビール、水割り、ウーロン茶」."""
+        return "、".join(self.listed_items(server, group))
+
+    def listed_items(self, server: str, group: str | None) -> list[str]:
+        """The ids of the items {menu} names for `server`'s menu and that kind."""
         menu = self.menus.get(server)
         kept = [i for i in menu.items if group is None or i.kind == group] if menu else []
         if group is None and any(i.kind != "service" for i in kept):
@@ -560,8 +569,7 @@ class Orders:
             kept = list(menu.items)
         if any(i.price is not None for i in kept):
             kept = [i for i in kept if i.price is not None]     # what is sold, not the water that comes free
-        items = [i.id for i in kept]
-        return "、".join(items)
+        return [i.id for i in kept]
 
     def _modifier(self, text: str, start: int) -> str | None:
         """「焼酎の水割り」: a thing near food or drink in meaning named for the item, that no menu holds."""
@@ -640,6 +648,8 @@ class Orders:
         match = _CUE.search(rest)
         if match is None or _WH.search(rest):
             return False
+        if self._price_said(rest):
+            return False          # 「おでんは一皿六百円なのですね」: what it costs, said back, orders nothing
         if not bare and _BARE.match(rest):
             return False
         between = rest[:match.start()]
@@ -651,6 +661,11 @@ class Orders:
                     and token.surface not in ("あと", "後", "とりあえず", "まず", "一つ", "ひとつ"):
                 return False
         return True
+
+    @staticmethod
+    def _price_said(rest: str) -> bool:
+        """Whether what follows an item names a sum with no request in it (「…は一皿六百円なのですね」)."""
+        return bool(_AMOUNT_ANY.search(rest)) and not _ASKS_FOR.search(rest)
 
     def _served(self, item: str, people: list[str], addressee: str | None, responder: str | None,
                 named: str | None) -> OrderFound:

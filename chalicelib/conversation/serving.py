@@ -35,6 +35,8 @@ ORDERS_KEPT = 60
 _PRICE = money("price_word")
 _BILL = money("bill_word")
 _PRICE_FOLLOW_UP = money("price_follow_up")
+_AMOUNT_SUPPOSED = money("amount_supposed")
+_WHOLE_SUM = money("whole_sum")
 # yes, to a line that served an item and asked about it (「ええ、水割りで」「はい、それで」「うん」)
 _YES_TO_IT = re.compile(r"^(?:ええ|はい|うん|そう|そうそう|そうです|そうだね|もちろん)(?:[、,\s!！。]|$)")
 # what asks for one more (「ええ、もう一杯」「うん、おかわり」)
@@ -58,6 +60,7 @@ class Serving(TurnParts):
                       if ref.startswith("menu/") and ref.rsplit("#", 1)[0].endswith(("/bill", "/breakdown")) and turns),
                      default=None)
         if billed is not None and billed[0] >= state.turn - 2 and mem.orders[mem.paid:] and PAID.search(nfkc(text)) and \
+                not _AMOUNT_SUPPOSED.search(nfkc(text)) and \
                 (not disputes(text, bool(self._items_named(text))) or hands_over(text)) and billed[1] in people and self.scenario.menus[billed[1]].paid:
             return OrderFound("paid", None, billed[1], amount=handed_amount(text))
         # 「ええ、水割りで」 to 「また水割り？　気に入ってくれたのね」, the line that served it: yes to what is served
@@ -101,19 +104,8 @@ class Serving(TurnParts):
         item = self.orders.item(order.server, order.item) if order.item is not None else None
         if order.item is not None and item is None:
             return None
-        if order.kind == "declined":
-            # 「おごりません」: a treat turned down is answered graciously; nothing is served nor billed
-            lines = menu.declined or [SpokenLine(text=DEFAULT_DECLINED)]
-            return self._menu_line(order.server, "declined", lines, step.state, turn, variety, {})
-        if order.kind in ("paid", "about"):
-            # 「はい、6500円」 after the bill: thanks; 「銘柄は？」: what the item is
-            lines = menu.paid if order.kind == "paid" else (item.about.lines if item and item.about else [])
-            if not lines:
-                return None
-            if order.kind == "paid":
-                return self._paid(order, menu, step, mem, turn, variety)
-            return self._menu_line(order.server, f"{order.item}/about", lines, step.state, turn, variety,
-                                   {"{item}": order.item or ""})
+        if order.kind in ("declined", "paid", "about"):
+            return self._not_an_order(order, item, menu, step, mem, turn, variety)
         fill: dict[str, str] = {}
         if item is not None:
             fill["{item}"] = item.id
@@ -129,8 +121,10 @@ class Serving(TurnParts):
                 lines = [line for line in lines if "{menu}" in line.text] or lines
         if not lines:
             return None
-        before, before_refs, more = self._also_served(order, menu, step, turn, variety) if item is not None else \
-            ("", [], {})
+        if kind in ("suggest", "unavailable"):
+            mem.listed, mem.listed_turn = self.orders.listed_items(order.server, order.group), turn
+        before, before_refs, also_variation = self._also_served(order, menu, step, turn, variety) \
+            if item is not None else ("", [], {})
         # 「赤い薔薇を5本と、かすみ草を2本ください」: a line of the same set not said for the others of the order
         fresh = [i for i in range(len(lines)) if f"{prefix}#{i + 1}" not in before_refs]
         index, variation = self._pick(prefix, mode, lines, step.state, turn, variety,
@@ -149,7 +143,7 @@ class Serving(TurnParts):
             # the other items of the order first, in the order said
             text = before + text
             refs[:0] = before_refs
-            variation = {**more, **variation}
+            variation = {**also_variation, **variation}
         if item is not None and order.kind not in ("adjust", "coming", "extra"):
             for also, n, _, total in order.also:
                 self._book(mem, menu, also, n, total=total)
@@ -157,6 +151,21 @@ class Serving(TurnParts):
         return Answer(order.server, text, expression, source, refs[-1],
                       "注文", variation, refs=tuple(refs), flags=flags,
                       detail={"order": order.to_dict()})
+
+    def _not_an_order(self, order: OrderFound, item: MenuItem | None, menu: Menu, step: Step,
+                      mem: ConversationMemory, turn: int, variety: Variety) -> Answer | None:
+        """A treat turned down (「おごりません」: answered graciously, nothing served nor billed), money handed
+        over after the bill, or a question about an item (「銘柄は？」)."""
+        if order.kind == "declined":
+            lines = menu.declined or [SpokenLine(text=DEFAULT_DECLINED)]
+            return self._menu_line(order.server, "declined", lines, step.state, turn, variety, {})
+        lines = menu.paid if order.kind == "paid" else (item.about.lines if item and item.about else [])
+        if not lines:
+            return None
+        if order.kind == "paid":
+            return self._paid(order, menu, step, mem, turn, variety)
+        return self._menu_line(order.server, f"{order.item}/about", lines, step.state, turn, variety,
+                               {"{item}": order.item or ""})
 
     def _line_kind(self, order: OrderFound, item: MenuItem | None, menu: Menu, fill: dict[str, str]) -> str | None:
         """Which of the menu's line sets answers the order (None: the item's own lines); `fill` gains the
@@ -305,8 +314,10 @@ class Serving(TurnParts):
         servers = [p for p in ([speaker] + people) if p in self.scenario.menus]
         if not servers:
             return None
+        listed = self._listed_last(mem, state) if asked_price and not item_named else []
         unpaid = mem.orders[mem.paid:]
-        if unpaid and not price_check and (disputes(normalised, item_named) or (asked_price and self._item_named(normalised) is None and (any(
+        if unpaid and not price_check and not listed and (disputes(normalised, item_named) or
+                                                          (asked_price and _WHOLE_SUM.search(normalised)) or (asked_price and self._item_named(normalised) is None and (any(
                 ref.startswith("menu/") and "/bill#" in ref for ref in mem.said) or UNIT_PRICE.search(normalised)))):
             # 「内訳は？」「高くない？」, 「いくら？」 after the bill, 「一杯いくら？」: what was served and its prices,
             # not paying;
@@ -331,7 +342,7 @@ class Serving(TurnParts):
                     continue
                 return dataclasses.replace(said, detail={**said.detail, "taken_back": removed}) if removed else said
         named = self._items_named(normalised) or \
-            ([served] if served is not None and asked_price and not _BILL.search(normalised) else [])
+            ([served] if served is not None and asked_price and not _BILL.search(normalised) else []) or listed
         if asked_price and named:
             # 「かすみ草とひまわりはいくら？」: each item's price, in the order named
             for server in servers:
@@ -353,6 +364,12 @@ class Serving(TurnParts):
             if total > 0 and menu.bill:
                 return self._menu_line(server, "bill", menu.bill, state, turn, variety, {"{total}": f"{total:,}"})
         return None
+
+    @staticmethod
+    def _listed_last(mem: ConversationMemory, state: GameState) -> list[str]:
+        """The items a menu's list named on the turn before this one (「今日あるのは赤い薔薇、かすみ草…」), so
+        「それぞれ1本いくら？」 asks their prices."""
+        return list(mem.listed) if mem.listed and mem.listed_turn >= state.turn - 1 else []
 
     @staticmethod
     def _said_last(mem: ConversationMemory, state: GameState, kind: str, within: int = 1) -> bool:

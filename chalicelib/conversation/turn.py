@@ -285,6 +285,11 @@ class Conversation(Recalling, Serving):
             line.order, line.chosen = order, NONE
             return
         chosen = line.chosen
+        if _PRICE.search(nfkc(text)) and not self._item_named(nfkc(text)) and self._listed_last(mem, state):
+            # 「それぞれ1本いくら？」 right after the menu was listed: the prices of what it named
+            context["price"] = str(chosen)
+            line.chosen = NONE
+            return
         if chosen.is_intent and ((_PRICE.search(nfkc(text)) and self._item_named(nfkc(text))) or
                                  (mem.orders[mem.paid:] and
                                   (disputes(text, bool(self._items_named(text))) or
@@ -339,7 +344,7 @@ class Conversation(Recalling, Serving):
         order = self._order(text, state, addressee if line.named_now else None, mem, talk.question)
         if order is None:
             return None
-        if order.kind in ("ask", "missing") and \
+        if order.kind in ("ask", "missing") and not order.listing and \
                 (fact := self._fact_first(text, state, addressee, line.chosen, mem)) is not None and fact.about:
             return None         # 「ママの好きな食べ物って何？」 asks about ママ, it orders nothing
         if order.kind in ("missing", "extra") and order.named and self._entry_names(order.named, state):

@@ -93,6 +93,8 @@ class ConversationMemory(StoredRecord):
     clarify: OpenClarification | None = None
     orders: list[str] = Field(default_factory=list, description="Menu items ordered, in order.")
     paid: int = Field(default=0, description="How many of `orders` are paid for: the bill is the ones after.")
+    listed: list[str] = Field(default_factory=list, description="The menu items a line listed last ({menu}).")
+    listed_turn: int = Field(default=0, description="The turn `listed` was said on.")
     last: SpokenText | None = Field(default=None, description="The last line a character said (any kind).")
     topics: dict[str, int] = Field(default_factory=dict,
                                    description="Per topic played (意図:X), the last turn it was played on "

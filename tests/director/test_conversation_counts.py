@@ -144,3 +144,37 @@ def test_what_a_line_asks_is_its_last_question():
     assert other.answer is None or "300円" not in other.answer.text
     *_, contents = play(priced_shop(), "カレーください", "カレーって何が入ってるの？")
     assert contents.answer is None or "円" not in contents.answer.text
+
+
+def test_the_other_one_as_a_topic_and_a_count_settled_on():
+    *_, other = play(shop(), "カレーください", "一つは私の、もう一つは友達のです。")
+    assert other.memory.orders == ["カレー"]
+    *_, settled = play(shop(), "カレーを3皿ください", "まあいい。カレー三皿で決まりだ。")
+    assert settled.memory.orders == ["カレー"] * 3
+
+
+def test_the_bill_put_off_and_a_why_question_that_is_no_doubt_of_the_bill():
+    *_, later = play(priced_shop(), "カレーください", "まあ、あとでまとめてお勘定しましょう。それと、飲み物は何がありますか。")
+    assert later.answer.text == "うちにあるのはコーヒーだよ。"
+    *_, why = play(priced_shop(), "カレーください", "マスター、どうしてそんな名前をつけたんです？")
+    assert why.answer is None or "円" not in why.answer.text
+
+
+def test_the_prices_of_what_was_just_listed():
+    listed, each = play(priced_shop(), "お品書きを見せてもらえますか", "それぞれおいくらですか？")
+    assert listed.answer.text == "うちにあるのはコーヒー、カレーだよ。"
+    assert each.answer.text == "コーヒーは400円。カレーは700円。"
+
+
+def test_a_sum_supposed_pays_nothing_and_a_whole_sum_asked_is_the_bill():
+    *_, bill, supposed, whole = play(priced_shop(), "カレーください", "出前お願いします", "お会計",
+                                     "1000円ならいける！", "出前込みで合計いくら？")
+    assert bill.answer.text == "1,000円です。" and supposed.answer.text != "はい、確かに。"
+    assert whole.answer.text == "カレー700円、出前300円で1,000円。"
+    *_, claimed = play(priced_shop(), "カレーください", "お会計", "さっき払ったじゃん")
+    assert claimed.answer is None or claimed.answer.text != "はい、確かに。"
+
+
+def test_a_price_said_back_orders_nothing_even_after_an_offer():
+    *_, said_back, bill = play(priced_shop(), "カレーください", "何があるの？", "なるほど、カレーは一皿七百円なのですね。", "お会計")
+    assert said_back.memory.orders == ["カレー"] and bill.answer.text == "700円です。"
