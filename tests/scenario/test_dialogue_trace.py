@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from butai_tools.cli import main as butai_main
 from tests.conftest import ROOT
 
@@ -87,5 +89,17 @@ def test_the_second_examples_dialogues_play_safe_and_no_worse(capsys):
     scenario, dialogues = ROOT / "scenarios" / "hanaya.json", ROOT / "scenarios" / "eval" / "hanaya-dialogues.json"
     assert butai("trace", str(scenario), "--dialogue", str(dialogues), "--json") in (0, 1)
     out = json.loads(capsys.readouterr().out)
-    assert out["cases"] >= 140 and out["unsafe"] == 0
-    assert out["splits"]["hanaya-dev"]["right"] >= 53 and out["splits"]["hanaya-heldout"]["right"] >= 58
+    assert out["cases"] >= 175 and out["unsafe"] == 0
+    assert out["splits"]["hanaya-dev"]["right"] >= 86 and out["splits"]["hanaya-heldout"]["right"] >= 59
+
+
+@pytest.mark.parametrize(("scenario", "variants", "floor"), [
+    ("chinoike", "dialogues-variants", 1722), ("hanaya", "hanaya-variants", 545)])
+def test_meaning_neutral_variants_stay_safe_and_no_worse(scenario, variants, floor, capsys):
+    # The frozen variant sets (scripts/make_variants.py: a filler, a marker, an emoji, laughter, a word in
+    # hiragana, a polite/casual shift on each case's line): none unsafe, and no fewer right than recorded in
+    # docs/director.md.
+    path = ROOT / "scenarios" / "eval" / f"{variants}.json"
+    assert butai("trace", str(ROOT / "scenarios" / f"{scenario}.json"), "--dialogue", str(path), "--json") in (0, 1)
+    out = json.loads(capsys.readouterr().out)
+    assert out["unsafe"] == 0 and out["right"] >= floor
