@@ -21,7 +21,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from typing import Literal
 
-from ..interpret.counts import count_of, joined, of_the_last, orders_by_count
+from ..interpret.counts import count_claimed, count_of, count_sentence_after, joined, of_the_last, orders_by_count
 from ..interpret.ja import analyse, word_meaning
 from ..interpret.ja.tokens import Token
 from ..interpret.lexicon import compiled
@@ -124,6 +124,7 @@ class OrderFound:
     count: int = 1               # how many of the item (「赤い薔薇を5本」: 5)
     counted: str | None = None   # the player's words for the count (「5本」), acknowledged by the menu's `counted`
     total: bool = False          # `count` is the item's new total on the bill (「5本にしてください」), not more of it
+    more: bool = False           # `count` was said as more of it (「あと3本」「追加で2つ」)
     # other items of the same order, said before this one and served with it
     also: tuple[tuple[str, int, str | None, bool], ...] = ()   # (item, count, the words for it, a new total)
     amount: int | None = None    # the money handed over (kind "paid": 「はい、3,000円」)
@@ -310,10 +311,7 @@ class Orders:
             hits, switched = [], True
         else:
             switched = False
-        ordered = [h for h in hits if self._ordered(normalised, h.end) or orders_by_count(normalised, h.end)]
-        if not ordered and (offer_yes or offer_open) and hits and not re.search(r"[？?]\s*$", normalised) and \
-                not not_ordered(normalised[hits[0].end:], "") and not self._price_said(normalised[hits[0].end:]):
-            ordered = hits[:1]                     # 「何か飲む？」「じゃあビール」 (not 「ナポリタンはさっき食べた」)
+        ordered = self._ordered_hits(normalised, hits, offer_yes or offer_open)
         again = self._count_of_earlier(normalised, hits, last_order, people, addressee, responder) \
             if not ordered else None
         if again is not None:
@@ -351,6 +349,18 @@ class Orders:
             return OrderFound("ask", None, server, None, group=group) if server else None
         return None
 
+    def _ordered_hits(self, normalised: str, hits: list[_Hit], offered: bool) -> list[_Hit]:
+        """The items of the line that it orders: each followed by an ordering cue or a count that orders; after an
+        offer, the first named (「何か飲む？」「じゃあビール」, not 「ナポリタンはさっき食べた」); none where the line
+        asks what there is (「おでんの具は何があるんですか？大根とか卵とか」)."""
+        ordered = [h for h in hits if self._ordered(normalised, h.end) or orders_by_count(normalised, h.end)]
+        if not ordered and offered and hits and not re.search(r"[？?]\s*$", normalised) and \
+                not not_ordered(normalised[hits[0].end:], "") and not self._price_said(normalised[hits[0].end:]):
+            ordered = hits[:1]
+        if ordered and _WHAT_IS_SOLD.search(normalised) and not _ASKS_FOR.search(normalised):
+            return []
+        return ordered
+
     def _with_fallback(self, normalised: str, fallback: re.Match[str], people: list[str], addressee: str | None,
                        responder: str | None, *, last_order: str | None, offered: str | None,
                        mentioned: str | None) -> OrderFound | None:
@@ -386,8 +396,11 @@ class Orders:
         (「赤い薔薇を5本と、かすみ草を2本ください」: 5 roses, and 2 of gypsophila, served by the same person)."""
         later = next((h.start for h in hits if h.start >= chosen.end and h.item != chosen.item), None)
         count = count_of(text, chosen.start, chosen.end, later)
+        if later is None:
+            # 「ハイボール一杯ください。葵ちゃんの分も、ハイボールで。二杯ね」: a count said alone after it
+            count = count_sentence_after(text, chosen.end) or count
         if count is not None:
-            served = served.but(count=count.n, counted=count.said, total=count.total)
+            served = served.but(count=count.n, counted=count.said, total=count.total, more=count.more)
         also: list[tuple[str, int, str | None, bool]] = []
         after, joining = chosen, True
         for hit in sorted((h for h in hits if h.end <= chosen.start), key=lambda h: -h.start):
@@ -422,7 +435,8 @@ class Orders:
         if item is None:
             return None
         served = self._served(item, people, addressee, responder, None)
-        return served.but(count=count.n, counted=count.said, total=count.total) if served.kind == "item" else None
+        return served.but(count=count.n, counted=count.said, total=count.total, more=count.more) \
+            if served.kind == "item" else None
 
     def _listing(self, text: str, missing: str | None, people: list[str], addressee: str | None,
                  responder: str | None) -> OrderFound | None:
@@ -648,8 +662,8 @@ class Orders:
         match = _CUE.search(rest)
         if match is None or _WH.search(rest):
             return False
-        if self._price_said(rest):
-            return False          # 「おでんは一皿六百円なのですね」: what it costs, said back, orders nothing
+        if self._price_said(rest) or count_claimed(rest):
+            return False          # 「おでんは一皿六百円なのですね」「ハイボールは三杯だと思う」: said of it, no order
         if not bare and _BARE.match(rest):
             return False
         between = rest[:match.start()]

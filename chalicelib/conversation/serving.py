@@ -147,7 +147,7 @@ class Serving(TurnParts):
         if item is not None and order.kind not in ("adjust", "coming", "extra"):
             for also, n, _, total in order.also:
                 self._book(mem, menu, also, n, total=total)
-            self._book(mem, menu, item.id, order.count, total=order.total)
+            self._book(mem, menu, item.id, order.count, total=order.total or self._basket_count(order, item, mem))
         return Answer(order.server, text, expression, source, refs[-1],
                       "注文", variation, refs=tuple(refs), flags=flags,
                       detail={"order": order.to_dict()})
@@ -242,6 +242,13 @@ class Serving(TurnParts):
             refs.append(f"{prefix}#{index + 1}")
             variation.update(more)
         return text, refs, variation
+
+    @staticmethod
+    def _basket_count(order: OrderFound, item: MenuItem, mem: ConversationMemory) -> bool:
+        """Whether a count said for goods already chosen once is how many in all: 「赤い薔薇にしよか」 then 「赤い薔薇を
+        10本ください」 is ten, not eleven (goods are picked into one basket; a drink ordered again is another)."""
+        return item.kind == "goods" and order.counted is not None and not order.more and \
+            mem.orders[mem.paid:].count(item.id) == 1
 
     @staticmethod
     def _book(mem: ConversationMemory, menu: Menu, item_id: str, n: int, *, total: bool = False) -> None:

@@ -4,7 +4,7 @@ line that names an item."""
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from .lexicon import compiled, values
 
@@ -17,6 +17,7 @@ class Count:
     n: int
     total: bool = False     # the new total of the item, not more of it
     said: str = ""          # the player's words for it (「5本」)
+    more: bool = False      # said as more of it (あと, もう, 追加): never a new total
 
 
 def _value(match: re.Match[str]) -> int | None:
@@ -40,15 +41,22 @@ def _count(match: re.Match[str] | None, *, total: bool = False) -> Count | None:
     n = _value(match)
     if n is None or n < 1:
         return None
-    return Count(min(n, MOST), total, match.group("said"))
+    more = "more" in match.re.groupindex and bool(match.group("more"))
+    return Count(min(n, MOST), total, match.group("said"), more)
 
 
 def count_of(text: str, start: int, end: int, bound: int | None = None) -> Count | None:
     """The count asked for the item named at `text[start:end]`: a new total said after it in the clause (up to
     `bound`, where the next item starts), else a count right after it, else one right before it."""
     after = re.split(r"[。！!？?]", text[end:bound])[0]
-    found = _count(compiled("counts", "total").search(after), total=True) or \
-        _count(compiled("counts", "after_item").match(after))
+    first = compiled("counts", "after_item").match(after)
+    denied = compiled("counts", "denied").match(after, first.end()) if first is not None else None
+    if denied is not None:
+        # 「かすみ草3つちゃうで、2つや」: the count said after the one taken back is the total
+        again = _count(compiled("counts", "count_alone").search(after, denied.end()), total=True)
+        if again is not None:
+            return again
+    found = _count(compiled("counts", "total").search(after), total=True) or _count(first)
     return found or _count(compiled("counts", "before_item").search(text[max(0, start - 8):start]))
 
 
@@ -69,7 +77,12 @@ def orders_by_count(text: str, end: int) -> bool:
     if total is not None and compiled("counts", "item_total_lead").match(clause[:total.start()]):
         return True                             # 「薔薇は合計5本にしてください」: the new total is the order
     found = compiled("counts", "after_item").match(clause)
-    return found is not None and bool(compiled("counts", "bare_order").match(clause[found.end():]))
+    if found is None:
+        return False
+    denied = compiled("counts", "denied").match(clause, found.end())
+    if denied is not None and compiled("counts", "count_alone").search(clause, denied.end()):
+        return True                             # 「カップ3個ちゃうで、2個や」: the count corrected is the order
+    return bool(compiled("counts", "bare_order").match(clause[found.end():]))
 
 
 def of_the_last(text: str) -> tuple[Count, int] | None:
@@ -82,7 +95,23 @@ def of_the_last(text: str) -> tuple[Count, int] | None:
         total = compiled("counts", "total").search(sentence.group(0))
         if total is not None and not compiled("counts", "total_lead").match(sentence.group(0)[:total.start()]):
             total = None
-        found = _count(total, total=True) or _count(compiled("counts", "more_of_last").match(sentence.group(0)))
+        more = _count(compiled("counts", "more_of_last").match(sentence.group(0)))
+        found = _count(total, total=True) or (replace(more, more=True) if more is not None else None)
         if found is not None:
             return found, sentence.start()
     return None
+
+
+def count_sentence_after(text: str, at: int) -> Count | None:
+    """A later sentence of the line that is only a count (「…ハイボールで。二杯ね」): how many the order is."""
+    for sentence in re.finditer(r"[^。！!？?\n]+[。！!？?]?", text):
+        if sentence.start() >= at:
+            found = _count(compiled("counts", "count_sentence").match(sentence.group(0)))
+            if found is not None:
+                return found
+    return None
+
+
+def count_claimed(text: str) -> bool:
+    """Whether `text` states a count of what was had (「三杯だと思うんだけど」) rather than asks for one."""
+    return bool(compiled("counts", "count_claimed").search(text))

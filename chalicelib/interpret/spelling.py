@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from .ja import analyse
-from .lexicon import word_class
+from .lexicon import kana_counters, word_class
 
 # Emoji and the characters that join or vary them (no Japanese word is written with these).
 _EMOJI = re.compile("[\U0001F000-\U0001FAFF\u2600-\u27BF\u2B00-\u2BFF\u2300-\u23FF\uFE0F\u200D\U000E0020-\U000E007F"
@@ -101,6 +101,7 @@ class Respeller:
     def respell(self, text: str) -> str:
         if not _HIRAGANA.search(text):
             return text
+        text = _counters_written(text)
         tokens = analyse(text).tokens
         starts = {t.start for t in tokens}
         ends = {t.end for t in tokens}
@@ -149,6 +150,31 @@ class Respeller:
             at = end
         out.append(text[at:])
         return "".join(out)
+
+
+@lru_cache(maxsize=1)
+def _kana_counters() -> tuple[re.Pattern[str], dict[str, str]]:
+    table = kana_counters()
+    kana = "|".join(sorted(table, key=len, reverse=True))
+    # after a number in digits or kanji, or 何/なん (「何ねん」); not inside a longer kana word (「2ほんとに」)
+    return re.compile(rf"(?<=[0-9０-９一二三四五六七八九十百千万何])({kana})"), table
+
+
+def _counters_written(text: str) -> str:
+    """A counter in kana right after a number written as the counter (「三十ねんも？」 → 「三十年も？」), unless the
+    analyser reads a longer word there (the ほんと of 「2ほんとにいいの」)."""
+    pattern, table = _kana_counters()
+    found = list(pattern.finditer(text))
+    if not found:
+        return text
+    ends = {t.start: t.end for t in analyse(text).tokens}
+    out, at = [], 0
+    for m in found:
+        if ends.get(m.start(), m.end()) > m.end():
+            continue
+        out.append(text[at:m.start()] + table[m.group(1)])
+        at = m.end()
+    return "".join(out) + text[at:]
 
 
 @lru_cache(maxsize=4096)

@@ -178,3 +178,33 @@ def test_a_sum_supposed_pays_nothing_and_a_whole_sum_asked_is_the_bill():
 def test_a_price_said_back_orders_nothing_even_after_an_offer():
     *_, said_back, bill = play(priced_shop(), "カレーください", "何があるの？", "なるほど、カレーは一皿七百円なのですね。", "お会計")
     assert said_back.memory.orders == ["カレー"] and bill.answer.text == "700円です。"
+
+
+def goods_shop() -> Conversation:
+    data = copy.deepcopy(CAFE)
+    menu = data["characters"][0]["menu"]
+    menu["items"] = [{"id": "豆", "words": ["豆", "コーヒー豆"], "kind": "goods", "price": 500, "flag": "一杯目",
+                      "lines": [L("豆ね。挽いておくよ。")]},
+                     {"id": "カップ", "words": ["カップ"], "kind": "goods", "price": 800, "lines": [L("カップね。")]}]
+    menu.update(bill=[L("{total}円です。")], paid=[L("はい、確かに。")])
+    return conversation_of(data, "goods.json")
+
+
+def test_goods_chosen_then_counted_are_one_basket_and_a_count_taken_back_is_replaced():
+    *_, counted, more, bill = play(goods_shop(), "豆にしようかな", "豆を3袋ください", "あと1袋", "お会計")
+    assert counted.memory.orders == ["豆"] * 3 and more.memory.orders == ["豆"] * 4
+    assert bill.answer.text == "2,000円です。"
+    *_, fixed = play(goods_shop(), "カップを3個", "カップ3個ちゃうで、2個や")
+    assert fixed.memory.orders == ["カップ"] * 2
+    # a drink ordered again is another drink, not a basket
+    *_, drinks = play(shop(), "コーヒーください", "コーヒーを2杯ください")
+    assert drinks.memory.orders == ["コーヒー"] * 3
+
+
+def test_a_count_said_alone_after_the_item_and_a_count_claimed():
+    [two] = play(shop(), "コーヒー一杯ください。友達の分も、コーヒーで。二杯ね")
+    assert two.memory.orders == ["コーヒー"] * 2
+    *_, claimed = play(shop(), "コーヒーください", "コーヒーは三杯だと思うんだけど")
+    assert claimed.memory.orders == ["コーヒー"]
+    [asked] = play(priced_shop(), "カレーって何が入ってるの？玉ねぎとか人参とか")
+    assert asked.memory.orders == []

@@ -44,6 +44,10 @@ def test_what_is_not_neutral_stays(line):
     ("せんだいのママってどんな人？", "先代のママってどんな人？"),
     ("げんきにしてた？", "元気にしてた？"),
     ("なまえは何？", "名前は何？"),              # 名前, not the 生 of なま (a word boundary)
+    ("えっ、三十ねんも？", "えっ、三十年も？"),    # a counter in kana after a number
+    ("で、何ねんだっけ？", "で、何年だっけ？"),
+    ("ビールなら600えんっすよね", "ビールなら600円っすよね"),
+    ("ハイボールは1ばいしか飲んでない", "ハイボールは1杯しか飲んでない"),
 ])
 def test_kana_spellings_of_known_words_read_as_the_words(respeller, said, meant):
     assert respeller.respell(said) == meant
@@ -54,6 +58,7 @@ def test_kana_spellings_of_known_words_read_as_the_words(respeller, said, meant)
     "早くしろよ",                   # a verb the analyser read is no 白 or 城
     "あおい空がきれい",              # an adjective is no 葵
     "いつからあるの？",             # いつ is normalised 何時, which reads なんじ
+    "2ほんとにいいの？",            # the analyser reads ほんと there, not a counter
 ])
 def test_kana_that_is_something_else_stays(respeller, line):
     assert respeller.respell(line) == line
@@ -70,3 +75,10 @@ def test_a_goodbye_said_to_someone_by_name_is_a_goodbye():
     assert farewell("帰ります。おやすみなさい、ママさん、葵さん", names)
     assert farewell("ごちそうさま、また来ます、おやすみ", names)
     assert not farewell("おやすみって何時から？", names)
+
+
+def test_an_adverbial_noun_in_kana_stays():
+    from chalicelib.interpret.spelling import Respeller
+    with_the_word = Respeller(["跡", "居間"])
+    assert with_the_word.respell("薔薇をあと3本") == "薔薇をあと3本"      # あと, not 跡
+    assert with_the_word.respell("いまの時期は？") == "いまの時期は？"    # いま, not 居間

@@ -89,12 +89,12 @@ def test_the_second_examples_dialogues_play_safe_and_no_worse(capsys):
     scenario, dialogues = ROOT / "scenarios" / "hanaya.json", ROOT / "scenarios" / "eval" / "hanaya-dialogues.json"
     assert butai("trace", str(scenario), "--dialogue", str(dialogues), "--json") in (0, 1)
     out = json.loads(capsys.readouterr().out)
-    assert out["cases"] >= 175 and out["unsafe"] == 0
-    assert out["splits"]["hanaya-dev"]["right"] >= 86 and out["splits"]["hanaya-heldout"]["right"] >= 59
+    assert out["cases"] >= 182 and out["unsafe"] == 0
+    assert out["splits"]["hanaya-dev"]["right"] >= 93 and out["splits"]["hanaya-heldout"]["right"] >= 59
 
 
 @pytest.mark.parametrize(("scenario", "variants", "floor"), [
-    ("chinoike", "dialogues-variants", 1722), ("hanaya", "hanaya-variants", 545)])
+    ("chinoike", "dialogues-variants", 1728), ("hanaya", "hanaya-variants", 545)])
 def test_meaning_neutral_variants_stay_safe_and_no_worse(scenario, variants, floor, capsys):
     # The frozen variant sets (scripts/make_variants.py: a filler, a marker, an emoji, laughter, a word in
     # hiragana, a polite/casual shift on each case's line): none unsafe, and no fewer right than recorded in

@@ -106,6 +106,11 @@ def patterns(table: str) -> dict[str, Pattern]:
     return out
 
 
+def kana_counters() -> dict[str, str]:
+    """Counters written in kana and the counter they are (counts.json: ねん → 年, えん → 円)."""
+    return dict(_data("counts").get("kana_counters", {}))
+
+
 def values(table: str) -> dict[str, int]:
     """What a table's words are worth (counts.json: the native numbers and kanji digits), where it has them."""
     return dict(_data(table).get("values", {}))
