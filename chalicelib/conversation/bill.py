@@ -15,6 +15,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 
 from ..interpret.asking import is_question
+from ..interpret.counts import number
 from ..interpret.money import money
 from ..interpret.text import nfkc
 from .facts import sentences
@@ -30,7 +31,6 @@ DEFAULT_TAKEN_BACK = "失礼しました、{item}は取り消しておきます�
 # Taking back: cancelling words, or a claim of not having ordered; the Nth and after, or only N, ordered.
 _CANCEL = money("cancel")
 _NOT_ORDERED = money("not_ordered")
-_KANJI_DIGITS = {c: i for i, c in enumerate("〇一二三四五六七八九十")}
 _ORDINAL = money("ordinal")
 _ONLY_COUNT = money("only_count")
 # The bill asked for only to see it: the running total, not paying.
@@ -80,16 +80,6 @@ def itemised(ordered: Iterable[str], prices: Mapping[str, int]) -> tuple[str, in
     return "、".join(parts), sum(prices[item] * n for item, n in counts.items())
 
 
-def _number(word: str) -> int:
-    """「2」「二」「十二」「二十」 as a number."""
-    if word.isdigit():
-        return int(word)
-    tens, _, ones = word.rpartition("十")
-    if "十" not in word:
-        return _KANJI_DIGITS[ones]
-    return (_KANJI_DIGITS[tens] if tens else 1) * 10 + (_KANJI_DIGITS[ones] if ones else 0)
-
-
 def taken_back(text: str, named: list[str], ordered: list[str], recent: str | None) -> list[str] | None:
     """What is left counted after `text` takes items back, or None where it takes nothing back.
 
@@ -110,9 +100,9 @@ def taken_back(text: str, named: list[str], ordered: list[str], recent: str | No
         return None
     keep = ordered.count(item)
     if ordinal:
-        keep = min(keep, _number(ordinal.group(1)) - 1)
+        keep = min(keep, (number(ordinal.group(1)) or 0) - 1)
     elif only:
-        keep = min(keep, _number(only.group(1)))
+        keep = min(keep, (number(only.group(1)) or 0))
     else:
         keep = keep - 1 if cancel and not denied else 0
     if keep >= ordered.count(item):

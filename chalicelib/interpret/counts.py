@@ -20,19 +20,27 @@ class Count:
     more: bool = False      # said as more of it (あと, もう, 追加): never a new total
 
 
-def _value(match: re.Match[str]) -> int | None:
+def number(word: str) -> int | None:
+    """A number written in digits or kanji (「2」「二」「十二」「二十」「十五」), or None; the kanji are the table's
+    `values`, ten among them."""
+    if word.isdigit():
+        return int(word)
     worth = values("counts")
+    ten = next((k for k, v in worth.items() if v == 10 and len(k) == 1), None)
+    if not word or not all(c in worth for c in word):
+        return None
+    if ten is None or ten not in word:
+        return int("".join(str(worth[c]) for c in word))
+    tens, _, ones = word.partition(ten)
+    return (worth[tens] if tens else 1) * 10 + (worth[ones] if ones else 0)
+
+
+def _value(match: re.Match[str]) -> int | None:
     if match.group("digits"):
         return int(match.group("digits"))
     if match.group("native") or match.group("ten"):
-        return worth.get(match.group("native") or match.group("ten"))
-    kanji = match.group("kanji")
-    if not kanji:
-        return None
-    tens, _, ones = kanji.partition("十")
-    if "十" not in kanji:
-        return int("".join(str(worth[c]) for c in kanji)) if all(c in worth for c in kanji) else None
-    return worth.get(tens, 1 if not tens else 0) * 10 + (worth.get(ones, 0) if ones else 0)
+        return values("counts").get(match.group("native") or match.group("ten"))
+    return number(match.group("kanji")) if match.group("kanji") else None
 
 
 def _count(match: re.Match[str] | None, *, total: bool = False) -> Count | None:

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import re
 
-from .lexicon import compiled, values
+from .counts import number
+from .lexicon import compiled
 from .text import nfkc
 
 
@@ -30,10 +31,8 @@ def handed_amount(text: str) -> int | None:
     normalised = nfkc(text)
     large = money("large_amount").search(normalised)
     if large is not None:
-        worth = values("counts")
-        head = large.group("n")
-        n = int(head) if head and head.isdigit() else worth.get(head, 1) if head else 1
-        return n * (10000 if large.group("unit") == "万" else 1000)
+        n = (number(large.group("n")) or 1) if large.group("n") else 1
+        return n * (10000 if large.group("man") else 1000)
     found = money("amount").search(normalised)
     digits = re.sub(r"\D", "", found.group(0)) if found else ""
     return int(digits) if digits else None

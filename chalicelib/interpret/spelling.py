@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from .ja import analyse
-from .lexicon import kana_counters, word_class
+from .lexicon import kana_counters, pattern, word_class
 
 # Emoji and the characters that join or vary them (no Japanese word is written with these).
 _EMOJI = re.compile("[\U0001F000-\U0001FAFF\u2600-\u27BF\u2B00-\u2BFF\u2300-\u23FF\uFE0F\u200D\U000E0020-\U000E007F"
@@ -113,7 +113,7 @@ class Respeller:
         # (nor a word the analyser reads as a verb or an adjective: the しろ of 「早くしろよ」 is no 白)
         inflected = {(t.start, t.end) for t in tokens if t.pos[:1] in (("動詞",), ("形容詞",))}
         # (nor a noun the analyser reads as adverbial in kana: the あと of 「あと3本」 is no 跡, the いま no 居間)
-        inflected |= {(t.start, t.end) for t in tokens if "副詞可能" in t.pos}
+        inflected |= {(t.start, t.end) for t in tokens if t.is_adverbial}
         functional = [False] * len(text)
         for i in function:
             functional[i] = True
@@ -157,7 +157,7 @@ def _kana_counters() -> tuple[re.Pattern[str], dict[str, str]]:
     table = kana_counters()
     kana = "|".join(sorted(table, key=len, reverse=True))
     # after a number in digits or kanji, or 何/なん (「何ねん」); not inside a longer kana word (「2ほんとに」)
-    return re.compile(rf"(?<=[0-9０-９一二三四五六七八九十百千万何])({kana})"), table
+    return re.compile(rf"(?<={pattern('counts', 'number_end')})({kana})"), table
 
 
 def _counters_written(text: str) -> str:

@@ -33,6 +33,11 @@ class Token:
         return sub not in ("数詞", "非自立可能", "助動詞語幹")
 
     @property
+    def is_adverbial(self) -> bool:
+        """A noun the analyser marks as usable as an adverb (あと, いま, 今日)."""
+        return "副詞可能" in self.pos
+
+    @property
     def is_noun(self) -> bool:
         return bool(self.pos) and self.pos[0] == "名詞" and (len(self.pos) < 2 or self.pos[1] != "数詞")
 
