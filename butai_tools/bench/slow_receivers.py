@@ -22,6 +22,7 @@ class SlowLoris:
         self.read_request = read_request
         self.connections: list[dict] = []
         self.most_open = 0            # the most connections open at once
+        self._socks: dict[int, socket.socket] = {}   # the open connections' sockets, by their record's id
         self.lock = threading.Condition()
         self._sock = socket.create_server(("127.0.0.1", 0))
         self.port = self._sock.getsockname()[1]
@@ -40,8 +41,12 @@ class SlowLoris:
     def _serve(self, conn: socket.socket) -> None:
         record = {"opened": time.monotonic(), "hung_up": None, "sent": 0}
         with self.lock:
+            # Another connection's thread may not have noticed yet that its sender hung up (on a busy machine it
+            # can run a moment after this accept): the kernel knows, so a peer that has closed is not counted.
+            others = sum(1 for sock in self._socks.values() if not _peer_closed(sock))
+            self._socks[id(record)] = conn
             self.connections.append(record)
-            self.most_open = max(self.most_open, sum(1 for c in self.connections if c["hung_up"] is None))
+            self.most_open = max(self.most_open, others + 1)
             self.lock.notify_all()
         try:
             if self.read_request:
@@ -79,6 +84,7 @@ class SlowLoris:
         finally:
             with self.lock:
                 record["hung_up"] = time.monotonic()
+                self._socks.pop(id(record), None)
                 self.lock.notify_all()
             conn.close()
 
@@ -97,6 +103,13 @@ class SlowLoris:
     def close(self) -> None:
         self._closing = True
         self._sock.close()
+
+
+def _peer_closed(conn: socket.socket) -> bool:
+    """Whether the sender has closed its end, asked of the kernel without reading anything."""
+    poller = select.poll()
+    poller.register(conn, select.POLLIN | select.POLLRDHUP)
+    return any(events & (select.POLLRDHUP | select.POLLHUP | select.POLLERR) for _, events in poller.poll(0))
 
 
 def _hung_up(conn: socket.socket, pause: float) -> bool:
