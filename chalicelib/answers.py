@@ -79,10 +79,12 @@ class Answer:
     flags: tuple[str, ...] = ()         # flags the answer sets (an order)
     faces: dict[str, str] = field(default_factory=dict)   # faces its lines' effects set (a reply's 表情:)
     detail: dict = field(default_factory=dict)   # what the conversation layer decided (order item, options…)
+    effects: tuple[str, ...] = ()       # what saying it did to the story, as the format writes it (once applied)
 
     def to_dict(self) -> dict:
         return {"speaker": self.speaker, "text": self.text, "expression": self.expression, "source": self.source,
-                "ref": self.ref, "act": self.act, **({"detail": self.detail} if self.detail else {})}
+                "ref": self.ref, "act": self.act, **({"detail": self.detail} if self.detail else {}),
+                **({"effects": list(self.effects)} if self.effects else {})}
 
 
 # (speaker, text, expression, source, ref, variation)

@@ -259,6 +259,8 @@ def write_trace_text(steps: list[TracedStep], scenario: CompiledScenario, out: T
         if step.free_talk is None and traced.answer is not None:
             a = traced.answer
             print(f"  答え    {a['source']} {a['ref'] or '-'} {a['speaker']}「{a['text']}」 [{a['expression']}]", file=out)
+        for effect in (traced.answer or {}).get("effects", ()):
+            print(f"         effect {effect}", file=out)
         for line in step.lines:
             print(f"  {line.id:<6} {line.speaker}「{line.text}」", file=out)
             for effect in line.effects:

@@ -12,7 +12,7 @@ import unicodedata
 from collections import deque
 from collections.abc import Iterable
 
-from chalicelib.scenario.conditions import AfterTerm, Clause
+from chalicelib.scenario.conditions import AfterTerm, Clause, Condition, FlagTerm
 from chalicelib.scenario.inputs import PlayerInput
 from chalicelib.scenario.loader import NEUTRAL, CompiledLine, CompiledScenario, Problem, ScenarioError, load_scenario
 from chalicelib.scenario.model import FORM_NAMES
@@ -234,14 +234,27 @@ def _check_conversation(sc: CompiledScenario, warn, hint) -> None:
         if len(distinct) > 1:
             warn("menus", f'the word "{word}" names more than one item ({", ".join(distinct)}); an order of it '
                           f'cannot tell which', word)
-    tested = {t.name for line in sc.lines.values() for t in line.condition.terms if hasattr(t, "name")}
-    tested |= {t.name for entries in sc.knowledge.values() for k in entries for t in k.condition.terms
-               if hasattr(t, "name")}
+    tested = {t.name for condition in _every_condition(sc) for t in condition.terms if isinstance(t, FlagTerm)}
     for flag in sorted(sc.flags - tested):
         hint("flags", f'flag "{flag}" is set but no condition tests it (フラグ:{flag})', flag)
 
 
 # ---------------------------------------------------------------- characters and places
+
+def _every_condition(sc: CompiledScenario) -> Iterable[Condition]:
+    """Every condition the scenario states: its lines', its knowledge's and what ends an entry (`until`), its
+    endings' and their closing lines'."""
+    yield from (line.condition for line in sc.lines.values())
+    for entries in sc.knowledge.values():
+        for entry in entries:
+            yield entry.condition
+            if entry.condition.unless is not None:
+                yield entry.condition.unless
+    for endings in sc.endings.values():
+        for ending in endings:
+            yield ending.condition
+            yield from (condition for _, condition in ending.lines)
+
 
 def _check_characters(sc: CompiledScenario, warn) -> None:
     present = {p for place in sc.places.values() for p in place.people}

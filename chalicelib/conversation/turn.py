@@ -1145,7 +1145,9 @@ class Conversation(Recalling, Serving):
         step = replace(step, free_talk=replace(free, speaker=answer.speaker), state=state)
         if new_flags:
             step = self.rules.progress(step)
-        return step, replace(answer, faces={**answer.faces, **faces}) if faces else answer
+        # What it did, for the trace and the debug record: its lines' effects and the flags an order sets.
+        done = tuple(dict.fromkeys([*(str(e) for e in effects), *(str(FlagEffect(f)) for f in answer.flags)]))
+        return step, replace(answer, faces={**answer.faces, **faces}, effects=done)
 
     def _remember(self, mem: ConversationMemory, step: Step, answer: Answer | None, model: Any, turn: int,
                   before: GameState, first: list[Answer] | None = None) -> None:

@@ -5,6 +5,7 @@ stage: the player gets the character's fallback line, the error is in the debug 
 from __future__ import annotations
 
 import json
+import logging
 from types import SimpleNamespace
 
 import pytest
@@ -171,6 +172,12 @@ def test_place_phrases_and_going_where_someone_is_move_the_player(live, tmp_path
     assert turn.input == "離脱"
     view, turn = stage.say(given="移動:部屋")
     assert stage.state.place == "部屋"
+    stage.say("庭に出ます")
+    assert stage.state.place == "庭"
+    view, turn = stage.say("甲さんのところに戻ろうかな")                       # where 甲 is: 部屋
+    assert turn.input == "移動:部屋" and stage.state.place == "部屋"
+    view, turn = stage.say("甲さんのところに戻るのはやめとく")                 # taken back: nobody moves
+    assert turn.input != "移動:部屋" and stage.state.place == "部屋"
 
 
 def test_arrival_reaction_and_greeting_reaction(live, tmp_path):
@@ -187,11 +194,14 @@ def test_arrival_reaction_and_greeting_reaction(live, tmp_path):
 # ---------------------------------------------------------------- never poisoned
 
 def test_an_unplayable_turn_gets_the_tapped_characters_fallback_and_the_next_turn_plays(live, tmp_path,
-                                                                                       monkeypatch):
+                                                                                       monkeypatch, caplog):
     stage = Stage(live, tmp_path, every_feature(), "poison")
     loaded = stage.director.library.get(stage.services.stage.read_stage(stage.stage_id).scenario)
     monkeypatch.setattr(loaded.conversation, "play", lambda *a, **k: (_ for _ in ()).throw(KeyError("boom")))
-    answer = stage.director.reply(stage.stage_id, stage.key, ReplyRequest(text="こんばんは", to="乙"))
+    with caplog.at_level(logging.ERROR):
+        answer = stage.director.reply(stage.stage_id, stage.key, ReplyRequest(text="こんばんは", to="乙"))
+    [logged] = [r for r in caplog.records if "cannot be played" in r.getMessage()]
+    assert logged.exc_info is not None and logged.exc_info[0] is KeyError          # the failure is in the logs
     turn = stage.director.debug(stage.stage_id, stage.agent_key, 1)[0]
     assert turn.unplayable and turn.errors == ["unplayable: KeyError: 'boom'"]
     assert answer.view.log[-1].character == "乙" and answer.view.log[-1].text == "へえ。"

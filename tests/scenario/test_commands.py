@@ -103,6 +103,19 @@ def test_trace_text(reference_path, capsys):
     assert "  place  店内\n" in out
 
 
+def test_trace_shows_what_a_reply_line_does(tmp_path, capsys):
+    from tests.feature_scenarios import every_feature
+    path = tmp_path / "every.json"
+    path.write_text(json.dumps(every_feature(), ensure_ascii=False), encoding="utf-8")
+    assert butai("trace", str(path), "意図:約束", "うん、来るよ") == 0
+    out = capsys.readouterr().out
+    assert "reply line/Q1>yes#1 (act 同意) 甲「よかった、待ってるね。」 [smile]\n" \
+           "         effect フラグ:約束\n         effect 表情:乙:smile\n" in out
+    assert butai("trace", str(path), "意図:約束", "ううん、行けない", "--json") == 0
+    no = json.loads(capsys.readouterr().out)["steps"][2]
+    assert no["answer"]["ref"] == "line/Q1>no#1" and no["answer"]["effects"] == ["フラグ:断った"]
+
+
 def test_trace_with_no_inputs_shows_the_start(reference_path, capsys):
     assert butai("trace", str(reference_path), "--json") == 0
     steps = json.loads(capsys.readouterr().out)["steps"]

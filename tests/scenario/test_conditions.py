@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import pytest
 
+from butai_tools.scenario.lint import lint_scenario
 from chalicelib.scenario import (
     AfterTerm,
     AnyInputTerm,
@@ -10,14 +11,17 @@ from chalicelib.scenario import (
     ExpressionEffect,
     InputTerm,
     PlayerInput,
+    ScenarioError,
     ShownTerm,
     StartTerm,
     TermSyntaxError,
     UnshownTerm,
+    load_scenario_data,
     parse_condition,
     parse_effect,
     parse_term,
 )
+from tests.scenario.conftest import small_scenario
 
 I = PlayerInput.parse
 
@@ -62,6 +66,56 @@ def test_condition_syntax_errors(text, fragment):
     _, errors = parse_condition(text)
     assert errors, text
     assert any(fragment in e.message for e in errors), [e.message for e in errors]
+
+
+@pytest.mark.parametrize("text, clauses", [
+    # + binds tighter than |
+    ("意図:天気 + 済:A1 | フラグ:晴れ", [["意図:天気", "済:A1"], ["フラグ:晴れ"]]),
+    ("フラグ:晴れ | 意図:天気 + 済:A1", [["フラグ:晴れ"], ["意図:天気", "済:A1"]]),
+    # parentheses group, and a group is multiplied out into the clauses
+    ("意図:天気 + (済:A1 | フラグ:晴れ)", [["意図:天気", "済:A1"], ["意図:天気", "フラグ:晴れ"]]),
+    ("(意図:天気 | 意図:花) + (済:A1 | 未:A2)",
+     [["意図:天気", "済:A1"], ["意図:天気", "未:A2"], ["意図:花", "済:A1"], ["意図:花", "未:A2"]]),
+    ("((意図:天気))", [["意図:天気"]]),
+    ("意図:天気 | 意図:天気", [["意図:天気"]]),                  # the same alternative twice is one
+    ("意図:天気 ｜ 済:A1", [["意図:天気"], ["済:A1"]]),            # full-width: reported, then read as meant
+])
+def test_alternatives_and_groups(text, clauses):
+    cond, _ = parse_condition(text)
+    assert [[str(t) for t in c.terms] for c in cond.clauses] == clauses
+
+
+@pytest.mark.parametrize("text, fragment", [
+    ("(意図:天気 | 済:A1", 'unclosed "(" in condition'),
+    ("意図:天気 | 済:A1)", 'unmatched ")" in condition'),
+    ("意図:天気 | | 済:A1", "empty term"),
+    ("意図:天気 |", "empty term"),
+    ("| 意図:天気", "empty term"),
+    ("()", "empty term"),
+    ("(意図:a | 意図:b) + (意図:c | 意図:d) + (済:e | 済:f) + (済:g | 済:h) + (済:i | 済:j) + (済:k | 済:l) "
+     "+ (済:m | 済:n)", "alternatives once its groups are multiplied out; at most 64"),
+])
+def test_alternative_syntax_errors(text, fragment):
+    _, errors = parse_condition(text)
+    assert any(fragment in e.message for e in errors), [e.message for e in errors]
+
+
+def test_after_and_an_input_may_share_a_condition_only_in_separate_alternatives():
+    ok = small_scenario([("L1", "甲", "意図:天気"), ("L2", "甲", "直後:L1 | 意図:花")])
+    load_scenario_data(ok, source="t.json")
+    bad = small_scenario([("L1", "甲", "意図:天気"), ("L2", "甲", "(直後:L1 + 意図:花) | 意図:天気")])
+    with pytest.raises(ScenarioError) as caught:
+        load_scenario_data(bad, source="t.json")
+    assert 'term "直後:L1" cannot be combined with input term "意図:花"' in str(caught.value)
+
+
+def test_lint_names_every_alternative_that_cannot_hold():
+    data = small_scenario([("L1", "甲", "意図:天気"), ("L2", "甲", "移動:庭 + 未:L2 | 到着 + 未:L2")])
+    data["places"][0]["exits"] = []                      # 部屋 has no way out, and nobody arrives there
+    data["places"][1]["exits"] = []
+    found = [p.message for p in lint_scenario(load_scenario_data(data, source="t.json")) if p.message.startswith(
+        "never fires") or "no alternative" in p.message]
+    assert any("no alternative of its condition can hold (移動:庭 + 未:L2: " in m for m in found), found
 
 
 def test_effect_parsing():

@@ -86,6 +86,23 @@ def test_lint_warns_of_a_word_naming_two_items_and_hints_at_an_untested_flag():
     assert ("hint", 'flag "茶を飲んだ" is set but no condition tests it (フラグ:茶を飲んだ)') in problems
 
 
+@pytest.mark.parametrize("where", ["until", "ending", "ending line"])
+def test_a_flag_tested_only_by_an_until_or_an_ending_is_no_hint(where):
+    data = small_scenario([("L1", "甲", "意図:天気", ["フラグ:晴れ"]), ("L2", "甲", "意図:花")])
+    place = data["places"][0]
+    if where == "until":
+        data["characters"][0]["knowledge"][0]["until"] = "フラグ:晴れ"
+    elif where == "ending":
+        place["endings"] = [{"id": "晴", "condition": "フラグ:晴れ", "lines": [{"speaker": "甲", "text": "晴れた"}]}]
+    else:
+        place["ending"] = {"lines": [{"speaker": "甲", "text": "晴れた", "condition": "フラグ:晴れ"},
+                                     {"speaker": "甲", "text": "またね"}]}
+    hints = [p.message for p in lint_scenario(load(data)) if p.severity == "hint"]
+    assert not [h for h in hints if "晴れ" in h]
+    del data["scenes"][0]["lines"][0]["effects"]                  # the same flag set by nothing is an error
+    assert any('flag "晴れ"' in e and "never set" in e for e in errors(data))
+
+
 def test_knowledge_lines_are_said_once_unless_repeatable(reference_data):
     data = copy.deepcopy(reference_data)
     from chalicelib.answers import Answerer
