@@ -32,6 +32,7 @@ from butai_tools.stage import images
 from chalicelib import env as names
 from chalicelib import tables
 from chalicelib.stage.keys import AUTHORIZATION_PATTERN
+from chalicelib.stage.voices import SENTENCE_PREFIX
 
 ROOT = Path(__file__).resolve().parent.parent
 RESOURCES = ROOT / "infra" / "resources.json"
@@ -53,6 +54,8 @@ WEBSOCKET_STAGE = "WebsocketAPIStage"
 WEBSOCKET_FUNCTION = "WebsocketMessage"
 
 CLASSIFIER_CONDITION = "ClassifierOn"
+# The stage's own voice: its function exists only with an image (VoiceImageUri not empty).
+VOICE_CONDITION = "VoiceEnabled"
 # The endpoint's name is fixed from the stack name so that its log group (and
 # the role allowed to write there) are known before the endpoint exists.
 CLASSIFIER_ENDPOINT_NAME = "${AWS::StackName}-classifier"
@@ -249,6 +252,20 @@ def parameters() -> dict:
             "Type": "Number", "Default": 300, "MinValue": 1,
             "Description": "Target tracking: classifications per instance per minute "
                            "(SageMakerVariantInvocationsPerInstance)"},
+        "VoiceImageUri": {
+            "Type": "String", "Default": "", "AllowedPattern": VOICE_IMAGE_PATTERN,
+            "Description": "The stage's own voice (infra/voice/Dockerfile) pushed to this stack's VoiceRepository, "
+                           "REPOSITORY_URI:TAG or REPOSITORY_URI@sha256:DIGEST; empty (default): no voice function, "
+                           "and the API's functions do not mark lines for it (docs/deploy.md)"},
+        "VoiceMemorySize": {
+            "Type": "Number", "Default": VOICE_MEMORY_MB, "MinValue": 2048, "MaxValue": 10240,
+            "Description": "MB of the voice function; Lambda gives CPU in proportion (10240: 6 vCPU, about the same "
+                           "cost per line as less, and faster). A new account may be held to 3008 until AWS raises it"},
+        "VoiceReservedConcurrency": {
+            "Type": "Number", "Default": 0, "MinValue": 0,
+            "Description": "The same as FunctionReservedConcurrency for the voice function (with VoiceImageUri); "
+                           "batches beyond it wait in the stream. 0 (default) leaves it unset (its event source "
+                           "runs at most 10 batches per stream shard at once)"},
         "AlarmEmail": {
             "Type": "String", "Default": "", "AllowedPattern": r"^([^@\s]+@[^@\s]+\.[^@\s]+)?$",
             "Description": "An address the alarms and the budget alert are mailed to (it must confirm the "
@@ -271,6 +288,7 @@ LONG_POLL_RESERVED = "LongPollConcurrencyReserved"
 WEBHOOK_RESERVED = "WebhookConcurrencyReserved"
 WEBSOCKET_RESERVED = "WebsocketConcurrencyReserved"
 PUSH_RESERVED = "PushFanOutConcurrencyReserved"
+VOICE_RESERVED = "VoiceConcurrencyReserved"
 CLASSIFIER_EVERY_TURN = "ClassifierEveryTurn"
 API_LOGS = "ApiAccessLogsOn"
 CLOUDFRONT_LOGS = "CloudFrontAccessLogsOn"
@@ -301,6 +319,8 @@ def conditions() -> dict:
             WEBHOOK_RESERVED: not_zero("WebhookReservedConcurrency"),
             WEBSOCKET_RESERVED: not_zero("WebsocketReservedConcurrency"),
             PUSH_RESERVED: not_zero("PushFanOutReservedConcurrency"),
+            VOICE_CONDITION: {"Fn::Not": [{"Fn::Equals": [ref("VoiceImageUri"), ""]}]},
+            VOICE_RESERVED: not_zero("VoiceReservedConcurrency"),
             CLASSIFIER_EVERY_TURN: {"Fn::Equals": [ref("ClassifierUse"), "every-turn"]},
             API_LOGS: {"Fn::Equals": [ref("ApiAccessLogs"), "true"]},
             CLOUDFRONT_LOGS: {"Fn::Equals": [ref("CloudFrontAccessLogs"), "true"]}}
@@ -464,6 +484,8 @@ def function_environment() -> dict:
         names.CLASSIFIER_BREAKER_FAILURES: if_classifier(ref("ClassifierBreakerFailures")),
         names.CLASSIFIER_BREAKER_SECONDS: if_classifier(ref("ClassifierBreakerSeconds")),
         names.STACK: ref("AWS::StackName"),
+        # Lines without audio of their own are marked pending and named to the voice function, which is there.
+        names.VOICE: when(VOICE_CONDITION, "1"),
     })
     return env
 
@@ -1182,6 +1204,126 @@ def push_resources() -> dict:
     }
 
 
+# ---------------------------------------------------------------- the stage's own voice
+
+VOICE_FUNCTION = "VoiceFunction"
+VOICE_ROLE = "VoiceRole"
+VOICE_QUEUE = "VoiceDeadLetterQueue"
+VOICE_REPOSITORY = "VoiceRepository"
+VOICE_EVENT_SOURCE = "VoiceEventSource"
+# The image's CMD (infra/voice/Dockerfile), named here too so the template says what runs.
+VOICE_HANDLER = "butai_tools.voice.cloud.handler"
+VOICE_MEMORY_MB = 10240          # the default of VoiceMemorySize: 6 vCPU (the rendering is CPU-bound)
+VOICE_TIMEOUT_S = 120            # a batch of 10 lines at ~1-2.5 s each, and a cold start, with room
+VOICE_BATCH = 10
+VOICE_RETRIES = 3                # the event source mapping's retries of a record that failed
+VOICE_PARALLEL_BATCHES = 10      # per stream shard; one stage's records stay in order (one partition key)
+# The page reads a pending line with the browser's voice after 12 s (static/voice.js): a record this old is
+# given up (to the dead-letter queue), so that a function that fell behind catches up with lines being said.
+VOICE_MAX_RECORD_AGE_S = 300
+# What the stream filter passes: writes whose new image names lines to voice (chalicelib/stage/voices.py).
+VOICE_FILTER = {"dynamodb": {"NewImage": {"voice_wanted": {"S": [{"exists": True}]}}}}
+# An image of a private ECR repository (Lambda takes no other), by tag or digest; or "" for no voice.
+VOICE_IMAGE_PATTERN = (r"^([0-9]{12}\.dkr\.ecr\.[a-z0-9-]+\.amazonaws\.com(\.cn)?/[a-z0-9._/-]+"
+                       r"(:[A-Za-z0-9._-]{1,128}|@sha256:[0-9a-f]{64}))?$")
+# What the worker writes to the bucket: the line's MP3 (put_audio, audio/) and the sentences it keeps
+# (BucketSentences), nothing else; it never reads audio back, nor the scenarios' indexes of voices/lines/.
+VOICE_SENTENCES_PREFIX = SENTENCE_PREFIX
+
+
+def voice_environment() -> dict:
+    """What Settings.from_env(models=False) needs for the worker: the two tables it writes, the bucket.
+    BUTAI_ASSETS_URL stays unset as on the API's functions: the audio URL stored on a line is relative
+    (/audio/…), served by the distribution that serves the page (and an absolute one would differ from the
+    URLs the API writes)."""
+    env = {var: ref(resource_id) for resource_id, var in (tables.CFN_TABLES["current"], tables.CFN_TABLES["log"])}
+    env.update({names.BUCKET: ref("AssetsBucket"), names.DEPLOYMENT_STAGE: ref("StageName"),
+                names.STACK: ref("AWS::StackName")})
+    return env
+
+
+def voice_resources() -> dict:
+    """The `current` table's stream → the voice function (a container image: the model and its front end
+    never reach the API's zip) → each line's MP3 in the bucket and on the stage, whose own stream record the
+    push fan-out (the stream's other reader) sends to the pages.  Everything but the repository exists only
+    with VoiceImageUri (the image is pushed before the voice is switched on, as for the classifier)."""
+    current, _ = tables.CFN_TABLES["current"]
+    log_table, _ = tables.CFN_TABLES["log"]
+    on = {"Condition": VOICE_CONDITION}
+    logs = function_logs(VOICE_FUNCTION, VOICE_ROLE, "butai-voice-logs")
+    return {
+        VOICE_REPOSITORY: {
+            "Type": "AWS::ECR::Repository",
+            "Properties": {
+                "ImageTagMutability": "IMMUTABLE",
+                "ImageScanningConfiguration": {"ScanOnPush": True},
+                "EncryptionConfiguration": {"EncryptionType": "AES256"},
+                "EmptyOnDelete": True,
+                "LifecyclePolicy": {"LifecyclePolicyText": json.dumps({"rules": [{
+                    "rulePriority": 1, "description": "keep the 5 newest images",
+                    "selection": {"tagStatus": "any", "countType": "imageCountMoreThan", "countNumber": 5},
+                    "action": {"type": "expire"}}]}, separators=(",", ":"))},
+                # Lambda pulls a function's image with its own service principal, for this account's functions
+                # only (the function's ARN is not known before the function, which needs the image).
+                "RepositoryPolicyText": {"Version": "2012-10-17", "Statement": [{
+                    "Sid": "LambdaPullsThisAccountsFunctions", "Effect": "Allow",
+                    "Principal": {"Service": "lambda.amazonaws.com"},
+                    "Action": ["ecr:BatchGetImage", "ecr:GetDownloadUrlForLayer"],
+                    "Condition": {"StringLike": {"aws:sourceArn": arn("lambda", "function:*")}}}]},
+            }},
+        VOICE_QUEUE: {
+            **on, "Type": "AWS::SQS::Queue",
+            "Properties": {"MessageRetentionPeriod": 1209600, "SqsManagedSseEnabled": True}},
+        VOICE_ROLE: {**on, **lambda_role("butai-voice", [
+            # The stage item (its current line, `voiced`) and the log entry, in one transaction (authorised
+            # per action: Update → UpdateItem); the turn's debug record in the log table (GetItem, UpdateItem).
+            {"Sid": "StoreVoices", "Effect": "Allow", "Action": ["dynamodb:GetItem", "dynamodb:UpdateItem"],
+             "Resource": [getatt(current, "Arn"), getatt(log_table, "Arn")]},
+            {"Sid": "PutAudio", "Effect": "Allow", "Action": ["s3:PutObject"],
+             "Resource": [bucket_objects(f"{AUDIO_PREFIX}*")]},
+            {"Sid": "KeepSentences", "Effect": "Allow", "Action": ["s3:GetObject", "s3:PutObject"],
+             "Resource": [bucket_objects(f"{VOICE_SENTENCES_PREFIX}*")]},
+            {"Sid": "ReadStageStream", "Effect": "Allow",
+             "Action": ["dynamodb:DescribeStream", "dynamodb:GetRecords", "dynamodb:GetShardIterator"],
+             "Resource": [getatt(current, "StreamArn")]},
+            # ListStreams has no resource type: AWS requires "*".
+            {"Sid": "ListStreams", "Effect": "Allow", "Action": ["dynamodb:ListStreams"], "Resource": "*"},
+            {"Sid": "DeadLetters", "Effect": "Allow", "Action": ["sqs:SendMessage"],
+             "Resource": [getatt(VOICE_QUEUE, "Arn")]},
+        ])},
+        **{logical: {**on, **resource} for logical, resource in logs.items()},
+        # A plain Lambda function, not SAM's: an image has no CodeUri, Runtime or Handler to package.
+        VOICE_FUNCTION: {
+            **on, "Type": "AWS::Lambda::Function",
+            "Properties": {
+                "PackageType": "Image", "Code": {"ImageUri": ref("VoiceImageUri")},
+                "ImageConfig": {"Command": [VOICE_HANDLER]},
+                # The image is built for it: docker build --platform linux/amd64 (docs/deploy.md).
+                "Architectures": [lambda_runtime.ARCHITECTURE],
+                "MemorySize": ref("VoiceMemorySize"), "Timeout": VOICE_TIMEOUT_S,
+                "Role": getatt(VOICE_ROLE, "Arn"), "Environment": {"Variables": voice_environment()},
+                "ReservedConcurrentExecutions": {"Fn::If": [VOICE_RESERVED, ref("VoiceReservedConcurrency"),
+                                                            ref("AWS::NoValue")]}}},
+        VOICE_EVENT_SOURCE: {
+            **on, "Type": "AWS::Lambda::EventSourceMapping",
+            "Properties": {
+                "EventSourceArn": getatt(current, "StreamArn"),
+                "FunctionName": ref(VOICE_FUNCTION),
+                "StartingPosition": "LATEST",
+                "BatchSize": VOICE_BATCH,
+                "MaximumBatchingWindowInSeconds": 0,
+                "ParallelizationFactor": VOICE_PARALLEL_BATCHES,
+                # Only writes that name lines to voice; the function renders the ones the old image did not name.
+                "FilterCriteria": {"Filters": [{"Pattern": json.dumps(VOICE_FILTER)}]},
+                "FunctionResponseTypes": ["ReportBatchItemFailures"],
+                "BisectBatchOnFunctionError": True,
+                "MaximumRetryAttempts": VOICE_RETRIES,
+                "MaximumRecordAgeInSeconds": VOICE_MAX_RECORD_AGE_S,
+                "DestinationConfig": {"OnFailure": {"Destination": getatt(VOICE_QUEUE, "Arn")}},
+            }},
+    }
+
+
 # ---------------------------------------------------------------- outputs
 
 def outputs() -> dict:
@@ -1195,6 +1337,12 @@ def outputs() -> dict:
                                       "Value": ref(WEBHOOK_QUEUE)},
         "ClassifierEndpointName": {"Condition": CLASSIFIER_CONDITION,
                                    "Value": getatt("ClassifierEndpoint", "EndpointName")},
+        "VoiceRepositoryUri": {"Description": "Where the voice's image is pushed (VoiceImageUri)",
+                               "Value": getatt(VOICE_REPOSITORY, "RepositoryUri")},
+        "VoiceDeadLetterQueueUrl": {"Condition": VOICE_CONDITION,
+                                    "Description": "Stream records the voice function gave up on (their lines "
+                                                   "stay without audio)",
+                                    "Value": ref(VOICE_QUEUE)},
     }
     for resource_id, var in tables.CFN_TABLES.values():
         out[f"{resource_id}Name"] = {"Description": var, "Value": ref(resource_id)}
@@ -1282,6 +1430,7 @@ def build() -> dict:
     resources.update(webhook_resources())
     resources.update(long_poll_resources())
     resources.update(push_resources())
+    resources.update(voice_resources())
     resources.update(monitoring.resources())
     return {"Parameters": parameters(), "Conditions": {**conditions(), **monitoring.conditions()}, "Rules": rules(),
             "Resources": resources, "Outputs": {**outputs(), **monitoring.outputs()}}

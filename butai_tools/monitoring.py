@@ -8,6 +8,7 @@ and says in its description what to look at first.  What is watched, and why:
 - every Lambda function: errors and throttles (a throttled API function refuses players);
 - the two stream functions: how far behind their stream they are (iterator age);
 - the webhook dead-letter queue: any delivery that failed every retry;
+- the voice function (with ``VoiceImageUri``): its errors, throttles, iterator age and dead letters;
 - the classifier endpoint (with ``ClassifierEnabled``): its 5xx, its model latency against the function's
   timeout, and the function side's circuit breaker opening (butai's own ``ModelCircuit`` metric);
 - the WebSocket API: integration and execution errors (the pages' push).
@@ -46,6 +47,10 @@ FUNCTIONS = {
 # How far behind its stream a function may fall before the alarm: a pushed view older than a minute is
 # worth less than the page's own catch-up; a webhook two minutes late is an agent kept waiting.
 ITERATOR_AGE_MS = {infra.PUSH_FUNCTION: 60_000, infra.WEBHOOK_FUNCTION: 120_000}
+# The voice function exists only with its image (infra.VOICE_CONDITION): its alarms and dashboard lines too.
+VOICE_SERVES = "the stage's own voice (current table stream)"
+# A voice a minute late is long after the page read the line itself (12 s): the function is falling behind.
+VOICE_ITERATOR_AGE_MS = 60_000
 # Per 5 minutes.  A 5xx is a request that failed; a handful in five minutes is a fault, one is noise.
 API_5XX = 5
 # Refusals: a few clients over their limits is the limits working; this many in five minutes is a crowd
@@ -161,21 +166,32 @@ def alarms() -> dict:
             BUTAI_NAMESPACE, "ModelCircuit", butai_dimensions(state="open"), "Sum", 1,
             condition=infra.CLASSIFIER_CONDITION),
     }
-    for function, serves in FUNCTIONS.items():
+    voice = {infra.VOICE_FUNCTION: VOICE_SERVES}
+    for function, serves in {**FUNCTIONS, **voice}.items():
         name = {"FunctionName": ref(function)}
+        condition = infra.VOICE_CONDITION if function in voice else None
         out[f"{function}ErrorsAlarm"] = metric_alarm(
             f"{function}-errors", f"{function} ({serves}) failed an invocation (an unhandled error or a timeout): "
-                                  "see its log group.", "AWS/Lambda", "Errors", name, "Sum", 1)
+                                  "see its log group.", "AWS/Lambda", "Errors", name, "Sum", 1, condition=condition)
         out[f"{function}ThrottlesAlarm"] = metric_alarm(
             f"{function}-throttles", f"{function} ({serves}) was throttled: the account's Lambda concurrency (or "
                                      "the function's reserved concurrency) is used up; infra/deploy.sh prints the "
                                      "quota, docs/scaling.md what the traffic needs.",
-            "AWS/Lambda", "Throttles", name, "Sum", 1)
-    for function, age in ITERATOR_AGE_MS.items():
+            "AWS/Lambda", "Throttles", name, "Sum", 1, condition=condition)
+    for function, age in {**ITERATOR_AGE_MS, infra.VOICE_FUNCTION: VOICE_ITERATOR_AGE_MS}.items():
+        serves = voice.get(function) or FUNCTIONS[function]
         out[f"{function}IteratorAgeAlarm"] = metric_alarm(
-            f"{function}-iterator-age", f"{function} ({FUNCTIONS[function]}) is {age // 1000} s or more behind its "
+            f"{function}-iterator-age", f"{function} ({serves}) is {age // 1000} s or more behind its "
                                         "stream: it fails and retries, or is throttled.",
-            "AWS/Lambda", "IteratorAge", {"FunctionName": ref(function)}, "Maximum", age)
+            "AWS/Lambda", "IteratorAge", {"FunctionName": ref(function)}, "Maximum", age,
+            condition=infra.VOICE_CONDITION if function in voice else None)
+    out["VoiceDeadLettersAlarm"] = metric_alarm(
+        "voice-dead-letters", "The voice function gave up on stream records (every retry failed, or they were "
+                              f"older than {infra.VOICE_MAX_RECORD_AGE_S} s): their lines stay without audio and "
+                              "pages read them with the browser's voice. The queue (VoiceDeadLetterQueueUrl) says "
+                              "which shard and records; see the function's log group and iterator age.",
+        "AWS/SQS", "ApproximateNumberOfMessagesVisible", {"QueueName": getatt(infra.VOICE_QUEUE, "QueueName")},
+        "Maximum", 1, condition=infra.VOICE_CONDITION)
     return out
 
 
@@ -240,15 +256,23 @@ def _search(metric: str, dimensions: str, stat: str, label: str) -> list:
     return [[{"expression": query, "label": label, "id": label}]]
 
 
-def dashboard_body() -> dict:
-    """The widgets; ${…} are filled in by Fn::Sub (the function names, the queue, the WebSocket API)."""
+def dashboard_body(voice: bool = False) -> dict:
+    """The widgets; ${…} are filled in by Fn::Sub (the function names, the queues, the WebSocket API).
+    ``voice``: the voice function's lines too (the body used when it exists)."""
     api = ["ApiName", "${AWS::StackName}", "Stage", infra.API_GATEWAY_STAGE]
     socket = ["ApiId", f"${{{infra.WEBSOCKET_API}}}", "Stage", infra.API_GATEWAY_STAGE]
     endpoint = ["EndpointName", infra.CLASSIFIER_ENDPOINT_NAME, "VariantName", infra.CLASSIFIER_VARIANT]
 
+    functions = [*FUNCTIONS, *([infra.VOICE_FUNCTION] if voice else [])]
+    streams = [*ITERATOR_AGE_MS, *([infra.VOICE_FUNCTION] if voice else [])]
+    dead_letters = [["AWS/SQS", "ApproximateNumberOfMessagesVisible", "QueueName", "${DeadLetterQueueName}"]]
+    if voice:
+        dead_letters.append(["AWS/SQS", "ApproximateNumberOfMessagesVisible", "QueueName",
+                             "${VoiceDeadLetterQueueName}"])
+
     def per_function(metric: str, stat: str | None = None) -> list:
         return [["AWS/Lambda", metric, "FunctionName", f"${{{f}}}", *([{"stat": stat}] if stat else [])]
-                for f in FUNCTIONS]
+                for f in functions]
 
     widgets = [
         _graph("API requests and errors", [["AWS/ApiGateway", "Count", *api], [".", "4XXError", *api],
@@ -263,7 +287,7 @@ def dashboard_body() -> dict:
                stat="Maximum"),
         _graph("Lambda duration p90 (ms)", per_function("Duration", "p90"), x=0, y=18, stat="p90"),
         _graph("Stream iterator age (ms)", [["AWS/Lambda", "IteratorAge", "FunctionName", f"${{{f}}}"]
-                                            for f in ITERATOR_AGE_MS], x=12, y=18, stat="Maximum"),
+                                            for f in streams], x=12, y=18, stat="Maximum"),
         _graph("Turns: latency (ms)", [[BUTAI_NAMESPACE, "TurnLatency", "service", SERVICE,
                                         "stack", "${AWS::StackName}", {"stat": "p50"}], ["...", {"stat": "p90"}]],
                x=0, y=24, stat="p90"),
@@ -278,19 +302,25 @@ def dashboard_body() -> dict:
         _graph("Push sockets", [["AWS/ApiGateway", "ConnectCount", *socket], [".", "MessageCount", *socket],
                                 [".", "IntegrationError", *socket], [".", "ExecutionError", *socket],
                                 [".", "ClientError", *socket]], x=0, y=36),
-        _graph("Webhook dead letters", [["AWS/SQS", "ApproximateNumberOfMessagesVisible", "QueueName",
-                                         "${DeadLetterQueueName}"]], x=12, y=36, stat="Maximum"),
+        _graph("Webhook and voice dead letters" if voice else "Webhook dead letters", dead_letters, x=12, y=36,
+               stat="Maximum"),
     ]
     return {"widgets": widgets}
 
 
 def dashboard() -> dict:
-    variables = {f: ref(f) for f in FUNCTIONS}
+    """One dashboard; its body names the voice function and queue only where they exist (a Sub may not
+    reference a resource its condition left out)."""
+    variables: dict[str, Any] = {f: ref(f) for f in FUNCTIONS}
     variables["DeadLetterQueueName"] = getatt(infra.WEBHOOK_QUEUE, "QueueName")
+    with_voice = {**variables, infra.VOICE_FUNCTION: ref(infra.VOICE_FUNCTION),
+                  "VoiceDeadLetterQueueName": getatt(infra.VOICE_QUEUE, "QueueName")}
+
+    def body(voice: bool, names: dict) -> dict:
+        return {"Fn::Sub": [json.dumps(dashboard_body(voice), ensure_ascii=False, separators=(",", ":")), names]}
     return {DASHBOARD: {"Type": "AWS::CloudWatch::Dashboard", "Properties": {
         "DashboardName": ref("AWS::StackName"),
-        "DashboardBody": {"Fn::Sub": [json.dumps(dashboard_body(), ensure_ascii=False, separators=(",", ":")),
-                                      variables]}}}}
+        "DashboardBody": {"Fn::If": [infra.VOICE_CONDITION, body(True, with_voice), body(False, variables)]}}}}
 
 
 def resources() -> dict:

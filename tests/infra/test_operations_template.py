@@ -16,7 +16,11 @@ FUNCTIONS = [infra.FUNCTION, infra.LONG_POLL_FUNCTION, infra.WEBHOOK_FUNCTION, i
 RESERVED = {infra.FUNCTION: "FunctionReservedConcurrency", infra.LONG_POLL_FUNCTION: "LongPollReservedConcurrency",
             infra.WEBHOOK_FUNCTION: "WebhookReservedConcurrency",
             infra.WEBSOCKET_FUNCTION: "WebsocketReservedConcurrency",
-            infra.PUSH_FUNCTION: "PushFanOutReservedConcurrency"}
+            infra.PUSH_FUNCTION: "PushFanOutReservedConcurrency",
+            infra.VOICE_FUNCTION: "VoiceReservedConcurrency"}
+# The voice function and its alarms exist only with VoiceImageUri (test_voice_template.py).
+VOICE = infra.VOICE_FUNCTION
+VOICE_ALARMS = 4          # errors, throttles, iterator age, dead letters
 
 
 @pytest.fixture(scope="module")
@@ -54,7 +58,7 @@ def test_no_function_reserves_concurrency_unless_a_parameter_asks(template, reso
 # ---------------------------------------------------------------- metrics of this stack only
 
 def test_every_function_names_its_stack_for_the_metrics_dimension(resources):
-    for function in FUNCTIONS:
+    for function in [*FUNCTIONS, VOICE]:
         variables = resources[function]["Properties"]["Environment"]["Variables"]
         assert variables[names.STACK] == {"Ref": "AWS::StackName"}, function
     assert "stack" in observability.default_dimensions()
@@ -71,7 +75,7 @@ def test_the_api_is_named_after_the_stack(resources):
 
 def test_every_alarm_tells_the_stacks_topic_and_says_what_to_look_at(resources):
     found = {k: r for k, r in resources.items() if r.get("Type") == "AWS::CloudWatch::Alarm"}
-    assert len(found) == 7 + 2 * len(FUNCTIONS) + 2
+    assert len(found) == 7 + 2 * len(FUNCTIONS) + 2 + VOICE_ALARMS
     for logical, alarm in found.items():
         props = alarm["Properties"]
         assert props["AlarmActions"] == [{"Ref": monitoring.ALARM_TOPIC}] == props["OKActions"], logical
@@ -88,14 +92,15 @@ def test_every_alarm_tells_the_stacks_topic_and_says_what_to_look_at(resources):
 def test_lambda_errors_and_throttles_of_every_function(resources):
     for metric in ("Errors", "Throttles"):
         alarms = alarm_on(resources, "AWS/Lambda", metric)
-        assert sorted(dimensions(a)["FunctionName"]["Ref"] for a in alarms.values()) == sorted(FUNCTIONS), metric
+        assert sorted(dimensions(a)["FunctionName"]["Ref"] for a in alarms.values()) == sorted([*FUNCTIONS, VOICE]), \
+            metric
         assert all(a["Properties"]["Threshold"] == 1 for a in alarms.values())
 
 
 def test_stream_iterator_age_of_both_stream_functions(resources):
     alarms = alarm_on(resources, "AWS/Lambda", "IteratorAge")
     assert {dimensions(a)["FunctionName"]["Ref"] for a in alarms.values()} == {infra.WEBHOOK_FUNCTION,
-                                                                             infra.PUSH_FUNCTION}
+                                                                             infra.PUSH_FUNCTION, VOICE}
     for alarm in alarms.values():
         assert alarm["Properties"]["Statistic"] == "Maximum"
         # the fan-out gives a change up after PUSH_MAX_RECORD_AGE_S: the alarm rings well before
@@ -120,7 +125,8 @@ def test_api_server_errors_and_refusals(template, resources):
 
 
 def test_dead_letters_websocket_errors_and_the_endpoint(template, resources):
-    (dead,) = alarm_on(resources, "AWS/SQS", "ApproximateNumberOfMessagesVisible").values()
+    (dead,) = [a for a in alarm_on(resources, "AWS/SQS", "ApproximateNumberOfMessagesVisible").values()
+               if "Condition" not in a]         # the voice's own is conditional (test_voice_template.py)
     assert dimensions(dead) == {"QueueName": {"Fn::GetAtt": [infra.WEBHOOK_QUEUE, "QueueName"]}}
     assert dead["Properties"]["Threshold"] == 1
     socket = resources["PushSocketErrorsAlarm"]["Properties"]["Metrics"]
@@ -155,7 +161,10 @@ def test_alarms_on_butais_own_metrics_use_the_dimensions_it_writes(resources):
 # ---------------------------------------------------------------- dashboard and budget
 
 def test_the_dashboard_is_valid_json_once_substituted_and_shows_every_part(resources):
-    body, variables = resources[monitoring.DASHBOARD]["Properties"]["DashboardBody"]["Fn::Sub"]
+    # Without the voice (the default): the body of the Fn::If's second branch.
+    condition, _, without_voice = resources[monitoring.DASHBOARD]["Properties"]["DashboardBody"]["Fn::If"]
+    assert condition == infra.VOICE_CONDITION
+    body, variables = without_voice["Fn::Sub"]
     assert set(variables) == set(FUNCTIONS) | {"DeadLetterQueueName"}
     names_used = set(re.findall(r"\$\{([^}]+)\}", body))
     assert names_used - set(variables) <= {"AWS::StackName", "AWS::Region", infra.WEBSOCKET_API}
