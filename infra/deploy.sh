@@ -134,7 +134,9 @@ cmd_stack() {
   if [ "$#" -gt 0 ]; then
     overrides=(--parameter-overrides "$@")
   fi
+  # The template is far over the 51,200 bytes CloudFormation takes inline: it goes by the artifact bucket.
   aws cloudformation deploy --stack-name "$stack" --template-file "$dir/packaged.yaml" \
+    --s3-bucket "$bucket" --s3-prefix "$stack" \
     --capabilities CAPABILITY_IAM CAPABILITY_AUTO_EXPAND --no-fail-on-empty-changeset \
     ${overrides[@]+"${overrides[@]}"}
   prune_versions "$stack"

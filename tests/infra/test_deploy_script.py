@@ -99,6 +99,9 @@ def test_stack_packages_uploads_and_deploys_with_the_parameters(deploy):
     assert package[package.index("--s3-bucket") + 1] == "butai-artifacts-123456789012-us-east-1"
     run = next(c for c in calls if c[1:3] == ["cloudformation", "deploy"])
     assert run[run.index("--stack-name") + 1] == "butai-prod"
+    # a template over 51,200 bytes is refused inline: it is deployed from the artifact bucket
+    assert run[run.index("--s3-bucket") + 1] == "butai-artifacts-123456789012-us-east-1"
+    assert run[run.index("--s3-prefix") + 1] == "butai-prod"
     capabilities = run[run.index("--capabilities") + 1:run.index("--capabilities") + 3]
     assert capabilities == ["CAPABILITY_IAM", "CAPABILITY_AUTO_EXPAND"]
     assert run[run.index("--parameter-overrides") + 1:] == ["ClassifierEnabled=false", "RetentionDays=14"]
