@@ -103,3 +103,22 @@ def test_meaning_neutral_variants_stay_safe_and_no_worse(scenario, variants, flo
     assert butai("trace", str(ROOT / "scenarios" / f"{scenario}.json"), "--dialogue", str(path), "--json") in (0, 1)
     out = json.loads(capsys.readouterr().out)
     assert out["unsafe"] == 0 and out["right"] >= floor
+
+
+def test_the_reference_scenario_renamed_plays_as_the_original(tmp_path, capsys):
+    # Its characters, items and places renamed in the scenario and the dialogue sets alike
+    # (scenarios/eval/chinoike-renames.json): the engine knows nothing of the original names, so every split
+    # scores within 2 cases of the original, and nothing is unsafe.
+    from scripts.rename_scenario import rename_files
+    scenario, dialogues = rename_files(ROOT / "scenarios" / "eval" / "chinoike-renames.json", tmp_path,
+                                       ROOT / "scenarios" / "chinoike.json", DIALOGUES)
+    assert "赤尾妙子" not in scenario.read_text(encoding="utf-8")
+    figures = []
+    for played in ((ROOT / "scenarios" / "chinoike.json", DIALOGUES), (scenario, dialogues)):
+        assert butai("trace", str(played[0]), "--dialogue", str(played[1]), "--json") in (0, 1)
+        figures.append(json.loads(capsys.readouterr().out))
+    base, renamed = figures
+    assert renamed["cases"] == base["cases"] and renamed["unsafe"] == 0
+    assert renamed["right"] >= base["right"] - 2
+    for split, counts in base["splits"].items():
+        assert renamed["splits"][split]["right"] >= counts["right"] - 2, split
