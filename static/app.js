@@ -309,7 +309,14 @@
     if (at >= 0) {
       // the same turn
       var wasAtEnd = bubble.step >= before.length - 1;
-      if (now.length - 1 > at && wasAtEnd) {
+      if (now.length - 1 > at && wasAtEnd && voiceBusy.has(String(lastBefore))) {
+        // a line came while the one shown is still being voiced: it waits for the voice (butai:voice done)
+        stopStepping();
+        bubble.step = at;
+        bubble.auto = true;
+        bubble.held = String(lastBefore);
+        showStep(false);
+      } else if (now.length - 1 > at && wasAtEnd) {
         goTo(at + 1, true);
       } else {
         var keep = shownId === null ? -1 : now.indexOf(shownId);
