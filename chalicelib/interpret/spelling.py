@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from .ja import analyse
-from .lexicon import kana_counters, pattern, word_class
+from .lexicon import kana_counters, listed, pattern, word_class
 
 # Emoji and the characters that join or vary them (no Japanese word is written with these).
 _EMOJI = re.compile("[\U0001F000-\U0001FAFF\u2600-\u27BF\u2B00-\u2BFF\u2300-\u23FF\uFE0F\u200D\U000E0020-\U000E007F"
@@ -87,16 +87,16 @@ def _laughable(text: str, m: re.Match[str]) -> bool:
 class Respeller:
     """Kana spellings of known words read as those words."""
 
-    def __init__(self, words: Iterable[str] = ()) -> None:
+    def __init__(self, words: Iterable[str] = (), authored: Iterable[str] = ()) -> None:
+        """`words` are named as words (the lexicon's, a scenario's names, places, items and topic words);
+        `authored` are the nouns of what its characters say, read in kana only where the analyser cut them
+        another way (`_split_otherwise`)."""
         known = [*word_class("spellings").entries, *words]
-        self._by_reading: dict[str, str] = {}
-        for word in dict.fromkeys(w.strip() for w in known if w and _KANJI.search(w)):
-            reading = _reading(word)
-            # (a short reading names too much: 2 kana only for a word of one character, 生 → なま)
-            if reading and len(reading) >= 2 and reading != word:
-                self._by_reading.setdefault(reading, word)
+        self._by_reading = _by_reading(known)
         self._readings = sorted(self._by_reading, key=len, reverse=True)
         self._written = frozenset(self._by_reading.values())
+        self._loose_by_reading = {**_by_reading(authored), **self._by_reading}
+        self._loose_readings = sorted(self._loose_by_reading, key=len, reverse=True)
 
     def respell(self, text: str) -> str:
         if not _HIRAGANA.search(text):
@@ -134,6 +134,7 @@ class Respeller:
                         for i in range(at, end):
                             taken[i] = True
                     at += 1
+        self._split_otherwise(text, tokens, taken, spans)
         for token in tokens:
             # a known word the analyser reads as one word in kana: its written form (げんき → 元気)
             # (read alike too: いつ is normalised as 何時, which reads なんじ)
@@ -150,6 +151,78 @@ class Respeller:
             at = end
         out.append(text[at:])
         return "".join(out)
+
+
+    def _split_otherwise(self, text: str, tokens, taken: list[bool], spans: list[tuple[int, int, str]]) -> None:
+        """Known words in kana that the analyser cut another way (すどおり|する read as す|どおり, きっさ read as a
+        verb, なまで as な|まで): the reading stands where a word can stand — what comes before it ends a word
+        (the line, a mark, a particle or a whole word), what follows it starts a particle, an ending or a word
+        that follows a bare noun (する, ちょうだい: lexicon `spellings`' `followers`) — and no word the analyser
+        read in kana with meaning (しょうがない, おつり) runs across either end."""
+        kept = [False] * len(text)
+        for phrase in word_class("spellings").kept:
+            at = 0
+            while (at := text.find(phrase, at)) >= 0:
+                kept[at:at + len(phrase)] = [True] * len(phrase)
+                at += len(phrase)
+        for run in _HIRAGANA.finditer(text):
+            for reading in self._loose_readings:
+                at = run.start()
+                while (at := text.find(reading, at, run.end())) >= 0:
+                    end = at + len(reading)
+                    if not any(taken[at:end]) and not any(kept[at:end]) and self._stands(text, tokens, at, end):
+                        spans.append((at, end, self._loose_by_reading[reading]))
+                        taken[at:end] = [True] * (end - at)
+                    at += 1
+
+    @staticmethod
+    def _stands(text: str, tokens, at: int, end: int) -> bool:
+        inside = [t for t in tokens if at <= t.start and t.end <= end]
+        for t in tokens:
+            crosses = t.start < at < t.end or t.start < end < t.end
+            if crosses and not _functional(t):
+                return False
+        if len(inside) == 1 and inside[0].start == at and inside[0].end == end:
+            # one word as the analyser reads it: only a verb or adjective it made of a noun in kana by a form
+            # that cannot stand there (きっさ as 喫す, しけん as 時化る), never a word it reads as meant (いつ,
+            # おかわり, あおい of あおい空, かえる as said) nor a short one (しろ of 早くしろ is no 白)
+            word = inside[0]
+            if word.pos[:1] not in (("動詞",), ("形容詞",)) or end - at <= 2 or word.surface == word.lemma:
+                return False
+        elif inside and _functional(inside[-1]) and any(not _functional(t) and t.pos[:1] != ("接頭辞",)
+                                                         for t in inside):
+            return False         # a word and its particle (ほう|が of 「カウンターのほうがいい」 is no 邦画)
+        if at > 0 and _HIRAGANA.match(text[at - 1]):
+            before = analyse(text[:at]).tokens
+            last = before[-1] if before else None
+            if last is None or not (_functional(last) or len(last.surface) >= 2) or last.pos[:1] == ("接頭辞",):
+                return False
+        if end < len(text) and _HIRAGANA.match(text[end]):
+            after = analyse(text[end:]).tokens
+            first = after[0] if after else None
+            if first is None or not (_functional(first) or first.lemma in _followers()
+                                     or first.surface in _followers()):
+                return False
+        return True
+
+
+def _by_reading(words: Iterable[str]) -> dict[str, str]:
+    """Each word written with kanji by its reading in hiragana (the first word of a reading keeps it)."""
+    found: dict[str, str] = {}
+    for word in dict.fromkeys(w.strip() for w in words if w and _KANJI.search(w)):
+        reading = _reading(word)
+        if reading and len(reading) >= 2 and reading != word:
+            found.setdefault(reading, word)
+    return found
+
+
+def _functional(token) -> bool:
+    return token.pos[:1] in (("助詞",), ("助動詞",), ("接尾辞",))
+
+
+@lru_cache(maxsize=1)
+def _followers() -> frozenset[str]:
+    return frozenset(listed("spellings", "followers"))
 
 
 @lru_cache(maxsize=1)
@@ -201,3 +274,18 @@ def scenario_words(scenario) -> list[str]:
     for intent in scenario.intents.values():
         words += intent.words
     return words
+
+
+def authored_nouns(scenario) -> list[str]:
+    """Nouns of two characters or more written with kanji in what the scenario's characters know and say and
+    in its intents' examples (素通り, 喫茶, 師匠): a player may write them in kana (すどおり, きっさ) and mean them."""
+    texts: list[str] = []
+    for character in scenario.characters.values():
+        for entry in character.knowledge:
+            texts += [entry.info, *(line.text for line in entry.lines)]
+    texts += [line.text for line in scenario.lines.values()]
+    for intent in scenario.intents.values():
+        texts += [intent.description, *intent.examples]
+    nouns = {t.surface for text in texts for t in analyse(text).tokens
+             if t.pos[:1] == ("名詞",) and len(t.surface) >= 2 and _KANJI.search(t.surface)}
+    return sorted(nouns)

@@ -2,9 +2,11 @@
 (chalicelib/interpret/spelling.py)."""
 from __future__ import annotations
 
+from functools import lru_cache
+
 import pytest
 
-from chalicelib.interpret.spelling import Respeller, neutral, scenario_words
+from chalicelib.interpret.spelling import Respeller, authored_nouns, neutral, scenario_words
 from chalicelib.scenario import load_scenario
 from tests.conftest import ROOT
 
@@ -82,3 +84,30 @@ def test_an_adverbial_noun_in_kana_stays():
     with_the_word = Respeller(["跡", "居間"])
     assert with_the_word.respell("薔薇をあと3本") == "薔薇をあと3本"      # あと, not 跡
     assert with_the_word.respell("いまの時期は？") == "いまの時期は？"    # いま, not 居間
+
+
+@pytest.mark.parametrize("said, meant", [
+    ("すどおりする人、そんなに多いの？", "素通りする人、そんなに多いの？"),    # read す|どおり by the analyser
+    ("ナポリタンってきっさの頃からあるんだ？", "ナポリタンって喫茶の頃からあるんだ？"),   # read as a verb
+    ("とりあえずなまで！", "とりあえず生で！"),                            # read な|まで
+    ("何かのみものちょうだい", "何か飲み物ちょうだい"),                      # read のみ|も|の
+    ("ししょうさんって、どんな人柄だったの？", "師匠さんって、どんな人柄だったの？"),
+])
+def test_a_word_of_what_the_characters_say_in_kana_the_analyser_cut_otherwise(said, meant):
+    assert speaking().respell(said) == meant
+
+
+@pytest.mark.parametrize("line", [
+    "おかわり！",                    # one word the analyser reads as meant (no お代わり, whose お代 is money)
+    "しょうがないね",                # one word across the reading of 生姜
+    "ちょっとまってね",              # a verb in kana stays a verb
+])
+def test_what_the_analyser_reads_as_meant_stays(line):
+    assert speaking().respell(line) == line
+
+
+@lru_cache(maxsize=1)
+def speaking() -> Respeller:
+    """The respeller a reference scenario's turn has: its words, and the nouns of what its characters say."""
+    scenario = load_scenario(ROOT / "scenarios" / "chinoike.json")
+    return Respeller(scenario_words(scenario), authored_nouns(scenario))

@@ -111,6 +111,11 @@ def kana_counters() -> dict[str, str]:
     return dict(_data("counts").get("kana_counters", {}))
 
 
+def listed(name: str, key: str) -> tuple[str, ...]:
+    """A further list a class or table file keeps beside its entries (spellings.json: `followers`)."""
+    return tuple(_data(name).get(key, ()))
+
+
 def values(table: str) -> dict[str, int]:
     """What a table's words are worth (counts.json: the native numbers and kanji digits), where it has them."""
     return dict(_data(table).get("values", {}))
