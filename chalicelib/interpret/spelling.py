@@ -79,9 +79,12 @@ def neutral(text: str) -> Neutral:
 
 def _laughable(text: str, m: re.Match[str]) -> bool:
     """Laughter only after a word: not the 笑 of 笑顔 (a clause end must follow), nor a kanji compound's last
-    character (爆笑 is laughter, 苦笑 is a word either way)."""
+    character (爆笑 is laughter, 苦笑 is a word either way) — after a kanji, 笑 is laughter where the analyser
+    reads it as a word of its own (「誰笑？」「何歳笑？」)."""
     before = text[m.start() - 1]
-    return not (m.group(0)[0] in "笑草" and _KANJI.match(before))
+    if not (m.group(0)[0] in "笑草" and _KANJI.match(before)):
+        return True
+    return any(t.start == m.start() and t.surface == m.group(0)[0] for t in analyse(text).tokens)
 
 
 class Respeller:

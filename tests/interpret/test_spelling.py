@@ -26,13 +26,15 @@ def respeller():
     ("👍🏻✨ いいね", "いいね"),
     ("うーん、考えさせて", "考えさせて"),          # hesitation before what the line does
     ("えー、いや、やめといたほうがいいよ", "いや、やめといたほうがいいよ"),
+    ("葵さんは何歳笑？", "葵さんは何歳？"),          # after a kanji, 笑 the analyser reads alone is laughter
+    ("撮ったのは誰笑？", "撮ったのは誰？"),
 ])
 def test_neutral_material_is_set_aside(said, meant):
     assert neutral(said).text == meant
 
 
 @pytest.mark.parametrize("line", ["笑", "😊", "えっと", "ええ、そうです", "あの店が好き", "笑顔がいい", "うーん", "えー！",
-                                  "えっ、三十年も？", "苦笑いした"])
+                                  "えっ、三十年も？", "苦笑いした", "思わず苦笑", "微笑"])
 def test_what_is_not_neutral_stays(line):
     assert neutral(line).text == line
 
