@@ -29,6 +29,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from .dialogue_acts import ACT
 from .interpret.acts import NO_ACT, ActFound, ActRecogniser
 from .interpret.cues import SceneNames, unstretched
 from .interpret.ja import analyse
@@ -41,7 +42,7 @@ from .scenario.variation import fallback_key, knowledge_key, pick, reaction_key,
 from .turn_record import AnswerSource
 
 # Acts aimed at a person: when the text names someone present, that person reacts.
-_ABOUT_SOMEONE = {"称賛", "暴言", "本人", "感謝", "謝罪"}
+_ABOUT_SOMEONE = ACT.group("about_someone")
 SILENCE = "……"
 
 
@@ -250,7 +251,7 @@ class Answerer:
         if found_act.act == NO_ACT:
             return None
         speaker = self.reacting(free_talk, state, text, found_act.act)
-        acts = ("会計", found_act.act) if found_act.paying else (found_act.act,)
+        acts = (ACT.paying, found_act.act) if found_act.paying else (found_act.act,)
         for act in acts:
             found = self.reaction_of(speaker, act, state, turn, variety, word)
             if found is not None:

@@ -25,6 +25,8 @@ def _type(spec: dict[str, Any]) -> str:
         return spec["$ref"].rsplit("/", 1)[-1]
     if "anyOf" in spec:
         return " or ".join(_type(s) for s in spec["anyOf"] if s.get("type") != "null") + " (optional)"
+    if "x-listed-in" in spec:
+        return f"one of those listed in `{spec['x-listed-in']}`"      # (data: a new one changes no document)
     if "enum" in spec:
         return " / ".join(str(v) for v in spec["enum"])
     kind = spec.get("type", "any")

@@ -22,6 +22,7 @@ from functools import cached_property
 from typing import Any
 
 from ..answers import Answer
+from ..dialogue_acts import ACT
 from ..interpret.acts import NO_ACT, ActFound
 from ..interpret.belonging import Own, read_own
 from ..scenario import FreeTalk, GameState, Step
@@ -78,7 +79,7 @@ class Deliberation:
 
     @cached_property
     def asking(self) -> bool:
-        return is_question(self.text) or self.act in ("質問", "本人")
+        return is_question(self.text) or self.act in (ACT.question, ACT.about_self)
 
     @cached_property
     def owned(self) -> Own:
@@ -90,7 +91,7 @@ class Deliberation:
         """The player tells of themselves, as the subject (「僕も休みは喫茶店めぐりが趣味なんです」): a knowledge line
         that shares a word with it is about someone else's life."""
         return not self.asking and self.free.intent is None and (
-            self.act == "身の上" and about_self(self.text) or self.act == NO_ACT and self.owned.told)
+            self.act == ACT.own_life and about_self(self.text) or self.act == NO_ACT and self.owned.told)
 
     @cached_property
     def own(self) -> bool:

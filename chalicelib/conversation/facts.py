@@ -19,6 +19,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 
+from ..dialogue_acts import ACT
 from ..interpret.asking import is_question  # noqa: F401  (the one reading of a question, re-exported)
 from ..interpret.ja import analyse
 from ..interpret.ja.tokens import Token
@@ -77,7 +78,7 @@ def is_fact(ref: str) -> bool:
     if ">" in ref:
         return False
     if kind == "reaction":
-        return ref.split("/")[2].startswith("本人")
+        return ref.split("/")[2].startswith(ACT.about_self)
     return kind in ("line", "knowledge", "chatter", "arrival", "ending", "model")
 
 

@@ -7,6 +7,7 @@ import re
 from typing import Any
 
 from ..answers import Answer, Found
+from ..dialogue_acts import ACT
 from ..interpret.text import nfkc
 from ..scenario import FreeTalk, GameState, PlayerInput
 from ..scenario.loader import NEUTRAL
@@ -151,7 +152,7 @@ class Recalling(TurnParts):
         sentence = max(self.facts.of(ref), key=lambda s: sum(self.facts.idf(k) for k in s.keys), default=None)
         said_text = line.text if len(line.text) <= 40 or sentence is None else sentence.text
         return Answer(line.speaker, lead_line.text.replace("{said}", said_text), lead_line.expression or NEUTRAL,
-                      AnswerSource.RECALL, lead_ref, "質問", variation, refs=(lead_ref,), detail={"recalled": ref})
+                      AnswerSource.RECALL, lead_ref, ACT.question, variation, refs=(lead_ref,), detail={"recalled": ref})
 
     def _follow_up_entry(self, text: str, state: GameState, mem: ConversationMemory, turn: int, variety: Variety,
                          speaker: str, pointer: bool = False) -> Answer | None:
@@ -161,7 +162,7 @@ class Recalling(TurnParts):
         if len(normalised) > 24 or not (pointer or _FOLLOW_ON.search(normalised) or
                                         (is_question(normalised) and _FOLLOW_UP.search(normalised))):
             return None
-        if self.answerer.act(text).act in ("挨拶", "感謝", "暴言", "注文", "謝罪", "称賛"):
+        if self.answerer.act(text).act in (ACT.greeting, ACT.thanks, ACT.insult, ACT.order, ACT.apology, ACT.praise):
             return None
         last = [ref for ref, turns in mem.said.items() if turns and turns[-1] == state.turn and ref.startswith("knowledge/")]
         if len(last) != 1:
@@ -177,8 +178,8 @@ class Recalling(TurnParts):
         if found is None:
             found = self._recall_entry(fitting, state, turn, variety)
             if found is not None and (recalled := self._recalled_ref(fitting, state)) is not None:
-                return self.answerer.make(found, "質問", detail={"recalled": recalled})
-        return self.answerer.make(found, "質問") if found is not None else None
+                return self.answerer.make(found, ACT.question, detail={"recalled": recalled})
+        return self.answerer.make(found, ACT.question) if found is not None else None
 
     def _recall(self, text: str, state: GameState, free: FreeTalk, mem: ConversationMemory, turn: int,
                 variety: Variety, context: dict[str, Any], against: str | None = None, only: bool = False,
@@ -271,7 +272,7 @@ class Recalling(TurnParts):
         else:
             book_line = self.book.get(sentence.ref)
             line, expression, variation, refs = sentence.text, book_line.expression if book_line else NEUTRAL, {}, ()
-        return Answer(speaker, line, expression, AnswerSource.RECALL, refs[0] if refs else sentence.ref, "質問", variation,
+        return Answer(speaker, line, expression, AnswerSource.RECALL, refs[0] if refs else sentence.ref, ACT.question, variation,
                       refs=refs, detail={"recalled": sentence.ref})
 
     def _names_head(self, sentence: Sentence, head: str) -> bool:
@@ -299,7 +300,7 @@ class Recalling(TurnParts):
                 #             it (choices.py) or treats, never as news sharing a word (「…カウンターの写真。それで決まりで
                 #             いい？」 is no 「ドアのほうね。決まり！」, 「道理で遠慮がねえわけだ」 no 「じゃあ遠慮なく」)
             refs += [f"knowledge/{person}/{entry.index}#{n}" for n in range(1, len(entry.entry.lines) + 1)]
-        reaction = self.scenario.reactions.get(person, {}).get("本人")
+        reaction = self.scenario.reactions.get(person, {}).get(ACT.about_self)
         if reaction is not None:
             refs += [f"reaction/{person}/本人#{n}" for n in range(1, len(reaction.lines) + 1)]
         chatter = self.scenario.characters[person].chatter
@@ -315,7 +316,7 @@ class Recalling(TurnParts):
         base, _, n = ref.rpartition("#")
         index = int(n) - 1
         kind = ref.split("/", 1)[0]
-        said_act = "質問"
+        said_act = ACT.question
         if kind == "knowledge":
             _, person, entry = base.split("/")
             key = knowledge_key(person, int(entry))

@@ -6,6 +6,7 @@ import dataclasses
 import re
 
 from ..answers import Answer
+from ..dialogue_acts import ACT
 from ..interpret.money import handed_amount, money, without_put_off
 from ..interpret.text import nfkc
 from ..scenario import GameState, Step
@@ -149,7 +150,7 @@ class Serving(TurnParts):
                 self._book(mem, menu, also, n, total=total)
             self._book(mem, menu, item.id, order.count, total=order.total or self._basket_count(order, item, mem))
         return Answer(order.server, text, expression, source, refs[-1],
-                      "注文", variation, refs=tuple(refs), flags=flags,
+                      ACT.order, variation, refs=tuple(refs), flags=flags,
                       detail={"order": order.to_dict()})
 
     def _not_an_order(self, order: OrderFound, item: MenuItem | None, menu: Menu, step: Step,
@@ -397,7 +398,7 @@ class Serving(TurnParts):
         spoken = line.text
         for key, value in filled.items():
             spoken = spoken.replace(key, value)
-        return Answer(server, spoken, line.expression or NEUTRAL, AnswerSource.MENU, f"{prefix}#{index + 1}", "注文",
+        return Answer(server, spoken, line.expression or NEUTRAL, AnswerSource.MENU, f"{prefix}#{index + 1}", ACT.order,
                       variation, refs=(f"{prefix}#{index + 1}",), detail=dict(filled))
 
     def _item_named(self, text: str) -> str | None:

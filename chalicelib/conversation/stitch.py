@@ -15,13 +15,14 @@ to when no name chose them, else the place's default.  A name in another part do
 from __future__ import annotations
 
 from ..answers import Answer
+from ..dialogue_acts import ACT
 from ..interpret.addressee import detect_addressee
 from ..scenario import GameRules, GameState
 from ..turn_record import AnswerSource
 
 # the dialogue act whose reaction is the stock "I don't know" (see butai_tools' dialogue sets: a brush-off is
 # a fallback or a reaction to 質問)
-_ASKING_ACT = "質問"
+_ASKING_ACT = ACT.question
 
 
 def brush_off(answer: Answer | None) -> bool:

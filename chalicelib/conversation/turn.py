@@ -31,7 +31,8 @@ from dataclasses import dataclass, field, replace
 from typing import Any, cast
 
 from ..answers import Answer, Found
-from ..interpret.acts import CALL_ONLY
+from ..dialogue_acts import ACT
+from ..interpret.acts import CALL_ONLY, NO_ACT
 from ..interpret.cues import invited_place, unstretched
 from ..interpret.dialect import standard
 from ..interpret.interpreter import TurnResult
@@ -79,7 +80,7 @@ DEFER = object()          # an entry's answer was said already: leave it to the 
 Speak = Callable[[Step, str | None], Any]      # (step, addressee) -> the model's TalkResult
 # A follow-up that carries the last topic on: an opinion asked for, a why, a "tell me more", a short question
 # about what was just said (「直さないの？」「変えないの？」).
-_SOCIAL_ACTS = frozenset({"挨拶", "感謝", "謝罪", "称賛", "暴言", "同意", "反対"})
+_SOCIAL_ACTS = ACT.group("social")
 # Kinds of lines that answer the player in free conversation (whose speaker the player is talking with).
 _ANSWER_KINDS = frozenset({"knowledge", "reaction", "recall", "echo", "unsure", "form", "menu"})
 # What the price of a thing is asked with; the bill (without a thing named).
@@ -88,7 +89,7 @@ _NOT_ECHOED = frozenset("感じ 人 人たち 気 話 場合 意味 理由 全�
                         # formal and filler nouns (俺みたいなもんか, そういうことか): no thing to take up
                         "もん もの 物 こと 事 ところ 所 わけ 訳 はず つもり ため よう まま ほう 方 くらい ぐらい 辺".split())
 # Dialogue acts a reply to a question can have (the rest do something else: greet, thank, order, insult).
-_ANSWERING_ACTS = frozenset({"なし", "同意", "反対", "称賛", "質問"})
+_ANSWERING_ACTS = ACT.group("answering") | {NO_ACT}
 
 
 @dataclass(frozen=True)
@@ -455,7 +456,7 @@ class Conversation(Recalling, Serving):
         asking = [i for i, piece in enumerate(pieces) if is_question(piece)]
         if len(pieces) >= 2 and not asking and question is not None:
             # 「ただいまです。ちょっと奥で世間話してました」: a greeting, then the answer to the open question
-            asking = [i for i, piece in enumerate(pieces) if i > 0 and self.answerer.act(piece).act not in ("挨拶", "感謝")
+            asking = [i for i, piece in enumerate(pieces) if i > 0 and self.answerer.act(piece).act not in (ACT.greeting, ACT.thanks)
                       and polarity(piece, question.kind) is not None]
         if len(pieces) >= 2 and asking:
             main = asking[-1]
@@ -513,7 +514,7 @@ class Conversation(Recalling, Serving):
         entry's word), or a yes or no to the open question."""
         if self._order(text, state, None, mem, question) is not None:
             return True
-        if self.answerer.act(text).act in ("挨拶", "感謝", "称賛") and len(nfkc(text)) <= 20:
+        if self.answerer.act(text).act in ACT.group("opening") and len(nfkc(text)) <= 20:
             return True
         forms = TextForms.of(unstretched(nfkc(text)))
         for person in self.rules.people(state.place):
@@ -555,7 +556,7 @@ class Conversation(Recalling, Serving):
             return None
         free = FreeTalk(speaker, None, ())
         found = None
-        if act.act in ("挨拶", "感謝", "称賛"):
+        if act.act in ACT.group("opening"):
             found = self.answerer.reaction(free, state, text, act, turn, variety)
         if found is None:
             found = self.answerer.knowledge(free, state, text, turn, variety)
@@ -606,7 +607,7 @@ class Conversation(Recalling, Serving):
                 return None
             said, lead_ref, variation = lead
             return Answer(last.speaker, said.text.replace("{said}", sentence.text), said.expression or NEUTRAL,
-                          AnswerSource.RECALL, lead_ref, "質問", variation, refs=(lead_ref,),
+                          AnswerSource.RECALL, lead_ref, ACT.question, variation, refs=(lead_ref,),
                           detail={"recalled": sentence.ref})
         return None
 
@@ -709,7 +710,7 @@ class Conversation(Recalling, Serving):
         normalised = nfkc(text).strip()
         if last < state.turn or len(normalised) > 24 or not _FOLLOW_UP.search(normalised):
             return None
-        if self.answerer.act(text).act not in ("なし", "質問", "同意", "反対"):
+        if self.answerer.act(text).act not in (NO_ACT, ACT.question, ACT.agree, ACT.disagree):
             return None
         carried = PlayerInput.parse(topic)
         return carried if carried in self.rules.candidates(state) else None
@@ -795,7 +796,7 @@ class Conversation(Recalling, Serving):
             else:
                 template, expression, ref, variation = DEFAULT_LINE, NEUTRAL, None, {}
             line = template.replace("{1}", first).replace("{2}", second)
-            answer = Answer(speaker, line, expression, AnswerSource.CLARIFY, ref, "なし", variation,
+            answer = Answer(speaker, line, expression, AnswerSource.CLARIFY, ref, NO_ACT, variation,
                             refs=(ref,) if ref else (),
                             detail={"options": [str(o) for o in options.inputs], "why": options.why})
             expressions = dict(new_state.expressions)
@@ -824,8 +825,8 @@ class Conversation(Recalling, Serving):
         found_act = self.answerer.act(text)
         present = set(self.rules.people(state.place))
         focus = self.focus_reader.read(answer_text, tuple(self.rules.people(state.place)))
-        if found_act.act == "称賛" and is_question(text) and other_places(focus.text, self.entries.own_places):
-            found_act = replace(found_act, act="質問")   # 「おいしい和菓子屋知らない？」 praises nothing here
+        if found_act.act == ACT.praise and is_question(text) and other_places(focus.text, self.entries.own_places):
+            found_act = replace(found_act, act=ACT.question)   # 「おいしい和菓子屋知らない？」 praises nothing here
         if addressed and free.speaker not in focus.about and not focus.you and (focus.question or focus.request) and \
                 not (focus.view and focus.called == free.speaker) and \
                 any(p != free.speaker and p in present for p in asked_about(focus.text, self.focus_reader, focus.about)):
@@ -959,11 +960,11 @@ class Conversation(Recalling, Serving):
         read_first = found is not None and found.form in ("advice", "wellbeing")
         # (the player's matter asked about is advice whatever else the line does — 「…んですよね。どう思います？」
         # is no agreement — and 「こんばんは。元気？」 asks how they are; but an insult stays an insult)
-        if (act not in ("なし", "質問", "本人") and not (read_first and act != "暴言")) or focus.third or \
+        if (act not in (NO_ACT, ACT.question, ACT.about_self) and not (read_first and act != ACT.insult)) or focus.third or \
                 any(p != speaker for p in focus.about):
             return None
         found = found or read_form(text)
-        if found is None or (act == "本人" and found.form not in ("preference", "advice", "wellbeing")):
+        if found is None or (act == ACT.about_self and found.form not in ("preference", "advice", "wellbeing")):
             return None
         if found.form == "have" and word is not None and word in other_places(focus.text, self.entries.own_places):
             return None          # 「この辺に和菓子屋ある？」 asks where one is, not whether the shop keeps one
@@ -1004,7 +1005,7 @@ class Conversation(Recalling, Serving):
         index, variation = said
         line = unsure.lines[index]
         return Answer(speaker, line.text.replace("{word}", word or ""), line.expression or NEUTRAL,
-                      AnswerSource.UNSURE, f"{prefix}#{index + 1}", "質問", variation, refs=(f"{prefix}#{index + 1}",),
+                      AnswerSource.UNSURE, f"{prefix}#{index + 1}", ACT.question, variation, refs=(f"{prefix}#{index + 1}",),
                       detail={"word": word} if word else {})
 
     def _told(self, speaker: str, text: str, focus: Focus, state: GameState, mem: ConversationMemory, turn: int,
@@ -1014,10 +1015,10 @@ class Conversation(Recalling, Serving):
         word = told_again(mem.told, self._echo_words(focus), turn)
         if word is None:
             return None
-        return self._word_line(speaker, "told", word, AnswerSource.RECALL, "身の上", state, turn, variety)
+        return self._word_line(speaker, "told", word, AnswerSource.RECALL, ACT.own_life, state, turn, variety)
 
     def _echo(self, speaker: str, word: str, state: GameState, turn: int, variety: Variety) -> Answer | None:
-        return self._word_line(speaker, "echo", word, AnswerSource.ECHO, "なし", state, turn, variety)
+        return self._word_line(speaker, "echo", word, AnswerSource.ECHO, NO_ACT, state, turn, variety)
 
     def _word_line(self, speaker: str, kind: str, word: str, source: AnswerSource, act: str, state: GameState,
                    turn: int, variety: Variety) -> Answer | None:
@@ -1088,7 +1089,7 @@ class Conversation(Recalling, Serving):
             if asked is not None and asked.replies is not None and asked.replies.other:
                 return self._reply(AskedQuestion(ref=pick["question"], speaker=who, turn=turn, kind="wh"), "other",
                                    state, turn, variety)
-        return self.answerer.reaction_of(who, "同意", state, turn, variety)
+        return self.answerer.reaction_of(who, ACT.agree, state, turn, variety)
 
     def _reply(self, question: AskedQuestion, pol: str, state: GameState, turn: int, variety: Variety) -> Found | None:
         asked = self.book.get(question.ref)
@@ -1103,7 +1104,7 @@ class Conversation(Recalling, Serving):
             return question.speaker, line.text, line.expression or NEUTRAL, "reply", f"{key}#{index + 1}", variation
         if question.kind in ("offer", "invitation", "wh"):
             return None
-        act = {"yes": "同意", "no": "反対"}.get(pol)
+        act = {"yes": ACT.agree, "no": ACT.disagree}.get(pol)
         if act is None:
             return None
         found = self.answerer.reaction_of(question.speaker, act, state, turn, variety)

@@ -181,6 +181,7 @@ class SceneNames:
     leave_phrases: tuple[str, ...] = ()                                    # the world's own (店を出る)
     place_leave_phrases: dict[str, tuple[str, ...]] = field(default_factory=dict)   # a place's own (湯から上がる)
     enter_phrases: dict[str, tuple[str, ...]] = field(default_factory=dict)         # going to a place (湯に入る)
+    items: tuple[str, ...] = ()                                            # what the menus serve, by every word
 
     @classmethod
     def of(cls, scenario) -> SceneNames:
@@ -193,7 +194,9 @@ class SceneNames:
         phrases = tuple(getattr(getattr(scenario, "scenario", None), "leave_phrases", ()) or ())
         leave = {pid: tuple(p.leave_phrases) for pid, p in scenario.places.items() if getattr(p, "leave_phrases", ())}
         enter = {pid: tuple(p.enter_phrases) for pid, p in scenario.places.items() if getattr(p, "enter_phrases", ())}
-        return cls(places, characters, {c: tuple(v) for c, v in located.items()}, phrases, leave, enter)
+        items = tuple(dict.fromkeys(w for menu in getattr(scenario, "menus", {}).values() for item in menu.items
+                                    for w in (item.id, *item.words)))
+        return cls(places, characters, {c: tuple(v) for c, v in located.items()}, phrases, leave, enter, items)
 
     def says_leaving(self, text: str, place: str | None = None) -> bool:
         """The sentence ends with one of the scenario's leaving phrases, or of `place`'s own (phrases.py)."""

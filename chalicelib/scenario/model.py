@@ -10,6 +10,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from ..dialogue_acts import ACT
 from ..faces import NEUTRAL
 from ..voices import DEFAULT_SPEED, DEFAULT_VOICE, SPEED_MAX, SPEED_MIN, VOICES, is_voice, unknown_voice
 
@@ -40,8 +41,8 @@ class _Strict(BaseModel):
 # Dialogue acts a character can react to when nothing scripted answers (the
 # model-free recogniser in chalicelib/interpret/acts.py tells them apart).
 # 会計 (paying) is recognised as 注文 and answered by a 会計 reaction when the character has one.
-ACTS = ("挨拶", "感謝", "謝罪", "称賛", "暴言", "同意", "反対", "質問", "注文", "会計", "本人", "悲報", "身の上")
-Act = Literal["挨拶", "感謝", "謝罪", "称賛", "暴言", "同意", "反対", "質問", "注文", "会計", "本人", "悲報", "身の上"]
+ACTS = ACT.all
+ACTS_FILE = "chalicelib/interpret/lexicon/acts.json"
 # How a set of lines varies: in order (cycle), in a fixed pseudo-random order
 # without recent repeats (shuffle), or each line once per game (once).
 VariationMode = Literal["cycle", "shuffle", "once"]
@@ -280,14 +281,20 @@ class Menu(_Strict):
 
 
 class Reaction(_Strict):
-    act: Act = Field(description="The dialogue act these lines answer: 挨拶 (greeting), 感謝 (thanks), 謝罪 "
-                                 "(apology), 称賛 (praise), 暴言 (insult, rudeness), 同意 (agreement), 反対 "
-                                 "(disagreement), 質問 (a question the character cannot answer), 注文 (ordering, "
-                                 "paying), 本人 (asking about the character), 悲報 (sad news of the player's own life: a death, "
-                                 "an illness, a parting), 身の上 (the player telling of their own life, family or past). "
-                                 "反応する発話の種類")
+    act: str = Field(description="The dialogue act these lines answer, one of the acts the engine recognises "
+                                 "(chalicelib/interpret/lexicon/acts.json says what each is): 挨拶 greeting, 感謝 "
+                                 "thanks, 質問 a question the character cannot answer, 注文 ordering or paying, 本人 "
+                                 "asking about the character, 悲報 sad news of the player's own life… 反応する発話の種類",
+                     json_schema_extra={"enum": list(ACTS), "x-listed-in": ACTS_FILE})
     mode: VariationMode = Field(default="cycle", description="cycle, shuffle or once. 台詞の出し方")
     lines: list[SpokenLine] = Field(description="The lines, each with its expression. 台詞")
+
+    @field_validator("act")
+    @classmethod
+    def _known_act(cls, value: str) -> str:
+        if value not in ACTS:
+            raise ValueError(f"unknown act {value!r}; expected one of {', '.join(ACTS)}")
+        return value
 
 
 class Arrival(_Strict):

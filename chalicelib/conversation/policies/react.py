@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from ...answers import Answer
+from ...dialogue_acts import ACT
 from ...interpret.acts import ActFound
 from ..answering import Deliberation, Proposal, Strength
 from ..facts import is_question
@@ -14,19 +15,19 @@ def _reaction(d: Deliberation, word: str | None = None, act: ActFound | None = N
 
 def sad_news(d: Deliberation) -> Answer | None:
     """「女房は三年前に死んだんだ」: sympathy first — not a topic's line, not an echo, never a cheerful reply."""
-    return _reaction(d) if d.act == "悲報" else None
+    return _reaction(d) if d.act == ACT.sad_news else None
 
 
 def praise_of_someone(d: Deliberation) -> Answer | None:
     """「妙子さんか。いい名前じゃん」: praise of someone here is for them to take, before any topic's line."""
-    return _reaction(d) if d.act == "称賛" and d.focus.about and not is_question(d.text) else None
+    return _reaction(d) if d.act == ACT.praise and d.focus.about and not is_question(d.text) else None
 
 
 def to_the_act(d: Deliberation) -> Answer | None:
     """What the line does (greets, thanks, disagrees…): not the stock "I don't know" while there is a thing to
     take up; the player's own life is taken up after what a character knows of it."""
     echoing = d.word() is not None and not d.asking
-    if (d.act != "質問" or not echoing) and d.act != "身の上":
+    if (d.act != ACT.question or not echoing) and d.act != ACT.own_life:
         return _reaction(d)
     return None
 
@@ -34,20 +35,20 @@ def to_the_act(d: Deliberation) -> Answer | None:
 def own_life(d: Deliberation) -> Answer | None:
     """The player's own life, family or past (「女房とよく来たもんだ」): an engaged reaction, remembered when told
     again (「僕、カメラマンなんです」 a second time)."""
-    if not (d.act == "身の上" or d.own) or d.asking:
+    if not (d.act == ACT.own_life or d.own) or d.asking:
         return None
     told = d.conv._told(d.free.speaker, d.text, d.focus, d.state, d.mem, d.turn, d.variety) if d.own else None
     if told is not None:
         return told
     # (a line of the player's own family or life that no act names — 「息子が反抗期で困ってる」 — is taken up as
     # their story: the 身の上 reaction)
-    act = d.found_act if d.act == "身の上" else ActFound("身の上", "own")
+    act = d.found_act if d.act == ACT.own_life else ActFound(ACT.own_life, "own")
     return _reaction(d, word=d.conv._echo_word(d.focus, d.state) if d.own else None, act=act)
 
 
 def unanswerable(d: Deliberation) -> Proposal | None:
     """A question nothing here answers: the character's honest 質問 reaction (「さあ、どうだったかしら」)."""
-    if d.act != "質問":
+    if d.act != ACT.question:
         return None
     answer = _reaction(d)
     return Proposal(answer, Strength.HONEST, "an honest don't-know") if answer is not None else None

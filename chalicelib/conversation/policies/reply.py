@@ -4,12 +4,14 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ...answers import Answer
+from ...dialogue_acts import ACT
+from ...interpret.acts import NO_ACT
 from ..answering import Deliberation
 from ..mention import reports_other
 from ..questions import polarity
 
 # Dialogue acts a reply to a question can have (the rest do something else: greet, thank, order, insult).
-ANSWERING_ACTS = frozenset({"なし", "同意", "反対", "称賛", "質問"})
+ANSWERING_ACTS = ACT.group("answering") | {NO_ACT}
 
 
 def answer_to_question(d: Deliberation) -> Answer | None:
@@ -17,7 +19,7 @@ def answer_to_question(d: Deliberation) -> Answer | None:
     answer); 「ママ、葵さんはいやだって」 passes on 葵's no — news for ママ, not the player's answer."""
     question, act = d.question, d.act
     if question is None or d.free.intent is not None or question.speaker not in d.present or \
-            not (act in ANSWERING_ACTS or act in ("謝罪", "感謝")) or \
+            not (act in ANSWERING_ACTS or act in ACT.group("courtesy")) or \
             reports_other(d.focus.text, d.conv.focus_reader, d.focus.called) is not None:
         return None
     pol = polarity(d.text, question.kind, change=question.change)

@@ -2,6 +2,8 @@
 (「うーん……まだ決めてないんだ」): the character's `unsure` lines."""
 from __future__ import annotations
 
+from ...dialogue_acts import ACT
+from ...interpret.acts import NO_ACT
 from ..answering import Deliberation, Proposal, Strength
 from ..mention import asked_about
 from ..recalling import _asking_sentences
@@ -15,7 +17,7 @@ def about_self(d: Deliberation) -> Proposal | None:
     """Their plans, their past, what they think (also a question put to them that names someone else only in
     a case role: 「ママに伝えたことある？」 asks what they did — mention.py)."""
     speaker, focus = d.free.speaker, d.focus
-    if not (d.asking and d.act in ("質問", "なし") and (speaker in focus.about or focus.you or
+    if not (d.asking and d.act in (ACT.question, NO_ACT) and (speaker in focus.about or focus.you or
                                                     d.conv._mentions_only(focus, speaker, d.present))):
         return None
     return _honest(d.conv._unsure(speaker, d.word(), d.state, d.turn, d.variety))
@@ -26,7 +28,7 @@ def about_other(d: Deliberation) -> Proposal | None:
     asked about answers honestly (named in the sentence that asks: 「じゃあママで。そちらの方は？」 to 葵 asks
     nothing about ママ)."""
     speaker, focus = d.free.speaker, d.focus
-    if not (d.asking and d.act in ("質問", "本人", "なし") and speaker not in focus.about and not focus.you):
+    if not (d.asking and d.act in (ACT.question, ACT.about_self, NO_ACT) and speaker not in focus.about and not focus.you):
         return None
     asked = _asking_sentences(focus.text)
     people_here = tuple(d.conv.rules.people(d.state.place))

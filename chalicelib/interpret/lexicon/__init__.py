@@ -116,6 +116,11 @@ def listed(name: str, key: str) -> tuple[str, ...]:
     return tuple(_data(name).get(key, ()))
 
 
+def recognition() -> tuple[dict, ...]:
+    """The order dialogue acts are tried in (acts.json): each step an act's key and its pattern or recogniser."""
+    return tuple(_data("acts")["recognition"])
+
+
 def values(table: str) -> dict[str, int]:
     """What a table's words are worth (counts.json: the native numbers and kanji digits), where it has them."""
     return dict(_data(table).get("values", {}))
