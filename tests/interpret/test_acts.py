@@ -54,3 +54,25 @@ def test_eval_acts_split_and_bad_dataset(tmp_path, capsys):
     bad.write_text(json.dumps({"cases": [{"id": "x", "text": "やあ", "expect": "挨拶す"}]}), encoding="utf-8")
     assert main(["eval-acts", str(SCENARIO), str(bad)]) == 1
     assert 'unknown act \'挨拶す\'' in capsys.readouterr().err
+
+
+def test_an_act_added_as_data_is_recognised_and_answered_by_its_reaction():
+    # 乾杯 is only data: its entry, pattern and place in acts.json, a reaction in the scenario
+    from chalicelib.dialogue_acts import ACT
+    from chalicelib.interpret.cues import SceneNames
+    from chalicelib.scenario import load_scenario
+    from tests.conftest import ROOT
+    scenario = load_scenario(ROOT / "scenarios" / "chinoike.json")
+    recogniser = ActRecogniser(SceneNames.of(scenario))
+    assert "乾杯" in ACT.all and "乾杯" in ACT.group("social")
+    assert recogniser.recognise("じゃあ、かんぱーい！").act == "乾杯"
+    assert recogniser.recognise("ビールください").act == "注文"           # an order is still an order
+    assert "乾杯" in scenario.reactions["赤尾妙子"]
+
+
+def test_an_order_of_the_scenarios_own_menu_is_an_order_and_no_other_scenarios_dish_is():
+    from chalicelib.interpret.cues import SceneNames
+    with_ramen = SceneNames(items=("ラーメン", "餃子"))
+    assert ActRecogniser(with_ramen).recognise("ラーメンください").act == "注文"
+    assert ActRecogniser(SceneNames()).recognise("ラーメンください").act != "注文"
+    assert ActRecogniser(SceneNames()).recognise("ナポリタンください").act != "注文"   # the reference's dish is its data
