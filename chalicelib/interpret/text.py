@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -294,33 +294,56 @@ MIN_READING = 3
 
 
 class _CompiledWord:
-    __slots__ = ("word", "pattern", "cross_script", "spelling", "reading_pattern", "has_kanji", "prefilter", "negated")
+    """One listed word, ready to be found: its patterns are compiled on first use, and only for a text that
+    holds the character every form of the word starts with — a new process meets a scenario's thousand
+    words on its first turn, and compiling them all cost more than the rest of the turn."""
+    __slots__ = ("word", "source", "_pattern", "cross_script", "spelling", "reading_source", "_reading_pattern",
+                 "has_kanji", "prefilter", "_negated", "variant")
 
     def __init__(self, word: str, variant: bool, readings: bool) -> None:
         self.word = word
         normalised = nfkc(word)
+        self.variant = variant
         self.cross_script = variant and len(normalised) >= MIN_CROSS_SCRIPT
         self.spelling = to_hiragana(normalised) if self.cross_script else normalised
-        if variant:
-            source = "|".join(word_variants(self.spelling))
-        else:
-            source = _esc(normalised)
-        self.pattern = re.compile(source)
+        # (every alternative starts with the word's first character, written as it is: _with_optional_okurigana)
+        self.source = "|".join(word_variants(self.spelling)) if variant else _esc(normalised)
+        self._pattern: re.Pattern[str] | None = None
         self.has_kanji = any(is_kanji(c) for c in normalised)
-        self.reading_pattern = None
+        self.reading_source: str | None = None
+        self._reading_pattern: re.Pattern[str] | None = None
         self.prefilter = None
-        # a verb's negation (変えな, 変えず): any negated form of that verb (変わらずに, 変わりません)
-        self.negated = None
-        if variant:
-            from .negated import negated_verb
-            self.negated = negated_verb(normalised)
+        # a verb's negation (変えな, 変えず): any negated form of that verb (変わらずに, 変わりません); found lazily
+        self._negated: str | None | bool = False
         if variant and readings:
             reading = word_reading(normalised) if self.has_kanji else to_hiragana(normalised)
             if reading and len(reading) >= MIN_READING and (self.has_kanji or readings_available()):
-                self.reading_pattern = re.compile("|".join(word_variants(reading)))
+                self.reading_source = "|".join(word_variants(reading))
                 if not self.has_kanji:
                     # a kana word written with a kanji: its second kana follows a kanji (掛け for かける)
                     self.prefilter = reading[1]
+
+    def matches(self, text: str) -> Iterator[re.Match[str]]:
+        if not self.spelling or self.spelling[0] not in text:
+            return iter(())
+        if self._pattern is None:
+            self._pattern = re.compile(self.source)
+        return self._pattern.finditer(text)
+
+    def _reading_matches(self, text: str) -> Iterator[re.Match[str]]:
+        assert self.reading_source is not None
+        if self.reading_source[0] not in text:
+            return iter(())
+        if self._reading_pattern is None:
+            self._reading_pattern = re.compile(self.reading_source)
+        return self._reading_pattern.finditer(text)
+
+    @property
+    def negated(self) -> str | None:
+        if self._negated is False:
+            from .negated import negated_verb
+            self._negated = negated_verb(nfkc(self.word)) if self.variant else None
+        return self._negated  # type: ignore[return-value]
 
     def negation_hits(self, forms: TextForms) -> list[tuple[int, int]]:
         if self.negated is None:
@@ -329,12 +352,12 @@ class _CompiledWord:
         return negation_spans(forms.nfkc, self.negated)
 
     def reading_hits(self, forms: TextForms) -> list[tuple[int, int]]:
-        if self.reading_pattern is None:
+        if self.reading_source is None:
             return []
         out = []
         if self.has_kanji:
             # the player wrote the word in kana (おんがく): its reading, in a span without kanji
-            for m in self.reading_pattern.finditer(forms.folded):
+            for m in self._reading_matches(forms.folded):
                 if not any(is_kanji(c) for c in forms.nfkc[m.start():m.end()]):
                     out.append((m.start(), m.end()))
             return out
@@ -343,7 +366,7 @@ class _CompiledWord:
         reading = forms.reading()
         if reading is None or not reading.text:
             return out
-        for m in self.reading_pattern.finditer(reading.text):
+        for m in self._reading_matches(reading.text):
             start = reading.origin[m.start()]
             end = reading.origin_end[m.end() - 1]
             if any(is_kanji(c) for c in forms.nfkc[start:end]):     # in kana the plain match covers it
@@ -387,7 +410,7 @@ class WordMatcher:
         out = []
         for compiled in self._compiled(words):
             text = forms.folded if compiled.cross_script else forms.nfkc
-            for m in compiled.pattern.finditer(text):
+            for m in compiled.matches(text):
                 out.append(WordHit(compiled.word, m.start(), m.end(), m.group(0) == compiled.spelling))
             for start, end in compiled.reading_hits(forms):
                 out.append(WordHit(compiled.word, start, end, False))
@@ -410,7 +433,7 @@ class WordMatcher:
         compiled_words = self._compiled(words)
         for compiled in compiled_words:
             source = forms.folded if compiled.cross_script else forms.nfkc
-            if compiled.pattern.search(source):
+            if next(compiled.matches(source), None) is not None:
                 return True
         return any(compiled.reading_hits(forms) or compiled.negation_hits(forms) for compiled in compiled_words)
 
