@@ -15,7 +15,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 
 from ..interpret.asking import is_question
-from ..interpret.counts import number
+from ..interpret.counts import fewer_by, number
 from ..interpret.money import money
 from ..interpret.text import nfkc
 from .facts import sentences
@@ -90,7 +90,8 @@ def taken_back(text: str, named: list[str], ordered: list[str], recent: str | No
     normalised = nfkc(text)
     cancel, denied = _CANCEL.search(normalised), _NOT_ORDERED.search(normalised)
     ordinal, only = _ORDINAL.search(normalised), _ONLY_COUNT.search(normalised)
-    if not (cancel or denied or (only and re.search(r"頼|たの|注文|飲|食", normalised))):
+    fewer = fewer_by(normalised)
+    if not (cancel or denied or fewer or (only and re.search(r"頼|たの|注文|飲|食", normalised))):
         return None
     items = [item for item in dict.fromkeys(named) if item in ordered]
     if len(items) > 1:
@@ -99,7 +100,9 @@ def taken_back(text: str, named: list[str], ordered: list[str], recent: str | No
     if item is None:
         return None
     keep = ordered.count(item)
-    if ordinal:
+    if fewer is not None:
+        keep = max(0, keep - fewer.n)              # 「ひまわり8本キャンセル」「かすみ草1本減らして」: that many off
+    elif ordinal:
         keep = min(keep, (number(ordinal.group(1)) or 0) - 1)
     elif only:
         keep = min(keep, (number(only.group(1)) or 0))

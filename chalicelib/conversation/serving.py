@@ -146,9 +146,10 @@ class Serving(TurnParts):
             refs[:0] = before_refs
             variation = {**also_variation, **variation}
         if item is not None and order.kind not in ("adjust", "coming", "extra"):
-            for also, n, _, total in order.also:
-                self._book(mem, menu, also, n, total=total)
-            self._book(mem, menu, item.id, order.count, total=order.total or self._basket_count(order, item, mem))
+            for also, n, said, total in order.also:
+                self._book(mem, menu, also, n, total=total or self._in_basket(menu, also, said, False, mem))
+            self._book(mem, menu, item.id, order.count,
+                       total=order.total or self._in_basket(menu, item.id, order.counted, order.more, mem))
         return Answer(order.server, text, expression, source, refs[-1],
                       ACT.order, variation, refs=tuple(refs), flags=flags,
                       detail={"order": order.to_dict()})
@@ -245,11 +246,14 @@ class Serving(TurnParts):
         return text, refs, variation
 
     @staticmethod
-    def _basket_count(order: OrderFound, item: MenuItem, mem: ConversationMemory) -> bool:
-        """Whether a count said for goods already chosen once is how many in all: 「赤い薔薇にしよか」 then 「赤い薔薇を
-        10本ください」 is ten, not eleven (goods are picked into one basket; a drink ordered again is another)."""
-        return item.kind == "goods" and order.counted is not None and not order.more and \
-            mem.orders[mem.paid:].count(item.id) == 1
+    def _in_basket(menu: Menu, item_id: str, said: str | None, more: bool, mem: ConversationMemory) -> bool:
+        """Whether a count said for goods already in the basket is how many in all: 「赤い薔薇にしよか」 then 「赤い薔薇を
+        10本ください」 is ten, not eleven, and an order said again (「ひまわり8本とかすみ草2本のやつ」) or changed
+        (「やっぱりひまわりを5本」) is what the basket holds — unless said as more (あと, もう, 追加).  Goods are picked
+        into one basket; a drink ordered again is another."""
+        item = next((i for i in menu.items if i.id == item_id), None)
+        return item is not None and item.kind == "goods" and said is not None and not more and \
+            item_id in mem.orders[mem.paid:]
 
     @staticmethod
     def _book(mem: ConversationMemory, menu: Menu, item_id: str, n: int, *, total: bool = False) -> None:

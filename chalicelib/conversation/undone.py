@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import re
 
+from ..interpret.counts import reduces
+
 # Said to a treat turned down when the scenario has no `declined` lines.
 DEFAULT_DECLINED = "いいのいいの、気にしないで。"
 # The sentence a cue stands in ends at these marks.
@@ -63,8 +65,9 @@ def not_ordered(between: str, after_cue: str) -> bool:
     sentence, say it was ordered before, suppose it, or make it the object of another verb."""
     if _REPORTED_ORDER.search(between) or _OTHER_VERB.search(between):
         return True
-    # (after the cue, only what takes the whole back: 「ハイボールください、さっき飲んだのと同じで」 orders)
-    return bool(_AFTER_CUE.search(after_cue))
+    # (after the cue, only what takes the whole back: 「ハイボールください、さっき飲んだのと同じで」 orders; a count
+    # that is taken off, 「かすみ草1本減らして」, orders nothing: the bill takes it off)
+    return bool(_AFTER_CUE.search(after_cue)) or reduces(after_cue)
 
 
 _AFTER_CUE = re.compile(r"しか|(?:頼|たの)(?:んだ|んで(?:ない|ません|る))|注文(?:した|して(?:ない|ません))"

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 
-from .lexicon import compiled, values
+from .lexicon import compiled, pattern, values
 
 # An order never counts more than this many of one item at once (a typo's 99 is not 99 on the bill).
 MOST = 20
@@ -66,6 +66,16 @@ def count_of(text: str, start: int, end: int, bound: int | None = None) -> Count
             return again
     found = _count(compiled("counts", "total").search(after), total=True) or _count(first)
     return found or _count(compiled("counts", "before_item").search(text[max(0, start - 8):start]))
+
+
+def fewer_by(text: str) -> Count | None:
+    """A count taken off an item (「ひまわり8本キャンセル」「かすみ草を1本減らして」): how many fewer."""
+    return _count(compiled("counts", "fewer").search(text))
+
+
+def reduces(after_cue: str) -> bool:
+    """Whether what follows an order's cue takes it off instead (「1本|減らして」「8本|キャンセル」)."""
+    return bool(re.match(r"\s*(?:を|は|分|ぶん)?\s*(?:" + pattern("counts", "reduce_cue") + ")", after_cue))
 
 
 def joined(between: str) -> bool:
