@@ -89,8 +89,8 @@ def test_the_second_examples_dialogues_play_safe_and_no_worse(capsys):
     scenario, dialogues = ROOT / "scenarios" / "hanaya.json", ROOT / "scenarios" / "eval" / "hanaya-dialogues.json"
     assert butai("trace", str(scenario), "--dialogue", str(dialogues), "--json") in (0, 1)
     out = json.loads(capsys.readouterr().out)
-    assert out["cases"] >= 182 and out["unsafe"] == 0
-    assert out["splits"]["hanaya-dev"]["right"] >= 93 and out["splits"]["hanaya-heldout"]["right"] >= 59
+    assert out["cases"] >= 189 and out["unsafe"] == 0
+    assert out["splits"]["hanaya-dev"]["right"] >= 100 and out["splits"]["hanaya-heldout"]["right"] >= 59
 
 
 @pytest.mark.parametrize(("scenario", "variants", "floor"), [
