@@ -65,6 +65,7 @@ _WH = re.compile(r"いつ|何|なに|なん|どう|どんな|どれ|どこ|誰|�
 NEAR_FOOD = 0.4
 NEAR_ALONE = 0.6
 _KATAKANA = re.compile(r"[ァ-ヴー・]+")
+_KANA = re.compile(r"[ぁ-ゖァ-ヴー]+")
 _STRONG_CUE = re.compile(r"\s*(?:を|も)?\s*(?:ください|下さい|ちょうだい|頂戴|お願い|ひとつ|一つ|一杯|1杯|もらえ)")
 
 
@@ -108,6 +109,13 @@ _WITHOUT = re.compile(r"(?:を|は|の)?\s*(?P<how>抜いて|抜く|抜ける|�
                       r"|無し(?=[にっでの？?。!！、,\s]|$))")
 _DRINK_WORD = re.compile(r"飲|酒|ドリンク|杯|割り|サワー|ハイ")
 _FOOD_WORD = re.compile(r"食|つまみ|料理|ご飯|ごはん|腹")
+
+
+def _prefixes(tokens, i: int) -> bool:
+    """Whether the prefix at `i` is one of the word after it (the お of お願い), not left over from a word the
+    analyser does not know (the ぶ of 「ちくわぶ…」)."""
+    after = tokens[i + 1] if i + 1 < len(tokens) else None
+    return after is not None and after.start == tokens[i].end and after.pos[:1] in (("名詞",), ("動詞",), ("形容詞",))
 
 
 @dataclass(frozen=True)
@@ -227,11 +235,16 @@ class Orders:
         for (owner, item), words in self._words.items():
             for hit in self.matcher.hits(forms, words):
                 found.append(_Hit(item, owner, hit.start, hit.end))
-        # a mention inside a longer word names something else (ウーロンハイ is no ウーロン茶)
-        tokens = [t for t in analyse(forms.nfkc).tokens if t.is_noun] if found else []
+        # a mention inside a longer word names something else (ウーロンハイ is no ウーロン茶; ちくわぶ, which the
+        # analyser cuts as ちくわ and a glued ぶ, is no ちくわ)
+        analysed = analyse(forms.nfkc).tokens if found else ()
+        tokens = [t for t in analysed if t.is_noun]
+        glued = {t.start for i, t in enumerate(analysed) if _KANA.fullmatch(t.surface) and (
+            t.pos[:1] == ("接尾辞",) or (t.pos[:1] == ("接頭辞",) and not _prefixes(analysed, i)))}
         text = forms.nfkc
         found = [h for h in found
                  if not any(t.start < h.end < t.end or t.start < h.start < t.end for t in tokens)
+                 and not (h.end in glued and _KANA.fullmatch(text[h.end - 1]))
                  and not (_KATAKANA.fullmatch(text[h.end - 1]) and h.end < len(text) and
                           _KATAKANA.fullmatch(text[h.end]) and text[h.end] != "・")
                  and not (_KATAKANA.fullmatch(text[h.start]) and h.start > 0 and
@@ -722,6 +735,12 @@ class Orders:
             elif i + 1 < len(tokens) and tokens[i + 1].pos[:2] == ("接尾辞", "名詞的") and tokens[i + 1].start == end:
                 surface, end = surface + tokens[i + 1].surface, tokens[i + 1].end
                 form = surface
+            elif i + 1 < len(tokens) and tokens[i + 1].start == end and _KANA.fullmatch(tokens[i + 1].surface) and \
+                    _KANA.fullmatch(token.surface) and (tokens[i + 1].pos[:1] == ("接尾辞",) or (
+                        tokens[i + 1].pos[:1] == ("接頭辞",) and not _prefixes(tokens, i + 1))):
+                # a kana word the analyser does not know, cut as a known one and a glued kana (ちくわ|ぶっ): one word
+                glued = tokens[i + 1].surface.rstrip("っ")
+                surface, end = surface + glued, tokens[i + 1].start + len(glued)
             elif token.pos[1:2] == ("固有名詞",):
                 continue
             near = self._near_food(form)

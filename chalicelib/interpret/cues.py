@@ -15,7 +15,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from .lexicon import word_class
+from .lexicon import compiled, word_class
 from .text import find_names, nfkc
 
 CLAUSE_BREAK = "。！？!?\n"
@@ -447,7 +447,15 @@ def farewell(text: str, names: SceneNames | None = None) -> bool:
     found = _FAREWELL_END.search(stripped)
     if found and _APOLOGY_ONLY.match(found.group(0)) and not _LEAVING_CONTEXT.search(stripped[:found.start()]):
         return False        # 「失礼しました」 alone, after a rude question, is an apology, not a goodbye
+    if found and later(stripped, found.start()):
+        return False        # 「もう一杯だけ飲んだら帰ろうかな」: a plan for after something else, not a goodbye now
     return bool(found)
+
+
+def later(text: str, at: int) -> bool:
+    """Whether the leaving or going at `at` is put off until something else is done (its clause follows a
+    condition or an 'after': 「飲んだら帰ろう」「食べてから行く」)."""
+    return bool(compiled("later", "prerequisite").search(text[:at]))
 
 
 _LEAVE_CUE = re.compile(r"失礼|お邪魔し|おじゃまし|お暇|おいとま|帰|かえ(?:る|ろ|り)|ごちそうさま|ご馳走|出(?:よう|る|ます|たい)|離れ"
@@ -460,7 +468,7 @@ def leave_cue(text: str) -> bool:
     text = unstretched(text)
     if cancelled(text):
         return False
-    return farewell(text) or bool(_LEAVE_CUE.search(text))
+    return farewell(text) or any(not later(text, m.start()) for m in _LEAVE_CUE.finditer(text))
 
 
 # ---------------------------------------------------------------- agreeing

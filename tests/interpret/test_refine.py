@@ -157,6 +157,14 @@ def test_farewell_asked_about_does_not_leave(rules, states, text):
     assert decide(rules, states, "none", text, NONE).input == NONE
 
 
+@pytest.mark.parametrize("text", ["もう一杯だけ飲んだら帰ろうかな", "この曲が終わったら帰ります", "食べてから帰るね",
+                                  "雨が止んだら失礼します"])
+def test_a_leave_put_off_until_something_is_done_does_not_leave(rules, states, text):
+    # whatever the classifier chose: the leave is for later
+    assert not farewell(nfkc(text))
+    assert decide(rules, states, "none", text, LEAVE).input == NONE
+
+
 def test_short_agreement_shapes():
     assert short_agreement("うん、行ってみよう")
     assert not short_agreement("うん、でもママに聞いてからにしよう")
