@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 
 from ..interpret.counts import reduces
+from ..interpret.lexicon import compiled
 
 # Said to a treat turned down when the scenario has no `declined` lines.
 DEFAULT_DECLINED = "いいのいいの、気にしないで。"
@@ -38,9 +39,11 @@ def clause_after(text: str, end: int) -> str:
 
 
 def turned_down(text: str, end: int) -> bool:
-    """Whether the verb whose cue ends at `end` is negated, reported or supposed, not done."""
+    """Whether the verb whose cue ends at `end` is negated, reported, supposed or told as done before, not done
+    now."""
     rest = clause_after(text, end)
-    return bool(_NEGATED.match(rest) or _NOT_ENOUGH.match(rest) or _REPORTED.match(rest) or _SUPPOSED.match(rest))
+    return bool(_NEGATED.match(rest) or _NOT_ENOUGH.match(rest) or _REPORTED.match(rest) or _SUPPOSED.match(rest)
+                or compiled("undone", "done_before").match(rest))
 
 
 def treats_not(text: str, end: int) -> bool:
