@@ -33,6 +33,7 @@ from typing import Any, cast
 from ..answers import Answer, Found
 from ..dialogue_acts import ACT
 from ..interpret.acts import CALL_ONLY, NO_ACT
+from ..interpret.belonging import read_own
 from ..interpret.cues import invited_place, unstretched
 from ..interpret.dialect import standard
 from ..interpret.interpreter import TurnResult
@@ -367,6 +368,10 @@ class Conversation(Recalling, Serving):
             # 「あつっ。でもおいしい！」: praise, not the menu topic guessed from a word near in meaning (a question
             # asks, whatever praise its words hold: 「いい店ってどんな店だと思う？」)
             return "act_not_topic"
+        if unread and not self._names_topic(text, chosen) and not is_question(text) and read_own(text).told:
+            # 「週末、姉にメールでも送ってみようかな」: the player's own story or plan, not a topic guessed from a
+            # word near one of its words
+            return "own_not_topic"
         if unread and self._stance(chosen) and only_asks_back(text):
             return "asked_not_stance"   # 「色はそのままで小窓とか？」: asking back takes no stance
         if self._echoes_question(text, chosen, talk.question, talk.recent):

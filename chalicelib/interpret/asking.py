@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 
+from .lexicon import compiled
 from .text import nfkc
 
 # A wh-word (not 何か/何でも/何も/いつも/どこか: some, any, always; not the なん of そうなんだ, こんなん).
@@ -103,4 +104,6 @@ def wonders(text: str) -> str | None:
     ending = nfkc(text).strip().rstrip(" 　。!！…")
     if _DOUBT.search(ending):
         return None
+    if compiled("plans", "own_plan").search(ending) and not WH.search(ending):
+        return None          # 「LINEだけでも送ってみようかな」: the player's own plan, mused on, asks nothing
     return "leave" if _LEAVE.search(ending) else "wonder" if _WONDER.search(ending) else None

@@ -19,7 +19,7 @@ from functools import lru_cache
 from .asking import is_question
 from .ja import analyse
 from .ja.tokens import Token
-from .lexicon import word_class
+from .lexicon import compiled, word_class
 from .text import nfkc
 
 _SENTENCE = re.compile(r"[^。！!？?\n]+[。！!？?\n]*")
@@ -97,6 +97,11 @@ def kin_of_player(text: str) -> tuple[tuple[int, int], ...]:
     return tuple((t.start, t.end) for i, t in enumerate(tokens) if _own_noun(tokens, i, asking=False))
 
 
+def _own_plan(sentence: str) -> bool:
+    """The sentence muses on what the player means to do (「弟にLINEだけでも送ってみようかな」): theirs."""
+    return bool(compiled("plans", "own_plan").search(sentence.strip().rstrip(" 　。!！…")))
+
+
 def read_own(text: str) -> Own:
     """Where normalised `text` tells of the player's own life."""
     return _read(nfkc(text))
@@ -110,7 +115,8 @@ def _read(text: str) -> Own:
         sentence, base = m.group(0), m.start()
         asking = is_question(sentence)
         tokens = analyse(sentence).tokens
-        if not asking and any(_first_person_subject(tokens, i) for i in range(len(tokens))):
+        if not asking and (any(_first_person_subject(tokens, i) for i in range(len(tokens))) or
+                           _own_plan(sentence)):
             # (the player is the subject: the whole sentence is theirs — 「僕も休みは喫茶店めぐりが趣味なんです」)
             spans.append((base, base + len(sentence)))
             told = True

@@ -41,6 +41,16 @@ def test_wondering_aloud_and_asking_leave():
     assert acts.recognise("そっか").act != "質問"
 
 
+def test_musing_on_ones_own_plan_asks_nothing_and_is_the_players_own():
+    from chalicelib.interpret.belonging import read_own
+    for text in ("弟にLINEだけでも送ってみようかな", "明日、久しぶりに実家に電話してみようかな", "今度ロゴ描いてみようかなあ"):
+        assert wonders(text) is None, text
+        assert ActRecogniser().recognise(text).act not in ("質問", "挨拶"), text
+        assert read_own(text).told, text
+    assert wonders("どうしようかな") == "wonder"          # what to do is asked
+    assert not read_own("明日雨降るかな").told
+
+
 def test_a_blunt_question_is_a_question_back_not_an_answer():
     assert asks_without_mark("なんでそれが好きなんだ")
     assert polarity("なんでそれが好きなんだ") is None          # 好き is no yes here: it asks back
