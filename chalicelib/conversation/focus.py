@@ -38,8 +38,9 @@ _TAKEN_BACK = re.compile(r"(?:じゃなくて|じゃなく|ではなくて|で�
 # A call at the head: 「ママ、」「ねえ葵ちゃん！」 (the name then answers, it is not what the line is about).
 _CALL_AFTER = re.compile(r"^(?:さん|ちゃん|くん)?\s*(?:[、,!！?？。\s]|ねえ|ね[、,])")
 _CALL_BEFORE = re.compile(r"^[.…‥・~〜\s]*(?:ねえ|ねぇ|なあ|あの|あのさ|ちょっと|で|じゃあ|ところで)?[、,\s]*$")
-# Whose view is asked: 「葵から見て」「葵的には」「葵はどう思う」.
-_ASKED_AFTER = re.compile(r"^(?:さん|ちゃん|くん)?(?:から見て|からみて|的には|はどう思|ってどう思|の意見|の目から)")
+# Whose view is asked: 「葵から見て」「葵的には」「葵はどう思う」「ママだったら、こういう時どうします？」.
+_ASKED_AFTER = re.compile(r"^(?:さん|ちゃん|くん)?(?:から見て|からみて|的には|はどう思|ってどう思|の意見|の目から"
+                          r"|だったら|なら(?:ば)?[、,\s]*(?:どう|何|なに))")
 # Second person: the one spoken to.
 _YOU = re.compile(r"あなた|あんた|君|きみ|お前|おまえ|そっち|(?:ご|御)自身|そちら(?:の方|のかた|さん|様)")
 # Both characters present.

@@ -39,6 +39,7 @@ from ..interpret.asking import WH, is_question
 from ..interpret.belonging import kin_of_player
 from ..interpret.ja import analyse
 from ..interpret.ja.tokens import Token
+from ..interpret.lexicon import word_class
 from ..interpret.text import nfkc
 from ..scenario import GameState
 from ..scenario.model import Character
@@ -258,10 +259,11 @@ def wellbeing(sentence: str) -> FormFound | None:
 
 # Asking what the one spoken to thinks or would do: 「どう思います？」「どうしたらいいかな」「アドバイスください」
 _VIEW_ASKED = re.compile(r"どう思(?:う|います|いません|われ|っ)|どう(?:したら|すれば|すりゃ)(?:いい|良い|ええ)|どうしよう"
-                         r"|アドバイス|助言|相談(?:に乗|して|したい|なんだけど|なんですけど)|(?:なら|だったら)どう(?:する|します)")
+                         r"|アドバイス|助言|相談(?:に乗|して|したい|なんだけど|なんですけど)|(?:なら|だったら)[^。？?]{0,12}?どう(?:する|します|してた|しました)")
 # Matters of the player's own life a character can be asked about (the thing is echoed as {word}).
 _OWN_MATTER = re.compile(r"就活|就職|転職|面接|内定|仕事|会社|上司|部下|職場|残業|夜勤|バイト|試験|受験|勉強|進路|将来"
-                         r"|恋愛|彼女|彼氏|片思い|結婚|離婚|婚活|子育て|親|引っ越し|引越し|ダイエット|お金|借金|夢")
+                         r"|恋愛|彼女|彼氏|片思い|結婚|離婚|婚活|子育て|親|引っ越し|引越し|ダイエット|お金|借金|夢"
+                         r"|喧嘩|けんか|仲直り|家族|兄弟|姉妹|弟|兄|姉|妹|友達|友人|連絡")
 # 「葵ちゃんの夢」「お店の将来」「ママの仕事」: someone else's matter (a person called by an honorific or a role, the
 # shop); 「映像系の会社」「俺の将来」 stay the player's own.
 _SOMEONES = re.compile(r"(?:ちゃん|さん|くん|君|様|ママ|マスター|先代|店|あなた|きみ|彼|彼女|あの子|あいつ)の\s*$")
@@ -272,10 +274,11 @@ def _advice(text: str) -> FormFound | None:
     asked = _VIEW_ASKED.search(text)
     if asked is None:
         return None
-    for found in _OWN_MATTER.finditer(text):
-        before = text[:found.start()]
-        if not _SOMEONES.search(before):
-            return FormFound("advice", found.group(0))
+    matters = [found.group(0) for found in _OWN_MATTER.finditer(text) if not _SOMEONES.search(text[:found.start()])]
+    if matters:
+        # (what happened before who it happened with: 「弟と喧嘩しちゃって」 is about the 喧嘩)
+        kin = word_class("humble_kin").entries
+        return FormFound("advice", next((m for m in matters if m not in kin), matters[0]))
     # the player's own kin or things (「息子のことなんだけど…どうしたらいい？」「うちの子が…」: belonging.py)
     own = kin_of_player(text[:asked.start()])
     if own:

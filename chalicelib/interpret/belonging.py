@@ -75,6 +75,11 @@ def _subject(tokens: tuple[Token, ...], i: int) -> bool:
         tokens[i + 1].pos[:1] == ("助詞",)
 
 
+def _with(tokens: tuple[Token, ...], i: int) -> bool:
+    """Whether token i is the one something is done with (弟と, 母と): the player's doing, with their kin."""
+    return i + 1 < len(tokens) and tokens[i + 1].surface == "と" and tokens[i + 1].pos[:2] == ("助詞", "格助詞")
+
+
 def _first_person_subject(tokens: tuple[Token, ...], i: int) -> bool:
     """A first person as the one the sentence is about: 私は, 僕も, 私、, 私シフト制 — not 私に (to me)."""
     token = tokens[i]
@@ -124,5 +129,6 @@ def _read(text: str) -> Own:
         # (else only the owned words: 「女房がジャズもいいって言ってた」 is the player's wife's view of jazz)
         owned = [i for i in range(len(tokens)) if _own_noun(tokens, i, asking)]
         spans.extend((base + tokens[i].start, base + tokens[i].end) for i in owned)
-        kin = kin or (not asking and any(_subject(tokens, i) for i in owned))
+        # (the player's kin as the subject, or as the one the player did something with: 「弟と喧嘩したままなんです」)
+        kin = kin or (not asking and any(_subject(tokens, i) or _with(tokens, i) for i in owned))
     return Own(tuple(spans), told, kin)

@@ -141,6 +141,21 @@ def test_a_view_asked_of_someone_elses_matter_is_no_advice(text):
     assert found is None or found.form != "advice", (text, found)
 
 
+@pytest.mark.parametrize("text, word", [
+    ("弟と喧嘩しちゃって。大将だったら、こういう時どうします？", "喧嘩"),
+    ("友達に連絡しづらくて。大将ならどうする？", "友達"),
+])
+def test_what_the_one_named_would_do_asks_their_view_of_the_players_matter(text, word):
+    found = read_form(text)
+    assert found is not None and (found.form, found.cue) == ("advice", word)
+
+
+def test_a_fight_with_the_players_own_kin_is_theirs():
+    from chalicelib.interpret.belonging import read_own
+    assert read_own("弟と喧嘩したままなんです").kin
+    assert not read_own("弟さんと喧嘩したの？").kin            # someone else's brother, and a question
+
+
 ADVICE = {**FORMS, "advice": {"lines": [L("{word}か。まあ、焦るな。")]}}
 
 

@@ -30,9 +30,9 @@ def knowledge(d: Deliberation) -> Answer | Proposal | None:
         found, fitting = None, None
     owned = fitting is not None and fitting.hit is not None and d.owned.covers(fitting.hit.start, fitting.hit.end)
     if found is not None and fitting is not None and free.intent is None and (
-            d.self_told and not fitting.about or owned):
-        # 「僕も休みは喫茶店めぐりが趣味なんです」「うちの息子なんて口きいてくれない」: the player's own life (or
-        # their own son), not the shop's days off nor ママ's family (belonging.py)
+            d.own and not fitting.about or owned):
+        # 「僕も休みは喫茶店めぐりが趣味なんです」「うちの息子なんて口きいてくれない」「弟と喧嘩したままなんです」: the
+        # player's own life (or their kin's), not the shop's days off nor ママ's family (belonging.py)
         d.context["own_life"] = fitting.ref
         found, fitting = None, None
     topic = fitting is not None and fitting.hit is not None and free.intent is not None and \

@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 from ...answers import Answer
+from ...interpret.lexicon import compiled
 from ..answering import Deliberation
 from ..forms import read_form
 
 
 def own_matter(d: Deliberation) -> Answer | None:
     advice = read_form(d.text)
+    if advice is None and d.mem.player_last and compiled("plans", "back_to_matter").search(d.text):
+        # 「ママだったら、こういう時どうします？」: the matter is the one the player told in their last line
+        advice = read_form(f"{d.mem.player_last}。{d.text}")
     if advice is None or not (advice.form == "advice" or advice.form == "wellbeing" and
                               d.conv._calls_only(advice.cue, d.free.speaker)):
         return None
