@@ -153,15 +153,16 @@ class Answerer:
         return None
 
     def knowledge_line(self, person: str, entry: CompiledKnowledge, state: GameState, turn: int,
-                       variety: Freshness = ANYTHING, only: int | None = None) -> Found | None:
-        """A line of one knowledge entry that may be said now (`only`: that line or none)."""
+                       variety: Freshness = ANYTHING, only: int | None = None, again: bool = False) -> Found | None:
+        """A line of one knowledge entry that may be said now (`only`: that line or none; `again`: however
+        recently it was said — an option taken again by a change of mind)."""
         key = knowledge_key(person, entry.index)
         used = set(state.variation.get(key, ()))
 
         def allowed(i: int) -> bool:
             if only is not None and i != only:
                 return False
-            return (entry.entry.repeatable or i not in used) and variety.fresh(f"{key}#{i + 1}")
+            return (entry.entry.repeatable or i not in used) and (again or variety.fresh(f"{key}#{i + 1}"))
         said = self._say(key, entry.entry.mode, entry.entry.lines, state, turn, allowed)
         if said is None:
             return None

@@ -4,7 +4,8 @@ Knowledge entries that share a `choice` are its options (「ドアのほうね�
 An option is taken only from a line that chooses: not from a question or an offer that names it (「ドアの写真、
 今度僕が撮り直しましょうか」).  Once one option was said the choice is settled: another option named later
 (「カウンターの写真もいいよね」) does not undo it, and a question which was chosen (「結局どっちにしたの？」) is
-answered with the chosen option's line again.  The game's state already remembers it: an entry's line said is
+answered with the chosen option's line again.  The player may change their mind in so many words (「やっぱり紺に
+します」「生成りじゃなくて紺です」: lexicon `choices`): the other option is taken, and the first forgotten.  The game's state already remembers it: an entry's line said is
 in the variation history (`knowledge/<person>/<index>`), so nothing else is stored.
 """
 from __future__ import annotations
@@ -13,10 +14,12 @@ import re
 from collections.abc import Iterable
 
 from ..interpret.asking import is_question
+from ..interpret.lexicon import compiled
 from ..interpret.text import nfkc
 from ..scenario import GameState
 from ..scenario.loader import CompiledKnowledge
 from ..scenario.variation import knowledge_key
+from .focus import taken_back
 
 # 「撮り直しましょうか」「今度撮ろうか」: an offer to do something, no choice
 _OFFERING = re.compile(r"(?:ましょう|しよう|ようか|おうか|ろうか|ておく|とく)(?:か)?\s*[？?]?\s*$|ましょうか|しようか")
@@ -40,17 +43,42 @@ def chosen(entries: Iterable[CompiledKnowledge], state: GameState, choice: str) 
     return None
 
 
-def closed(entry: CompiledKnowledge, entries: Iterable[CompiledKnowledge], state: GameState, text: str) -> bool:
-    """Whether an option entry may not answer this line: its choice was settled by another option, or the
-    line does not choose (a question, an offer)."""
+def closed(entry: CompiledKnowledge, entries: Iterable[CompiledKnowledge], state: GameState, text: str,
+           changing: bool = False) -> bool:
+    """Whether an option entry may not answer this line (what it means, without what it took back: `changing`
+    when it took something back): its choice was settled by another option and the player does not change
+    their mind to this one, or the line does not choose (a question, an offer)."""
     if entry.entry.choice is None:
         return False
     taken = chosen(entries, state, entry.entry.choice)
-    if taken is not None and taken.index != entry.index:
+    if taken is not None and taken.index != entry.index and not changes_to(entry, text, changing):
         return True
     normalised = nfkc(text).strip()
     # 「赤富士にしよう」 chooses (〜にしよう): the option's words pick it, whatever topic the line was read as
     return is_question(normalised) or bool(_OFFERING.search(normalised)) and not CHOOSING.search(normalised)
+
+
+def changes_to(entry: CompiledKnowledge, text: str, changing: bool = False) -> bool:
+    """Whether the line changes the player's mind to this option (「やっぱり紺にします」「生成りじゃなくて紺です」): a
+    change cue (or `changing`: the line took something back, read without it), and the option named."""
+    normalised = nfkc(text)
+    if not (changing or compiled("choices", "change_of_mind").search(normalised)):
+        return False
+    meant, _ = taken_back(normalised)        # (「生成りじゃなくて紺」: 紺, not the 生成り taken back)
+    given_up = compiled("choices", "given_up")
+    return any(w in meant and not given_up.match(meant, meant.index(w) + len(w))
+               for w in (nfkc(word) for word in entry.entry.words if word))
+
+
+def given_up(entries: Iterable[CompiledKnowledge], state: GameState, entry: CompiledKnowledge) -> dict[str, tuple]:
+    """The variation to forget when `entry` is said for a choice another option had settled: that option is
+    no longer the one taken (it may be taken again later)."""
+    if entry.entry.choice is None:
+        return {}
+    taken = chosen(entries, state, entry.entry.choice)
+    if taken is None or taken.index == entry.index and taken.character == entry.character:
+        return {}
+    return {knowledge_key(taken.character, taken.index): ()}
 
 
 def asked_again(entries: Iterable[CompiledKnowledge], state: GameState, text: str, *,
@@ -61,6 +89,8 @@ def asked_again(entries: Iterable[CompiledKnowledge], state: GameState, text: st
     normalised = nfkc(text).strip()
     options = [e for e in entries if e.entry.choice is not None]
     which = not topic and is_question(normalised) and bool(_WHICH.search(normalised))
+    if not which and compiled("choices", "change_of_mind").search(normalised):
+        return None          # 「生成りじゃなくて紺です」: the other option taken, not the choice asked about again
     for entry in options:
         history = state.variation.get(knowledge_key(entry.character, entry.index))
         if not history:

@@ -77,11 +77,11 @@ class Entries:
 
     def rank(self, focus: Focus, forms: TextForms, people: Iterable[str], state: GameState, *,
              intent: str | None = None, asked: str | None = None, last: str | None = None,
-             recent: TextForms | None = None) -> list[Fitting]:
+             recent: TextForms | None = None, changing: bool = False) -> list[Fitting]:
         """Entries of `people` that fit the line, best first (`asked`: the one spoken to, who answers a
         close call; `last`: who spoke last, whom a question naming nobody may be about too; `intent`: the
         topic the line was read as; `recent`: the exchange just before the line, which may name the subject of
-        an entry's words)."""
+        an entry's words; `changing`: the line took something back, a choice may change)."""
         subjects = focus.subjects(asked, (last,) if last else ())
         shown = state.shown
         wanted = PlayerInput.intent(intent) if intent is not None else None
@@ -93,7 +93,7 @@ class Entries:
                 if elsewhere and not speaks_of(entry, elsewhere):
                     continue
                 if entry.entry.choice is not None and \
-                        closed(entry, self.answerer.entries_of(person), state, focus.text):
+                        closed(entry, self.answerer.entries_of(person), state, focus.text, changing):
                     continue      # a settled choice, or a line that does not choose (choices.py)
                 of_topic = intent is not None and intent in entry.intents and \
                     entry.condition.holds(wanted, shown, None, False, False)

@@ -52,6 +52,7 @@ from ..turn_record import AnswerSource, InterpretationRecord
 from .answering import Deliberation, arbitrate
 from .bill import disputes
 from .book import fired_ref
+from .choices import changes_to
 from .clarify import DEFAULT_LINE, Options
 from .confirm import confirmed_phrase, kanji_number
 from .elsewhere import other_places
@@ -845,7 +846,8 @@ class Conversation(Recalling, Serving):
         return answer
 
     def _knowledge(self, free: FreeTalk, state: GameState, text: str, focus: Focus, turn: int, variety: Variety,
-                   only: bool = False, mem: ConversationMemory | None = None) -> tuple[Found | None, Fitting | None]:
+                   only: bool = False, mem: ConversationMemory | None = None,
+                   changing: bool = False) -> tuple[Found | None, Fitting | None]:
         """The line of the entry that fits the line best (entries.py): for a topic, its entries; else the
         entries whose words the line names.  Within an entry, the line that shares the most with the
         question answers first."""
@@ -853,7 +855,8 @@ class Conversation(Recalling, Serving):
         forms = TextForms.of(unstretched(nfkc(text)))
         ranked = self.entries.rank(focus, forms, people, state, intent=free.intent, asked=free.speaker,
                                    last=self._last_speaker(mem, state) if mem is not None else None,
-                                   recent=self._exchange(mem, state) if mem is not None else None)
+                                   recent=self._exchange(mem, state) if mem is not None else None,
+                                   changing=changing)
         if free.intent is not None:
             # the topic's entries; and an entry of the one answering whose word is in the question's phrase
             # (「チラシ配り、できるかなあ」 to 葵: her own entry about handing out flyers, not ママ's on photos)
@@ -861,7 +864,7 @@ class Conversation(Recalling, Serving):
                       (f.person == free.speaker and f.hit is not None and not f.entry.intents)]
             ranked.sort(key=lambda f: (f.person != free.speaker, free.intent not in f.entry.intents))
         for fitting in ranked:
-            found = self._entry_line(fitting, state, text, turn, variety)
+            found = self._entry_line(fitting, state, text, turn, variety, changing)
             if found is DEFER:
                 return None, None     # the answer was said already: the recall brings it back
             if found is not None:
@@ -876,7 +879,7 @@ class Conversation(Recalling, Serving):
         return None, None
 
     def _entry_line(self, fitting: Fitting, state: GameState, text: str, turn: int,
-                    variety: Variety) -> Found | None | object:
+                    variety: Variety, changing: bool = False) -> Found | None | object:
         """A line of the entry for the question (the one sharing most with it, unsaid); DEFER when the line
         that answers it was said already (the recall says it again)."""
         entry, person = fitting.entry, fitting.person
@@ -884,9 +887,11 @@ class Conversation(Recalling, Serving):
         used = set(state.variation.get(key, ()))
         best, best_score = None, 0.0
         own = self._entry_keys(entry)
+        # (an option taken again by a change of mind, 「やっぱり生成りがいいな」, is said again however recently)
+        again = entry.entry.choice is not None and changes_to(entry, text, changing)
         for i in range(len(entry.entry.lines)):
             ref = f"{key}#{i + 1}"
-            if (not entry.entry.repeatable and i in used) or not variety.fresh(ref):
+            if (not entry.entry.repeatable and i in used) or not (again or variety.fresh(ref)):
                 continue
             # what the question shares with the line beyond the entry's own words (every line of the entry is
             # about those: 名前 says nothing of which line answers 「由来ってある？」)
@@ -895,7 +900,7 @@ class Conversation(Recalling, Serving):
             if score > best_score:
                 best, best_score = i, score
         if best is not None:
-            found = self.answerer.knowledge_line(person, entry, state, turn, variety, only=best)
+            found = self.answerer.knowledge_line(person, entry, state, turn, variety, only=best, again=again)
             if found is not None:
                 return found
         if used and not entry.entry.repeatable:
@@ -908,7 +913,7 @@ class Conversation(Recalling, Serving):
                     _asked_part(read, self.facts), [s for i in used for s in self.facts.of(f"{key}#{i + 1}")],
                     self._told_words(entry, fitting.about), head=read.head_word):
                 return DEFER  # the line that answers it was said: the recall says it again, not another line
-        return self.answerer.knowledge_line(person, entry, state, turn, variety)
+        return self.answerer.knowledge_line(person, entry, state, turn, variety, again=again)
 
     def _entry_keys(self, entry) -> frozenset[str]:
         keys: set[str] = set()

@@ -6,6 +6,8 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+import pytest
+
 from chalicelib.conversation import Conversation
 from chalicelib.conversation.own import about_self, told_again
 from chalicelib.conversation.questions import polarity, proposes_change
@@ -129,6 +131,14 @@ def test_a_settled_choice_is_not_undone_and_is_told_again():
     _, other, which = play(bar(), "演歌がいいな", "ジャズがいいかなあ", "結局どっちにしたの？")
     assert "ジャズか" not in said(other) and said(other) == "演歌だな。よし、決まりだ。"
     assert said(which) == "演歌だな。よし、決まりだ。" and which.context["choice"] == "knowledge/マスター/2#1"
+
+
+@pytest.mark.parametrize("change", ["やっぱりジャズにしよう", "演歌じゃなくてジャズで", "やっぱジャズのほうがいいな"])
+def test_a_choice_changed_in_so_many_words_takes_the_other_option(change):
+    _, changed, which, back = play(bar(), "演歌がいいな", change, "結局どっちにしたの？", "やっぱり演歌がいいな")
+    assert said(changed) == "ジャズか。いいね、決まりだ。"
+    assert said(which) == "ジャズか。いいね、決まりだ。"          # the first option is given up
+    assert said(back) == "演歌だな。よし、決まりだ。"             # and may be taken again
 
 
 def test_an_own_life_reaction_takes_up_the_thing_told_where_its_line_has_a_word_slot():

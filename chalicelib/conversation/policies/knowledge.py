@@ -10,6 +10,7 @@ from ...answers import Answer
 from ...interpret.ja import analyse
 from ...turn_record import AnswerSource
 from ..answering import Deliberation, Proposal, Strength
+from ..choices import given_up
 from ..mention import asked_about
 from .common import asks_leave
 
@@ -20,7 +21,8 @@ def knowledge(d: Deliberation) -> Answer | Proposal | None:
     # 話する？」 to 葵 asks of 葵's films, not of ママ's — mention.py)
     asked = asked_about(focus.text, conv.focus_reader, focus.about)
     found, fitting = conv._knowledge(free, d.state, d.answer_text, focus if asked == focus.about else
-                                     replace(focus, about=asked), d.turn, d.variety, only=d.addressed, mem=d.mem)
+                                     replace(focus, about=asked), d.turn, d.variety, only=d.addressed, mem=d.mem,
+                                     changing=bool(d.context.get("taken_back")))
     if found is not None and fitting is not None and not d.asking and free.intent is None and \
             fitting.hit is not None and not focus.in_phrase(fitting.hit.start, fitting.hit.end) and \
             re.match(r"(?:は|って)", focus.text[fitting.hit.end:]) and not fitting.entry.entry.condition and \
@@ -55,6 +57,10 @@ def knowledge(d: Deliberation) -> Answer | Proposal | None:
         answer = d.make(found, detail={"recalled": recalled_ref})
     else:
         answer = d.make(found)
+    if fitting is not None and (forgotten := given_up(conv.answerer.entries_of(fitting.entry.character), d.state,
+                                                      fitting.entry)):
+        # 「やっぱり紺にします」: the option taken before is given up
+        answer = replace(answer, variation={**answer.variation, **forgotten})
     if fitting is None or fitting.hit is None:
         return answer
     if trusted or d.asking or not _predicate(focus.text, fitting.hit):

@@ -18,6 +18,8 @@ def picked(d: Deliberation) -> Answer | None:
 def asked_again_(d: Deliberation) -> Answer | None:
     """「結局どっちにしたの？」 after a choice was settled: the chosen option's line again."""
     people = d.conv.rules.people(d.state.place)
+    if d.context.get("taken_back"):
+        return None          # 「生成りじゃなくて紺です」: a change of mind, not the choice asked about again
     settled = asked_again([e for p in people for e in d.conv.answerer.entries_of(p)], d.state, d.text,
                           topic=d.free.intent is not None)
     if not settled:
