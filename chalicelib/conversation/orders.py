@@ -186,8 +186,11 @@ class _Hit:
 
 class Orders:
     def __init__(self, scenario: CompiledScenario, names: Iterable[str] = (),
-                 people_names: dict[str, list[str]] | None = None) -> None:
+                 people_names: dict[str, list[str]] | None = None, spoken: Iterable[str] = ()) -> None:
         self.scenario = scenario
+        # things the characters themselves talk of (包み紙 at a florist's that offers two papers): not a thing
+        # asked for that the shop does not have
+        self.spoken = {nfkc(w) for w in spoken if w}
         self.people_names = people_names or {}
         self.menus = scenario.menus
         self.matcher = make_matcher()
@@ -725,7 +728,7 @@ class Orders:
             if not token.is_noun or token.pos[1:2] == ("数詞",):
                 continue
             form = token.normalised or token.surface
-            if nfkc(token.surface) in self.names or form in _FOOD_ANCHORS:
+            if nfkc(token.surface) in self.names or form in _FOOD_ANCHORS or nfkc(token.surface) in self.spoken:
                 continue
             # 「日本酒ひとつ」: a word and its suffix (日本 + 酒) are one thing
             surface, end = token.surface, token.end

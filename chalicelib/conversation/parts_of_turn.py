@@ -27,10 +27,11 @@ class TurnParts:
                     [n for place in self.names.places.values() for n in place.names]
         self.book = LineBook(self.scenario)
         self.facts = Facts(self.book, all_names)
-        self.orders = Orders(self.scenario, all_names, {c: list(n) for c, n in self.names.characters.items()})
+        spoken = authored_nouns(self.scenario)
+        self.orders = Orders(self.scenario, all_names, {c: list(n) for c, n in self.names.characters.items()}, spoken)
         self.clarifier = Clarifier(self.scenario)
         self.matcher = make_matcher()
         self.focus_reader = FocusReader(self.names)
         self.entries = Entries(self.answerer)
         # kana spellings of the scenario's own words (names, places, items, topic words) read as those words
-        self.respeller = Respeller(scenario_words(self.scenario), authored_nouns(self.scenario))
+        self.respeller = Respeller(scenario_words(self.scenario), spoken)
