@@ -269,6 +269,12 @@ _OWN_MATTER = re.compile(r"就活|就職|転職|面接|内定|仕事|会社|上�
 _SOMEONES = re.compile(r"(?:ちゃん|さん|くん|君|様|ママ|マスター|先代|店|あなた|きみ|彼|彼女|あの子|あいつ)の\s*$")
 
 
+def only_asks_view(text: str) -> bool:
+    """Whether a question asks nothing but someone's view (「千代さんはどう思います？」): with a question after it,
+    it leads into that one."""
+    return bool(_VIEW_ASKED.search(nfkc(text))) and not _OWN_MATTER.search(nfkc(text))
+
+
 def _advice(text: str) -> FormFound | None:
     """The player's own matter told in the line and the one spoken to asked what they think of it."""
     asked = _VIEW_ASKED.search(text)

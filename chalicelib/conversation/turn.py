@@ -60,7 +60,7 @@ from .entries import Fitting
 from .facts import _analysed as _analysed_keys
 from .facts import is_question
 from .focus import Focus, parts
-from .forms import FormFound, form_answer, read_form
+from .forms import FormFound, form_answer, only_asks_view, read_form
 from .mention import asked_about, only_mentioned
 from .orders import FALLBACK, OrderFound
 from .own import told_again
@@ -473,6 +473,7 @@ class Conversation(Recalling, Serving):
             if self._side_act(rest, state, mem, question) and self._asks_something(main_text, state):
                 side, meant = rest, main_text
             elif main == len(pieces) - 1 and self._asks_something(main_text, state) and \
+                    not (only_asks_view(rest) and not self._topic_nouns(rest)) and \
                     self._to_others(rest, main_text, state) and \
                     (len(asking) >= 2 and self._asks_something(rest, state) or self._topic_nouns(rest)):
                 # 「ママ、この曲なに？葵さんは何歳？」「ママ、疲れたよ。葵さんは元気？」: each part to its own
