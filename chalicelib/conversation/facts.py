@@ -242,15 +242,18 @@ class Facts:
     def score(self, text: str, sentence: Sentence) -> float:
         """How well one sentence answers the question (0 when it does not)."""
         keys, counter = self.question_keys(text)
-        return self._score(keys, counter, sentence)
+        return self._score(keys, counter, sentence, _frames(text))
 
-    def _score(self, keys: frozenset[str], counter: str | None, sentence: Sentence) -> float:
+    def _score(self, keys: frozenset[str], counter: str | None, sentence: Sentence,
+               frames: frozenset[str] = frozenset()) -> float:
         shared = keys & sentence.keys
         counted = counter is not None and (counter in sentence.counters or
                                            (counter == "time" and bool(sentence.counters & _TIME_COUNTERS)))
         # what the question is about: a noun they share — a thing, not a frame (今日, 一番: 「今日は誰も来ないの？」
-        # is not about 「今日のお通し」) — or the number it asks for
-        if not frozenset(k for k in shared & sentence.nouns if not _frame_word(k)) and not counted:
+        # is not about 「今日のお通し」; nor a place relative to something, as the question uses it: the 下 of
+        # 「その人の下で修行」 is no 換気扇の下) — or the number it asks for
+        if not frozenset(k for k in shared & sentence.nouns if not _frame_word(k) and k not in frames) and \
+                not counted:
             return 0.0
         return sum(self.idf(k) for k in shared) + (2.5 if counted else 0.0)
 
@@ -286,9 +289,10 @@ class Facts:
             return None
         best: Found | None = None
         mass = sum(self.idf(k) for k in keys) or 1.0
+        frames = _frames(text)
         for pool, was_said in ((said, True), (known, False)):
             for sentence in pool:
-                score = self._score(keys, counter, sentence)
+                score = self._score(keys, counter, sentence, frames)
                 if score <= 0:
                     continue
                 if sentence.ref in topic:
