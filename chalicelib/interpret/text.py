@@ -369,6 +369,8 @@ class _CompiledWord:
         for m in self._reading_matches(reading.text):
             start = reading.origin[m.start()]
             end = reading.origin_end[m.end() - 1]
+            if m.end() < len(reading.text) and reading.origin_end[m.end()] == end:
+                continue          # ends inside the reading of a longer word: the かけ of 掛け持ち is no かける
             if any(is_kanji(c) for c in forms.nfkc[start:end]):     # in kana the plain match covers it
                 out.append((start, end))
         return out
