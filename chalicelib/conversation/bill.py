@@ -67,6 +67,15 @@ def disputes(text: str, item_named: bool = False) -> bool:
                 (_BILL_WORD.search(normalised) and _RUNNING.search(normalised)))
 
 
+def taking_back(text: str) -> str:
+    """The sentence of `text` that takes something off the bill (「ひまわりは0本で！かすみ草だけで」: the first), else
+    the whole text: the items it names are the ones taken back."""
+    for sentence in sentences(nfkc(text)):
+        if _CANCEL.search(sentence) or _NOT_ORDERED.search(sentence) or fewer_by(sentence) is not None:
+            return sentence
+    return nfkc(text)
+
+
 def asks_an_amount(text: str) -> bool:
     """Whether the last question of `text` checks a sum (「一皿600円なんですか？」「2,800円？」)."""
     questions = [sentence for sentence in sentences(nfkc(text)) if is_question(sentence)]
@@ -80,13 +89,14 @@ def itemised(ordered: Iterable[str], prices: Mapping[str, int]) -> tuple[str, in
     return "、".join(parts), sum(prices[item] * n for item, n in counts.items())
 
 
-def taken_back(text: str, named: list[str], ordered: list[str], recent: str | None) -> list[str] | None:
+def taken_back(text: str, named: list[str], ordered: list[str], recent: str | None,
+               basket: frozenset[str] = frozenset()) -> list[str] | None:
     """What is left counted after `text` takes items back, or None where it takes nothing back.
 
     `named`: the menu items the text names; `ordered`: what was served, in order; `recent`: the item served in the
     last turns (「キャンセル」 alone takes it back).  A count says how many stay (「2杯目は」 keeps one, 「2杯しか」
     keeps two); an item named without one is taken off once when cancelled (取り消して) and wholly when denied
-    (頼んでない)."""
+    (頼んでない); goods (`basket`: chosen into one basket, 「ひまわり抜いてください」) are taken off wholly."""
     normalised = nfkc(text)
     cancel, denied = _CANCEL.search(normalised), _NOT_ORDERED.search(normalised)
     ordinal, only = _ORDINAL.search(normalised), _ONLY_COUNT.search(normalised)
@@ -107,7 +117,7 @@ def taken_back(text: str, named: list[str], ordered: list[str], recent: str | No
     elif only:
         keep = min(keep, (number(only.group(1)) or 0))
     else:
-        keep = keep - 1 if cancel and not denied else 0
+        keep = keep - 1 if cancel and not denied and item not in basket else 0
     if keep >= ordered.count(item):
         return None
     left, drop = [], ordered.count(item) - keep

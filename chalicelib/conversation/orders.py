@@ -512,6 +512,12 @@ class Orders:
                 return OrderFound("about", item_id, owner)
         return None
 
+    def _whole_item(self, thing: str) -> bool:
+        """Whether `thing` names a menu item itself (its id or words), not a part of one (大根 of おでん)."""
+        word = nfkc(thing)
+        return any(word == nfkc(w) for (owner, item_id), words in self._words.items() for w in words
+                   if nfkc(w) not in self._parts.get((owner, item_id), ()))
+
     def _without(self, text: str, people: list[str], addressee: str | None, responder: str | None,
                  recent: str | None, ordered: Iterable[str]) -> OrderFound | None:
         """「ピーマン抜いて」「ナポリタン、玉ねぎなしで」「氷なしで」: a change to the dish (the item named, else
@@ -532,6 +538,8 @@ class Orders:
             if thing in self.names or thing in ("それ", "これ", "あれ", "何", "なに") or \
                     (thing != "氷" and not self._edible(nouns)):
                 continue
+            if self._whole_item(thing):
+                continue          # 「ひまわり抜いてください」: a whole item of the bill taken off (bill.py), no dish changed
             word = "なし" if match.group("how").startswith(("なし", "無し")) else "抜き"
             rest = text[:match.start() - len(thing)] + "　" * (len(thing) + match.end() - match.start()) + \
                 text[match.end():]

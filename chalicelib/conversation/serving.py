@@ -24,6 +24,7 @@ from .bill import (
     hands_over,
     itemised,
     taken_back,
+    taking_back,
 )
 from .orders import PAID, OrderFound
 from .parts_of_turn import TurnParts
@@ -262,7 +263,8 @@ class Serving(TurnParts):
         unpaid = mem.orders[mem.paid:]
         item = next((i for i in menu.items if i.id == item_id), None)
         if item is not None and item.kind == "service":
-            n, total = 1, True
+            # (and once a visit: a service already paid for, 「大学まで届けてもらえますか？」 after the bill, is that one)
+            n, total = (0 if item_id in mem.orders[:mem.paid] else 1), True
         more = n - unpaid.count(item_id) if total else n
         if more >= 0:
             mem.orders.extend([item_id] * more)
@@ -335,8 +337,10 @@ class Serving(TurnParts):
             # not paying;
             # 「2杯目は頼んでない」: what was taken back comes off first
             # (「キャンセル」 alone takes back only what was served the turn before)
-            left = taken_back(normalised, self._items_named(normalised), unpaid,
-                              self._recently_served(mem, state, within=0))
+            goods = frozenset(i.id for server in servers for i in self.scenario.menus[server].items
+                              if i.kind == "goods")
+            back = taking_back(normalised)
+            left = taken_back(back, self._items_named(back), unpaid, self._recently_served(mem, state, within=0), goods)
             removed = [] if left is None else [item for item in dict.fromkeys(unpaid)
                                                if unpaid.count(item) > left.count(item)]
             if left is not None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from ..interpret.counts import reduces
+from ..interpret.counts import reduces, zero_said
 from ..interpret.lexicon import compiled
 
 # Said to a treat turned down when the scenario has no `declined` lines.
@@ -66,8 +66,8 @@ _OTHER_VERB = re.compile(r"撮|写|映|見(?:る|て|せ|た)|描|話|聞|言|�
 def not_ordered(between: str, after_cue: str) -> bool:
     """Whether an item named is not ordered: the words between it and the cue, and after the cue in the same
     sentence, say it was ordered before, suppose it, or make it the object of another verb."""
-    if _REPORTED_ORDER.search(between) or _OTHER_VERB.search(between):
-        return True
+    if _REPORTED_ORDER.search(between) or _OTHER_VERB.search(between) or zero_said(between) or reduces(between):
+        return True          # (「ひまわりは0本でお願いします」: none of it, the bill takes it off)
     # (after the cue, only what takes the whole back: 「ハイボールください、さっき飲んだのと同じで」 orders; a count
     # that is taken off, 「かすみ草1本減らして」, orders nothing: the bill takes it off)
     return bool(_AFTER_CUE.search(after_cue)) or reduces(after_cue)

@@ -69,8 +69,16 @@ def count_of(text: str, start: int, end: int, bound: int | None = None) -> Count
 
 
 def fewer_by(text: str) -> Count | None:
-    """A count taken off an item (「ひまわり8本キャンセル」「かすみ草を1本減らして」): how many fewer."""
+    """A count taken off an item (「ひまわり8本キャンセル」「かすみ草を1本減らして」): how many fewer; none of it
+    (「ひまわりは0本で」): all of it."""
+    if compiled("counts", "zero").search(text):
+        return Count(MOST, said="0")
     return _count(compiled("counts", "fewer").search(text))
+
+
+def zero_said(text: str) -> bool:
+    """Whether the text asks for none of an item (「0本で」)."""
+    return bool(compiled("counts", "zero").search(text))
 
 
 def reduces(after_cue: str) -> bool:
