@@ -111,6 +111,17 @@ _DRINK_WORD = re.compile(r"飲|酒|ドリンク|杯|割り|サワー|ハイ")
 _FOOD_WORD = re.compile(r"食|つまみ|料理|ご飯|ごはん|腹")
 
 
+def _fragment(tokens, i: int) -> bool:
+    """Whether the kana token at `i` is left over from a word the analyser does not know, glued to the word
+    before it (the ぶ of ちくわぶ, read as a suffix, a prefix of nothing, or a noun of one kana)."""
+    token = tokens[i]
+    if not _KANA.fullmatch(token.surface):
+        return False
+    kind = token.pos[:1]
+    return kind == ("接尾辞",) or (kind == ("接頭辞",) and not _prefixes(tokens, i)) or \
+        (kind == ("名詞",) and len(token.surface) == 1)
+
+
 def _prefixes(tokens, i: int) -> bool:
     """Whether the prefix at `i` is one of the word after it (the お of お願い), not left over from a word the
     analyser does not know (the ぶ of 「ちくわぶ…」)."""
@@ -242,8 +253,7 @@ class Orders:
         # analyser cuts as ちくわ and a glued ぶ, is no ちくわ)
         analysed = analyse(forms.nfkc).tokens if found else ()
         tokens = [t for t in analysed if t.is_noun]
-        glued = {t.start for i, t in enumerate(analysed) if _KANA.fullmatch(t.surface) and (
-            t.pos[:1] == ("接尾辞",) or (t.pos[:1] == ("接頭辞",) and not _prefixes(analysed, i)))}
+        glued = {t.start for i, t in enumerate(analysed) if _fragment(analysed, i)}
         text = forms.nfkc
         found = [h for h in found
                  if not any(t.start < h.end < t.end or t.start < h.start < t.end for t in tokens)
@@ -746,9 +756,8 @@ class Orders:
             elif i + 1 < len(tokens) and tokens[i + 1].pos[:2] == ("接尾辞", "名詞的") and tokens[i + 1].start == end:
                 surface, end = surface + tokens[i + 1].surface, tokens[i + 1].end
                 form = surface
-            elif i + 1 < len(tokens) and tokens[i + 1].start == end and _KANA.fullmatch(tokens[i + 1].surface) and \
-                    _KANA.fullmatch(token.surface) and (tokens[i + 1].pos[:1] == ("接尾辞",) or (
-                        tokens[i + 1].pos[:1] == ("接頭辞",) and not _prefixes(tokens, i + 1))):
+            elif i + 1 < len(tokens) and tokens[i + 1].start == end and _KANA.fullmatch(token.surface) and \
+                    _fragment(tokens, i + 1):
                 # a kana word the analyser does not know, cut as a known one and a glued kana (ちくわ|ぶっ): one word
                 glued = tokens[i + 1].surface.rstrip("っ")
                 surface, end = surface + glued, tokens[i + 1].start + len(glued)
