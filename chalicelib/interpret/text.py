@@ -369,11 +369,19 @@ class _CompiledWord:
         for m in self._reading_matches(reading.text):
             start = reading.origin[m.start()]
             end = reading.origin_end[m.end() - 1]
-            if m.end() < len(reading.text) and reading.origin_end[m.end()] == end:
-                continue          # ends inside the reading of a longer word: the かけ of 掛け持ち is no かける
+            if m.end() < len(reading.text) and reading.origin_end[m.end()] == end and _noun_at(forms, start):
+                continue          # ends inside the reading of a longer noun: the かけ of 掛け持ち is no かける
             if any(is_kanji(c) for c in forms.nfkc[start:end]):     # in kana the plain match covers it
                 out.append((start, end))
         return out
+
+
+def _noun_at(forms: TextForms, at: int) -> bool:
+    """Whether the analyser reads the word at `at` of the text as a noun (掛け持ち), not a verb's form (掛けよう)."""
+    from .ja import analyse
+    analysis = analyse(forms.nfkc)
+    index = analysis.index_at(at)
+    return index is not None and analysis.tokens[index].is_noun
 
 
 def _after_kanji(text: str, kana: str) -> bool:

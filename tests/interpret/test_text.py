@@ -92,3 +92,11 @@ def test_lcs_and_punctuation():
     assert lcs_length("流す曲を変えてみたら", "流す曲を変えたら") == 8
     assert lcs_length("", "abc") == 0
     assert strip_punctuation("流す曲を、変えてみたら？！") == "流す曲を変えてみたら"
+
+
+def test_a_kana_words_reading_inside_a_longer_noun_is_not_that_word():
+    # the かけ of 掛け持ち is no かける; a verb's own forms (掛けよう, 掛けて) still are
+    matcher = WordMatcher()
+    assert not matcher.hits(TextForms.of("仕事を掛け持ちしてて"), ["かける"])
+    if readings_available():
+        assert matcher.hits(TextForms.of("何か掛けようか"), ["かける"])
