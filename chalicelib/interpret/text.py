@@ -369,19 +369,24 @@ class _CompiledWord:
         for m in self._reading_matches(reading.text):
             start = reading.origin[m.start()]
             end = reading.origin_end[m.end() - 1]
-            if m.end() < len(reading.text) and reading.origin_end[m.end()] == end and _noun_at(forms, start):
-                continue          # ends inside the reading of a longer noun: the かけ of 掛け持ち is no かける
+            if m.end() < len(reading.text) and reading.origin_end[m.end()] == end and \
+                    _other_word_at(forms, start, self.spelling):
+                continue          # ends inside the reading of a longer word: the かけ of 掛け持ち is no かける
             if any(is_kanji(c) for c in forms.nfkc[start:end]):     # in kana the plain match covers it
                 out.append((start, end))
         return out
 
 
-def _noun_at(forms: TextForms, at: int) -> bool:
-    """Whether the analyser reads the word at `at` of the text as a noun (掛け持ち), not a verb's form (掛けよう)."""
+def _other_word_at(forms: TextForms, at: int, word: str) -> bool:
+    """Whether the analyser reads the word at `at` of the text as another word than `word` (in kana): a noun
+    (掛け持ち), or a verb of another dictionary form (掛け持つ) — not a form of `word` itself (掛けよう)."""
     from .ja import analyse
     analysis = analyse(forms.nfkc)
     index = analysis.index_at(at)
-    return index is not None and analysis.tokens[index].is_noun
+    if index is None:
+        return False
+    token = analysis.tokens[index]
+    return token.is_noun or to_hiragana(word_reading(token.lemma) or token.lemma) != to_hiragana(word)
 
 
 def _after_kanji(text: str, kana: str) -> bool:
