@@ -874,23 +874,27 @@ def push_path_function() -> dict:
 
 # ---------------------------------------------------------------- classifier endpoint
 
+def image_repository(**properties: Any) -> dict:
+    """An ECR repository for a container image this stack runs: tags immutable, scanned on push, the five newest
+    images kept, emptied with the stack; `properties` adds to these (a repository policy)."""
+    return {"Type": "AWS::ECR::Repository", "Properties": {
+        "ImageTagMutability": "IMMUTABLE",
+        "ImageScanningConfiguration": {"ScanOnPush": True},
+        "EncryptionConfiguration": {"EncryptionType": "AES256"},
+        "EmptyOnDelete": True,
+        "LifecyclePolicy": {"LifecyclePolicyText": json.dumps({"rules": [{
+            "rulePriority": 1, "description": "keep the 5 newest images",
+            "selection": {"tagStatus": "any", "countType": "imageCountMoreThan", "countNumber": 5},
+            "action": {"type": "expire"}}]}, separators=(",", ":"))},
+        **properties}}
+
+
 def classifier_resources() -> dict:
     endpoint_log_group = f"/aws/sagemaker/Endpoints/{CLASSIFIER_ENDPOINT_NAME}"
     on = {"Condition": CLASSIFIER_CONDITION}
     return {
         # Unconditional: the image is pushed before the endpoint is switched on.
-        "ClassifierRepository": {
-            "Type": "AWS::ECR::Repository",
-            "Properties": {
-                "ImageTagMutability": "IMMUTABLE",
-                "ImageScanningConfiguration": {"ScanOnPush": True},
-                "EncryptionConfiguration": {"EncryptionType": "AES256"},
-                "EmptyOnDelete": True,
-                "LifecyclePolicy": {"LifecyclePolicyText": json.dumps({"rules": [{
-                    "rulePriority": 1, "description": "keep the 5 newest images",
-                    "selection": {"tagStatus": "any", "countType": "imageCountMoreThan", "countNumber": 5},
-                    "action": {"type": "expire"}}]}, separators=(",", ":"))},
-            }},
+        "ClassifierRepository": image_repository(),
         "ClassifierLogGroup": {
             **on, "Type": "AWS::Logs::LogGroup", "DeletionPolicy": "Delete", "UpdateReplacePolicy": "Delete",
             "Properties": {"LogGroupName": sub(endpoint_log_group), "RetentionInDays": ref("LogRetentionDays")}},
@@ -1252,25 +1256,13 @@ def voice_resources() -> dict:
     on = {"Condition": VOICE_CONDITION}
     logs = function_logs(VOICE_FUNCTION, VOICE_ROLE, "butai-voice-logs")
     return {
-        VOICE_REPOSITORY: {
-            "Type": "AWS::ECR::Repository",
-            "Properties": {
-                "ImageTagMutability": "IMMUTABLE",
-                "ImageScanningConfiguration": {"ScanOnPush": True},
-                "EncryptionConfiguration": {"EncryptionType": "AES256"},
-                "EmptyOnDelete": True,
-                "LifecyclePolicy": {"LifecyclePolicyText": json.dumps({"rules": [{
-                    "rulePriority": 1, "description": "keep the 5 newest images",
-                    "selection": {"tagStatus": "any", "countType": "imageCountMoreThan", "countNumber": 5},
-                    "action": {"type": "expire"}}]}, separators=(",", ":"))},
-                # Lambda pulls a function's image with its own service principal, for this account's functions
-                # only (the function's ARN is not known before the function, which needs the image).
-                "RepositoryPolicyText": {"Version": "2012-10-17", "Statement": [{
-                    "Sid": "LambdaPullsThisAccountsFunctions", "Effect": "Allow",
-                    "Principal": {"Service": "lambda.amazonaws.com"},
-                    "Action": ["ecr:BatchGetImage", "ecr:GetDownloadUrlForLayer"],
-                    "Condition": {"StringLike": {"aws:sourceArn": arn("lambda", "function:*")}}}]},
-            }},
+        # Lambda pulls a function's image with its own service principal, for this account's functions only
+        # (the function's ARN is not known before the function, which needs the image).
+        VOICE_REPOSITORY: image_repository(RepositoryPolicyText={"Version": "2012-10-17", "Statement": [{
+            "Sid": "LambdaPullsThisAccountsFunctions", "Effect": "Allow",
+            "Principal": {"Service": "lambda.amazonaws.com"},
+            "Action": ["ecr:BatchGetImage", "ecr:GetDownloadUrlForLayer"],
+            "Condition": {"StringLike": {"aws:sourceArn": arn("lambda", "function:*")}}}]}),
         VOICE_QUEUE: {
             **on, "Type": "AWS::SQS::Queue",
             "Properties": {"MessageRetentionPeriod": 1209600, "SqsManagedSseEnabled": True}},

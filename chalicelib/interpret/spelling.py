@@ -117,15 +117,9 @@ class Respeller:
         inflected = {(t.start, t.end) for t in tokens if t.pos[:1] in (("動詞",), ("形容詞",))}
         # (nor a noun the analyser reads as adverbial in kana: the あと of 「あと3本」 is no 跡, the いま no 居間)
         inflected |= {(t.start, t.end) for t in tokens if t.is_adverbial}
-        functional = [False] * len(text)
+        functional = _kept(text)                            # set phrases stay as written (おやすみなさい)
         for i in function:
             functional[i] = True
-        for phrase in word_class("spellings").kept:       # set phrases stay as written (おやすみなさい)
-            at = 0
-            while (at := text.find(phrase, at)) >= 0:
-                for i in range(at, at + len(phrase)):
-                    functional[i] = True
-                at += len(phrase)
         for run in _HIRAGANA.finditer(text):
             for reading in self._readings:
                 at = run.start()
@@ -162,12 +156,7 @@ class Respeller:
         (the line, a mark, a particle or a whole word), what follows it starts a particle, an ending or a word
         that follows a bare noun (する, ちょうだい: lexicon `spellings`' `followers`) — and no word the analyser
         read in kana with meaning (しょうがない, おつり) runs across either end."""
-        kept = [False] * len(text)
-        for phrase in word_class("spellings").kept:
-            at = 0
-            while (at := text.find(phrase, at)) >= 0:
-                kept[at:at + len(phrase)] = [True] * len(phrase)
-                at += len(phrase)
+        kept = _kept(text)
         for run in _HIRAGANA.finditer(text):
             for reading in self._loose_readings:
                 at = run.start()
@@ -207,6 +196,17 @@ class Respeller:
                                      or first.surface in _followers()):
                 return False
         return True
+
+
+def _kept(text: str) -> list[bool]:
+    """Where the text holds a set phrase that stays as written (spellings' `kept`: おやすみなさい is no お休み)."""
+    kept = [False] * len(text)
+    for phrase in word_class("spellings").kept:
+        at = 0
+        while (at := text.find(phrase, at)) >= 0:
+            kept[at:at + len(phrase)] = [True] * len(phrase)
+            at += len(phrase)
+    return kept
 
 
 def _by_reading(words: Iterable[str]) -> dict[str, str]:
