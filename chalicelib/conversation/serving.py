@@ -339,8 +339,11 @@ class Serving(TurnParts):
             # (「キャンセル」 alone takes back only what was served the turn before)
             goods = frozenset(i.id for server in servers for i in self.scenario.menus[server].items
                               if i.kind == "goods")
+            # (the items are those of the sentence that takes them back; the counts may follow in the next:
+            # 「カレー2つは食べてないですよ！1つだけです」)
             back = taking_back(normalised)
-            left = taken_back(back, self._items_named(back), unpaid, self._recently_served(mem, state, within=0), goods)
+            left = taken_back(normalised, self._items_named(back), unpaid, self._recently_served(mem, state, within=0),
+                              goods)
             removed = [] if left is None else [item for item in dict.fromkeys(unpaid)
                                                if unpaid.count(item) > left.count(item)]
             if left is not None:
