@@ -114,6 +114,9 @@ def test_audio_plays_after_a_gesture_and_the_toggle_reads_lines(browser, local_r
     toggle = "#voice-toggle"
     page.wait_for_selector(f"{toggle}:not([hidden])")
     assert page.get_attribute(toggle, "aria-pressed") == "false"        # off by default
+    # (the bubble shows the line, and so hands it to the voice, a moment after the page is ready: on a busy
+    # machine later than any fixed wait)
+    page.wait_for_selector("#speech-text:text('こんにちは、聞こえますか？')", timeout=POLL_WAIT_MS)
     time.sleep(0.5)
     assert calls(page) == []                                             # no autoplay
 
