@@ -84,14 +84,22 @@ def logger():
         log.setLevel(logging.INFO)
         return log
     from aws_lambda_powertools import Logger
-    from aws_lambda_powertools.logging.formatter import BasePowertoolsFormatter
     # chalice's app logger has this service's name, and chalice gives it a plain stdout handler: every line
     # would be written twice (plain, then JSON), and a Powertools logger made again in the process (tests clear
     # this cache) would take that first handler for its own and fail on its first correlation id.
+    # A logger Powertools marked as configured takes the first handler it finds on the logging logger as its
+    # own; that can be anyone's (a test runner attaches its capture handlers to every logger that does not
+    # propagate), so each one made here is configured afresh, with its own handler, in place of an earlier one.
+    from aws_lambda_powertools.logging.constants import (
+        LOGGER_ATTRIBUTE_POWERTOOLS_HANDLER,
+        LOGGER_ATTRIBUTE_PRECONFIGURED,
+    )
     underlying = logging.getLogger(SERVICE)
     for plain in list(underlying.handlers):
-        if type(plain) is logging.StreamHandler and not isinstance(plain.formatter, BasePowertoolsFormatter):
+        if type(plain) is logging.StreamHandler:      # chalice's plain one, or an earlier Powertools logger's
             underlying.removeHandler(plain)
+    setattr(underlying, LOGGER_ATTRIBUTE_PRECONFIGURED, False)
+    setattr(underlying, LOGGER_ATTRIBUTE_POWERTOOLS_HANDLER, None)
     return Logger(service=SERVICE)
 
 

@@ -125,3 +125,38 @@ def test_in_lambda_each_line_is_written_once_as_json_beside_chalices_logger(monk
         assert chalices not in underlying.handlers
     finally:
         observability.logger.cache_clear()
+
+
+def test_a_logger_made_while_someone_elses_handler_comes_first_still_takes_correlation_ids(monkeypatch, capsys):
+    # A test runner attaches its capture handler (a StreamHandler of its own kind, with a plain formatter) to
+    # every logger that does not propagate. A Powertools logger made again in the process while that handler
+    # came first took it for its own, and every request failed on its correlation id.
+    import io
+    import logging
+
+    from aws_lambda_powertools.logging.constants import (
+        LOGGER_ATTRIBUTE_POWERTOOLS_HANDLER,
+        LOGGER_ATTRIBUTE_PRECONFIGURED,
+    )
+
+    class Capture(logging.StreamHandler):
+        pass
+
+    monkeypatch.delenv("BUTAI_LOCAL", raising=False)
+    underlying = logging.getLogger("butai")
+    capture = Capture(io.StringIO())
+    capture.setFormatter(logging.Formatter("%(levelname)s %(message)s"))
+    monkeypatch.setattr(underlying, "handlers", [capture])
+    monkeypatch.setattr(underlying, LOGGER_ATTRIBUTE_PRECONFIGURED, True, raising=False)
+    monkeypatch.setattr(underlying, LOGGER_ATTRIBUTE_POWERTOOLS_HANDLER, capture, raising=False)
+    observability.logger.cache_clear()
+    try:
+        for _ in range(2):
+            observability.logger.cache_clear()
+            observability.set_correlation_id("req-2")
+            observability.warn("the endpoint is slow", kind="timeout")
+        lines = [line for line in capsys.readouterr().out.splitlines() if "the endpoint is slow" in line]
+        assert len(lines) == 2 and all(json.loads(line)["correlation_id"] == "req-2" for line in lines)
+        assert capture in underlying.handlers                    # someone else's handler is left alone
+    finally:
+        observability.logger.cache_clear()
