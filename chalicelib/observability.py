@@ -84,6 +84,7 @@ def logger():
         log.setLevel(logging.INFO)
         return log
     from aws_lambda_powertools import Logger
+
     # chalice's app logger has this service's name, and chalice gives it a plain stdout handler: every line
     # would be written twice (plain, then JSON), and a Powertools logger made again in the process (tests clear
     # this cache) would take that first handler for its own and fail on its first correlation id.
