@@ -16,7 +16,7 @@ from collections.abc import Iterable, Mapping
 
 from ..interpret.asking import is_question
 from ..interpret.counts import fewer_by, number
-from ..interpret.money import money
+from ..interpret.money import amounts, money
 from ..interpret.text import nfkc
 from .facts import sentences
 
@@ -41,6 +41,11 @@ UNIT_PRICE = money("unit_price")
 _HANDS_OVER = money("hands_over")
 
 
+def cancels(text: str) -> bool:
+    """Whether `text` takes something off the bill in so many words (「取り消して」「バラはいりません」)."""
+    return bool(_CANCEL.search(nfkc(text)))
+
+
 def hands_over(text: str) -> bool:
     """Whether `text` hands money over in so many words, asking nothing about what the bill holds (a sum checked
     on the way, 「1,600円ですよね」, still pays)."""
@@ -48,10 +53,11 @@ def hands_over(text: str) -> bool:
     return bool(_HANDS_OVER.search(normalised)) and not _ABOUT_BILL.search(normalised)
 
 
-def disputes(text: str, item_named: bool = False) -> bool:
+def disputes(text: str, item_named: bool = False, known: frozenset[int] | None = None) -> bool:
     """Whether `text` asks about the bill or doubts it, rather than pays it.  What comes before a sentence that
     moves on is let go of: 「ラッピングで200円取るのか。まあいい。ところで颯太くんは孫かい？」 asks about 颯太.
-    `item_named`: the line names a menu item, so 「おでんって何が入ってます？」 asks what it holds, not the bill."""
+    `item_named`: the line names a menu item, so 「おでんって何が入ってます？」 asks what it holds, not the bill;
+    `known`: the sums the tab holds (its total, its items' prices), where the caller knows them."""
     normalised = nfkc(text)
     said = sentences(normalised) or [normalised]
     # a sentence that moves on (ところで, それより) lets go of what came before it
@@ -62,8 +68,12 @@ def disputes(text: str, item_named: bool = False) -> bool:
         about = _ABOUT_BILL.search(sentence)
         if about is not None and not (item_named and _CONTENTS.search(sentence) and not _BILL_WORD.search(sentence)):
             return True
+    # (a sum in a question — not said back — is about the bill when it is one the tab holds, where the tab's sums are given: 「予算
+    # 3000円で足りますか？」 asks about a budget)
+    def of_the_tab(sentence: str) -> bool:
+        return known is None or bool(_BILL_WORD.search(sentence)) or any(n in known for n in amounts(sentence))
     return bool(any(_AMOUNT_ASKED.search(sentence) for sentence in kept) or
-                any(_AMOUNT.search(sentence) for sentence in questions) or
+                any(_AMOUNT.search(sentence) and of_the_tab(sentence) for sentence in questions) or
                 (_BILL_WORD.search(normalised) and _RUNNING.search(normalised)))
 
 

@@ -54,6 +54,45 @@ _WHAT_IS_SOLD = compiled("shop", "what_is_sold")
 _COUNT = compiled("counts", "count")
 _TAKEN_BACK_AFTER = compiled("shop", "taken_back_after")
 _ASKS_FOR = compiled("shop", "asks_for")
+# 「配達ってできますか？」「届けてもらえたりします？」: whether it can be had, not a request for it
+_ASKS_POSSIBLE = compiled("shop", "asks_possible")
+_ASKS_FIRMLY = compiled("shop", "asks_firmly")
+_ASKS_WHICH = compiled("shop", "asks_which")
+_PRICE_ASKED = compiled("money", "price_asked")
+
+
+def _clause_end(text: str, at: int) -> int:
+    """Where the sentence that `at` lies in ends (after its question mark, if one), or the text's end; a
+    sentence that only names things (「赤いバラもあるのよね。一本いくら？」) runs on to the next."""
+    end = len(text)
+    for mark in "。！？!?\n":
+        i = text.find(mark, at)
+        if i != -1:
+            end = min(end, i + 1)
+    if end < len(text) and text[end - 1] == "。":
+        nxt = min([j for j in (text.find(m, end) for m in "。！？!?\n") if j != -1] or [len(text)])
+        end = min(len(text), nxt + 1)
+    return end
+
+
+def already_ordered(text: str) -> bool:
+    """Whether `text` (normalised or not) says the player ordered before (「さっき頼みました」「もう注文しましたよね」)."""
+    return bool(_ALREADY.search(nfkc(text)))
+
+
+def only_asks_price(text: str) -> bool:
+    """Whether `text` asks a price and asks for nothing (「一本いくら？」)."""
+    normalised = nfkc(text)
+    return bool(_PRICE_ASKED.search(normalised)) and not _ASKS_FIRMLY.search(normalised)
+
+
+def asks_if_possible(text: str, at: int = 0) -> bool:
+    """Whether `text` (normalised), from `at`, asks whether a thing can be had or done, asking for nothing."""
+    found = _ASKS_POSSIBLE.search(text, at)
+    if found is None or _ASKS_FIRMLY.search(text, at):
+        return False
+    start = max(text.rfind(mark, 0, found.start()) for mark in "。！!？?") + 1
+    return not _ASKS_WHICH.search(text, start, found.end())
 _AMOUNT_ANY = compiled("money", "amount_any")
 _FOOD_ANCHORS = ("飲み物", "食べ物", "料理", "酒", "ドリンク", "つまみ")
 # Words that praise or place the item, not another thing (「名物のナポリタン」「いつものハイボール」「自慢のおでん」).
@@ -94,7 +133,7 @@ _STATUS_ORDER = re.compile(r"^(?:おい|ねえ|ママ|あの)?[、,\s]*(?:(?:俺
                            r"(?:注文|料理|飯|めし|ごはん|ご飯|頼んだ(?:の|もの|やつ))(?:は|って)?\s*(?:まだ|いつ)")
 # Money handed over after the bill (「はい、6500円」「釣りはいらん」「これで」).
 # (「さっき払ったじゃん」 says it was paid, it pays nothing now)
-PAID = re.compile(r"\d[\d,]*\s*円|万円|千円|釣り|おつり|お釣|つりは|これで(?:お願い|足りる|いい|[。!！]|$)|カード(?:で|使え)|ちょうど"
+PAID = re.compile(r"\d[\d,]*\s*円|万円|千円|[一二三四五六七八九十百千]+円|釣り|おつり|お釣|つりは|これで(?:お願い|足りる|いい|[。!！]|$)|カード(?:で|使え)|ちょうど"
                   r"|払(?:う|います|っとく)|はい[、,]?\s*(?:お金|どうぞ)|置いとく|取っといて|とっといて")
 # 「タバスコでいいや」「ケチャップじゃなくて粉チーズな」: a condiment or a change asked for the order just served.
 _EXTRA_SWAP = re.compile(r"(?:じゃなく(?:て)?|じゃない|でなく(?:て)?|より)[、,\s]*(?P<thing>[^、,。！!？?\s]{1,10}?)"
@@ -300,7 +339,7 @@ class Orders:
                 return served.but(kind="extra", named=extra)
         style, plain = style_of(normalised, self.ids)
         found = self._read(plain, people, addressee, responder, last_order=last_order, offered=offered,
-                           offer_yes=offer_yes, offer_open=offer_open, mentioned=mentioned)
+                           offer_yes=offer_yes, offer_open=offer_open, mentioned=mentioned, tab=tuple(ordered))
         treated = self._treated(normalised, people, addressee, responder)
         if treated is not None and (found is None or found.kind in ("item", "ask", "missing")):
             # 「一杯おごります」「ママにも水割りを」: thanks from the one treated (the item counts in the bill)
@@ -324,7 +363,7 @@ class Orders:
 
     def _read(self, normalised: str, people: list[str], addressee: str | None, responder: str | None, *,
               last_order: str | None, offered: str | None, offer_yes: bool, offer_open: bool,
-              mentioned: str | None) -> OrderFound | None:
+              mentioned: str | None, tab: tuple[str, ...] = ()) -> OrderFound | None:
         fallback = FALLBACK.search(normalised)
         if fallback is not None:
             return self._with_fallback(normalised, fallback, people, addressee, responder, last_order=last_order,
@@ -337,7 +376,7 @@ class Orders:
             hits, switched = [], True
         else:
             switched = False
-        ordered = self._ordered_hits(normalised, hits, offer_yes or offer_open)
+        ordered = self._ordered_hits(normalised, hits, offer_yes or offer_open, tab)
         again = self._count_of_earlier(normalised, hits, last_order, people, addressee, responder) \
             if not ordered else None
         if again is not None:
@@ -375,7 +414,8 @@ class Orders:
             return OrderFound("ask", None, server, None, group=group) if server else None
         return None
 
-    def _ordered_hits(self, normalised: str, hits: list[_Hit], offered: bool) -> list[_Hit]:
+    def _ordered_hits(self, normalised: str, hits: list[_Hit], offered: bool,
+                      tab: Iterable[str] = ()) -> list[_Hit]:
         """The items of the line that it orders: each followed by an ordering cue or a count that orders; after an
         offer, the first named (「何か飲む？」「じゃあビール」, not 「ナポリタンはさっき食べた」); none where the line
         asks what there is (「おでんの具は何があるんですか？大根とか卵とか」)."""
@@ -385,7 +425,19 @@ class Orders:
             ordered = hits[:1]
         if ordered and _WHAT_IS_SOLD.search(normalised) and not _ASKS_FOR.search(normalised):
             return []
+        # 「赤いバラもあるのよね。一本いくら？」: a price asked of it (a count with it says of what), not an order
+        ordered = [h for h in ordered if not _PRICE_ASKED.search(normalised, h.end, _clause_end(normalised, h.end)) or
+                   _ASKS_FIRMLY.search(normalised, h.end)]
+        if ordered and asks_if_possible(normalised, ordered[-1].start) and not self._for_goods(ordered[-1], tab):
+            return []             # asked whether it can be had: nothing goes on the tab until it is asked for
         return ordered
+
+    def _for_goods(self, hit: _Hit, tab: Iterable[str]) -> bool:
+        """Whether `hit` is a service asked for goods being bought (「それ、家まで届けてもらうことってできます？」 with
+        flowers on the tab: a request for them, not a question of whether it is done)."""
+        item = self.item(hit.owner, hit.item)
+        return item is not None and item.kind == "service" and any(
+            (got := self.item(hit.owner, had)) is not None and got.kind == "goods" for had in tab)
 
     def _with_fallback(self, normalised: str, fallback: re.Match[str], people: list[str], addressee: str | None,
                        responder: str | None, *, last_order: str | None, offered: str | None,
@@ -672,7 +724,10 @@ class Orders:
     def _treated(self, text: str, people: list[str], addressee: str | None, responder: str | None) -> str | None:
         """The character the player treats (「一杯おごります」「ママにも水割りを」), or None.  Words of treating
         that turn it down, report it, suppose it or ask to be treated treat nobody (undone.py)."""
-        match = next((m for m in _TREAT.finditer(text) if not treats_not(text, m.end())), None)
+        # (「ハイボールも一杯しか」: one more of an item, or only one of it, treats nobody)
+        after_item = {h.end for h in self._hits(TextForms.of(text))}
+        match = next((m for m in _TREAT.finditer(text) if not treats_not(text, m.end()) and
+                      not (m.group(0)[0] in "もに" and m.start() in after_item)), None)
         if match is None and _TREAT.search(text) is not None:
             return None
         named = self._named_treated(text)

@@ -20,13 +20,14 @@ from .bill import (
     DEFAULT_TAKEN_BACK,
     UNIT_PRICE,
     asks_an_amount,
+    cancels,
     disputes,
     hands_over,
     itemised,
     taken_back,
     taking_back,
 )
-from .orders import PAID, OrderFound
+from .orders import PAID, OrderFound, asks_if_possible
 from .parts_of_turn import TurnParts
 from .questions import polarity
 from .undone import DEFAULT_DECLINED
@@ -38,6 +39,7 @@ _PRICE = money("price_word")
 _BILL = money("bill_word")
 _PRICE_FOLLOW_UP = money("price_follow_up")
 _AMOUNT_SUPPOSED = money("amount_supposed")
+_AMOUNT_ACKNOWLEDGED = money("amount_acknowledged")
 _WHOLE_SUM = money("whole_sum")
 # yes, to a line that served an item and asked about it (「ええ、水割りで」「はい、それで」「うん」)
 _YES_TO_IT = re.compile(r"^(?:ええ|はい|うん|そう|そうそう|そうです|そうだね|もちろん)(?:[、,\s!！。]|$)")
@@ -63,6 +65,7 @@ class Serving(TurnParts):
                      default=None)
         if billed is not None and billed[0] >= state.turn - 2 and mem.orders[mem.paid:] and PAID.search(nfkc(text)) and \
                 not _AMOUNT_SUPPOSED.search(nfkc(text)) and \
+                not (_AMOUNT_ACKNOWLEDGED.search(nfkc(text)) and not hands_over(text)) and \
                 (not disputes(text, bool(self._items_named(text))) or hands_over(text)) and billed[1] in people and self.scenario.menus[billed[1]].paid:
             return OrderFound("paid", None, billed[1], amount=handed_amount(text))
         # 「ええ、水割りで」 to 「また水割り？　気に入ってくれたのね」, the line that served it: yes to what is served
@@ -321,8 +324,13 @@ class Serving(TurnParts):
         # 「おでんって一皿600円なんですか？」: a sum checked of an item, with no bill said just before, asks its price
         price_check = item_named and asks_an_amount(normalised) and not _BILL.search(normalised) and \
             not self._said_last(mem, state, "/bill#", within=2) and not self._said_last(mem, state, "/breakdown#", within=2)
-        asked_price = asked_price or price_check
-        if not (asked_price or paying or disputes(normalised, item_named)):
+        # 「配達ってできますか？」 of an item on the menu: yes, at its price
+        possible = item_named and asks_if_possible(normalised)
+        asked_price = asked_price or price_check or possible
+        known = self._tab_sums(mem)
+        # 「バラはいりません」 of an item on the bill takes it off
+        unwanted = cancels(normalised) and any(i in mem.orders[mem.paid:] for i in self._items_named(normalised))
+        if not (asked_price or paying or unwanted or disputes(normalised, item_named, known)):
             return None
         people = list(self.rules.people(state.place))
         servers = [p for p in ([speaker] + people) if p in self.scenario.menus]
@@ -330,7 +338,7 @@ class Serving(TurnParts):
             return None
         listed = self._listed_last(mem, state) if asked_price and not item_named else []
         unpaid = mem.orders[mem.paid:]
-        if unpaid and not price_check and not listed and (disputes(normalised, item_named) or
+        if unpaid and not price_check and not listed and (unwanted or disputes(normalised, item_named, known) or
                                                           (asked_price and _WHOLE_SUM.search(normalised)) or (asked_price and self._item_named(normalised) is None and (any(
                 ref.startswith("menu/") and "/bill#" in ref for ref in mem.said) or UNIT_PRICE.search(normalised)))):
             # 「内訳は？」「高くない？」, 「いくら？」 after the bill, 「一杯いくら？」: what was served and its prices,
@@ -342,8 +350,11 @@ class Serving(TurnParts):
             # (the items are those of the sentence that takes them back; the counts may follow in the next:
             # 「カレー2つは食べてないですよ！1つだけです」)
             back = taking_back(normalised)
-            left = taken_back(normalised, self._items_named(back), unpaid, self._recently_served(mem, state, within=0),
-                              goods)
+            # (「バラはいりません。キャンセルで」: the sentence that cancels names nothing, the one item of the line is
+            # what it takes back)
+            named = self._items_named(back) or (lambda whole: whole if len(set(whole)) == 1 else [])(
+                self._items_named(normalised))
+            left = taken_back(normalised, named, unpaid, self._recently_served(mem, state, within=0), goods)
             removed = [] if left is None else [item for item in dict.fromkeys(unpaid)
                                                if unpaid.count(item) > left.count(item)]
             if left is not None:
@@ -368,7 +379,9 @@ class Serving(TurnParts):
                 menu = self.scenario.menus[server]
                 priced = [i for name in named for i in menu.items if i.id == name and i.price is not None]
                 if priced and menu.prices:
-                    each = [self._menu_line(server, "prices", menu.prices, state, turn, variety,
+                    # (asked whether one can be had: its price, said as an offer of it — turn.py)
+                    kind = "possible" if possible and len(priced) == 1 else "prices"
+                    each = [self._menu_line(server, kind, menu.prices, state, turn, variety,
                                             {"{item}": i.id, "{price}": f"{i.price:,}"}) for i in priced]
                     return dataclasses.replace(each[-1], text="".join(a.text for a in each),
                                                refs=tuple(r for a in each for r in a.refs)) if len(each) > 1 \
@@ -383,6 +396,16 @@ class Serving(TurnParts):
             if total > 0 and menu.bill:
                 return self._menu_line(server, "bill", menu.bill, state, turn, variety, {"{total}": f"{total:,}"})
         return None
+
+    def _tab_sums(self, mem: ConversationMemory) -> frozenset[int]:
+        """The sums the tab holds: each server's total of what is unpaid, and each unpaid item's price."""
+        unpaid = mem.orders[mem.paid:]
+        sums: set[int] = set()
+        for menu in self.scenario.menus.values():
+            prices = {i.id: i.price for i in menu.items if i.price is not None}
+            sums |= {prices[item] for item in unpaid if item in prices}
+            sums.add(sum(prices.get(item, 0) for item in unpaid))
+        return frozenset(sums - {0})
 
     @staticmethod
     def _listed_last(mem: ConversationMemory, state: GameState) -> list[str]:

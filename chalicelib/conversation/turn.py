@@ -62,7 +62,7 @@ from .facts import is_question
 from .focus import Focus, parts
 from .forms import FormFound, form_answer, only_asks_view, read_form
 from .mention import asked_about, only_mentioned
-from .orders import FALLBACK, OrderFound
+from .orders import FALLBACK, OrderFound, already_ordered, only_asks_price
 from .own import told_again
 from .picks import chooses, open_choices, options_asked, picked
 from .policies import ORDER as POLICIES
@@ -410,7 +410,8 @@ class Conversation(Recalling, Serving):
                                      rest=addressee, rest_named=how in ("head", "question", "phrase"),
                                      about=self.focus_reader.read(reading.side, tuple(self.rules.people(state_place))).about
                                      if is_question(reading.side) else ())
-            side = self._side_answer(reading.side, step, state, mem, question, side_to, turn, variety, context)
+            side = self._side_answer(reading.side, step, state, mem, question, side_to, turn, variety, context,
+                                     rest=reading.text)
             if side is not None:
                 variety.note(side.refs)
                 if side.source in (AnswerSource.REPLY, AnswerSource.ORDER):
@@ -459,6 +460,8 @@ class Conversation(Recalling, Serving):
             return Reading(meant, None, back, whole.called)    # 「レモンサワーある？なければ水割りで」: one order
         if disputes(meant):
             return Reading(meant, None, back, whole.called)    # 「2600円！？内訳は？」: one question about the bill
+        if only_asks_price(meant):
+            return Reading(meant, None, back, whole.called)    # 「赤いバラもあるのよね。一本いくら？」: its price
         pieces = parts(meant)
         asking = [i for i, piece in enumerate(pieces) if is_question(piece)]
         if len(pieces) >= 2 and not asking and question is not None:
@@ -544,9 +547,10 @@ class Conversation(Recalling, Serving):
 
     def _side_answer(self, text: str, step: Step, state: GameState, mem: ConversationMemory,
                      question: AskedQuestion | None, addressee: str | None, turn: int, variety: Variety,
-                     context: dict[str, Any]) -> Answer | None:
-        """The answer to a line's first part (see _reading)."""
-        order = self._order(text, state, addressee, mem, question)
+                     context: dict[str, Any], rest: str = "") -> Answer | None:
+        """The answer to a line's first part (see _reading); `rest`: the line's other part (「いや、もう注文しました
+        よね？」 beside the items named says they were ordered before: they are not ordered again)."""
+        order = None if already_ordered(rest) else self._order(text, state, addressee, mem, question)
         if order is not None:
             context["order"] = order.to_dict()
             return self._serve(order, step, state, mem, turn, variety)
@@ -1211,6 +1215,10 @@ class Conversation(Recalling, Serving):
         if ref is not None and ref.startswith("menu/") and re.search(r"/(?:ask|suggest|unavailable)#", ref):
             # 「何にする？　コーヒーかカレーだよ。」: a menu's ask line always offers
             return AskedQuestion(ref=ref, speaker=last.speaker, turn=turn, kind="offer")
+        if ref is not None and ref.startswith("menu/") and "/possible#" in ref:
+            # 「配達ってできますか？」「配達は500円よ」: the price of what can be had, offered (a yes orders it)
+            return AskedQuestion(ref=ref, speaker=last.speaker, turn=turn, kind="offer",
+                                 item=self._item_named(last.text))
         if not asks(last.text) and not (line is not None and line.replies is not None):
             return None
         invited = invited_place(last.text, self.names, list(self.rules.exits(state.place)))

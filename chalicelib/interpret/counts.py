@@ -21,18 +21,26 @@ class Count:
 
 
 def number(word: str) -> int | None:
-    """A number written in digits or kanji (「2」「二」「十二」「二十」「十五」), or None; the kanji are the table's
-    `values`, ten among them."""
+    """A number written in digits or kanji (「2」「二」「十二」「二十」「千五百」「一万」), or None; the kanji are the
+    table's `values`: digits, and the units ten, hundred, thousand and ten thousand."""
     if word.isdigit():
         return int(word)
     worth = values("counts")
-    ten = next((k for k, v in worth.items() if v == 10 and len(k) == 1), None)
     if not word or not all(c in worth for c in word):
         return None
-    if ten is None or ten not in word:
-        return int("".join(str(worth[c]) for c in word))
-    tens, _, ones = word.partition(ten)
-    return (worth[tens] if tens else 1) * 10 + (worth[ones] if ones else 0)
+    total = section = 0
+    digit: int | None = None
+    for c in word:
+        value = worth[c]
+        if value >= 10000 and value % 10 == 0:
+            total += (section + (digit or 0) or 1) * value
+            section, digit = 0, None
+        elif value >= 10 and str(value).strip("0") == "1":
+            section += (1 if digit is None else digit) * value
+            digit = None
+        else:
+            digit = value if digit is None else digit * 10 + value
+    return total + section + (digit or 0)
 
 
 def _value(match: re.Match[str]) -> int | None:

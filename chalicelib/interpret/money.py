@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 
+from .asking import is_question
 from .counts import number
 from .lexicon import compiled
 from .text import nfkc
@@ -22,17 +23,53 @@ def without_put_off(text: str) -> str:
 
 
 def asks_to_pay(text: str) -> bool:
-    """Whether `text` (normalised) asks for the bill or to pay, a paying word that is taken back not counted."""
-    return bool(money("paying_cue").search(without_put_off(text)))
+    """Whether `text` (normalised) asks for the bill or to pay, a paying word that is taken back not counted, nor
+    a price asked of something else: of a thing named (「出張っていくら？」), or after another question
+    (「飾りつけってやってます？料金いくらくらい？」 asks what that costs)."""
+    kept = without_put_off(text)
+    cues = list(money("paying_cue").finditer(kept))
+    return any(not _price_of_other(kept, cue) for cue in cues)
+
+
+def _price_of_other(text: str, cue: re.Match[str]) -> bool:
+    """Whether the paying cue `cue` asks the price of something other than the tab."""
+    if not money("price_asked").fullmatch(cue.group(0)):
+        return False
+    sentence_start = max(text.rfind(mark, 0, cue.start()) for mark in "。！!？?") + 1
+    if is_question(text[:sentence_start]):
+        return True
+    thing = None
+    for found in money("price_of_thing").finditer(text, sentence_start):
+        if found.end() >= cue.end():
+            thing = found.group("thing")
+            break
+    return thing is not None and not money("bill_of").match(thing)
+
+
+def amounts(text: str) -> list[int]:
+    """Every sum of money `text` names, in order."""
+    return [n for _, n in sorted(_named(nfkc(text)))]
+
+
+def _named(normalised: str) -> list[tuple[int, int]]:
+    named: list[tuple[int, int]] = []
+    for large in money("large_amount").finditer(normalised):
+        n = (number(large.group("n")) or 1) if large.group("n") else 1
+        named.append((large.start(), n * (10000 if large.group("man") else 1000)))
+    for written in money("kanji_amount").finditer(normalised):
+        sum_of = number(written.group("n"))
+        if sum_of and not any(start <= written.start() < start + 3 for start, _ in named):
+            named = [(start, v) for start, v in named if not written.start() <= start < written.end()]
+            named.append((written.start(), sum_of))
+    for found in money("amount").finditer(normalised):
+        digits = re.sub(r"\D", "", found.group(0))
+        if digits and not any(start == found.start() for start, _ in named):
+            named.append((found.start(), int(digits)))
+    return named
 
 
 def handed_amount(text: str) -> int | None:
-    """The sum of money `text` hands over or names (「はい、3,000円」「一万円で」「5千円札で」), if it names one."""
-    normalised = nfkc(text)
-    large = money("large_amount").search(normalised)
-    if large is not None:
-        n = (number(large.group("n")) or 1) if large.group("n") else 1
-        return n * (10000 if large.group("man") else 1000)
-    found = money("amount").search(normalised)
-    digits = re.sub(r"\D", "", found.group(0)) if found else ""
-    return int(digits) if digits else None
+    """The sum of money `text` hands over or names (「はい、3,000円」「一万円で」「5千円札で」), if it names one: the
+    last one named, since a sum checked comes before the one handed (「1750円ね。じゃあ2000円で」)."""
+    named = _named(nfkc(text))
+    return max(named)[1] if named else None

@@ -1,0 +1,89 @@
+"""The tab as a ledger: what goes on it needs an order, what comes off it a cancel, and money counts only when it
+is handed over — read from the line's form, not from the one sentence a player happened to say (the lines below
+are new variants of what blind players met)."""
+from __future__ import annotations
+
+from functools import cache
+
+from chalicelib.conversation import Conversation
+from chalicelib.interpret.interpreter import Interpreter
+from chalicelib.interpret.money import amounts, asks_to_pay, handed_amount
+from chalicelib.scenario import GameRules, load_scenario
+from tests.conftest import ROOT
+from tests.director.playing import play, visit
+
+
+@cache
+def florist() -> Conversation:
+    rules = GameRules(load_scenario(ROOT / "scenarios" / "hanaya.json"))
+    return Conversation(rules, Interpreter(rules))
+
+
+def shop(*texts: str) -> list:
+    return play(florist(), *texts)
+
+
+def test_asking_whether_a_service_is_done_puts_nothing_on_the_tab_and_offers_it_at_its_price():
+    _, asked, yes = shop("こんにちは", "配送ってお願いしたらやってもらえたりします？", "はい、お願いします")
+    assert asked.memory.orders == [] and "500" in asked.answer.text, asked.answer.text
+    assert yes.memory.orders == ["配達"]                                   # a yes to the offer orders it
+    *_, plain = shop("包装ってできますか？")
+    assert plain.memory.orders == []
+
+
+def test_a_service_asked_for_goods_being_bought_is_ordered():
+    *_, asked = shop("ひまわりを2本ください", "これ、包んでもらうことってできます？")
+    assert asked.memory.orders[-1] == "ラッピング"
+
+
+def test_a_price_asked_of_an_item_named_in_the_sentence_before_orders_nothing():
+    *_, asked = shop("スズランも置いてるんですね。一本おいくら？")
+    assert asked.memory.orders == [] and "500" in asked.answer.text, asked.answer.text
+    *_, ordered = shop("スズランを2本ください。いくら？")
+    assert ordered.memory.orders == ["スズラン", "スズラン"]
+
+
+def test_a_price_asked_of_something_not_on_the_tab_is_not_the_bill():
+    assert not asks_to_pay("生け込みの出張ってやってます？費用いくらくらい？")
+    assert not asks_to_pay("出張っておいくら？")
+    assert asks_to_pay("いくら？") and asks_to_pay("合計でいくら？") and asks_to_pay("お会計はいくら？")
+    *_, asked = shop("かすみ草を1本ください", "生け込みの出張ってやってます？費用いくらくらい？")
+    assert not asked.answer.ref.startswith("menu/千代/bill"), asked.answer.ref
+
+
+def test_a_budget_named_in_a_question_is_no_question_of_the_bill():
+    *_, asked = shop("かすみ草を1本ください", "予算は月5000円なんですけど、それで足りるものですか？")
+    assert not asked.answer.ref.startswith("menu/"), asked.answer.ref
+
+
+def test_a_sum_said_back_pays_nothing_the_sum_handed_over_does_and_its_change_is_given():
+    *_, bill, checked = shop("ひまわりを2本ください", "お会計で", "700円ですね。ひまわりって何日くらいもちます？")
+    assert bill.answer.ref.startswith("menu/千代/bill")
+    assert checked.memory.paid == 0, checked.answer.text
+    *_, paid = shop("ひまわりを2本ください", "お会計で", "700円ね、はいじゃあ千円で。おつりください")
+    assert paid.memory.paid == 2 and "300" in paid.answer.text, paid.answer.text
+
+
+def test_sums_are_read_in_digits_and_in_kanji_and_the_last_one_named_is_handed_over():
+    assert handed_amount("はい、二千五百円") == 2500 and handed_amount("一万円で") == 10000
+    assert handed_amount("800円だよね、じゃあ1000円で") == 1000
+    assert amounts("ビール600円と、おでん三百円") == [600, 300]
+
+
+def test_an_item_said_not_wanted_comes_off_the_bill_and_a_cancel_names_the_item_of_the_sentence_before():
+    *_, off = shop("スズランを1本ください", "スズランはやっぱりいらないです")
+    assert off.memory.orders == [], off.answer.text
+    *_, off = shop("ひまわりを1本ください", "ひまわりは結構です。取り消しで")
+    assert off.memory.orders == [], off.answer.text
+
+
+def test_restating_what_was_ordered_orders_nothing_again():
+    *_, restated = shop("かすみ草2本とひまわり1本ください", "え、さっき頼みましたよね？かすみ草とひまわり")
+    assert sorted(restated.memory.orders) == ["かすみ草", "かすみ草", "ひまわり"]
+
+
+def test_one_more_of_an_item_said_with_its_count_is_no_treat_and_a_change_of_mind_orders_nothing():
+    *_, counted = visit("こんばんは", "ビールください", "ビールください", "いや、ビールも一杯しか飲んでないですよ")
+    assert counted.memory.orders == ["ビール"], counted.memory.orders
+    *_, kept = visit("こんばんは", "ハイボールもう一杯…いや、やっぱりやめておきます。")
+    assert kept.memory.orders == []
