@@ -58,7 +58,7 @@ from .confirm import confirmed_phrase, kanji_number
 from .elsewhere import other_places
 from .entries import Fitting
 from .facts import _analysed as _analysed_keys
-from .facts import is_question
+from .facts import is_question, sentences
 from .focus import Focus, parts
 from .forms import FormFound, form_answer, only_asks_view, read_form
 from .mention import asked_about, only_mentioned
@@ -374,6 +374,10 @@ class Conversation(Recalling, Serving):
             # 「週末、姉にメールでも送ってみようかな」: the player's own story or plan, not a topic guessed from a
             # word near one of its words
             return "own_not_topic"
+        if unread and not self._names_topic(text, chosen) and not is_question(text) and len(sentences(text)) >= 2:
+            # 「今日な、最後に乗せた客がな…ドラマかいな思たわ」: a story of two sentences or more that names no word of
+            # the topic guessed (乗せ is near 載せ only in meaning): the player's story, not that topic
+            return "story_not_topic"
         if unread and self._stance(chosen) and only_asks_back(text):
             return "asked_not_stance"   # 「色はそのままで小窓とか？」: asking back takes no stance
         if self._echoes_question(text, chosen, talk.question, talk.recent):

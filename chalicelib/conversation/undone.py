@@ -52,7 +52,12 @@ def treats_not(text: str, end: int) -> bool:
     if text[:end].endswith("て") and re.match(r"^(?:よ|ー|〜|~|[!！]|$)", rest) or \
             re.match(r"^っ?て(?:よ|ー|〜|~|[!！]|$)", rest):
         return True          # 「おごってよ」「奢って！」
-    return turned_down(text, end) or bool(_ASKS_TO_BE.match(rest))
+    # (wished but kept from it, 「おごりたいけど金欠」; promised for another day, 「いつか絶対おごります」; the
+    # treat spoken of as on the bill or not, 「おごりは入ってないんですね」)
+    start = max(text.rfind(mark, 0, end) for mark in "。！!？?") + 1
+    return turned_down(text, end) or bool(_ASKS_TO_BE.match(rest)) or \
+        bool(compiled("undone", "wished_not_done").match(rest) or compiled("undone", "said_of_bill").match(rest)) or \
+        bool(compiled("undone", "some_day").search(text, start, max(start, end - 1)))
 
 
 # What the item is said with instead of being ordered: ordered before (頼んだ, 頼んでない, 注文した, 食べた),

@@ -11,6 +11,7 @@ from ...interpret.ja import analyse
 from ...turn_record import AnswerSource
 from ..answering import Deliberation, Proposal, Strength
 from ..choices import given_up
+from ..facts import sentences
 from ..mention import asked_about
 from .common import asks_leave
 
@@ -63,6 +64,11 @@ def knowledge(d: Deliberation) -> Answer | Proposal | None:
         answer = replace(answer, variation={**answer.variation, **forgotten})
     if fitting is None or fitting.hit is None:
         return answer
+    if not d.asking and not fitting.about and not topic and not fitting.at_head and \
+            _told_in_passing(focus.text, fitting.hit):
+        # 「今日な、最後に乗せた客がな…ドラマかいな思たわ」: a story the player tells, the word one of its many,
+        # not the sentence it ends on: a guess, which a reaction to the story beats (answering.py)
+        return Proposal(answer, Strength.WEAK, f"「{fitting.hit.word}」 is only a word of the player's story")
     if trusted or d.asking or not _predicate(focus.text, fitting.hit):
         return Proposal(answer, Strength.FIRM, _evidence(fitting, topic, trusted))
     # a statement that shares only a verb or an adjective with the entry (「おばあちゃんに作ってあげた」 and an
@@ -84,3 +90,25 @@ def _predicate(text: str, hit) -> bool:
     at = next((t for t in tokens if t.start <= hit.start < t.end), None)
     # (a phrase the author listed, 「いいって言って」, is what the entry is about, whatever word it starts with)
     return at is not None and hit.end <= at.end and at.pos[:1] in (("動詞",), ("形容詞",))
+
+
+def _told_in_passing(text: str, hit) -> bool:
+    """Whether the word the entry shares with a statement is one word of a story: a line of two sentences or more
+    tells something, and a word it shares with an entry, not its head, is not what it is about — where it lies
+    before the sentence the line ends on, or the line ends telling what happened (in the past)."""
+    said = sentences(text)
+    if len(said) < 2:
+        return False
+    last = text.rfind(said[-1])
+    return (last > 0 and hit.start < last) or _told_as_past(said[-1])
+
+
+def _told_as_past(sentence: str) -> bool:
+    """Whether a sentence ends telling what happened: its last predicate takes the past (た, だ), whatever
+    particles or laughter follow it (「…おじさんになってて笑った」「…言うてくれてん」 is not read as past)."""
+    tokens = [t for t in analyse(sentence).tokens if t.pos[:1] not in (("補助記号",), ("空白",))]
+    for token in reversed(tokens):
+        if token.pos[:1] == ("助詞",):
+            continue
+        return token.pos[:1] == ("助動詞",) and token.lemma == "た"
+    return False
