@@ -51,3 +51,24 @@ def test_a_treat_wished_promised_or_spoken_of_treats_nobody_and_a_treat_now_stil
         assert said.memory.orders == ["ビール"], (line, said.memory.orders, said.answer.text)
     *_, treated = visit("こんばんは", "ビールください", "ママも一杯どうぞ、おごるよ")
     assert treated.context.get("order", {}).get("kind") == "treat", treated.context
+
+
+def test_a_line_that_opens_by_echoing_one_of_its_entrys_words_takes_up_the_word_the_player_said():
+    import copy
+
+    from tests.director.playing import L, conversation_of
+    from tests.director.test_conversation import CAFE
+    data = copy.deepcopy(CAFE)
+    data["characters"][0]["knowledge"].append(
+        {"info": "砂糖とミルクはカウンターにある", "condition": "", "words": ["砂糖", "ミルク", "ストロー"],
+         "lines": [L("砂糖？　そこにあるよ。好きに使って。")]})
+    conv = conversation_of(data, "cafe.json")
+    [asked] = play(conv, "ストローもらえますか？")
+    assert asked.answer.text == "ストロー？　そこにあるよ。好きに使って。", asked.answer.text
+    [same] = play(conv, "砂糖ある？")
+    assert same.answer.text.startswith("砂糖？")
+    # a question asking what something is called keeps the line as written: its first word is the answer
+    data["characters"][0]["knowledge"].append(
+        {"info": "犬の名前はポチ", "condition": "", "words": ["犬", "ポチ"], "lines": [L("ポチ？　うちの犬だよ。")]})
+    [named] = play(conversation_of(data, "cafe.json"), "犬の名前、なんだっけ？")
+    assert named.answer.text.startswith("ポチ"), named.answer.text

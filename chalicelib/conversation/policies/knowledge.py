@@ -8,6 +8,7 @@ from dataclasses import replace
 
 from ...answers import Answer
 from ...interpret.ja import analyse
+from ...interpret.lexicon import compiled
 from ...turn_record import AnswerSource
 from ..answering import Deliberation, Proposal, Strength
 from ..choices import given_up
@@ -64,6 +65,7 @@ def knowledge(d: Deliberation) -> Answer | Proposal | None:
         answer = replace(answer, variation={**answer.variation, **forgotten})
     if fitting is None or fitting.hit is None:
         return answer
+    answer = _echoing_the_word_said(answer, fitting, focus.text)
     if not d.asking and not fitting.about and not topic and not fitting.at_head and \
             _told_in_passing(focus.text, fitting.hit):
         # 「今日な、最後に乗せた客がな…ドラマかいな思たわ」: a story the player tells, the word one of its many,
@@ -112,3 +114,19 @@ def _told_as_past(sentence: str) -> bool:
             continue
         return token.pos[:1] == ("助動詞",) and token.lemma == "た"
     return False
+
+
+_ECHO_OPENING = re.compile(r"^(?P<word>[^\s、。！？!?「」]{1,10})[？?]\s*")
+
+
+def _echoing_the_word_said(answer: Answer, fitting, text: str) -> Answer:
+    """A line that opens by echoing one of its entry's words (「からし？　そこにあるわよ」) takes up the word the
+    player said when that is another word of the same entry (「おしぼり」), so it never answers another thing."""
+    opening = _ECHO_OPENING.match(answer.text)
+    said = text[fitting.hit.start:fitting.hit.end]
+    if compiled("shop", "asks_which").search(text):
+        return answer      # 「看板猫の名前、なんだったっけ？」「クロ？…」: the opening word is the answer asked for
+    if opening is None or opening.group("word") in text or opening.group("word") not in fitting.entry.entry.words or \
+            said in answer.text or _predicate(text, fitting.hit):
+        return answer
+    return replace(answer, text=said + answer.text[opening.end("word"):])
