@@ -100,6 +100,13 @@ class Respeller:
         self._written = frozenset(self._by_reading.values())
         self._loose_by_reading = {**_by_reading(authored), **self._by_reading}
         self._loose_readings = sorted(self._loose_by_reading, key=len, reverse=True)
+        # words whose head a player may write in kana and the rest in kanji (しょうてん街, はつ対面), by the
+        # kanji their written rest starts with
+        self._mixed: dict[str, list[tuple[str, int]]] = {}
+        for word in sorted(set(self._loose_by_reading.values()), key=len, reverse=True):
+            for k in range(1, len(word)):
+                if _KANJI.match(word[k]) and _KANJI.search(word[:k]):
+                    self._mixed.setdefault(word[k], []).append((word, k))
 
     def respell(self, text: str) -> str:
         if not _HIRAGANA.search(text):
@@ -132,6 +139,7 @@ class Respeller:
                             taken[i] = True
                     at += 1
         self._split_otherwise(text, tokens, taken, spans)
+        self._mixed_spelling(text, starts, taken, _kept(text), spans)
         for token in tokens:
             # a known word the analyser reads as one word in kana: its written form (げんき → 元気)
             # (read alike too: いつ is normalised as 何時, which reads なんじ)
@@ -166,6 +174,26 @@ class Respeller:
                         spans.append((at, end, self._loose_by_reading[reading]))
                         taken[at:end] = [True] * (end - at)
                     at += 1
+
+    def _mixed_spelling(self, text: str, starts: set[int], taken: list[bool], functional: list[bool],
+                        spans: list[tuple[int, int, str]]) -> None:
+        """A known word whose head is written in kana and the rest as written (しょうてん街 → 商店街, はつ対面 →
+        初対面, いまの時期 → 今の時期): the kana read as the head's reading, starting where a word starts."""
+        for run in _HIRAGANA.finditer(text):
+            if run.end() >= len(text) or not _KANJI.match(text[run.end()]):
+                continue
+            for word, k in self._mixed.get(text[run.end()], ()):
+                rest = word[k:]
+                head = _reading(word[:k])
+                start, end = run.end() - len(head), run.end() + len(rest)
+                if len(head) < 2 or not text.startswith(rest, run.end()) or start < run.start() or \
+                        text[start:run.end()] != head or any(taken[start:end]) or any(functional[start:end]):
+                    continue
+                if start != run.start() and start not in starts:
+                    continue
+                spans.append((start, end, word))
+                taken[start:end] = [True] * (end - start)
+                break
 
     @staticmethod
     def _stands(text: str, tokens, at: int, end: int) -> bool:

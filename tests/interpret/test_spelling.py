@@ -113,3 +113,14 @@ def speaking() -> Respeller:
     """The respeller a reference scenario's turn has: its words, and the nouns of what its characters say."""
     scenario = load_scenario(ROOT / "scenarios" / "chinoike.json")
     return Respeller(scenario_words(scenario), authored_nouns(scenario))
+
+
+def test_a_word_with_its_head_in_kana_and_the_rest_as_written_reads_as_the_word():
+    # words of no scenario of ours: the mechanism, not the reference's lines
+    speller = Respeller(["図書館", "初対面", "今の時期", "郵便局"])
+    assert speller.respell("としょ館って近くにある？") == "図書館って近くにある？"
+    assert speller.respell("はつ対面だよね") == "初対面だよね"
+    assert speller.respell("いまの時期って寒い？") == "今の時期って寒い？"
+    assert speller.respell("ゆうびん局まで歩ける？") == "郵便局まで歩ける？"
+    # kana that only ends like a word's head stays: the の of 「ぼくの時期」 is no 今の
+    assert speller.respell("ぼくの時期じゃない") == "ぼくの時期じゃない"
