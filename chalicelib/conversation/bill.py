@@ -39,6 +39,7 @@ _RUNNING = money("running")
 _AMOUNT = money("amount")
 UNIT_PRICE = money("unit_price")
 _HANDS_OVER = money("hands_over")
+_RECAP = money("recap")
 
 
 def cancels(text: str) -> bool:
@@ -65,7 +66,8 @@ def disputes(text: str, item_named: bool = False, known: frozenset[int] | None =
     kept = said[moved:]
     questions = [sentence for sentence in kept if is_question(sentence)]
     for sentence in kept:
-        about = _ABOUT_BILL.search(sentence)
+        # (what was had recounted, 「飲み食いしたのは…それだけ」, checks the bill too)
+        about = _ABOUT_BILL.search(sentence) or _RECAP.search(sentence)
         if about is not None and not (item_named and _CONTENTS.search(sentence) and not _BILL_WORD.search(sentence)):
             return True
     # (a sum in a question — not said back — is about the bill when it is one the tab holds, where the tab's sums are given: 「予算

@@ -59,6 +59,8 @@ _ASKS_POSSIBLE = compiled("shop", "asks_possible")
 _ASKS_FIRMLY = compiled("shop", "asks_firmly")
 _ASKS_WHICH = compiled("shop", "asks_which")
 _PRICE_ASKED = compiled("money", "price_asked")
+_NOT_SOLD = compiled("shop", "not_a_thing_sold")
+_RECAP = compiled("money", "recap")
 
 
 def _clause_end(text: str, at: int) -> int:
@@ -78,6 +80,11 @@ def _clause_end(text: str, at: int) -> int:
 def already_ordered(text: str) -> bool:
     """Whether `text` (normalised or not) says the player ordered before (「さっき頼みました」「もう注文しましたよね」)."""
     return bool(_ALREADY.search(nfkc(text)))
+
+
+def asks_firmly(text: str) -> bool:
+    """Whether `text` (normalised) asks for something in so many words (ください, お願い, ちょうだい)."""
+    return bool(_ASKS_FIRMLY.search(text))
 
 
 def only_asks_price(text: str) -> bool:
@@ -324,6 +331,8 @@ class Orders:
         normalised = nfkc(text)
         if asks_to_pay(normalised):
             return None
+        if _RECAP.search(normalised) and not _ASKS_FIRMLY.search(normalised):
+            return None               # 「俺が飲み食いしたのは、ビール1杯、…。それだけ」: the tab recounted, no order
         about = self._about(normalised, people, addressee, responder, last_order)
         if about is not None:
             return about
@@ -801,7 +810,8 @@ class Orders:
             if not token.is_noun or token.pos[1:2] == ("数詞",):
                 continue
             form = token.normalised or token.surface
-            if nfkc(token.surface) in self.names or form in _FOOD_ANCHORS or nfkc(token.surface) in self.spoken:
+            if nfkc(token.surface) in self.names or form in _FOOD_ANCHORS or nfkc(token.surface) in self.spoken or \
+                    _NOT_SOLD.match(nfkc(token.surface)):
                 continue
             # 「日本酒ひとつ」: a word and its suffix (日本 + 酒) are one thing
             surface, end = token.surface, token.end

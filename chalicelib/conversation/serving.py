@@ -27,7 +27,7 @@ from .bill import (
     taken_back,
     taking_back,
 )
-from .orders import PAID, OrderFound, asks_if_possible
+from .orders import PAID, OrderFound, asks_firmly, asks_if_possible
 from .parts_of_turn import TurnParts
 from .questions import polarity
 from .undone import DEFAULT_DECLINED
@@ -40,11 +40,25 @@ _BILL = money("bill_word")
 _PRICE_FOLLOW_UP = money("price_follow_up")
 _AMOUNT_SUPPOSED = money("amount_supposed")
 _AMOUNT_ACKNOWLEDGED = money("amount_acknowledged")
+_SUM_ALONE = money("sum_alone")
 _WHOLE_SUM = money("whole_sum")
 # yes, to a line that served an item and asked about it (「ええ、水割りで」「はい、それで」「うん」)
 _YES_TO_IT = re.compile(r"^(?:ええ|はい|うん|そう|そうそう|そうです|そうだね|もちろん)(?:[、,\s!！。]|$)")
 # what asks for one more (「ええ、もう一杯」「うん、おかわり」)
 _MORE = re.compile(r"もう|おかわり|お代わり|追加|[二三四2-4](?:杯|つ|皿|本)")
+
+
+def pays(text: str) -> bool:
+    """Whether `text` hands money over: a paying word (お釣り, これで, カード, 払います…), or a sum said alone
+    (「はい、1800円」「千円で」) — a sum said with something else (「1400円、予算内でよかったです」「1800円だろ。
+    財布出すから待て」) pays nothing by itself."""
+    normalised = nfkc(text)
+    cues = [m.group(0) for m in PAID.finditer(normalised)]
+    if not cues:
+        return False
+    if any(not any(money(kind).fullmatch(cue) for kind in ("amount", "large_amount", "kanji_amount")) for cue in cues):
+        return True
+    return bool(_SUM_ALONE.match(normalised)) or hands_over(text)
 
 
 class Serving(TurnParts):
@@ -55,7 +69,9 @@ class Serving(TurnParts):
         if not self.orders.any:
             return None
         offered = question.item if question is not None and question.kind == "offer" else None
-        offer_yes = question is not None and question.kind == "offer" and polarity(text, "offer") == "yes"
+        # (a question whether something can be had is no yes to an offer: 「電話で注文もできますか？…お願いしたくて」)
+        offer_yes = question is not None and question.kind == "offer" and polarity(text, "offer") == "yes" and \
+            not asks_if_possible(nfkc(text))
         people = list(self.rules.people(state.place))
         mentioned = self._item_named(mem.player_last or "") or \
             (self._item_named(mem.last.text) if mem.last is not None and mem.last.turn >= state.turn else None)
@@ -63,11 +79,18 @@ class Serving(TurnParts):
         billed = max(((turns[-1], ref.split("/")[1]) for ref, turns in mem.said.items()
                       if ref.startswith("menu/") and ref.rsplit("#", 1)[0].endswith(("/bill", "/breakdown")) and turns),
                      default=None)
-        if billed is not None and billed[0] >= state.turn - 2 and mem.orders[mem.paid:] and PAID.search(nfkc(text)) and \
+        if billed is not None and billed[0] >= state.turn - 2 and mem.orders[mem.paid:] and pays(text) and \
                 not _AMOUNT_SUPPOSED.search(nfkc(text)) and \
                 not (_AMOUNT_ACKNOWLEDGED.search(nfkc(text)) and not hands_over(text)) and \
                 (not disputes(text, bool(self._items_named(text))) or hands_over(text)) and billed[1] in people and self.scenario.menus[billed[1]].paid:
             return OrderFound("paid", None, billed[1], amount=handed_amount(text))
+        # 「ビール1、ナポリタン、ハイボールね」 right after the bill was itemised: what was had, recounted; nothing
+        # is ordered again unless asked for in so many words (or one more)
+        named = self._items_named(text)
+        if billed is not None and billed[0] >= state.turn - 2 and named and \
+                set(named) <= set(mem.orders[mem.paid:]) and not _MORE.search(nfkc(text)) and \
+                not asks_firmly(nfkc(text)):
+            return None
         # 「ええ、水割りで」 to 「また水割り？　気に入ってくれたのね」, the line that served it: yes to what is served
         asked_of = self._served_asking(mem, state)
         if asked_of is not None and _YES_TO_IT.match(nfkc(text)) and not _MORE.search(nfkc(text)) and \

@@ -62,7 +62,7 @@ from .facts import is_question, sentences
 from .focus import Focus, parts
 from .forms import FormFound, form_answer, only_asks_view, read_form
 from .mention import asked_about, only_mentioned
-from .orders import FALLBACK, OrderFound, already_ordered, only_asks_price
+from .orders import FALLBACK, OrderFound, already_ordered, asks_if_possible, only_asks_price
 from .own import told_again
 from .picks import chooses, open_choices, options_asked, picked
 from .policies import ORDER as POLICIES
@@ -554,7 +554,9 @@ class Conversation(Recalling, Serving):
                      context: dict[str, Any], rest: str = "") -> Answer | None:
         """The answer to a line's first part (see _reading); `rest`: the line's other part (「いや、もう注文しました
         よね？」 beside the items named says they were ordered before: they are not ordered again)."""
-        order = None if already_ordered(rest) else self._order(text, state, addressee, mem, question)
+        # (nor beside a question whether a thing can be had: 「電話で注文もできますか？…仏花お願いしたくて」)
+        order = None if already_ordered(rest) or asks_if_possible(nfkc(rest)) else \
+            self._order(text, state, addressee, mem, question)
         if order is not None:
             context["order"] = order.to_dict()
             return self._serve(order, step, state, mem, turn, variety)

@@ -87,3 +87,29 @@ def test_one_more_of_an_item_said_with_its_count_is_no_treat_and_a_change_of_min
     assert counted.memory.orders == ["ビール"], counted.memory.orders
     *_, kept = visit("こんばんは", "ハイボールもう一杯…いや、やっぱりやめておきます。")
     assert kept.memory.orders == []
+
+
+def test_what_was_had_recounted_to_check_the_bill_orders_nothing_and_is_answered_with_the_breakdown():
+    *_, recounted = visit("こんばんは", "ビールください", "ナポリタンひとつ",
+                          "ちょっと確認させて。食べたのはナポリタン、飲んだのはビール。それだけだよね")
+    assert recounted.memory.orders == ["ビール", "ナポリタン"], recounted.memory.orders
+    assert recounted.answer.ref.startswith("menu/赤尾妙子/breakdown"), recounted.answer.ref
+    *_, listed = visit("こんばんは", "ビールください", "ナポリタンひとつ", "今いくら？", "えっと、ビールとナポリタンね")
+    assert listed.memory.orders == ["ビール", "ナポリタン"], listed.memory.orders
+    *_, more = visit("こんばんは", "ビールください", "今いくら？", "ビールもう一杯")
+    assert more.memory.orders == ["ビール", "ビール"]
+
+
+def test_a_sum_said_with_something_else_pays_nothing_a_sum_said_alone_does():
+    *_, said = shop("ひまわりを2本ください", "お会計で", "700円なら思ったより安いですね。リボンって何色があります？")
+    assert said.memory.paid == 0, said.answer.text
+    *_, waiting = shop("ひまわりを2本ください", "お会計で", "700円か、ちょっと財布探すから待ってて")
+    assert waiting.memory.paid == 0, waiting.answer.text
+    *_, alone = shop("ひまわりを2本ください", "お会計で", "はい、700円")
+    assert alone.memory.paid == 2
+
+
+def test_the_cost_of_something_supposed_is_no_bill_and_a_question_whether_one_can_order_is_no_yes_to_an_offer():
+    assert not asks_to_pay("温室の屋根、張り替えるならいくらくらいかかるんだろう")
+    *_, asked = shop("こんにちは", "配達ってお願いできたりします？", "ネットでも注文できますか？母の誕生日に送りたくて")
+    assert "配達" not in asked.memory.orders, asked.memory.orders
