@@ -94,7 +94,7 @@ def test_the_second_examples_dialogues_play_safe_and_no_worse(capsys):
 
 
 @pytest.mark.parametrize(("scenario", "variants", "floor"), [
-    ("chinoike", "dialogues-variants", 1737), ("hanaya", "hanaya-variants", 545)])
+    ("chinoike", "dialogues-variants", 1740), ("hanaya", "hanaya-variants", 545)])
 def test_meaning_neutral_variants_stay_safe_and_no_worse(scenario, variants, floor, capsys):
     # The frozen variant sets (scripts/make_variants.py: a filler, a marker, an emoji, laughter, a word in
     # hiragana, a polite/casual shift on each case's line): none unsafe, and no fewer right than recorded in
