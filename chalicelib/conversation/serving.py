@@ -61,6 +61,21 @@ def pays(text: str) -> bool:
     return bool(_SUM_ALONE.match(normalised)) or hands_over(text)
 
 
+def _not_again(order: OrderFound, tab: set[str]) -> OrderFound | None:
+    """An order read from a recount (「最初のビールは入れといて。ビール1、ナポリタン、ハイボールね」) less what the
+    tab already holds: only what is not on it is ordered."""
+    if order.kind != "item":
+        return order
+    others = tuple(also for also in order.also if also[0] not in tab)
+    if order.item not in tab:
+        return dataclasses.replace(order, also=others)
+    if not others:
+        return None
+    (item, count, said, total), rest = others[0], others[1:]
+    return dataclasses.replace(order, item=item, count=count, counted=said, total=total, also=rest, named=None,
+                               parts=(), more=False, style=None, instead=None)
+
+
 class Serving(TurnParts):
     """Orders, the menu's lines and money."""
 
@@ -85,11 +100,11 @@ class Serving(TurnParts):
                 (not disputes(text, bool(self._items_named(text))) or hands_over(text)) and billed[1] in people and self.scenario.menus[billed[1]].paid:
             return OrderFound("paid", None, billed[1], amount=handed_amount(text))
         # 「ビール1、ナポリタン、ハイボールね」 right after the bill was itemised: what was had, recounted; nothing
-        # is ordered again unless asked for in so many words (or one more)
+        # on the tab is ordered again unless asked for in so many words (or one more)
         named = self._items_named(text)
-        if billed is not None and billed[0] >= state.turn - 2 and named and \
-                set(named) <= set(mem.orders[mem.paid:]) and not _MORE.search(nfkc(text)) and \
-                not asks_firmly(nfkc(text)):
+        recounting = billed is not None and billed[0] >= state.turn - 2 and bool(named) and \
+            not _MORE.search(nfkc(text)) and not asks_firmly(nfkc(text))
+        if recounting and set(named) <= set(mem.orders[mem.paid:]):
             return None
         # 「ええ、水割りで」 to 「また水割り？　気に入ってくれたのね」, the line that served it: yes to what is served
         asked_of = self._served_asking(mem, state)
@@ -98,10 +113,11 @@ class Serving(TurnParts):
             return None
         # the item served in the last turns: a condiment or a change asked for is about it
         recent = self._recently_served(mem, state)
-        return self.orders.read(text, people, addressee, self.rules.responder(state.place),
+        found = self.orders.read(text, people, addressee, self.rules.responder(state.place),
                                 last_order=mem.orders[-1] if mem.orders else None, offered=offered,
                                 offer_yes=offer_yes, offer_open=question is not None and question.kind == "offer",
                                 mentioned=mentioned, ordered=mem.orders, recent=recent)
+        return _not_again(found, set(mem.orders[mem.paid:])) if recounting and found is not None else found
 
     def _served_asking(self, mem: ConversationMemory, state: GameState) -> str | None:
         """The item served on the last turn by a line that asked about it (「また水割り？　気に入ってくれたのね」:

@@ -113,3 +113,8 @@ def test_the_cost_of_something_supposed_is_no_bill_and_a_question_whether_one_ca
     assert not asks_to_pay("温室の屋根、張り替えるならいくらくらいかかるんだろう")
     *_, asked = shop("こんにちは", "配達ってお願いできたりします？", "ネットでも注文できますか？母の誕生日に送りたくて")
     assert "配達" not in asked.memory.orders, asked.memory.orders
+
+
+def test_a_recount_right_after_the_bill_orders_only_what_the_tab_does_not_hold():
+    *_, recount = visit("こんばんは", "ビールください", "ナポリタンひとつ", "今いくら？", "ナポリタンとビールと、あとハイボールね")
+    assert recount.memory.orders == ["ビール", "ナポリタン", "ハイボール"], recount.memory.orders
