@@ -77,7 +77,8 @@ def _subject(tokens: tuple[Token, ...], i: int) -> bool:
 
 def _with(tokens: tuple[Token, ...], i: int) -> bool:
     """Whether token i is the one something is done with (弟と, 母と): the player's doing, with their kin."""
-    return i + 1 < len(tokens) and tokens[i + 1].surface == "と" and tokens[i + 1].pos[:2] == ("助詞", "格助詞")
+    return i + 1 < len(tokens) and tokens[i + 1].is_case_particle and compiled("plans", "done_with").fullmatch(
+        tokens[i + 1].surface) is not None
 
 
 def _first_person_subject(tokens: tuple[Token, ...], i: int) -> bool:

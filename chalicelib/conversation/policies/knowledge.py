@@ -108,12 +108,8 @@ def _told_in_passing(text: str, hit) -> bool:
 def _told_as_past(sentence: str) -> bool:
     """Whether a sentence ends telling what happened: its last predicate takes the past (た, だ), whatever
     particles or laughter follow it (「…おじさんになってて笑った」「…言うてくれてん」 is not read as past)."""
-    tokens = [t for t in analyse(sentence).tokens if t.pos[:1] not in (("補助記号",), ("空白",))]
-    for token in reversed(tokens):
-        if token.pos[:1] == ("助詞",):
-            continue
-        return token.pos[:1] == ("助動詞",) and token.lemma == "た"
-    return False
+    said = [t for t in analyse(sentence).tokens if not t.is_mark and not t.is_particle]
+    return bool(said) and said[-1].is_past
 
 
 _ECHO_OPENING = re.compile(r"^(?P<word>[^\s、。！？!?「」]{1,10})[？?]\s*")

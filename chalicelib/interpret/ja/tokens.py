@@ -41,6 +41,25 @@ class Token:
     def is_noun(self) -> bool:
         return bool(self.pos) and self.pos[0] == "名詞" and (len(self.pos) < 2 or self.pos[1] != "数詞")
 
+    @property
+    def is_particle(self) -> bool:
+        return self.pos[:1] == ("助詞",)
+
+    @property
+    def is_case_particle(self) -> bool:
+        """A case particle (を, に, と of 弟と)."""
+        return self.pos[:2] == ("助詞", "格助詞")
+
+    @property
+    def is_mark(self) -> bool:
+        """Punctuation, a symbol or a space: nothing said."""
+        return self.pos[:1] in (("補助記号",), ("空白",))
+
+    @property
+    def is_past(self) -> bool:
+        """The auxiliary of the past (た, だ after a voiced stem)."""
+        return self.pos[:1] == ("助動詞",) and self.lemma == "た"
+
 
 @dataclass(frozen=True)
 class Analysis:
