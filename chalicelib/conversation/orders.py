@@ -21,6 +21,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from typing import Literal
 
+from ..interpret.asking import sentence_end, sentence_start
 from ..interpret.counts import count_claimed, count_of, count_sentence_after, joined, of_the_last, orders_by_count
 from ..interpret.ja import analyse, word_meaning
 from ..interpret.ja.tokens import Token
@@ -66,15 +67,8 @@ _RECAP = compiled("money", "recap")
 def _clause_end(text: str, at: int) -> int:
     """Where the sentence that `at` lies in ends (after its question mark, if one), or the text's end; a
     sentence that only names things (「赤いバラもあるのよね。一本いくら？」) runs on to the next."""
-    end = len(text)
-    for mark in "。！？!?\n":
-        i = text.find(mark, at)
-        if i != -1:
-            end = min(end, i + 1)
-    if end < len(text) and text[end - 1] == "。":
-        nxt = min([j for j in (text.find(m, end) for m in "。！？!?\n") if j != -1] or [len(text)])
-        end = min(len(text), nxt + 1)
-    return end
+    end = sentence_end(text, at)
+    return sentence_end(text, end) if end < len(text) and text[end - 1] == "。" else end
 
 
 def already_ordered(text: str) -> bool:
@@ -98,7 +92,7 @@ def asks_if_possible(text: str, at: int = 0) -> bool:
     found = _ASKS_POSSIBLE.search(text, at)
     if found is None or _ASKS_FIRMLY.search(text, at):
         return False
-    start = max(text.rfind(mark, 0, found.start()) for mark in "。！!？?") + 1
+    start = sentence_start(text, found.start())
     return not _ASKS_WHICH.search(text, start, found.end())
 _AMOUNT_ANY = compiled("money", "amount_any")
 _FOOD_ANCHORS = ("飲み物", "食べ物", "料理", "酒", "ドリンク", "つまみ")
@@ -751,12 +745,7 @@ class Orders:
     def _ordered(self, text: str, end: int, *, bare: bool = True) -> bool:
         """An ordering cue right after the item, with nothing else named in between.  `bare`: the item
         alone (「ビール！」「ナポリタンで」) counts; not for a word that is only near food (「乾杯！」)."""
-        clause_end = len(text)
-        for mark in "。！？!?\n":
-            i = text.find(mark, end)
-            if i != -1:
-                clause_end = min(clause_end, i + 1)
-        rest = text[end:clause_end]
+        rest = text[end:sentence_end(text, end)]
         match = _CUE.search(rest)
         if match is None or _WH.search(rest):
             return False

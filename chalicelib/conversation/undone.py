@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 
+from ..interpret.asking import sentence_start
 from ..interpret.counts import reduces, zero_said
 from ..interpret.lexicon import compiled
 
@@ -54,7 +55,7 @@ def treats_not(text: str, end: int) -> bool:
         return True          # 「おごってよ」「奢って！」
     # (wished but kept from it, 「おごりたいけど金欠」; promised for another day, 「いつか絶対おごります」; the
     # treat spoken of as on the bill or not, 「おごりは入ってないんですね」)
-    start = max(text.rfind(mark, 0, end) for mark in "。！!？?") + 1
+    start = sentence_start(text, end)
     return turned_down(text, end) or bool(_ASKS_TO_BE.match(rest)) or \
         bool(compiled("undone", "wished_not_done").match(rest) or compiled("undone", "said_of_bill").match(rest)) or \
         bool(compiled("undone", "some_day").search(text, start, max(start, end - 1)))

@@ -107,3 +107,18 @@ def wonders(text: str) -> str | None:
     if compiled("plans", "own_plan").search(ending) and not WH.search(ending):
         return None          # 「LINEだけでも送ってみようかな」: the player's own plan, mused on, asks nothing
     return "leave" if _LEAVE.search(ending) else "wonder" if _WONDER.search(ending) else None
+
+
+_SENTENCE_MARKS = "。！!？?"
+
+
+def sentence_start(text: str, at: int) -> int:
+    """Where the sentence that position `at` of `text` lies in starts (after the last mark that ends one)."""
+    return max(text.rfind(mark, 0, at) for mark in _SENTENCE_MARKS) + 1
+
+
+def sentence_end(text: str, at: int) -> int:
+    """Where the sentence that position `at` of `text` lies in ends (after its mark, or a line break), or the
+    text's end."""
+    ends = [i for i in (text.find(mark, at) for mark in _SENTENCE_MARKS + "\n") if i != -1]
+    return min(ends) + 1 if ends else len(text)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from .asking import is_question
+from .asking import is_question, sentence_start
 from .counts import number
 from .lexicon import compiled
 from .text import nfkc
@@ -35,11 +35,11 @@ def _price_of_other(text: str, cue: re.Match[str]) -> bool:
     """Whether the paying cue `cue` asks the price of something other than the tab."""
     if not money("price_asked").fullmatch(cue.group(0)):
         return False
-    sentence_start = max(text.rfind(mark, 0, cue.start()) for mark in "。！!？?") + 1
-    if is_question(text[:sentence_start]):
+    start = sentence_start(text, cue.start())
+    if is_question(text[:start]):
         return True
     thing = None
-    for found in money("price_of_thing").finditer(text, sentence_start):
+    for found in money("price_of_thing").finditer(text, start):
         if found.end() >= cue.end():
             thing = found.group("thing")
             break
