@@ -18,11 +18,13 @@ from urllib.parse import urlsplit
 
 from chalicelib import env
 
+from . import lazyre
+
 if TYPE_CHECKING:
     from .llm.settings import ModelSettings
 
 
-_ORIGIN = re.compile(r"^https://[A-Za-z0-9.-]+(?::[0-9]{1,5})?$")
+_ORIGIN = lazyre.compile(r"^https://[A-Za-z0-9.-]+(?::[0-9]{1,5})?$")
 
 
 def parse_origins(value: str | None) -> tuple[str, ...]:

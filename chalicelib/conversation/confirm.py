@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import re
 
+from .. import lazyre
 from ..interpret.asking import is_question
 from ..interpret.ja import analyse
 from ..interpret.text import nfkc
 
-_WH = re.compile(r"誰|だれ|何|なに|なん(?!です|だ)|どこ|いつ|いくら|なぜ|なんで|どうして|どう|どんな|どれ|どっち|どちら|幾")
-_END = re.compile(r"[?？!！。…‥、,\s~〜ー]+$")
-_TAIL = re.compile(r"(?:なんですか|なんですって|なんだ|なの|ですか|ですって|だって|って|なんて|も|か|ね|よね)$")
+_WH = lazyre.compile(r"誰|だれ|何|なに|なん(?!です|だ)|どこ|いつ|いくら|なぜ|なんで|どうして|どう|どんな|どれ|どっち|どちら|幾")
+_END = lazyre.compile(r"[?？!！。…‥、,\s~〜ー]+$")
+_TAIL = lazyre.compile(r"(?:なんですか|なんですって|なんだ|なの|ですか|ですって|だって|って|なんて|も|か|ね|よね)$")
 _DIGITS = "〇一二三四五六七八九"
 
 

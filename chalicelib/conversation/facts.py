@@ -14,11 +14,11 @@ never facts (a sentence ending in ？).
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 
+from .. import lazyre
 from ..dialogue_acts import ACT
 from ..interpret.asking import is_question  # noqa: F401  (the one reading of a question, re-exported)
 from ..interpret.ja import analyse
@@ -36,10 +36,10 @@ _STOP = frozenset("""
 """.split())
 # Suffixes that make a noun another thing (映画館, 本屋, 料理人): the compound, not the noun, is named.
 _THING_SUFFIXES = frozenset("館 屋 店 場 室 院 局 社 家 者 員 料 代 費 会 展 祭 賞 器 機 品 所 園 科".split())
-_SENTENCE = re.compile(r"[^。！？!?]*[。！？!?]+|[^。！？!?]+$")
-_QUESTION_END = re.compile(r"[？?]\s*$")
+_SENTENCE = lazyre.compile(r"[^。！？!?]*[。！？!?]+|[^。！？!?]+$")
+_QUESTION_END = lazyre.compile(r"[？?]\s*$")
 # What a question asks for: a number with a counter (何年, 何杯, いくら …).
-_ASKS_NUMBER = re.compile(r"何(年|杯|歳|才|人|時|回|階|文字|日|本|枚|品|円)|いくつ|いつから|どのくらい|どれくらい|どれぐらい"
+_ASKS_NUMBER = lazyre.compile(r"何(年|杯|歳|才|人|時|回|階|文字|日|本|枚|品|円)|いくつ|いつから|どのくらい|どれくらい|どれぐらい"
                           r"|どんだけ|何十年|いくら|何時|長い(?:の|ん|です)|長く(?:やって|続)")
 _TIME_COUNTERS = frozenset("年 月 日 時 時間 週 歳 才".split())
 TOLD_KEYS = 3        # a line told before shares at least this many words with one said line

@@ -21,6 +21,7 @@ import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 
+from .. import lazyre
 from ..interpret.asking import is_question
 from ..interpret.cues import SceneNames
 from ..interpret.dialect import standard
@@ -29,30 +30,30 @@ from ..interpret.ja.tokens import Token
 from ..interpret.text import find_names, nfkc
 
 # 「AじゃなくてB」「Aの話してない」「Aはやめとけ」「初めてじゃないぞ」: A is taken back (turned down).
-_TAKEN_BACK = re.compile(r"(?:じゃなくて|じゃなく|ではなくて|ではなく|じゃないよ|じゃないって|じゃないから|じゃないぞ"
+_TAKEN_BACK = lazyre.compile(r"(?:じゃなくて|じゃなく|ではなくて|ではなく|じゃないよ|じゃないって|じゃないから|じゃないぞ"
                          r"|じゃねえ(?:ぞ|よ|って)?(?=[、,。!！\s]|$)|ではないです"
                          r"|は(?:やめ(?:とけ|とこう|ておこう|ておけ|よう|ましょう)|なしで|なしだ|ダメ|だめ|駄目|嫌だ|いやだ)"
                          r"(?=[、,。!！\s]|$)"
                          r"|の話(?:じゃない|してない|はしてない|をしてるんじゃない)(?:って|よ|から|んだけど)?)"
                          r"[、,。!！\s~wｗ笑]*")
 # A call at the head: 「ママ、」「ねえ葵ちゃん！」 (the name then answers, it is not what the line is about).
-_CALL_AFTER = re.compile(r"^(?:さん|ちゃん|くん)?\s*(?:[、,!！?？。\s]|ねえ|ね[、,])")
-_CALL_BEFORE = re.compile(r"^[.…‥・~〜\s]*(?:ねえ|ねぇ|なあ|あの|あのさ|ちょっと|で|じゃあ|ところで)?[、,\s]*$")
+_CALL_AFTER = lazyre.compile(r"^(?:さん|ちゃん|くん)?\s*(?:[、,!！?？。\s]|ねえ|ね[、,])")
+_CALL_BEFORE = lazyre.compile(r"^[.…‥・~〜\s]*(?:ねえ|ねぇ|なあ|あの|あのさ|ちょっと|で|じゃあ|ところで)?[、,\s]*$")
 # Whose view is asked: 「葵から見て」「葵的には」「葵はどう思う」「ママだったら、こういう時どうします？」.
-_ASKED_AFTER = re.compile(r"^(?:さん|ちゃん|くん)?(?:から見て|からみて|的には|はどう思|ってどう思|の意見|の目から"
+_ASKED_AFTER = lazyre.compile(r"^(?:さん|ちゃん|くん)?(?:から見て|からみて|的には|はどう思|ってどう思|の意見|の目から"
                           r"|だったら|なら(?:ば)?[、,\s]*(?:どう|何|なに))")
 # Second person: the one spoken to.
-_YOU = re.compile(r"あなた|あんた|君|きみ|お前|おまえ|そっち|(?:ご|御)自身|そちら(?:の方|のかた|さん|様)")
+_YOU = lazyre.compile(r"あなた|あんた|君|きみ|お前|おまえ|そっち|(?:ご|御)自身|そちら(?:の方|のかた|さん|様)")
 # Both characters present.
-_BOTH = re.compile(r"お二人|おふたり|二人とも|ふたりとも|お二方|(?:^|[、,\s])(?:二人|ふたり)(?:って|は|の関係|、)")
+_BOTH = lazyre.compile(r"お二人|おふたり|二人とも|ふたりとも|お二方|(?:^|[、,\s])(?:二人|ふたり)(?:って|は|の関係|、)")
 # Pointers to something said, and words that say nothing besides.
-_VAGUE = re.compile(r"(?<![^、,\s。！!？?])(?:あれ(?![、,!！?？]))|それ(?![で、,]|から|に|と)|あの(?:件|話|こと|やつ)|例の|さっきの(?:件|話|こと|やつ)?|その(?:件|話|後)|この前の(?:件|話)"
+_VAGUE = lazyre.compile(r"(?<![^、,\s。！!？?])(?:あれ(?![、,!！?？]))|それ(?![で、,]|から|に|と)|あの(?:件|話|こと|やつ)|例の|さっきの(?:件|話|こと|やつ)?|その(?:件|話|後)|この前の(?:件|話)"
                     r"|前の(?:件|話)")
 _VAGUE_EMPTY = frozenset("件 話 やつ こと 結局 今 最近 例 さっき 前 この前 後 その後 感じ 方 ほう".split())
-_WH = re.compile(r"誰|だれ|何|なに|なん|どこ|いつ|いくら|なぜ|なんで|どうして|どう|どんな|どれ|どっち|どちら")
-_REQUEST = re.compile(r"て(?:ください|下さい|くれ|ほしい|欲しい|よ\s*[!！。]*$|ってば)|で(?:ください|くれ|ほしい)")
+_WH = lazyre.compile(r"誰|だれ|何|なに|なん|どこ|いつ|いくら|なぜ|なんで|どうして|どう|どんな|どれ|どっち|どちら")
+_REQUEST = lazyre.compile(r"て(?:ください|下さい|くれ|ほしい|欲しい|よ\s*[!！。]*$|ってば)|で(?:ください|くれ|ほしい)")
 # Where a line turns to a second thing (「ビールください。あと、トイレどこ？」「乾杯！ところで…」).
-_PART_BREAK = re.compile(r"(?<=[。！!？?\n])\s*|\s*(?:[、,]\s*)?(?=(?:あと|それと|それから|ところで|ていうか|てか)[、,\s])"
+_PART_BREAK = lazyre.compile(r"(?<=[。！!？?\n])\s*|\s*(?:[、,]\s*)?(?=(?:あと|それと|それから|ところで|ていうか|てか)[、,\s])"
                          r"|(?<=けど)[、,]\s*|(?<=けれど)[、,]\s*")
 # Nouns of time: a frame set up as the topic (休みの日は, 夜は), not a thing the question is about.
 _TIMES = frozenset("日 夜 朝 昼 週末 休日 休み 時 頃 ころ 毎日 毎晩 今夜 昨日 明日 夕方 平日".split())
@@ -63,11 +64,11 @@ _PERSONS = frozenset("姉 兄 妹 弟 姉さん 兄さん お姉さん お兄さ
 # not about the one asked.
 _THIRD = frozenset("常連 客 お客 友達 友人 先輩 後輩 彼 彼女 あの子 その子 先代 師匠 旦那 奥さん".split())
 # A name owned by someone not here or another place (先代のママ, 隣の店のママ, 友達のママ) is not the character.
-_OTHER_OWNER = re.compile(r"(?:" + "|".join(sorted(_THIRD | {"前", "初代", "先々代", "隣", "よそ", "他", "ほか", "別"},
+_OTHER_OWNER = lazyre.compile(r"(?:" + "|".join(sorted(_THIRD | {"前", "初代", "先々代", "隣", "よそ", "他", "ほか", "別"},
                                                       key=len, reverse=True)) +
                           r")(?:さん|ちゃん|くん|様|さま)?の$|(?<!この)(?<!うちの)(?<!ここの)(?:店|お店|スナック|バー|屋)の$")
-_THIRD_AFTER = re.compile(r"^(?:さん|ちゃん|くん|様|さま)?(?:って|は|の|、|,|が)")
-_CALLED_THIRD = re.compile(r"^(?:ちゃん|くん)(?:って|は|の|が)")
+_THIRD_AFTER = lazyre.compile(r"^(?:さん|ちゃん|くん|様|さま)?(?:って|は|の|、|,|が)")
+_CALLED_THIRD = lazyre.compile(r"^(?:ちゃん|くん)(?:って|は|の|が)")
 # Heads that say little by themselves: what modifies them is what is asked (何してる人, どんな子).
 _LIGHT_HEADS = frozenset("人 子 方 タイプ もの 物 やつ 奴 感じ 系 派".split())
 # Nouns that never are what a question is about.

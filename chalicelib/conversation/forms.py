@@ -33,6 +33,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
+from .. import lazyre
 from ..answers import Answer, Answerer
 from ..faces import NEUTRAL
 from ..interpret.asking import WH, is_question
@@ -46,55 +47,55 @@ from ..scenario.model import Character
 from ..turn_record import AnswerSource
 from .variety import Variety
 
-_SENTENCE = re.compile(r"[^。！？!?\n]*[。！？!?\n]+|[^。！？!?\n]+$")
+_SENTENCE = lazyre.compile(r"[^。！？!?\n]*[。！？!?\n]+|[^。！？!?\n]+$")
 _END = r"\s*[？?。!！…~ー]*\s*$"
 # 「撮影OKってことでいいですか？」「じゃあそれで決まりね？」「店内ならOKってこと？」
-_CONFIRM = re.compile(r"(?:って|という|との)こと(?:で|です|だ)?\s*(?:いい|良い|よろし|ok|オッケー|おっけー|大丈夫)?"
+_CONFIRM = lazyre.compile(r"(?:って|という|との)こと(?:で|です|だ)?\s*(?:いい|良い|よろし|ok|オッケー|おっけー|大丈夫)?"
                       r"(?:んです|んだ|です)?(?:か|ね|よね|の|でしょうか|かな)?\s*[？?]"
                       r"|(?:で|って|に)(?:決まり|決定)(?:ね|だね|ですね|でいい|か|で)?\s*[？?]"
                       r"|(?:ok|オッケー|おっけー|大丈夫|いい)(?:って|という)こと(?:ね|だね|ですね|よね)?" + _END
                       + r"|(?:って|という)ことで(?:よろしく|お願い)?" + _END, re.IGNORECASE)
 # A verb's て then may-I: 「座っていい？」「座ってもいいですか」「ここ座っても？」「吸っても大丈夫？」
-_MAY = re.compile(r"(?P<te>て|で)(?:も)?\s*(?:いい|良い|よい|ええ|大丈夫|平気|構わない|かまわない|ok|オッケー|おっけー|問題ない)"
+_MAY = lazyre.compile(r"(?P<te>て|で)(?:も)?\s*(?:いい|良い|よい|ええ|大丈夫|平気|構わない|かまわない|ok|オッケー|おっけー|問題ない)"
                   r"(?:です|でしょう|でしょうか|ですか|の|か|かな|かしら|よね|んですか|んだよね)?" + _END
                   + r"|(?P<te2>て|で)も\s*[？?]" + _END, re.IGNORECASE)
 # A doing named by a noun or a verb and の, then may-I: 「撮影OKですか？」「撮るのは大丈夫？」「喫煙可能？」
-_DOING_OK = re.compile(r"(?P<no>の(?:は|って|も)?)?\s*(?P<ok>ok|オッケー|おっけー|ng|可能|大丈夫|平気|アリ|あり|だめ|ダメ|構わない|かまわない)"
+_DOING_OK = lazyre.compile(r"(?P<no>の(?:は|って|も)?)?\s*(?P<ok>ok|オッケー|おっけー|ng|可能|大丈夫|平気|アリ|あり|だめ|ダメ|構わない|かまわない)"
                        r"(?:です|でしょう|なの|なん)?(?:か|かな|ですか|すか)?\s*[？?]" + _END, re.IGNORECASE)
 # 「入っちゃだめ？」「触ってはいけませんか」
-_MUST_NOT = re.compile(r"(?:ちゃ|じゃ|ては|では)(?:だめ|ダメ|駄目|まずい|いけない|いけません)(?:ですか|かな|の|か)?\s*[？?]")
+_MUST_NOT = lazyre.compile(r"(?:ちゃ|じゃ|ては|では)(?:だめ|ダメ|駄目|まずい|いけない|いけません)(?:ですか|かな|の|か)?\s*[？?]")
 # Letting the player do it: 撮らせて(もらえる/ください/ほしい)
-_LET_ME = re.compile(r"せて\s*(?:もら|いただ|頂|くれ|くださ|下さ|ほし|欲し|ちょうだい)")
+_LET_ME = lazyre.compile(r"せて\s*(?:もら|いただ|頂|くれ|くださ|下さ|ほし|欲し|ちょうだい)")
 # The one spoken to asked to do something: 「見せてくれる？」「かけてください」「撮ってもらっていい？」
-_ASK_TO_DO = re.compile(r"(?P<te>て|で)\s*(?:ください|下さい|くださる|くれ(?:る|ない|ません|ます)?|ちょうだい|頂戴|ほしい|欲しい"
+_ASK_TO_DO = lazyre.compile(r"(?P<te>て|で)\s*(?:ください|下さい|くださる|くれ(?:る|ない|ません|ます)?|ちょうだい|頂戴|ほしい|欲しい"
                         r"|もらえ(?:る|ます|ない|ません|たら)?|もらって(?:も)?(?:いい|良い|大丈夫)|いただけ|頂け|いただきたい)")
 # A thing asked for (「名刺もらえますか？」「おしぼりください」): what is not on the menu (an order is read before).
-_GIVE_ME = re.compile(r"(?P<give>(?:を|も)?\s*(?:もらえ(?:る|ます|ない|ません)|いただけ(?:る|ます|ない|ません)|ください|下さい|ちょうだい"
+_GIVE_ME = lazyre.compile(r"(?P<give>(?:を|も)?\s*(?:もらえ(?:る|ます|ない|ません)|いただけ(?:る|ます|ない|ません)|ください|下さい|ちょうだい"
                       r"|頂戴|くれ(?:る|ない|ません)))(?:か|かな|の)?" + _END)
 # A bare て-form at the end asks too: 「一曲かけて」「写真見せてよ」
-_TE_END = re.compile(r"(?P<te>て|で)(?:よ|ね|な|ってば|くれ|ちょ)?" + _END)
+_TE_END = lazyre.compile(r"(?P<te>て|で)(?:よ|ね|な|ってば|くれ|ちょ)?" + _END)
 # 教えて, 聞かせて ask to be told: a question for knowledge, not a thing to do.
-_TELL = re.compile(r"教えて|聞かせて|話して|説明して|聞いて")
+_TELL = lazyre.compile(r"教えて|聞かせて|話して|説明して|聞いて")
 # What may stand before a bare request's verb: a thing (一曲かけて, それ取って), its を, or a word that urges
 # (ちょっと待って, 早く来て) — not a frame of a story told (雨に降られて, 彼女と別れて, 昨日行ってて).
 _URGING = frozenset("ちょっと 早く はやく もう一回 もう一度 もう少し ゆっくり 少し ちょい".split())
 _HELPER_VERBS = frozenset("ちゃう じゃう しまう いる ある おる くる いく".split())
 # The player offering: 「手伝おうか」「僕が撮りましょうか」「持ってあげる」「運びますよ」
-_VOLITIONAL_ASK = re.compile(r"(?:う|よう|ましょう)か\s*(?:[？?]|$|。)")
-_FOR_YOU = re.compile(r"て(?:あげ(?:る|よう|ましょう|ます)|やろう|やる(?:よ|か))|(?:て|で)おき(?:ます|ましょう)か")
-_I_DO = re.compile(r"(?:^|[、,\s])(?:俺|おれ|オレ|僕|ぼく|私|わたし|あたし|自分|わし)が[^。、,]{0,12}?"
+_VOLITIONAL_ASK = lazyre.compile(r"(?:う|よう|ましょう)か\s*(?:[？?]|$|。)")
+_FOR_YOU = lazyre.compile(r"て(?:あげ(?:る|よう|ましょう|ます)|やろう|やる(?:よ|か))|(?:て|で)おき(?:ます|ましょう)か")
+_I_DO = lazyre.compile(r"(?:^|[、,\s])(?:俺|おれ|オレ|僕|ぼく|私|わたし|あたし|自分|わし)が[^。、,]{0,12}?"
                    r"(?:ます|ますよ|るよ|るから|るね|とく|ときます)" + _END)
-_HELP = re.compile(r"(?:手伝|てつだ)(?:います|う(?:よ|わ|って|から)|おう|わせて|いましょう|える(?:こと|もの))|(?:よかったら|良かったら|なんなら|代わりに)[^。]*"
+_HELP = lazyre.compile(r"(?:手伝|てつだ)(?:います|う(?:よ|わ|って|から)|おう|わせて|いましょう|える(?:こと|もの))|(?:よかったら|良かったら|なんなら|代わりに)[^。]*"
                    r"(?:ます|ますよ|るよ|ましょうか|ようか|おうか)" + _END)
 # Do you like …?: 好き (not 好きな+noun: 「好きな歌手は？」 asks which), 嫌い, 苦手, 得意, ハマってる, どう思う.
-_LIKE = re.compile(r"好き(?!な[^のんー])|嫌い(?!な[^のん])|きらい|苦手|得意|興味(?:ある|あり|が)|好み|気に入って|ハマ|はまって"
+_LIKE = lazyre.compile(r"好き(?!な[^のんー])|嫌い(?!な[^のん])|きらい|苦手|得意|興味(?:ある|あり|が)|好み|気に入って|ハマ|はまって"
                    r"|どう思(?:う|い|います)|(?:って|は)(?:どう|いかが)(?:です|だ)?(?:か|かな)?\s*[？?]")
 # Is there …?: ある/あります/置いてる, not 〜したことある (what someone did) nor 〜てある.
-_THERE_IS = re.compile(r"(?<!こと)(?<!事)(?<![てで])(?:は|って|も|とか|が)?\s*(?:ある|あります|ありますか|あんの|あるんですか|あるの|あるかな"
+_THERE_IS = lazyre.compile(r"(?<!こと)(?<!事)(?<![てで])(?:は|って|も|とか|が)?\s*(?:ある|あります|ありますか|あんの|あるんですか|あるの|あるかな"
                        r"|置いて(?:る|ある|ます|あります))(?:の|か|かな|んですか|んだ|です)?\s*[？?]?" + _END)
 # 「何か面白い話ある？」「時間ある？」「予定ある？」: asking for a story, time, plans — not a thing kept here.
-_NOT_A_THING = re.compile(r"何か|なにか|なんか|誰か|だれか|どこか|話|予定|時間|用事|経験|思い出|こと|事|気|興味|自信|意味|理由|関係|秘密|夢")
-_THERE_IS_NOT = re.compile(r"(?P<nai>ない|無い)(?:ですか|かな|の|んですか|か)?\s*[？?]" + _END)
+_NOT_A_THING = lazyre.compile(r"何か|なにか|なんか|誰か|だれか|どこか|話|予定|時間|用事|経験|思い出|こと|事|気|興味|自信|意味|理由|関係|秘密|夢")
+_THERE_IS_NOT = lazyre.compile(r"(?P<nai>ない|無い)(?:ですか|かな|の|んですか|か)?\s*[？?]" + _END)
 
 
 @dataclass(frozen=True)
@@ -172,7 +173,7 @@ def _none_here(tokens: list[Token], start: int) -> bool:
 
 # Serving and helping verbs a guest offers to do (「運びますよ」「洗いましょうか」「注ぎます」).
 _SERVICE = frozenset("手伝う 運ぶ 片付ける 片づける 洗う 拭く 持つ 注ぐ 取る 代わる 並べる 配る".split())
-_SERVICE_END = re.compile(r"(?:ます|ますよ|ますね|るよ|ってく|とく|ときます)" + _END)
+_SERVICE_END = lazyre.compile(r"(?:ます|ますよ|ますね|るよ|ってく|とく|ときます)" + _END)
 
 
 def _serves(tokens: list[Token], sentence: str) -> bool:
@@ -234,7 +235,7 @@ def _offer_or_have(tokens: list[Token], sentence: str) -> FormFound | None:
 
 # How are you (「元気？」「最近どう？」「調子はどう？」「お変わりありませんか」), after whom it asks of (`who`: empty, a
 # call, a name): the sentence is nothing else.
-_HOW_ARE_YOU = re.compile(
+_HOW_ARE_YOU = lazyre.compile(
     r"^(?:(?P<who>[^、,。？?!！\s]{1,12}?)(?:は|って|も)?[、,\s]+|(?P<who2>[^、,。？?!！\s]{1,12}?)(?:は|って|も)"
     r"|(?P<who3>[^、,。？?!！\s]{0,10}?(?:さん|ちゃん|くん|ママ|マスター)))?"
     r"(?:(?:最近|近頃|今日|あれから|その後|相変わらず)(?:は|って|も)?[、,\s]*)?"
@@ -244,7 +245,7 @@ _HOW_ARE_YOU = re.compile(
     r"|お?変わり(?:ない|ありません|なかった|ありませんでした)(?:か|ですか|の|です)?"
     r"|(?:どう|いかが)(?:お過ごし|してた|してる|してました)(?:です|でした)?(?:か|の)?)" + _END)
 # 「最近どう？」「その後どう？」: how things are since, only after a word of time
-_HOW_SINCE = re.compile(r"^(?:(?P<who>[^、,。？?!！\s]{1,12}?)(?:は|って|も)?[、,\s]*)?(?:最近|近頃|あれから|その後)"
+_HOW_SINCE = lazyre.compile(r"^(?:(?P<who>[^、,。？?!！\s]{1,12}?)(?:は|って|も)?[、,\s]*)?(?:最近|近頃|あれから|その後)"
                         r"(?:は|って)?[、,\s]*(?:どう|いかが)(?:です|だい|っす|してる|してた)?(?:か|の)?" + _END)
 
 
@@ -253,20 +254,20 @@ def wellbeing(sentence: str) -> FormFound | None:
     found = _HOW_ARE_YOU.match(sentence) or _HOW_SINCE.match(sentence)
     if found is None:
         return None
-    groups = ("who", "who2", "who3") if found.re is _HOW_ARE_YOU else ("who",)
+    groups = ("who", "who2", "who3") if found.re.pattern == _HOW_ARE_YOU.pattern else ("who",)
     return FormFound("wellbeing", next((found.group(g) for g in groups if found.group(g)), ""))
 
 
 # Asking what the one spoken to thinks or would do: 「どう思います？」「どうしたらいいかな」「アドバイスください」
-_VIEW_ASKED = re.compile(r"どう思(?:う|います|いません|われ|っ)|どう(?:したら|すれば|すりゃ)(?:いい|良い|ええ)|どうしよう"
+_VIEW_ASKED = lazyre.compile(r"どう思(?:う|います|いません|われ|っ)|どう(?:したら|すれば|すりゃ)(?:いい|良い|ええ)|どうしよう"
                          r"|アドバイス|助言|相談(?:に乗|して|したい|なんだけど|なんですけど)|(?:なら|だったら)[^。？?]{0,12}?どう(?:する|します|してた|しました)")
 # Matters of the player's own life a character can be asked about (the thing is echoed as {word}).
-_OWN_MATTER = re.compile(r"就活|就職|転職|面接|内定|仕事|会社|上司|部下|職場|残業|夜勤|バイト|試験|受験|勉強|進路|将来"
+_OWN_MATTER = lazyre.compile(r"就活|就職|転職|面接|内定|仕事|会社|上司|部下|職場|残業|夜勤|バイト|試験|受験|勉強|進路|将来"
                          r"|恋愛|彼女|彼氏|片思い|結婚|離婚|婚活|子育て|親|引っ越し|引越し|ダイエット|お金|借金|夢"
                          r"|喧嘩|けんか|仲直り|家族|兄弟|姉妹|弟|兄|姉|妹|友達|友人|連絡")
 # 「葵ちゃんの夢」「お店の将来」「ママの仕事」: someone else's matter (a person called by an honorific or a role, the
 # shop); 「映像系の会社」「俺の将来」 stay the player's own.
-_SOMEONES = re.compile(r"(?:ちゃん|さん|くん|君|様|ママ|マスター|先代|店|あなた|きみ|彼|彼女|あの子|あいつ)の\s*$")
+_SOMEONES = lazyre.compile(r"(?:ちゃん|さん|くん|君|様|ママ|マスター|先代|店|あなた|きみ|彼|彼女|あの子|あいつ)の\s*$")
 
 
 def only_asks_view(text: str) -> bool:

@@ -9,12 +9,11 @@ talked with, and they answer it — about ママ.  Only a name that is the topic
 """
 from __future__ import annotations
 
-import re
-
+from .. import lazyre
 from .focus import FocusReader
 
 # what follows a name used in a case role (after an optional honorific): the verb's partner or one more subject
-_CASE_ROLE = re.compile(r"^(?:さん|ちゃん|くん|様|さま)?(?:に|へ|と(?!か|って)|から|を|より|も|が)")
+_CASE_ROLE = lazyre.compile(r"^(?:さん|ちゃん|くん|様|さま)?(?:に|へ|と(?!か|って)|から|を|より|も|が)")
 
 
 def only_mentioned(text: str, reader: FocusReader, person: str) -> bool:
@@ -30,10 +29,10 @@ def asked_about(text: str, reader: FocusReader, about: tuple[str, ...]) -> tuple
 
 
 # the end of a line that passes on what someone said or feels (「…絶対いやだって」「…って言ってたよ」「…らしいよ」)
-_REPORTED = re.compile(r"(?:って|と)(?:言って(?:た|ました|る|ます)?|言ってた)?(?:よ|わ|ぞ|さ|ね)?[。.!！…~〜\s]*$"
+_REPORTED = lazyre.compile(r"(?:って|と)(?:言って(?:た|ました|る|ます)?|言ってた)?(?:よ|わ|ぞ|さ|ね)?[。.!！…~〜\s]*$"
                        r"|らしい(?:よ|ね|です|ですよ)?[。.!！…~〜\s]*$")
 # a name as the one whose words or feelings are passed on
-_REPORTER = re.compile(r"^(?:さん|ちゃん|くん|様|さま)?(?:は|が|も|って)")
+_REPORTER = lazyre.compile(r"^(?:さん|ちゃん|くん|様|さま)?(?:は|が|も|って)")
 
 
 def reports_other(text: str, reader: FocusReader, called: str | None) -> str | None:

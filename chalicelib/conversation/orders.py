@@ -21,6 +21,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from typing import Literal
 
+from .. import lazyre
 from ..interpret.asking import sentence_end, sentence_start
 from ..interpret.counts import count_claimed, count_of, count_sentence_after, joined, of_the_last, orders_by_count
 from ..interpret.ja import analyse, word_meaning
@@ -35,7 +36,7 @@ OrderKind = Literal["item", "again", "ask", "missing", "adjust", "treat", "decli
                     "paid"]
 
 # Cues that order whatever is named right before them.
-_CUE = re.compile(
+_CUE = lazyre.compile(
     r"ください|下さい|くださ|ちょうだい|頂戴|お願い|おねがい|もらえ|もらお|もらい|もらう|いただけ|頂け|いただき|頂き|頼む|頼み|頼も"
     r"|たのむ|たのも|(?:ひと|一|1|ふた|二|2|みっ|三|3)(?:つ|杯|本|皿|人前)|追加|おかわり|お代わり"
     r"|^\s*(?:を|も)?\s*くれ(?:よ|や|ん?か)?\s*(?:[。！!…]|$)|^\s*(?:で|を)?\s*(?:な|ね)?\s*(?:[。！!…]|$)|^\s*だ\s*(?:[。！!]|$)|^\s*(?:で|を|も)\s*(?:お願い|頼む|よろしく|いい|大丈夫|結構です|[！!。]|$)"
@@ -44,12 +45,12 @@ _CUE = re.compile(
     r"|(?:ある|あります|あり|ない|ありますか)(?:\s*[？?]|か|かな|の)|ない(?:ん)?(?:です|ですか)(?:か|\s*[？?])|ありませんか|持ってきて|出して|作って|入れて|つけて|くれる|くれない"
     r"|(?:まだ)?(?:できる|できます|作れる|作れます|頼める|頼めます|食べられる|食べられます|飲める|飲めます)(?:\s*[？?]|か|の)")
 # 「じゃあそれで」「それください」: the item just named.
-_THAT_ONE = re.compile(r"^(?:じゃあ|じゃ|では|なら|それなら|うん)?[、,\s]*(?:それ|そっち|これ)(?:で|を|に|も)?\s*"
+_THAT_ONE = lazyre.compile(r"^(?:じゃあ|じゃ|では|なら|それなら|うん)?[、,\s]*(?:それ|そっち|これ)(?:で|を|に|も)?\s*"
                        r"(?:お願い|ください|下さい|ちょうだい|頂戴|する|します|しよう|いい|[。！!]|$)")
 # (「もう一つは入院してる友達だ」: the other one, a topic, orders nothing)
-_AGAIN = re.compile(r"(?:おかわり|お代わり|もう一杯|もういっぱい|もう一本|もう1杯|同じ(?:の|もの|やつ)|もう一つ|もうひとつ|もう1つ"
+_AGAIN = lazyre.compile(r"(?:おかわり|お代わり|もう一杯|もういっぱい|もう一本|もう1杯|同じ(?:の|もの|やつ)|もう一つ|もうひとつ|もう1つ"
                     r"|もう一皿)(?!\s*(?:は|の(?:方|ほう)))")
-_ANYTHING = re.compile(r"何か(?:飲|食|つま)|(?:何か|なにか)\S{0,6}?(?:お酒|酒|飲み物|ドリンク|食べ物|料理)|(?:お酒|酒)(?:って|は)?(?:ある|あります|ください|ちょうだい|お願い|飲みたい)|なにか(?:飲|食|つま)|飲み物|食べ物|おつまみ|つまみ|何か(?:ちょうだい|ください|頼)"
+_ANYTHING = lazyre.compile(r"何か(?:飲|食|つま)|(?:何か|なにか)\S{0,6}?(?:お酒|酒|飲み物|ドリンク|食べ物|料理)|(?:お酒|酒)(?:って|は)?(?:ある|あります|ください|ちょうだい|お願い|飲みたい)|なにか(?:飲|食|つま)|飲み物|食べ物|おつまみ|つまみ|何か(?:ちょうだい|ください|頼)"
                        r"|注文(?:いい|お願い|したい|させて|を)|オーダー")
 _WHAT_IS_SOLD = compiled("shop", "what_is_sold")
 _COUNT = compiled("counts", "count")
@@ -99,56 +100,56 @@ _FOOD_ANCHORS = ("飲み物", "食べ物", "料理", "酒", "ドリンク", "つ
 # Words that praise or place the item, not another thing (「名物のナポリタン」「いつものハイボール」「自慢のおでん」).
 _SAID_OF_ITEM = frozenset("名物 人気 定番 自慢 評判 噂 おすすめ オススメ お勧め 特製 看板 いつも 例 昔ながら 懐かし 思い出 "
                           "最初 最後 二杯目 締め シメ 〆".split())
-_BARE = re.compile(r"^\s*(?:で|を|も)?\s*(?:[。！!…]|$)")
+_BARE = lazyre.compile(r"^\s*(?:で|を|も)?\s*(?:[。！!…]|$)")
 # A question about the item (いつからある？ どんな味？ 何が入ってる？) is not an order of it.
-_WH = re.compile(r"いつ|何|なに|なん|どう|どんな|どれ|どこ|誰|だれ|なぜ|いくら")
+_WH = lazyre.compile(r"いつ|何|なに|なん|どう|どんな|どれ|どこ|誰|だれ|なぜ|いくら")
 NEAR_FOOD = 0.4
 NEAR_ALONE = 0.6
-_KATAKANA = re.compile(r"[ァ-ヴー・]+")
-_KANA = re.compile(r"[ぁ-ゖァ-ヴー]+")
-_STRONG_CUE = re.compile(r"\s*(?:を|も)?\s*(?:ください|下さい|ちょうだい|頂戴|お願い|ひとつ|一つ|一杯|1杯|もらえ)")
+_KATAKANA = lazyre.compile(r"[ァ-ヴー・]+")
+_KANA = lazyre.compile(r"[ぁ-ゖァ-ヴー]+")
+_STRONG_CUE = lazyre.compile(r"\s*(?:を|も)?\s*(?:ください|下さい|ちょうだい|頂戴|お願い|ひとつ|一つ|一杯|1杯|もらえ)")
 
 
 # How a drink is wanted (薄めで, 濃いめ, 氷多め): acknowledged, never contradicted by the item's own line.
-_STYLE = re.compile(r"(氷(?:を)?(?:多め|多く|少なめ|少なく|なし|抜き)|薄め|薄く|うすめ|うすく|弱め|弱く|軽め|軽く|濃いめ|濃く|こいめ"
+_STYLE = lazyre.compile(r"(氷(?:を)?(?:多め|多く|少なめ|少なく|なし|抜き)|薄め|薄く|うすめ|うすく|弱め|弱く|軽め|軽く|濃いめ|濃く|こいめ"
                     r"|少なめ|少なく|多め|大盛り|たっぷり)(?:の(?:やつ|もの|を)?|に|で)?(?:して|作って)?")
 _STYLE_WORD = {"薄く": "薄め", "うすめ": "薄め", "うすく": "薄め", "弱く": "弱め", "軽く": "軽め", "濃く": "濃いめ",
                "こいめ": "濃いめ", "少なく": "少なめ", "氷多く": "氷多め", "氷を多め": "氷多め", "氷を多く": "氷多め",
                "氷少なく": "氷少なめ", "氷を少なめ": "氷少なめ", "氷を少なく": "氷少なめ"}
-_STYLE_NOT = re.compile(r"\s*(?:の|が|は)?(?:困|嫌|いや|やだ|だめ|ダメ|じゃなく|じゃない|でなく|すぎ|過ぎ)")
-_ADJUST = re.compile(r"\s*(?:で|に)?\s*(?:して|作って|作り直|お願い|ください|下さい|できる|できます|できませ|もらえ|ちょうだい)")
+_STYLE_NOT = lazyre.compile(r"\s*(?:の|が|は)?(?:困|嫌|いや|やだ|だめ|ダメ|じゃなく|じゃない|でなく|すぎ|過ぎ)")
+_ADJUST = lazyre.compile(r"\s*(?:で|に)?\s*(?:して|作って|作り直|お願い|ください|下さい|できる|できます|できませ|もらえ|ちょうだい)")
 # 「レモンサワーってない？なければ水割りで」: the item after it is served if the one before is not.
-FALLBACK = re.compile(r"(?:なければ|無ければ|なかったら|無かったら|ないなら|無いなら|ないんだったら|なきゃ|ないなら)[、,\s]*")
+FALLBACK = lazyre.compile(r"(?:なければ|無ければ|なかったら|無かったら|ないなら|無いなら|ないんだったら|なきゃ|ないなら)[、,\s]*")
 # 「一杯おごります」「ママにも水割りを」: the player treats a character.
-_TREAT = re.compile(r"おご(?:る|り|ら|ろ|ります|って)|奢|ご(?:ちそう|馳走)(?:する|します|させて)|一杯どうぞ|(?:も|に)(?:一杯|1杯)(?:どうぞ|飲んで|いかが|どう)"
+_TREAT = lazyre.compile(r"おご(?:る|り|ら|ろ|ります|って)|奢|ご(?:ちそう|馳走)(?:する|します|させて)|一杯どうぞ|(?:も|に)(?:一杯|1杯)(?:どうぞ|飲んで|いかが|どう)"
                     r"|(?:も|に)(?:何か|なにか)?(?:飲んで|一杯)")
 # 「ナポリタンまだ？」「いつ来るんだ」: asking after an item ordered.
-_STATUS = re.compile(r"まだ(?:か|かな|かい|なの|です(?:か)?|来ない|こない|出ない|でない|できない|かよ)?\s*(?:[？?。!！…、,]|$)"
+_STATUS = lazyre.compile(r"まだ(?:か|かな|かい|なの|です(?:か)?|来ない|こない|出ない|でない|できない|かよ)?\s*(?:[？?。!！…、,]|$)"
                      r"|いつ(?:に)?(?:なったら)?(?:来る|くる|出る|でる|できる|出来る|届く)|遅い|おそい|来ない(?:な|ぞ|けど|ね)"
                      r"|こない(?:な|ぞ|けど|ね)|待ってる(?:んだ)?けど")
 # 「水割りは出てくるんすか？」: asking after an item only once it was ordered (before, it asks what is served).
-_STATUS_ORDERED = re.compile(r"出て(?:くる|こない|きます|来る|来ない)|来ます(?:か)?\s*[？?]|くる(?:ん|の)?(?:です|すか|か)?\s*[？?]")
+_STATUS_ORDERED = lazyre.compile(r"出て(?:くる|こない|きます|来る|来ない)|来ます(?:か)?\s*[？?]|くる(?:ん|の)?(?:です|すか|か)?\s*[？?]")
 # 「いや、さっき頼みましたよ」: the player already ordered (the item named, the last ordered, or the one offered).
-_ALREADY = re.compile(r"(?:さっき|もう|先に|前に)\s*(?:頼(?:んだ|みました|んでる|んでます|んである)|注文(?:した|しました|してる|してます))")
-_STATUS_ORDER = re.compile(r"^(?:おい|ねえ|ママ|あの)?[、,\s]*(?:(?:俺|私|僕|わたし|ぼく|おれ)の)?"
+_ALREADY = lazyre.compile(r"(?:さっき|もう|先に|前に)\s*(?:頼(?:んだ|みました|んでる|んでます|んである)|注文(?:した|しました|してる|してます))")
+_STATUS_ORDER = lazyre.compile(r"^(?:おい|ねえ|ママ|あの)?[、,\s]*(?:(?:俺|私|僕|わたし|ぼく|おれ)の)?"
                            r"(?:注文|料理|飯|めし|ごはん|ご飯|頼んだ(?:の|もの|やつ))(?:は|って)?\s*(?:まだ|いつ)")
 # Money handed over after the bill (「はい、6500円」「釣りはいらん」「これで」).
 # (「さっき払ったじゃん」 says it was paid, it pays nothing now)
-PAID = re.compile(r"\d[\d,]*\s*円|万円|千円|[一二三四五六七八九十百千]+円|釣り|おつり|お釣|つりは|これで(?:お願い|足りる|いい|[。!！]|$)|カード(?:で|使え)|ちょうど"
+PAID = lazyre.compile(r"\d[\d,]*\s*円|万円|千円|[一二三四五六七八九十百千]+円|釣り|おつり|お釣|つりは|これで(?:お願い|足りる|いい|[。!！]|$)|カード(?:で|使え)|ちょうど"
                   r"|払(?:う|います|っとく)|はい[、,]?\s*(?:お金|どうぞ)|置いとく|取っといて|とっといて")
 # 「タバスコでいいや」「ケチャップじゃなくて粉チーズな」: a condiment or a change asked for the order just served.
-_EXTRA_SWAP = re.compile(r"(?:じゃなく(?:て)?|じゃない|でなく(?:て)?|より)[、,\s]*(?P<thing>[^、,。！!？?\s]{1,10}?)"
+_EXTRA_SWAP = lazyre.compile(r"(?:じゃなく(?:て)?|じゃない|でなく(?:て)?|より)[、,\s]*(?P<thing>[^、,。！!？?\s]{1,10}?)"
                          r"(?:な|で|ね|に(?:して|変えて|かえて)?|を|が(?:いい))?\s*(?:くれ|ちょうだい|ください|お願い)?\s*"
                          r"(?:[。!！]|$)")
-_EXTRA = re.compile(r"^(?:じゃあ|じゃ|まあ|なら|それなら|せめて|あと|ちぇっ)?[、,。\s]*(?:まあいい[、,。\s]*)?"
+_EXTRA = lazyre.compile(r"^(?:じゃあ|じゃ|まあ|なら|それなら|せめて|あと|ちぇっ)?[、,。\s]*(?:まあいい[、,。\s]*)?"
                     r"(?P<thing>[^、,。！!？?\s]{1,10}?)(?:で(?:いい(?:や|よ|わ)?|頼む|お願い|よろしく)"
                     r"|を?(?:かけて|つけて|入れて|足して|追加)|(?:を|も)(?:くれ|ちょうだい|ください|もらえる)|な|ね)"
                     r"\s*(?:[。!！?？]|$)")
 # 「ピーマン抜いて」「玉ねぎなしで」「氷抜きってできる？」: a thing taken out of the dish, never an order of it.
-_WITHOUT = re.compile(r"(?:を|は|の)?\s*(?P<how>抜いて|抜く|抜ける|抜けな|抜き|ぬき|ヌキ|入れないで|入れずに|なしで|無しで|なし(?=[にっでの？?。!！、,\s]|$)"
+_WITHOUT = lazyre.compile(r"(?:を|は|の)?\s*(?P<how>抜いて|抜く|抜ける|抜けな|抜き|ぬき|ヌキ|入れないで|入れずに|なしで|無しで|なし(?=[にっでの？?。!！、,\s]|$)"
                       r"|無し(?=[にっでの？?。!！、,\s]|$))")
-_DRINK_WORD = re.compile(r"飲|酒|ドリンク|杯|割り|サワー|ハイ")
-_FOOD_WORD = re.compile(r"食|つまみ|料理|ご飯|ごはん|腹")
+_DRINK_WORD = lazyre.compile(r"飲|酒|ドリンク|杯|割り|サワー|ハイ")
+_FOOD_WORD = lazyre.compile(r"食|つまみ|料理|ご飯|ごはん|腹")
 
 
 def _fragment(tokens, i: int) -> bool:
@@ -627,7 +628,7 @@ class Orders:
             return None
         thing = match.group("thing")
         tokens = analyse(thing).tokens
-        if match.re is _EXTRA and re.match(r"(?:な|ね)\s*[。!！?？]*$", text[match.end("thing"):]) and \
+        if match.re.pattern == _EXTRA.pattern and re.match(r"(?:な|ね)\s*[。!！?？]*$", text[match.end("thing"):]) and \
                 not self._edible(tokens):
             return None     # 「昭和歌謡な」 only says: with no verb, only a thing to eat or put on it is asked for
         if not tokens or not (tokens[-1].is_noun or tokens[-1].pos[:2] == ("接尾辞", "名詞的")) or thing in ("それ", "これ", "あれ", "そっち", "こっち", "いつもの") or \

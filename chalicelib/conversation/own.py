@@ -8,14 +8,13 @@ not heard as news: the character remembers it (their `told` line, 「{word}だ�
 """
 from __future__ import annotations
 
-import re
-
+from .. import lazyre
 from ..interpret.asking import is_question
 from ..interpret.text import nfkc
 
 # The player as the subject: 僕は, 私も, 俺って, 自分、 (at the start or after a pause), not 私の店 (ママ's words
 # quoted) nor a first person inside a question to someone else.
-_FIRST_PERSON = re.compile(r"(?:^|[、,\s。])(?:俺|おれ|オレ|僕|ぼく|わし|儂|私|わたし|あたし|自分)(?:は|も|って|[、,\s])")
+_FIRST_PERSON = lazyre.compile(r"(?:^|[、,\s。])(?:俺|おれ|オレ|僕|ぼく|わし|儂|私|わたし|あたし|自分)(?:は|も|って|[、,\s])")
 TOLD_KEPT = 12       # the things told that are remembered (the oldest is forgotten first)
 
 

@@ -25,6 +25,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
+from .. import lazyre
 from ..interpret.asking import WH, is_question
 from ..interpret.ja import analyse
 from ..interpret.ja.tokens import Token
@@ -35,37 +36,37 @@ from .choices import chosen
 from .questions import asks, last_sentence
 
 # The word that asks which (not どっちも / どれも / どちらでも: both, any).
-_WHICH = re.compile(r"どっち|どちら|どれ|どの|いずれ")
-_NOT_WHICH = re.compile(r"(?:どっち|どちら|どれ|いずれ)(?:も|でも)")
-_SENTENCE = re.compile(r"[^。！？!?]*[。！？!?]+|[^。！？!?]+$")
+_WHICH = lazyre.compile(r"どっち|どちら|どれ|どの|いずれ")
+_NOT_WHICH = lazyre.compile(r"(?:どっち|どちら|どれ|いずれ)(?:も|でも)")
+_SENTENCE = lazyre.compile(r"[^。！？!?]*[。！？!?]+|[^。！？!?]+$")
 # Nouns that name no thing of their own (the ほう of ドアのほう, the やつ of カウンターのやつ).
 _FORMAL = frozenset("方 ほう の こと もの 物 やつ 奴 感じ 時 とき 所 ところ 今 前 後 あと 中 うち 辺 たち 達 "
                     "奴ら 方々 他 ほか 以外 枚 目 番 つ 一 二 三 ふたつ ひとつ 両方 片方 全部 どっち どちら どれ".split())
 # Adjectives that judge (いい, すごい) rather than tell options apart (赤い).
 _JUDGING = frozenset("良い いい よい 悪い 無い ない すごい 凄い 素敵 好き 嫌い 大好き 最高 微妙 素晴らしい".split())
 # A sentence that gives a reason or passes on what was said (「…って言ってたし」「…だから」), after the pick
-_REASON = re.compile(r"(?:って|と)(?:言|い)って(?:た|る|ました)(?:し|から|よね|じゃん)?\s*[。!！…]*$|(?:だ|です|た)?し\s*[。!！…]*$"
+_REASON = lazyre.compile(r"(?:って|と)(?:言|い)って(?:た|る|ました)(?:し|から|よね|じゃん)?\s*[。!！…]*$|(?:だ|です|た)?し\s*[。!！…]*$"
                      r"|(?:だ|です)から\s*[。!！…]*$")
 # 「演歌で決まりでいい？」「それで決定ね？」: an option settled by asking to settle it (named in the sentence or the
 # one before)
-_PICK_CONFIRMED = re.compile(r"(?:で|に)(?:決まり|決定)(?:で(?:いい|良い|OK|オッケー))?(?:です|だ)?(?:か|ね|よね|な)?\s*[？?]\s*$")
+_PICK_CONFIRMED = lazyre.compile(r"(?:で|に)(?:決まり|決定)(?:で(?:いい|良い|OK|オッケー))?(?:です|だ)?(?:か|ね|よね|な)?\s*[？?]\s*$")
 # After an option named: passed over (「カウンターよりドア」「カウンターじゃなくてドア」「カウンターはちょっと」).
-_PASSED_OVER = re.compile(r"^(?:の(?:ほう|方|写真|やつ)?)?(?:は|も)?[、,\s]*(?:より|じゃなく|ではなく|じゃない(?![？?]|か|で)"
+_PASSED_OVER = lazyre.compile(r"^(?:の(?:ほう|方|写真|やつ)?)?(?:は|も)?[、,\s]*(?:より|じゃなく|ではなく|じゃない(?![？?]|か|で)"
                           r"|ではない|よりも|は(?:ちょっと|微妙|いまいち|イマイチ|なし|ない|やめ|パス)|はいや|は嫌|はだめ|はダメ"
                           r"|は(?:好きじゃ|よくな|良くな)|(?:は|が)?(?:微妙|イマイチ|いまいち|嫌い|苦手))")
 # Where a sentence turns from one option to another (「ドアもいいけど、カウンターかな」).
-_TURN = re.compile(r"(?:けど|けれど|けども|だけど|から|ので|でも)[、,\s]*|し[、,]\s*")
+_TURN = lazyre.compile(r"(?:けど|けれど|けども|だけど|から|ので|でも)[、,\s]*|し[、,]\s*")
 # Turning an option down, said of the one option named (「ドアはやめとく」): no pick.
-_REJECTING = re.compile(r"やめ|止め|嫌|いやだ|微妙|いまいち|イマイチ|よくない|良くない|好きじゃ|好きではな|ダメ|だめ|駄目"
+_REJECTING = lazyre.compile(r"やめ|止め|嫌|いやだ|微妙|いまいち|イマイチ|よくない|良くない|好きじゃ|好きではな|ダメ|だめ|駄目"
                         r"|苦手|なし(?:かな|で|だ)|ない(?:かな|と思う)|じゃない(?![？?])|ではない")
 # An opinion put as a question (「ドアがいいんじゃない？」「ドアかな？」): it answers, it does not ask.
-_OPINION_ASKED = re.compile(r"(?:じゃない|じゃん|でしょ|だろ|かな|よね)\s*[？?]\s*$")
+_OPINION_ASKED = lazyre.compile(r"(?:じゃない|じゃん|でしょ|だろ|かな|よね)\s*[？?]\s*$")
 # By order, where the question lists its options in order.
-_FIRST = re.compile(r"(?:一|1|ひと)(?:枚|つ|個|番)目|前者|最初(?:の|に)|初め(?:の|に)|はじめ(?:の|に)|左(?:の|側|がわ)"
+_FIRST = lazyre.compile(r"(?:一|1|ひと)(?:枚|つ|個|番)目|前者|最初(?:の|に)|初め(?:の|に)|はじめ(?:の|に)|左(?:の|側|がわ)"
                     r"|先に[^。、,]{0,12}?(?:方|ほう|の|やつ)")
-_SECOND = re.compile(r"(?:二|2|ふた)(?:枚|つ|個|番)目")
-_THIRD = re.compile(r"(?:三|3|みっ)(?:枚|つ|個|番)目")
-_LATTER = re.compile(r"後者|最後(?:の|に)|右(?:の|側|がわ)|(?:後|あと)(?:の(?:ほう|方|やつ|写真)|(?:から|に|で)[^。、,]{0,12}?(?:方|ほう|の|やつ))")
+_SECOND = lazyre.compile(r"(?:二|2|ふた)(?:枚|つ|個|番)目")
+_THIRD = lazyre.compile(r"(?:三|3|みっ)(?:枚|つ|個|番)目")
+_LATTER = lazyre.compile(r"後者|最後(?:の|に)|右(?:の|側|がわ)|(?:後|あと)(?:の(?:ほう|方|やつ|写真)|(?:から|に|で)[^。、,]{0,12}?(?:方|ほう|の|やつ))")
 # Words a line that is just the option may hold besides it (やっぱり, 断然, 私は … です).
 _FILLER = frozenset("やっぱり やっぱ やはり 断然 絶対 ぜったい 絶対に もちろん まあ うーん うん じゃあ じゃ 個人的 私的 迷う 迷わず "
                     "思う 為る する なる 成る 言う 決まる 決める 選ぶ 結局 ここ これ それ 今回 さっき 言う".split())

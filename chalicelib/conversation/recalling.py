@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from .. import lazyre
 from ..answers import Answer, Found
 from ..dialogue_acts import ACT
 from ..interpret.text import nfkc
@@ -30,10 +31,10 @@ NEWS_MIN = 4.0            # ... for a line not said yet (news needs more than a 
 STATEMENT_MIN = 5.0       # ... for a line not said yet to follow a statement that nothing else answers
 NEWS_COVER = 0.4          # ... and the share of the line's own words' weight it must hold: one shared word of
 #                           a longer line (勉強 of 「あした経済学のテスト…なんも勉強してない」) is not what it is about
-_FOLLOW_UP = re.compile(r"どう思う|どう？|どうなの|どうなん|なんで(?!す|しょ)|なぜ|どうして|本当|ほんと|教えて|もっと|詳しく|例えば|たとえば"
+_FOLLOW_UP = lazyre.compile(r"どう思う|どう？|どうなの|どうなん|なんで(?!す|しょ)|なぜ|どうして|本当|ほんと|教えて|もっと|詳しく|例えば|たとえば"
                         r"|他には|ほかには|ほかに|他に|それで|それって|(?:ない|ないん|たい)(?:の|ですか)?\s*[？?]")
 # Asking for more of what was just said: 「教えてくれないの？」「本当に？」「それで？」「えー、なんで？」.
-_FOLLOW_ON = re.compile(r"教えて(?:くれ|よ|ください)|本当に?[？?]|ほんとに?[？?]|マジ|まじ|それで[？?]|で、?[？?]|なんで[？?]|どうして[？?]"
+_FOLLOW_ON = lazyre.compile(r"教えて(?:くれ|よ|ください)|本当に?[？?]|ほんとに?[？?]|マジ|まじ|それで[？?]|で、?[？?]|なんで[？?]|どうして[？?]"
                         r"|ケチ|いいじゃん|そこをなんとか|知りたい|残念|ずるい|お願い(?:します)?[!！]*$|たかった|ほしかった")
 # Acts that answer what the line does, not a topic guessed from its words.
 

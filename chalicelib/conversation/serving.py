@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import re
 
+from .. import lazyre
 from ..answers import Answer
 from ..dialogue_acts import ACT
 from ..interpret.money import handed_amount, money, without_put_off
@@ -43,9 +44,9 @@ _AMOUNT_ACKNOWLEDGED = money("amount_acknowledged")
 _SUM_ALONE = money("sum_alone")
 _WHOLE_SUM = money("whole_sum")
 # yes, to a line that served an item and asked about it (「ええ、水割りで」「はい、それで」「うん」)
-_YES_TO_IT = re.compile(r"^(?:ええ|はい|うん|そう|そうそう|そうです|そうだね|もちろん)(?:[、,\s!！。]|$)")
+_YES_TO_IT = lazyre.compile(r"^(?:ええ|はい|うん|そう|そうそう|そうです|そうだね|もちろん)(?:[、,\s!！。]|$)")
 # what asks for one more (「ええ、もう一杯」「うん、おかわり」)
-_MORE = re.compile(r"もう|おかわり|お代わり|追加|[二三四2-4](?:杯|つ|皿|本)")
+_MORE = lazyre.compile(r"もう|おかわり|お代わり|追加|[二三四2-4](?:杯|つ|皿|本)")
 
 
 def pays(text: str) -> bool:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 
+from .. import lazyre
 from ..interpret.asking import sentence_start
 from ..interpret.counts import reduces, zero_said
 from ..interpret.lexicon import compiled
@@ -17,20 +18,20 @@ from ..interpret.lexicon import compiled
 # Said to a treat turned down when the scenario has no `declined` lines.
 DEFAULT_DECLINED = "いいのいいの、気にしないで。"
 # The sentence a cue stands in ends at these marks.
-_CLAUSE_END = re.compile(r"[。！？!?\n]")
+_CLAUSE_END = lazyre.compile(r"[。！？!?\n]")
 # A verb's negation right after its stem (奢らない, おごりません, 奢れない, おごってない, 奢ってもないっす).
-_NEGATED = re.compile(r"^[らりるれろっ]?(?:れ|せ|させ)?(?:て|で)?(?:も|は)?(?:い|あげ|やれ|あげられ)?"
+_NEGATED = lazyre.compile(r"^[らりるれろっ]?(?:れ|せ|させ)?(?:て|で)?(?:も|は)?(?:い|あげ|やれ|あげられ)?"
                       r"(?:ない|ねえ|ねー|ねぇ|ません|なかった|ず(?:に)?|ぬ|ん(?:よ|わ|で|$))"
                       r"(?!\s*(?:[？?]|か(?!ら)|かな|の\s*[？?]|でしょ))")     # (「もらえないかな」 asks politely)
 # 「おごるほどお金ない」「おごる余裕ない」「おごる金なんかない」: not enough to do it.
-_NOT_ENOUGH = re.compile(r"^[らりるれろっ]?(?:ほど|ような|余裕|金|お金|気)[^。！？!?、,]{0,10}?(?:ない|ねえ|ません|なかった)")
+_NOT_ENOUGH = lazyre.compile(r"^[らりるれろっ]?(?:ほど|ような|余裕|金|お金|気)[^。！？!?、,]{0,10}?(?:ない|ねえ|ません|なかった)")
 # 「おごるって言ってない」「おごるなんて言った？」: the words reported, not said now.
-_REPORTED = re.compile(r"^[らりるれろっ]?(?:って|とは|なんて|とか|と)(?:一言も|全然|別に|まだ)?(?:言っ|言わ|いっ|いわ|言う)")
+_REPORTED = lazyre.compile(r"^[らりるれろっ]?(?:って|とは|なんて|とか|と)(?:一言も|全然|別に|まだ)?(?:言っ|言わ|いっ|いわ|言う)")
 # 「おごってくれるなら」「おごったら」「頼むなら」: supposed.
-_SUPPOSED = re.compile(r"^[らりるれろっ]?(?:て|で)?(?:くれる|もらえる|もらう|あげる)?(?:た|だ)?"
+_SUPPOSED = lazyre.compile(r"^[らりるれろっ]?(?:て|で)?(?:くれる|もらえる|もらう|あげる)?(?:た|だ)?"
                        r"(?:なら|ならば|たら|だら|れば|ば(?:[、,\s]|$)|としたら)")
 # 「おごってよ」「おごってくれる？」「奢ってください」: the player asks to be treated.
-_ASKS_TO_BE = re.compile(r"^(?:っ?(?:て|で))?(?:くれ|くださ|下さ|ちょうだい|ほしい|欲しい|もらえ|もらい|もらお)")
+_ASKS_TO_BE = lazyre.compile(r"^(?:っ?(?:て|で))?(?:くれ|くださ|下さ|ちょうだい|ほしい|欲しい|もらえ|もらい|もらお)")
 
 
 def clause_after(text: str, end: int) -> str:
@@ -63,10 +64,10 @@ def treats_not(text: str, end: int) -> bool:
 
 # What the item is said with instead of being ordered: ordered before (頼んだ, 頼んでない, 注文した, 食べた),
 # supposed (〜なら, 〜たら), only that (しか), or the object of another verb (撮る, 見る, 話す).
-_REPORTED_ORDER = re.compile(r"(?:頼|たの)(?:んだ|んで|みました|みません|まない|まなかった)|注文(?:した|して|しました|しません|しない)"
+_REPORTED_ORDER = lazyre.compile(r"(?:頼|たの)(?:んだ|んで|みました|みません|まない|まなかった)|注文(?:した|して|しました|しません|しない)"
                              r"|(?:食べ|飲ん|飲み|食っ)(?:た|だ|て(?:ない|ません))|(?:いただ|頂)(?:きました|いた)|もらった"
                              r"|しか|なら(?![、,\s]*(?:ください|お願い))|たら(?!ず)")
-_OTHER_VERB = re.compile(r"撮|写|映|見(?:る|て|せ|た)|描|話|聞|言|思|覚え|知|教え|訊|尋ね|説明")
+_OTHER_VERB = lazyre.compile(r"撮|写|映|見(?:る|て|せ|た)|描|話|聞|言|思|覚え|知|教え|訊|尋ね|説明")
 
 
 def not_ordered(between: str, after_cue: str) -> bool:
@@ -79,11 +80,11 @@ def not_ordered(between: str, after_cue: str) -> bool:
     return bool(_AFTER_CUE.search(after_cue)) or reduces(after_cue)
 
 
-_AFTER_CUE = re.compile(r"しか|(?:頼|たの)(?:んだ|んで(?:ない|ません|る))|注文(?:した|して(?:ない|ません))"
+_AFTER_CUE = lazyre.compile(r"しか|(?:頼|たの)(?:んだ|んで(?:ない|ません|る))|注文(?:した|して(?:ない|ません))"
                         r"|^\s*(?:だけ|ずつ|ぐらい|くらい)?\s*(?:なら|ならば|だったら|たら|ない|ません|なかった|じゃない|ではない)")
 
 
-_TREAT_WORD = re.compile(r"おご|奢|ごちそう|ご馳走")
+_TREAT_WORD = lazyre.compile(r"おご|奢|ごちそう|ご馳走")
 
 
 def is_treat_word(word: str) -> bool:

@@ -28,6 +28,7 @@ import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
 
+from .. import lazyre
 from ..faces import NEUTRAL
 from .judgment import ExpressionChoice, Judgment, family
 
@@ -71,16 +72,16 @@ _CUES: dict[str, list[tuple[str, float, bool]]] = {
     ],
 }
 # Cues that forbid a smile on the line they are in.
-_VETO_SMILE = re.compile(r"ごめん|すみません|すまない|すまん|申し訳|悪いけど|残念|いい加減に|許さない|許せない|ふざけ")
+_VETO_SMILE = lazyre.compile(r"ごめん|すみません|すまない|すまん|申し訳|悪いけど|残念|いい加減に|許さない|許せない|ふざけ")
 # What a negated cue turns into, and how much of it is kept.
 _NEGATED = {"smile": ("troubled", 0.7), "troubled": ("smile", 0.7)}
 
 # Negative endings right after a cue, within its run of kana: 嬉しくない, 心配しないで, 怒ってない.
-_NEGATION = re.compile(r"(?:ない|なかっ|なく|ません|ず(?![っつ]))")
-_RHETORICAL = re.compile(r"じゃない(?:か|の|？|\?)")
-_HYPOTHETICAL = re.compile(r"(?:たら|なら|れば|かどうか|ても)")
-_KANA_RUN = re.compile(r"[ぁ-んー]{0,8}")
-_SENTENCES = re.compile(r"[^。！？!?]+[。！？!?]*|[。！？!?]+")
+_NEGATION = lazyre.compile(r"(?:ない|なかっ|なく|ません|ず(?![っつ]))")
+_RHETORICAL = lazyre.compile(r"じゃない(?:か|の|？|\?)")
+_HYPOTHETICAL = lazyre.compile(r"(?:たら|なら|れば|かどうか|ても)")
+_KANA_RUN = lazyre.compile(r"[ぁ-んー]{0,8}")
+_SENTENCES = lazyre.compile(r"[^。！？!?]+[。！？!?]*|[。！？!?]+")
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from .. import lazyre
 from ..scenario import GameRules, GameState
 from .options import InterpretChoices, Option
 from .text import nfkc
@@ -23,17 +24,17 @@ from .text import nfkc
 # (a line may open on a pause: 「…葵さん、」「...ママ」)
 _LEAD = r"[.…‥・~〜\s]*(?:ねえ|ねぇ|ねー|なあ|なぁ|おい|あの|あのさ|あのね|ちょっと|ところで|で|えっと|じゃあ)?[、,\s]*"
 _HONORIFICS = ("さん", "ちゃん", "くん", "様", "さま")
-_GLUED_CONTENT = re.compile(r"^[\u4e00-\u9fff\u30a1-\u30fa]")
+_GLUED_CONTENT = lazyre.compile(r"^[\u4e00-\u9fff\u30a1-\u30fa]")
 # (「ママ？」「ママ？ちょっといい？」 call too; so do 「ママってば」 and 「葵ちゃんね、」「ママよ、」)
-_CALL_AFTER = re.compile(r"^(?:[、,!！?？…‥~〜ー\s]|って(?:さ|ば)?[、,\s]|ってば|[さねよ][、,\s])")
-_QUESTION_AFTER = re.compile(r"^(?:は|って|も|こそ)(?:[^。！？!?]*)[？?]|^(?:は|って)(?:どう|どんな|何|なに|いつ|どこ|だれ|誰)")
-_PHRASE_AFTER = re.compile(
+_CALL_AFTER = lazyre.compile(r"^(?:[、,!！?？…‥~〜ー\s]|って(?:さ|ば)?[、,\s]|ってば|[さねよ][、,\s])")
+_QUESTION_AFTER = lazyre.compile(r"^(?:は|って|も|こそ)(?:[^。！？!?]*)[？?]|^(?:は|って)(?:どう|どんな|何|なに|いつ|どこ|だれ|誰)")
+_PHRASE_AFTER = lazyre.compile(
     r"^(?:に|へ)(?:聞|き(?:き|く|い)|訊|質問|相談|話|言い|いい(?:たい)|頼|お願い|伝え|教え)"
     r"|^(?:は|って)どう(?:思|おも|かな|です|なの)"
     r"|^の(?:意見|考え|気持ち|感想)")
 # a phrase naming whom the player asks calls them only while the player asks now: not a past deed (「ママに聞いた
 # んだけど」), nor one put to someone else to try (「ママに言ってみたら？」「ママに相談すれば？」)
-_NOT_ASKING_NOW = re.compile(r"^[^、。！？!?…]*?(?:[いしえっき]た(?!い|く|け)|んだ(?!け|よね)|てみ|たら|[えけせれ]ば(?!か)|なよ)")
+_NOT_ASKING_NOW = lazyre.compile(r"^[^、。！？!?…]*?(?:[いしえっき]た(?!い|く|け)|んだ(?!け|よね)|てみ|たら|[えけせれ]ば(?!か)|なよ)")
 
 
 def _asks_by_phrase(after: str) -> bool:

@@ -14,39 +14,40 @@ from __future__ import annotations
 
 import re
 
+from .. import lazyre
 from .lexicon import compiled
 from .text import nfkc
 
 # A wh-word (not 何か/何でも/何も/いつも/どこか: some, any, always; not the なん of そうなんだ, こんなん).
-WH = re.compile(r"(?:何|なに|(?<![^はがをもの、,\s])なん|どこ|誰|だれ|いつ|いくら|なぜ|どうして|どう|どんな|どれ"
+WH = lazyre.compile(r"(?:何|なに|(?<![^はがをもの、,\s])なん|どこ|誰|だれ|いつ|いくら|なぜ|どうして|どう|どんな|どれ"
                 r"|どっち|どちら|どの|いかが)(?!でも|も|せ|ぞ|か(?!ら|\s*$|[？?、,]))")
-_MARK = re.compile(r"[？?]")
-_PARTICLE_END = re.compile(r"(?:の|か|かしら|っけ|だっけ|ですか|ますか|なの|んですか)\s*[!！]*\s*$")
+_MARK = lazyre.compile(r"[？?]")
+_PARTICLE_END = lazyre.compile(r"(?:の|か|かしら|っけ|だっけ|ですか|ますか|なの|んですか)\s*[!！]*\s*$")
 # A question particle, then an afterthought after a comma (「どう思ってるんですか、葵さんの計画」: the word order
 # turned round, the question proper first).
 # (the afterthought names something, not a sentence of its own with a predicate: 「そうですか、わかりました」)
-_PARTICLE_THEN_AFTERTHOUGHT = re.compile(r"(?:ですか|ますか|かしら|っけ|のか)[、,]\s*[^、,。！!？?]{1,12}"
+_PARTICLE_THEN_AFTERTHOUGHT = lazyre.compile(r"(?:ですか|ますか|かしら|っけ|のか)[、,]\s*[^、,。！!？?]{1,12}"
                                          r"(?<![たるいてだよねなうす])\s*[。!！…]*$")
-_TELL_ME = re.compile(r"教えて|聞かせて|知りたい|って何|ってなに")
+_TELL_ME = lazyre.compile(r"教えて|聞かせて|知りたい|って何|ってなに")
 # How a casual question ends after a wh-word: 〜んだ, 〜のだ, 〜だ, 〜んだよ, 〜だい, 〜かい, 〜かな, 〜ん, 〜の.
-_WH_END = re.compile(r"(?:ん|の)?(?:だ|です)(?:よ|い|ね|な)?|(?:ん|の)?かい|かな|かね|ん|のさ|なのよ|なんだい|っけ|のよ")
+_WH_END = lazyre.compile(r"(?:ん|の)?(?:だ|です)(?:よ|い|ね|な)?|(?:ん|の)?かい|かな|かね|ん|のさ|なのよ|なんだい|っけ|のよ")
 # An afterthought after the question proper (「何の作業してんだ、ここで」): a few words, no verb ending of its own.
-_AFTERTHOUGHT = re.compile(r"(?:[、,]\s*[^、,。！!？?]{1,10})?\s*[。!！…ー~]*\s*$")
+_AFTERTHOUGHT = lazyre.compile(r"(?:[、,]\s*[^、,。！!？?]{1,10})?\s*[。!！…ー~]*\s*$")
 # Saying one is asking (again): 「名前を聞いてるんだよ」「だから名前って言ってんだ」「それを訊いてるの」.
-_ASKING_AGAIN = re.compile(r"(?:を|って|のこと|は)\s*(?:聞|訊|尋ね)いて(?:る|い|ん)|(?:を|って)聞(?:いて)?(?:る|ん)"
+_ASKING_AGAIN = lazyre.compile(r"(?:を|って|のこと|は)\s*(?:聞|訊|尋ね)いて(?:る|い|ん)|(?:を|って)聞(?:いて)?(?:る|ん)"
                            r"|って(?:言って|いって)(?:る|ん)(?:だ|の)")
 # A bare topic asked about (「で、名前は」「あんたは」「ママは」) or the one spoken to's something (「あんたの名前」).
-_BARE = re.compile(r"^(?!今日は|今晩は|こんばんは|こんにちは)(?:で|それで|じゃあ|じゃ|んで|そんで)?[、,\s]*(?:[^\s、,。！!？?はがをにでと]{1,8}は"
+_BARE = lazyre.compile(r"^(?!今日は|今晩は|こんばんは|こんにちは)(?:で|それで|じゃあ|じゃ|んで|そんで)?[、,\s]*(?:[^\s、,。！!？?はがをにでと]{1,8}は"
                    r"|(?:あんた|あなた|君|きみ|お前|おまえ)の[^\s、,。！!？?はがをにでと]{1,6})\s*[。…]*$")
-_SENTENCE = re.compile(r"[^。！？!?\n]*[。！？!?\n]+|[^。！？!?\n]+$")
+_SENTENCE = lazyre.compile(r"[^。！？!?\n]*[。！？!?\n]+|[^。！？!?\n]+$")
 # A back-channel (「そっか」「そうか」「あ、そうですか」): the news taken in, not asked about, without a question mark.
-_BACKCHANNEL = re.compile(r"^(?:あ|ああ|あー|へえ|へー|ふーん|なんだ)?[、,\s]*(?:そう|そっ)(?:か|ですか)$")
+_BACKCHANNEL = lazyre.compile(r"^(?:あ|ああ|あー|へえ|へー|ふーん|なんだ)?[、,\s]*(?:そう|そっ)(?:か|ですか)$")
 # Wondering aloud (「明日雨降るかな」「ママは来るかしら」): a verb or adjective, then かな or かしら; with いい or 良い
 # before it (「来てもいいかな」) it asks leave.
-_WONDER = re.compile(r"[るいたう](?:の)?(?:かな|かしら)$")
-_LEAVE = re.compile(r"(?:いい|良い)(?:の)?(?:かな|かしら)$")
+_WONDER = lazyre.compile(r"[るいたう](?:の)?(?:かな|かしら)$")
+_LEAVE = lazyre.compile(r"(?:いい|良い)(?:の)?(?:かな|かしら)$")
 # 「そうかな」「そうかしら」: doubt of what was said, not wondering
-_DOUBT = re.compile(r"(?:^|[、,。\s])(?:そう|本当|ほんと)(?:かな|かしら)$")
+_DOUBT = lazyre.compile(r"(?:^|[、,。\s])(?:そう|本当|ほんと)(?:かな|かしら)$")
 
 
 def _wh_asks(sentence: str) -> bool:

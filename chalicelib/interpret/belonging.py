@@ -12,17 +12,17 @@ Read on the analyser's tokens (chalicelib/interpret/ja); the words are lexicon c
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from functools import lru_cache
 
+from .. import lazyre
 from .asking import is_question
 from .ja import analyse
 from .ja.tokens import Token
 from .lexicon import compiled, word_class
 from .text import nfkc
 
-_SENTENCE = re.compile(r"[^。！!？?\n]+[。！!？?\n]*")
+_SENTENCE = lazyre.compile(r"[^。！!？?\n]+[。！!？?\n]*")
 
 
 @dataclass(frozen=True)

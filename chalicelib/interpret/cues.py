@@ -15,11 +15,12 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
+from .. import lazyre
 from .lexicon import compiled, word_class
 from .text import find_names, nfkc
 
 CLAUSE_BREAK = "。！？!?\n"
-_TRAILING = re.compile(r"[\s。．.！!…~ーっw笑♪☆★]+$")
+_TRAILING = lazyre.compile(r"[\s。．.！!…~ーっw笑♪☆★]+$")
 
 # A movement verb: the stem, with a look-ahead on the kana that inflects it.
 _MOVE_VERB = (
@@ -29,12 +30,12 @@ _MOVE_VERB = (
 )
 _LOOK_VERB = r"見(?=て|た)|覗(?=[かきくけこい])|のぞ(?=[かきくけこい])"
 _TALK_WORD = r"話|しゃべ|喋|続き|つづき|飲|のみ|ゆっくり|休"
-MOVE_VERB_RE = re.compile(_MOVE_VERB)
-LOOK_VERB_RE = re.compile(_LOOK_VERB)
-TALK_WORD_RE = re.compile(_TALK_WORD)
+MOVE_VERB_RE = lazyre.compile(_MOVE_VERB)
+LOOK_VERB_RE = lazyre.compile(_LOOK_VERB)
+TALK_WORD_RE = lazyre.compile(_TALK_WORD)
 
 # Forms that only talk about going, checked first (on the text after the stem).
-_NEGATIVE_FORMS = [re.compile(p) for p in (
+_NEGATIVE_FORMS = [lazyre.compile(p) for p in (
     r"^.{0,3}?[ただ](?:こと|事)",                       # 行ったことある
     r"^.{0,3}?(?:たら|だら|れば|なら)",                 # 行ったら何がある
     r"^.{0,4}?[てで]も(?:いい|良い|よい|大丈夫|平気|かま|ok)",   # 行ってもいい？
@@ -50,7 +51,7 @@ _NEGATIVE_FORMS = [re.compile(p) for p in (
     r"^[りきちいしびみぎにっ]?(?:やす|にく|づら|辛)(?:い|く|そう|かった)",  # 入りやすそう: how easy going is
     r"^[りきちいしびみぎに]そう(?:[だでなにね。、,！!？?\s]|です|$)",       # 入りそう: how it looks (not 入ろう)
 )]
-_POSITIVE_FORMS = [re.compile(p) for p in (
+_POSITIVE_FORMS = [lazyre.compile(p) for p in (
     r"^.{0,3}?(?:こう|ろう|おう|よう|そう|もう|ごう|ぼう|とう|ましょう|こっか|ろっか|よっか|しょ)",  # volitional
     r"^(?:こ|ろ|お|そ|も)(?:っか|か)?(?:な|ね|よ|ー|~)*\s*(?:[。！!？?、,\s]|$)",   # casual volitional: 行こ, 戻ろ
     r"^.{0,3}?たい",                                     # desire
@@ -63,18 +64,18 @@ _POSITIVE_FORMS = [re.compile(p) for p in (
 )]
 # Purpose before 行く (映画見に行こう): the trip is not to a place of the scene.
 # Taking it back later in the text: 「…と思ったけど、やっぱやめとく」「行こうかな、いや、まだいる」.
-_CANCEL = re.compile(
+_CANCEL = lazyre.compile(
     r"やめ(?:とく|とこ|ておく|ておこ|た|る|よう|ます|にする)|止め(?:とく|とこ|ておく|た|る|よう)|やっぱ(?:り)?(?:\s*[、,]?\s*)"
     r"(?:いい|やめ|なし|無理|いや|行かな|戻らな|帰らな|ここ|まだ|今度)|いいや|(?:行|い|戻|もど|帰|かえ)(?:か|ら)ない(?![？?]|か)"
     r"|まだ(?:いる|いたい|ここ|帰らな|飲む|いよう)|もう少し(?:いる|いよう|ここ)|また今度|今はいい|今度にする")
 
 
 # Staying put, said after a hedge: 「…いや、もうちょっとここにいよ」「…でも、まだ残る」.
-_STAY = re.compile(r"もう(?:ちょっと|ちょい|少し|すこし)(?:だけ)?(?:いる|いよ|いたい|ここ|飲)|ここに(?:いる|いよ|いたい|います|残)"
+_STAY = lazyre.compile(r"もう(?:ちょっと|ちょい|少し|すこし)(?:だけ)?(?:いる|いよ|いたい|ここ|飲)|ここに(?:いる|いよ|いたい|います|残)"
                    r"|残(?:る|ろう|ろ|ります|りたい)|まだ(?:早|いい|帰らな|行かな)")
 # A hedge (〜かな, 〜かも, …) followed by a turn (いや, でも, やっぱ): what came before is taken back unless
 # the turn commits to going after all (「行こうかな、いや、やっぱ行こう」).
-_RETRACTION = re.compile(r"(?:かな|かなあ|かなー|かも|…|\.\.\.|けど|けれど)\s*[、,…。!！?？\s]*"
+_RETRACTION = lazyre.compile(r"(?:かな|かなあ|かなー|かも|…|\.\.\.|けど|けれど)\s*[、,…。!！?？\s]*"
                          r"(?:いや|いいや|でも|やっぱ(?:り)?|待って|まって)(?![がだで])")
 
 
@@ -91,7 +92,7 @@ def cancelled(text: str, start: int = 0) -> bool:
     return not any(_committing(rest[m.end():]) for m in MOVE_VERB_RE.finditer(rest)) and not _FAREWELL_ANY.search(rest)
 
 
-_STRETCH = re.compile(r"(?<=[\u3041-\u309f])[ー〜~]+")
+_STRETCH = lazyre.compile(r"(?<=[\u3041-\u309f])[ー〜~]+")
 
 
 def unstretched(text: str) -> str:
@@ -100,9 +101,9 @@ def unstretched(text: str) -> str:
     return _STRETCH.sub("", text)
 
 
-_PURPOSE_BEFORE = re.compile(r"(?:見|観|食べ|飲み|遊び|買い|取り|撮り|聴き|聞き|歌い|踊り|探し|迎え|散歩|会い)に\s*$")
-_BARE_DESTINATION = re.compile(r"^\s*(?:に|へ|まで)?(?:ね|よ|だ|ー|~)*$")
-_GENERIC_MOVE = re.compile(r"場所を?変え|場所変え|別の(?:場所|ところ|所|部屋)|移動し")
+_PURPOSE_BEFORE = lazyre.compile(r"(?:見|観|食べ|飲み|遊び|買い|取り|撮り|聴き|聞き|歌い|踊り|探し|迎え|散歩|会い)に\s*$")
+_BARE_DESTINATION = lazyre.compile(r"^\s*(?:に|へ|まで)?(?:ね|よ|だ|ー|~)*$")
+_GENERIC_MOVE = lazyre.compile(r"場所を?変え|場所変え|別の(?:場所|ところ|所|部屋)|移動し")
 
 
 def _committing(after: str) -> bool:
@@ -121,13 +122,13 @@ def _clause_end(text: str, start: int) -> int:
 
 
 # 「控え室、ちょっと覗いてきます」: a little adverb between the place and a looking verb.
-_LOOK_GAP = re.compile(r"[、,\s]*(?:に|を|へ|の中|のなか|の部屋)?(?:って|は|も)?[、,\s]*"
+_LOOK_GAP = lazyre.compile(r"[、,\s]*(?:に|を|へ|の中|のなか|の部屋)?(?:って|は|も)?[、,\s]*"
                        r"(?:ちょっと|ちょっとだけ|ちょい|少し|すこし|一旦|いったん|軽く|こっそり)?[、,\s]*")
 
 
-_SHOW_ME = re.compile(r"(?:見せ|みせ)て(?:もらって(?:も)?(?:いい|良い)|もらえ(?:る|ます|ない)|くれ(?:る|ない|ます)|ください|ほしい|よ)")
+_SHOW_ME = lazyre.compile(r"(?:見せ|みせ)て(?:もらって(?:も)?(?:いい|良い)|もらえ(?:る|ます|ない)|くれ(?:る|ない|ます)|ください|ほしい|よ)")
 # the verb's own te-form (行って, 入って, 見て) then leave: not 行かなくてもいい (no need to go)
-_PERMISSION = re.compile(r"^[っいん]?[てで]も?(?:いい|良い|よい|大丈夫|かまわない|構わない)(?:です)?(?:か|かな|の)?\s*[？?]?")
+_PERMISSION = lazyre.compile(r"^[っいん]?[てで]も?(?:いい|良い|よい|大丈夫|かまわない|構わない)(?:です)?(?:か|かな|の)?\s*[？?]?")
 
 
 def committing_verb_after(text: str, start: int, *, window: int = 12, look: bool = False,
@@ -222,7 +223,7 @@ def said(phrases: tuple[str, ...], text: str) -> bool:
     return matcher.said(text)   # type: ignore[attr-defined]
 
 
-_NOT_A_PLACE_AFTER = re.compile(r"^(?:さん|様|さま|ちゃん|方(?!へ|に)|がた|の人|手)")
+_NOT_A_PLACE_AFTER = lazyre.compile(r"^(?:さん|様|さま|ちゃん|方(?!へ|に)|がた|の人|手)")
 
 
 def place_mentions(text: str, names: SceneNames, place_ids: Iterable[str]) -> list[tuple[int, int, str]]:
@@ -243,23 +244,23 @@ def place_mentions(text: str, names: SceneNames, place_ids: Iterable[str]) -> li
 
 
 # A person's name, an honorific (源さん, 葵ちゃん: the lexicon's honorifics), then where they are.
-_PERSON_DESTINATION = re.compile(
+_PERSON_DESTINATION = lazyre.compile(
     rf"^(?:{word_class('honorifics').alternation})?"
     r"\s*(?:に会いに|にあいに|に会い|のところ|のとこ|の所|の(?:いる|居る)(?:ところ|とこ|所|方|ほう)|の方|のほう|のもと)"
     r"\s*(?:に|へ|まで)?")
 
 
 # 「奥で話そう」「奥の部屋で話そうか」: talking there is going there.
-_TALK_PLACE = re.compile(r"^(?:の(?:部屋|方|ほう|ところ|とこ))?で")
+_TALK_PLACE = lazyre.compile(r"^(?:の(?:部屋|方|ほう|ところ|とこ))?で")
 
-_QUOTED = re.compile(r"「[^」]*」|『[^』]*』|“[^”]*”|\"[^\"]*\"")
+_QUOTED = lazyre.compile(r"「[^」]*」|『[^』]*』|“[^”]*”|\"[^\"]*\"")
 # 〜って言ってた / 〜と聞いた: someone else's words, reported.
-_REPORTED = re.compile(r"^[^。！!？?\n]{0,12}?(?:って|と)[^。！!？?\n]{0,10}?(?:言|いう|聞|話|書)")
+_REPORTED = lazyre.compile(r"^[^。！!？?\n]{0,12}?(?:って|と)[^。！!？?\n]{0,10}?(?:言|いう|聞|話|書)")
 # Lines that look like the classifier prompt's own structure (a heading, an option line).
-_PROMPT_LINE = re.compile(r"^\s*(?:#|[-・*]\s*[A-Za-zＡ-Ｚａ-ｚ]{1,2}\d*\s*[:：])")
+_PROMPT_LINE = lazyre.compile(r"^\s*(?:#|[-・*]\s*[A-Za-zＡ-Ｚａ-ｚ]{1,2}\d*\s*[:：])")
 
 
-_SENTENCE_END = re.compile(r"[。！？!?]")
+_SENTENCE_END = lazyre.compile(r"[。！？!?]")
 
 
 def player_words(text: str) -> str:
@@ -353,7 +354,7 @@ def movement_cue(text: str, names: SceneNames, place: str, exits: Sequence[str],
 
 # ---------------------------------------------------------------- leaving
 
-_FAREWELL_END = re.compile(
+_FAREWELL_END = lazyre.compile(
     r"(?:失礼(?:します|しました|いたします|するね|するよ|するわ|します)|お邪魔しました|おじゃましました|お暇(?:します|するね|するよ)"
     r"|おいとま(?:します|するね|するよ)|帰(?:ります|るね|るよ|るわ|る|ろうかな|ろう|ろうか|ろっか|ろ)"
     r"|かえ(?:ります|るね|るよ|ろうかな)|ごちそうさま(?:でした)?|ご馳走様(?:でした)?|ごちそうさん|お先に(?:失礼します)?"
@@ -361,12 +362,12 @@ _FAREWELL_END = re.compile(
     r"|ばいばい|バイバイ|おやすみ(?:なさい)?|行ってきます|(?:そろそろ|もう)(?:行くね|行くよ|行きます|出るね|出ます)"
     r"|出ますね|今日は(?:この(?:へん|辺|あたり)|これ)で)"
     r"(?:ね|よ|わ|か|かな|ー|~)*$")
-_QUESTION_END = re.compile(r"[？?]\s*$")
-_APOLOGY_ONLY = re.compile(r"失礼(?:しました|いたしました)")
-_LEAVING_CONTEXT = re.compile(r"帰|そろそろ|お先|ごちそう|ご馳走|また|お邪魔|おじゃま|今日は|遅くまで|長居|では|じゃあ")
-_FAREWELL_ANY = re.compile(r"失礼(?:します|するね)|お邪魔しました|帰(?:ります|るね|るよ|ろう)|ごちそうさま|またね|じゃあね|さよ(?:う)?なら|おやすみ")
+_QUESTION_END = lazyre.compile(r"[？?]\s*$")
+_APOLOGY_ONLY = lazyre.compile(r"失礼(?:しました|いたしました)")
+_LEAVING_CONTEXT = lazyre.compile(r"帰|そろそろ|お先|ごちそう|ご馳走|また|お邪魔|おじゃま|今日は|遅くまで|長居|では|じゃあ")
+_FAREWELL_ANY = lazyre.compile(r"失礼(?:します|するね)|お邪魔しました|帰(?:ります|るね|るよ|ろう)|ごちそうさま|またね|じゃあね|さよ(?:う)?なら|おやすみ")
 # Saying one will come back (また来るよ) is a farewell, unless it answers a character's question about it.
-_RETURN_PROMISE = re.compile(r"また(?:来|く|き)")
+_RETURN_PROMISE = lazyre.compile(r"また(?:来|く|き)")
 
 
 def answers_return_question(text: str, asked: str | None) -> bool:
@@ -380,13 +381,13 @@ def answers_return_question(text: str, asked: str | None) -> bool:
 
 
 # 「やっぱ行く」「行きます」「そっち行こう」: going, with no place named (the invitation names it).
-_BARE_GO = re.compile(r"(?:^|[、,。！!\s])(?:やっぱ(?:り)?|じゃあ|じゃ|うん|よし|なら|それなら)?[、,\s]*"
+_BARE_GO = lazyre.compile(r"(?:^|[、,。！!\s])(?:やっぱ(?:り)?|じゃあ|じゃ|うん|よし|なら|それなら)?[、,\s]*"
                       r"(?:そっち|あっち|向こう)?(?:に|へ)?\s*(?:行|い)(?:く|こう|こ|きます|きましょう|ってみる|ってみよう"
                       r"|っても?(?:いい|良い)(?:です)?(?:か|の)?)"
                       r"(?:よ|ね|わ|か|な|っ)*\s*[。！!~？?]*$")
 
 
-_RETURN_VERB = re.compile(r"戻(?=[らりるれろっ])|もど(?=[らりるれろっ])")
+_RETURN_VERB = lazyre.compile(r"戻(?=[らりるれろっ])|もど(?=[らりるれろっ])")
 
 
 def goes_back(text: str, names: SceneNames, place: str, exits: Sequence[str]) -> bool:
@@ -405,7 +406,7 @@ def goes_back(text: str, names: SceneNames, place: str, exits: Sequence[str]) ->
 
 
 # 「ちょっと覗いてもいいかな」「見てみたい」「お邪魔していい？」: taking up an invitation to a place by looking in.
-_BARE_LOOK = re.compile(r"(?:^|[、,。！!\s])(?:じゃあ|じゃ|うん|よし|ちょっと|ちょっとだけ|少し)?[、,\s]*"
+_BARE_LOOK = lazyre.compile(r"(?:^|[、,。！!\s])(?:じゃあ|じゃ|うん|よし|ちょっと|ちょっとだけ|少し)?[、,\s]*"
                         r"(?:覗|のぞ|見|お邪魔し|おじゃまし|入)[いっ]?て(?:み(?:て)?)?(?:も(?:いい|良い|大丈夫)|(?:いい|い|たい|よう))"
                         r"(?:かな|ですか|か|の|です)?\s*[。！!~？?]*$")
 
@@ -414,7 +415,7 @@ def goes_along(text: str) -> bool:
     """The line ends by agreeing to go somewhere it does not name (after an invitation that names it)."""
     stripped = _TRAILING.sub("", unstretched(text))
     return bool(_BARE_GO.search(stripped) or _BARE_LOOK.search(stripped)) and not cancelled(stripped)
-_VOLITIONAL_END = re.compile(r"(?:ろう|よう|おう|こう|ましょう)か?(?:な)?\s*[？?]?\s*$")
+_VOLITIONAL_END = lazyre.compile(r"(?:ろう|よう|おう|こう|ましょう)か?(?:な)?\s*[？?]?\s*$")
 
 
 def without_trailing_calls(text: str, names: SceneNames | None) -> str:
@@ -458,7 +459,7 @@ def later(text: str, at: int) -> bool:
     return bool(compiled("later", "prerequisite").search(text[:at]))
 
 
-_LEAVE_CUE = re.compile(r"失礼|お邪魔し|おじゃまし|お暇|おいとま|帰|かえ(?:る|ろ|り)|ごちそうさま|ご馳走|出(?:よう|る|ます|たい)|離れ"
+_LEAVE_CUE = lazyre.compile(r"失礼|お邪魔し|おじゃまし|お暇|おいとま|帰|かえ(?:る|ろ|り)|ごちそうさま|ご馳走|出(?:よう|る|ます|たい)|離れ"
                         r"|さよ(?:う)?なら|じゃあね|またね|バイバイ|ばいばい|おやすみ|行かなきゃ|そろそろ")
 
 
@@ -473,15 +474,15 @@ def leave_cue(text: str) -> bool:
 
 # ---------------------------------------------------------------- agreeing
 
-_AGREE = re.compile(
+_AGREE = lazyre.compile(
     r"^(?:うん|はい|ええ|ああ|おう|いい|いいよ|いいね|いいですよ|いいですね|いいとも|いいじゃん|もちろん|ぜひ|是非|喜んで|よろこんで"
     r"|おっけー|オッケー|ok|okay|了解|りょうかい|わかった|分かった|わかりました|分かりました|そうしよう|そうしようか|そうしましょう"
     r"|そうだね|そうね|そうだな|そうする|行こう|いこう|行こうか|行こっか|いこっか|行きましょう|行ってみよう|行ってみようか|行く|行くよ"
     r"|行きます|賛成|さんせい|任せて|まかせて|ついていく|ついて行く|ついてく|連れてって|案内して|じゃあ行こう|よし|じゃあ|それじゃ|では"
     r"|じゃ|ね|ねえ|うんうん|いいよいいよ|そうしよっか|そうしよ|移動しよう|場所を変えよう"
     r"|(?:行|い)こっ?(?:行こっ?|いこっ?)?|(?:そっちで|向こうで|あっちで|そこで)?話(?:そう|そっ|そ|しましょう|しよう))$")
-_FILLER = re.compile(r"^(?:え|あ|じゃあ|それじゃ|よし|では|じゃ|ね|ねえ|う|ん|お|ま|まあ|うーん|そっか|そうか)$")
-_NEGATIVE = re.compile(r"いや|嫌|やめ|だめ|ダメ|駄目|無理|あとで|後で|今度|ここで|ない|ません|待って|まって|ちょっと")
+_FILLER = lazyre.compile(r"^(?:え|あ|じゃあ|それじゃ|よし|では|じゃ|ね|ねえ|う|ん|お|ま|まあ|うーん|そっか|そうか)$")
+_NEGATIVE = lazyre.compile(r"いや|嫌|やめ|だめ|ダメ|駄目|無理|あとで|後で|今度|ここで|ない|ません|待って|まって|ちょっと")
 
 
 def short_agreement(text: str, limit: int = 16) -> bool:
@@ -502,10 +503,10 @@ def short_agreement(text: str, limit: int = 16) -> bool:
     return agreed
 
 
-_TAKE_UP = re.compile(r"お言葉に甘え|甘えちゃ|甘えよう|甘えます|お邪魔します|おじゃまします|お邪魔しよう|おじゃましよう"
+_TAKE_UP = lazyre.compile(r"お言葉に甘え|甘えちゃ|甘えよう|甘えます|お邪魔します|おじゃまします|お邪魔しよう|おじゃましよう"
                       r"|(?:じゃあ|それじゃ|では)[、,\s]*(?:ちょっと|少し|すこし)だけ|(?:ちょっと|少し|すこし)だけ(?:なら|ですよ|ね)?\s*[。!！]*$"
                       r"|喜んで|よろこんで|ぜひ|是非|ご一緒します|行きます|いきます")
-_TAKE_UP_NOT = re.compile(r"いや|嫌|結構|やめ|遠慮|無理|だめ|ダメ|駄目|今度|あとで|後で|ここで|行かない|いかない|行けない|ません(?!か)")
+_TAKE_UP_NOT = lazyre.compile(r"いや|嫌|結構|やめ|遠慮|無理|だめ|ダメ|駄目|今度|あとで|後で|ここで|行かない|いかない|行けない|ません(?!か)")
 
 
 def takes_up(text: str, limit: int = 30) -> bool:
@@ -517,7 +518,7 @@ def takes_up(text: str, limit: int = 30) -> bool:
     return bool(_TAKE_UP.search(stripped))
 
 
-_INVITATION_FORM = re.compile(
+_INVITATION_FORM = lazyre.compile(
     r"(?:ない\s*[？?]|ないか|ましょう|(?:こう|ろう|おう|よう|そう|もう)(?:か|よ)?|おいで|来て|きて|いらっしゃい|行って|てみない)")
 
 

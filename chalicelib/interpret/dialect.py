@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import re
 
+from .. import lazyre
+
 # (pattern, replacement), applied in order on normalised text
-_RULES: tuple[tuple[re.Pattern[str], str], ...] = tuple((re.compile(p), r) for p, r in (
+_RULES: tuple[tuple[re.Pattern[str], str], ...] = tuple((lazyre.compile(p), r) for p, r in (
     (r"おおきに", "ありがとう"),
     (r"なんぼ", "いくら"),
     (r"(?:^|(?<=[、,。!！？?\s]))ほな(?=[、,\s]|[^ぁ-ん])", "じゃあ"),

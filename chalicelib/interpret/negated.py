@@ -9,9 +9,9 @@ any negation of its verb — but not an obligation (変えなきゃ, 変えな�
 """
 from __future__ import annotations
 
-import re
 from functools import lru_cache
 
+from .. import lazyre
 from .ja import analyse
 from .ja.tokens import Token
 
@@ -80,11 +80,11 @@ def negation_spans(text: str, verb: str) -> list[tuple[int, int]]:
 
 # What was said is denied after the words that report it: 「混ぜてもいいなんて言ってないよ」「認めてくれなかった」
 # 「許してもらえなかった」 — the entry those words name (ママ gave in) is the opposite of what is told.
-_DENIED = re.compile(r"^[^。！？!?]{0,12}?(?:なんて|とは|なんか|って)?(?:一言も|全然|まだ|別に)?"
+_DENIED = lazyre.compile(r"^[^。！？!?]{0,12}?(?:なんて|とは|なんか|って)?(?:一言も|全然|まだ|別に)?"
                      r"(?:言って|言われて|聞いて|言っ)(?:は|も)?(?:い)?(?:ない|なかった|ません|ねえ|ねー)"
                      r"(?!っけ|[？?]|かな|の[？?]|か)")
 # ... or the verb the words end on is itself negated (認めてない, 許してくれなかった) — not a noun with ない (お金ない)
-_VERB_DENIED = re.compile(r"^(?:て|で)?(?:は|も)?(?:くれ|もらえ|くれて|もらって)?(?:い)?(?:ない|なかった|ません|ず)(?![？?]|かな|の[？?]|か)")
+_VERB_DENIED = lazyre.compile(r"^(?:て|で)?(?:は|も)?(?:くれ|もらえ|くれて|もらって)?(?:い)?(?:ない|なかった|ません|ず)(?![？?]|かな|の[？?]|か)")
 
 
 def denied_after(text: str, end: int) -> bool:

@@ -19,11 +19,11 @@ Safeguards:
 """
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from .. import lazyre
 from ..scenario.inputs import PlayerInput
 from .ja import analyse, word_meaning
 from .ja.meaning import MeaningIndex
@@ -78,7 +78,7 @@ def _anchor_words(texts: Iterable[str]) -> list[str]:
     return out
 
 
-_NUMERALS = re.compile(r"[一二三四五六七八九十百千〇0-9０-９]")
+_NUMERALS = lazyre.compile(r"[一二三四五六七八九十百千〇0-9０-９]")
 
 
 def _other_number(word: str, anchor: str) -> bool:

@@ -13,9 +13,9 @@ meaning matching skips it (階 is near 入り口 in meaning; 二階 is not the d
 """
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 
+from .. import lazyre
 from .ja import analyse, word_meaning
 from .ja.tokens import Token
 from .text import TextForms, nfkc, to_hiragana
@@ -167,7 +167,7 @@ def _near_in_meaning(token: Token, word: str) -> bool | None:
 
 
 # A one-kanji noun with the colloquial topic marker って, then what is asked or said about it.
-_TOPIC_TTE = re.compile(r"って\s*(?:[、,？?！!]|ある|あり|何|なに|なん|どん|どう|どれ|誰|いつ|いい|好き|$)")
+_TOPIC_TTE = lazyre.compile(r"って\s*(?:[、,？?！!]|ある|あり|何|なに|なん|どん|どう|どれ|誰|いつ|いい|好き|$)")
 
 
 def _other_word(token: Token, start: int, end: int, forms: TextForms) -> bool:

@@ -21,15 +21,16 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 
+from .. import lazyre
 from .ja import analyse
 from .lexicon import kana_counters, listed, pattern, word_class
 
 # Emoji and the characters that join or vary them (no Japanese word is written with these).
-_EMOJI = re.compile("[\U0001F000-\U0001FAFF\u2600-\u27BF\u2B00-\u2BFF\u2300-\u23FF\uFE0F\u200D\U000E0020-\U000E007F"
+_EMOJI = lazyre.compile("[\U0001F000-\U0001FAFF\u2600-\u27BF\u2B00-\u2BFF\u2300-\u23FF\uFE0F\u200D\U000E0020-\U000E007F"
                     "\u3030\u303D\u3297\u3299]+")
 _PAUSE = r"(?:[、,，…\s　]+|ー+[、,，…\s　]*|(?=[！!？?。]))"
-_HIRAGANA = re.compile(r"[\u3041-\u309f]+")
-_KANJI = re.compile(r"[\u4e00-\u9fff々]")
+_HIRAGANA = lazyre.compile(r"[\u3041-\u309f]+")
+_KANJI = lazyre.compile(r"[\u4e00-\u9fff々]")
 _CLAUSE_END = r"(?=[\s、。，．,.!?！？…♪]|$)"
 
 

@@ -20,6 +20,8 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
+from .. import lazyre
+
 # ---------------------------------------------------------------- character classes
 
 _KATAKANA_START, _KATAKANA_END = 0x30A1, 0x30F6   # ァ … ヶ
@@ -59,13 +61,13 @@ def fold(text: str) -> str:
     return to_hiragana(nfkc(text))
 
 
-_PUNCT_RE = re.compile(r"[\s\u3000、。，．,.!?！？…・「」『』（）()\[\]【】〈〉《》\"'`~〜ー—\-:：;；/／*＊♪☆★♡♥w笑]+")
+_PUNCT_RE = lazyre.compile(r"[\s\u3000、。，．,.!?！？…・「」『』（）()\[\]【】〈〉《》\"'`~〜ー—\-:：;；/／*＊♪☆★♡♥w笑]+")
 
 
 # Stage directions and laughter marks: what the player does or how they say it, not what they say —
 # 「（笑）」「(小声)」「（一口食べて）」 in brackets, and a trailing 笑 / w / 爆笑 after a clause.
-_ASIDE_RE = re.compile(r"[（(][^（()）]{0,20}[)）]")
-_LAUGH_RE = re.compile(r"(?<![\u4e00-\u9fff])(?:爆笑|笑)+(?=[\s、。，．,.!?！？…]|$)"
+_ASIDE_RE = lazyre.compile(r"[（(][^（()）]{0,20}[)）]")
+_LAUGH_RE = lazyre.compile(r"(?<![\u4e00-\u9fff])(?:爆笑|笑)+(?=[\s、。，．,.!?！？…]|$)"
                        r"|(?<=[\u3041-\u30ff\u4e00-\u9fff。、！？!?…])[wｗＷ]+(?=[\s、。，．,.!?！？…]|$)")
 
 

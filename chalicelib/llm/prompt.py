@@ -11,6 +11,8 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from .. import lazyre
+
 DEFAULT_CONTEXT_LIMIT = 8192
 ANSWER_RESERVE = 64          # tokens kept for the answer
 # A byte-level BPE token covers at least one byte and a Japanese character is
@@ -20,10 +22,10 @@ MAX_TOKENS_PER_CHAR = 4
 TEMPLATE_OVERHEAD = 64
 MAX_TEXT_CHARS = 400         # longer player text is cut in the prompt (the game keeps all of it)
 
-_NEWLINES = re.compile(r"[\r\n\u2028\u2029\u0085\v\f\x1c\x1d\x1e]+")
+_NEWLINES = lazyre.compile(r"[\r\n\u2028\u2029\u0085\v\f\x1c\x1d\x1e]+")
 _QUOTES = str.maketrans({"「": "『", "」": "』", "｢": "『", "｣": "』", "＃": "#"})
 # Chat-template markers (<|im_end|> …) typed by a player must stay text, never become role tokens.
-_CHAT_MARKERS = re.compile(r"<\||\|>")
+_CHAT_MARKERS = lazyre.compile(r"<\||\|>")
 
 
 def neutralise(text: str, limit: int = MAX_TEXT_CHARS) -> str:

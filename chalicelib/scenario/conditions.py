@@ -7,10 +7,10 @@ only it knows the scenario (and the file and line to blame).
 """
 from __future__ import annotations
 
-import re
 from collections.abc import Container, Iterable
 from dataclasses import dataclass, field
 
+from .. import lazyre
 from .inputs import INTENT_PREFIX, LEAVE, LEAVE_WORD, MOVE_PREFIX, NONE, NONE_WORD, PlayerInput
 
 ANY_INPUT_WORD = "入力"
@@ -326,7 +326,7 @@ class Condition:
 ALWAYS = Condition(text="", clauses=(Clause(terms=()),))
 # A condition with more alternatives than this is refused (grouping multiplies them out).
 MAX_CLAUSES = 64
-_TOKEN = re.compile(r"[+|()]")
+_TOKEN = lazyre.compile(r"[+|()]")
 _WIDE = {"＋": "+", "｜": "|", "（": "(", "）": ")"}
 
 

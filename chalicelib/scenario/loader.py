@@ -21,6 +21,7 @@ from typing import Any, Literal, get_args, get_origin
 
 from pydantic import BaseModel, ValidationError
 
+from .. import lazyre
 from ..faces import NEUTRAL
 from .conditions import (
     FLAG_PREFIX,
@@ -54,7 +55,7 @@ from .model import (
     SpokenLine,
 )
 
-_ID_RE = re.compile(ID_PATTERN)
+_ID_RE = lazyre.compile(ID_PATTERN)
 
 # A hint is a suggestion, not a problem: `butai lint` shows hints only with --hints.
 Severity = Literal["error", "warning", "hint"]

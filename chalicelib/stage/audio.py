@@ -16,12 +16,12 @@ from __future__ import annotations
 import errno
 import hashlib
 import os
-import re
 import stat
 from collections.abc import Iterable
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from .. import lazyre
 from ..config import origin_of
 from ..errors import ValidationFailed
 
@@ -30,12 +30,12 @@ CONTENT_TYPES = {"mp3": "audio/mpeg", "m4a": "audio/mp4", "aac": "audio/aac", "o
                  "oga": "audio/ogg", "opus": "audio/ogg", "wav": "audio/wav", "webm": "audio/webm"}
 MAX_UPLOAD_BYTES = 10 * 1024 * 1024
 # Printable ASCII without spaces, quotes, angle brackets or backslashes: a URL, nothing else.
-_URL_CHARS = re.compile(r"^[!#-&(-;=?-\[\]-~]+$")
+_URL_CHARS = lazyre.compile(r"^[!#-&(-;=?-\[\]-~]+$")
 # A voice on the stage's own origin: under audio/, an audio extension, an optional query (no fragment).
 # The OpenAPI document publishes the same pattern for `audio` (stage/models.py).
 AUDIO_PATH_PATTERN = (r"^/" + AUDIO_PREFIX + r"[A-Za-z0-9._-]+\.(?:" + "|".join(sorted(CONTENT_TYPES))
                       + r")(?:\?[!$-&(-;=?-\[\]-~]*)?$")
-_AUDIO_PATH = re.compile(AUDIO_PATH_PATTERN)
+_AUDIO_PATH = lazyre.compile(AUDIO_PATH_PATTERN)
 
 
 def check_audio_url(url: str, own_origins: Iterable[str], listed_origins: Iterable[str]) -> str:

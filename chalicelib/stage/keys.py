@@ -8,15 +8,16 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import re
 import secrets
+
+from .. import lazyre
 
 AGENT_PREFIX = "bka_"
 PLAYER_PREFIX = "bkp_"
 STAGE_PREFIX = "s_"
 
 
-STAGE_ID_PATTERN = re.compile(r"^s_[0-9a-f]{16}$")
+STAGE_ID_PATTERN = lazyre.compile(r"^s_[0-9a-f]{16}$")
 
 
 def new_stage_id() -> str:
@@ -54,7 +55,7 @@ KEY_ALPHABET = "A-Za-z0-9_-"
 # own at the edge.
 AUTHORIZATION_PATTERN = f"^Bearer [{KEY_ALPHABET}]+$"
 SCHEME = "Bearer "
-_AUTHORIZATION = re.compile(AUTHORIZATION_PATTERN)
+_AUTHORIZATION = lazyre.compile(AUTHORIZATION_PATTERN)
 
 
 def bearer_token(authorization: str | None) -> str | None:

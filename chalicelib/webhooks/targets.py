@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import http.client
 import ipaddress
-import re
 import socket
 import ssl
 import threading
@@ -35,6 +34,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from urllib.parse import urlsplit
+
+from .. import lazyre
 
 MAX_URL_LENGTH = 2048
 MAX_HEADER_BYTES = 4096
@@ -64,7 +65,7 @@ def url_pattern(local: bool = False) -> str:
     return f"^(?:{public}|https?://{_LOOPBACK}{_PORT}{_REST})$" if local else f"^{public}$"
 
 
-_URL = {local: re.compile(url_pattern(local)) for local in (False, True)}
+_URL = {local: lazyre.compile(url_pattern(local)) for local in (False, True)}
 
 
 class AnswerRefused(OSError):

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
+from ... import lazyre
 from ...answers import Answer
 from ...interpret.ja import analyse
 from ...interpret.lexicon import compiled
@@ -112,7 +113,7 @@ def _told_as_past(sentence: str) -> bool:
     return bool(said) and said[-1].is_past
 
 
-_ECHO_OPENING = re.compile(r"^(?P<word>[^\s、。！？!?「」]{1,10})[？?]\s*")
+_ECHO_OPENING = lazyre.compile(r"^(?P<word>[^\s、。！？!?「」]{1,10})[？?]\s*")
 
 
 def _echoing_the_word_said(answer: Answer, fitting, text: str) -> Answer:

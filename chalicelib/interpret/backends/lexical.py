@@ -22,12 +22,12 @@ calibrated on the dev part of ``scenarios/eval/interpret.json``.
 from __future__ import annotations
 
 import math
-import re
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from ... import lazyre
 from ...scenario.inputs import NONE
 from ..confidence import is_unsure
 from ..cues import Place, SceneNames, clause_spans, explicit_moves, farewell
@@ -51,9 +51,9 @@ from ..text import (
 from .base import elapsed_ms
 
 # Clauses the player sets aside: the topic named before these is not the point.
-_CONTRAST = re.compile(r"(?:より(?:も)?|もいいけど|もいいが|はいいけど|はいいとして|はともかく|はさておき|じゃなくて|ではなくて"
+_CONTRAST = lazyre.compile(r"(?:より(?:も)?|もいいけど|もいいが|はいいけど|はいいとして|はともかく|はさておき|じゃなくて|ではなくて"
                        r"|もだけど|もそうだけど|もいいんだけど|の前に|はあとで|は後で)")
-_PARENS = re.compile(r"[（(]([^）)]*)[）)]")
+_PARENS = lazyre.compile(r"[（(]([^）)]*)[）)]")
 
 
 @dataclass(frozen=True)

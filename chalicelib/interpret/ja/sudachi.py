@@ -48,8 +48,9 @@ def analyse(text: str) -> Analysis:
     with _LOCK:                      # a SudachiPy tokenizer is not safe to share between threads
         morphemes = tokenizer.tokenize(text)
         for m in morphemes:
-            pos = tuple(p for p in m.part_of_speech()[:4] if p != "*")
-            conjugation = m.part_of_speech()[5]
+            tags = m.part_of_speech()          # a new tuple on every call: read once
+            pos = tuple([tag for tag in tags[:4] if tag != "*"])
+            conjugation = tags[5]
             out.append(Token(m.surface(), m.dictionary_form(), m.normalized_form(), m.reading_form(), pos,
                              "" if conjugation == "*" else conjugation, m.begin(), m.end(), m.is_oov()))
     return Analysis(text, tuple(out))

@@ -19,6 +19,8 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
+from ... import lazyre
+
 _HERE = Path(__file__).resolve().parent
 
 
@@ -76,7 +78,7 @@ class Pattern:
     note: str = ""
 
 
-_REFERENCE = re.compile(r"<<([A-Za-z_][A-Za-z0-9_]*)>>")
+_REFERENCE = lazyre.compile(r"<<([A-Za-z_][A-Za-z0-9_]*)>>")
 
 
 @cache
@@ -133,4 +135,5 @@ def pattern(table: str, name: str) -> str:
 
 @cache
 def compiled(table: str, name: str, flags: int = 0) -> re.Pattern[str]:
-    return re.compile(pattern(table, name), flags)
+    """One pattern of a table, compiled where it is first used (module-level names stay cheap to import)."""
+    return lazyre.compile(pattern(table, name), flags)
