@@ -42,7 +42,7 @@ _CUE = lazyre.compile(
     r"|^\s*(?:を|も)?\s*くれ(?:よ|や|ん?か)?\s*(?:[。！!…]|$)|^\s*(?:で|を)?\s*(?:な|ね)?\s*(?:[。！!…]|$)|^\s*だ\s*(?:[。！!]|$)|^\s*(?:で|を|も)\s*(?:お願い|頼む|よろしく|いい|大丈夫|結構です|[！!。]|$)"
     r"|^\s*(?:に|で)(?:する|します|しよう|しよっかな|しようかな)|^\s*に(?:変え|かえ)(?:る|よう|ます|て)|^\s*(?:が|を)?\s*(?:いい|良い)(?:な|です)?\s*[。!！]*$"
     r"|飲みたい|食べたい|飲もう|食べよう|飲もっかな|食べよっかな|飲む(?:よ|わ)?\s*[。！!]*$|食べる(?:よ|わ)?\s*[。！!]*$"
-    r"|(?:ある|あります|あり|ない|ありますか)(?:\s*[？?]|か|かな|の)|ない(?:ん)?(?:です|ですか)(?:か|\s*[？?])|ありませんか|持ってきて|出して|作って|入れて|つけて|くれる|くれない"
+    r"|(?:ある|あります|あり|(?<![くで])ない|ありますか)(?:\s*[？?]|か|かな|の)|(?<![くで])ない(?:ん)?(?:です|ですか)(?:か|\s*[？?])|ありませんか|持ってきて|出して|作って|入れて|つけて|くれる|くれない"
     r"|(?:まだ)?(?:できる|できます|作れる|作れます|頼める|頼めます|食べられる|食べられます|飲める|飲めます)(?:\s*[？?]|か|の)")
 # 「じゃあそれで」「それください」: the item just named.
 _THAT_ONE = lazyre.compile(r"^(?:じゃあ|じゃ|では|なら|それなら|うん)?[、,\s]*(?:それ|そっち|これ)(?:で|を|に|も)?\s*"
@@ -274,6 +274,13 @@ class Orders:
         """The menu items `text` names, in the order named (a mention inside a longer one not counted: the 水 of
         水割り is no お水)."""
         return list(dict.fromkeys(h.item for h in self._hits(TextForms.of(text))))
+
+    def orders_outright(self, text: str) -> bool:
+        """Whether `text` orders an item by its own words (a cue or a count after it), not only by naming it
+        after an offer."""
+        normalised = nfkc(text)
+        return any(self._ordered(normalised, h.end) or orders_by_count(normalised, h.end)
+                   for h in self._hits(TextForms.of(normalised)))
 
     def without_items(self, text: str) -> str:
         """`text` (normalised) with the names of menu items taken out (「で、ひまわりは？」 → 「で、は？」)."""
@@ -546,10 +553,17 @@ class Orders:
         order went unheard, the one just offered)."""
         already = _ALREADY.search(text)
         ordered = list(ordered)
-        if not _STATUS.search(text) and not already:
-            hits = self._hits(TextForms.of(text)) if _STATUS_ORDERED.search(text) else []
-            if not hits or hits[-1].item not in ordered:
-                return None
+        status = _STATUS.search(text) or _STATUS_ORDERED.search(text)
+        if status is None and not already:
+            return None
+        if status is not None and not already:
+            # asked of the item in the sentence that asks it: the 出てくる of 「鉄板で出てくるやつ」 after a story
+            # about another town's ナポリタン asks nothing of the one ordered here
+            text = text[sentence_start(text, status.start()):sentence_end(text, max(status.start(), status.end() - 1))]
+            if not _STATUS.search(text):
+                hits = self._hits(TextForms.of(text))
+                if not hits or hits[-1].item not in ordered:
+                    return None
         hits = self._hits(TextForms.of(text))
         if hits:
             item = hits[-1].item

@@ -557,6 +557,11 @@ class Conversation(Recalling, Serving):
         # (nor beside a question whether a thing can be had: 「電話で注文もできますか？…仏花お願いしたくて」)
         order = None if already_ordered(rest) or asks_if_possible(nfkc(rest)) else \
             self._order(text, state, addressee, mem, question)
+        if order is not None and order.kind == "item" and is_question(rest) and order.item in self.orders.named(rest) \
+                and not self.orders.orders_outright(text):
+            # 「ひまわりはロビーが明るくなりそうでいいですね。切り花だと何日くらい持ちますか？」 after the flowers
+            # were listed: still asking about it, not chosen yet (an item named after an offer orders only alone)
+            order = None
         if order is not None:
             context["order"] = order.to_dict()
             return self._serve(order, step, state, mem, turn, variety)

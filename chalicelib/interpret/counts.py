@@ -8,8 +8,9 @@ from dataclasses import dataclass, replace
 
 from .lexicon import compiled, pattern, values
 
-# An order never counts more than this many of one item at once (a typo's 99 is not 99 on the bill).
-MOST = 20
+# An order never counts more than this many of one item at once (a typo's 99 is not 99 on the bill; a bouquet
+# of 25 or 50 roses is an order).
+MOST = 50
 
 
 @dataclass(frozen=True)
@@ -58,7 +59,11 @@ def _count(match: re.Match[str] | None, *, total: bool = False) -> Count | None:
     if n is None or n < 1:
         return None
     more = "more" in match.re.groupindex and bool(match.group("more"))
-    return Count(min(n, MOST), total, match.group("said"), more)
+    said = match.group("said")
+    if n > MOST and said:
+        # said back as booked: the counter kept, the number the most an order takes
+        said = str(MOST) + said.lstrip("0123456789〇一二三四五六七八九十百千万何 ")
+    return Count(min(n, MOST), total, said, more)
 
 
 def count_of(text: str, start: int, end: int, bound: int | None = None) -> Count | None:

@@ -31,12 +31,18 @@ def shop(**menu_changes) -> Conversation:
     ("2杯のコーヒー", "コーヒー", 2, False),
     ("コーヒーを十二杯", "コーヒー", 12, False),
     ("コーヒーは合計4杯にしてください", "コーヒー", 4, True),
-    ("コーヒーを99杯", "コーヒー", 20, False),          # a typo's 99 is not 99 on the bill
+    ("コーヒーを99杯", "コーヒー", 50, False),          # a typo's 99 is not 99 on the bill
+    ("赤い薔薇を25本", "赤い薔薇", 25, False),           # a bouquet for a 25th anniversary is
 ])
 def test_the_count_said_with_an_item(text, item, n, total):
     start = text.index(item)
     found = count_of(text, start, start + len(item))
     assert found is not None and (found.n, found.total) == (n, total), text
+
+
+def test_a_count_over_the_most_is_said_back_as_booked():
+    found = count_of("コーヒーを99杯", 0, 4)
+    assert found is not None and (found.n, found.said) == (50, "50杯")
 
 
 @pytest.mark.parametrize("text", ["コーヒーが好き", "コーヒーを一杯ずつ", "コーヒー二人で飲む"])

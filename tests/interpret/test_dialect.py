@@ -34,3 +34,23 @@ def test_having_to_leave_soon_is_no_goodbye(text):
 @pytest.mark.parametrize("text", ["そろそろ帰るね", "ごちそうさま、帰ります", "ほな、おやすみ〜"])
 def test_a_goodbye_still_is_one(text):
     assert farewell(standard(text))
+
+
+def _examples():
+    from chalicelib.interpret.lexicon import rewrites
+    return [pytest.param(said, reads, id=said) for rule in rewrites("dialect") for said, reads in rule.examples]
+
+
+def _kept():
+    from chalicelib.interpret.lexicon import rewrites
+    return [pytest.param(text, id=text) for rule in rewrites("dialect") for text in rule.kept]
+
+
+@pytest.mark.parametrize(("said", "reads"), _examples())
+def test_every_example_of_the_dialect_table_reads_as_it_says(said, reads):
+    assert standard(said) == reads
+
+
+@pytest.mark.parametrize("text", _kept())
+def test_every_text_the_dialect_table_keeps_is_left_alone(text):
+    assert standard(text) == text

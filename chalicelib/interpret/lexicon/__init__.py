@@ -108,6 +108,24 @@ def patterns(table: str) -> dict[str, Pattern]:
     return out
 
 
+@dataclass(frozen=True)
+class Rewrite:
+    """A form read as another (dialect.json): `regex` replaced by `standard`, with the texts it must turn into
+    what they read as, and the texts it must leave alone."""
+    regex: str
+    standard: str
+    examples: tuple[tuple[str, str], ...]
+    kept: tuple[str, ...]
+    note: str = ""
+
+
+@cache
+def rewrites(table: str) -> tuple[Rewrite, ...]:
+    """A table's rewrites, in the order they apply."""
+    return tuple(Rewrite(r["regex"], r["standard"], tuple((e["said"], e["reads"]) for e in r.get("examples", ())),
+                         tuple(r.get("kept", ())), r.get("note", "")) for r in _data(table)["rewrites"])
+
+
 def kana_counters() -> dict[str, str]:
     """Counters written in kana and the counter they are (counts.json: ねん → 年, えん → 円)."""
     return dict(_data("counts").get("kana_counters", {}))
