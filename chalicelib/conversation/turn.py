@@ -100,6 +100,7 @@ class Reading:
     side: str | None          # a first part answered apart (an order, a toast, a yes), if any
     taken_back: str           # what the line took back (「店の名前じゃなくて」), "" when nothing
     called: str | None        # a character called at the head of the line
+    side_after: bool = False  # the part answered apart came after the part read (「葵ちゃんも飲む？一杯おごるよ」)
 
 
 @dataclass(frozen=True)
@@ -410,7 +411,11 @@ class Conversation(Recalling, Serving):
         side: Answer | None = None
         if reading is not None and reading.side is not None:
             how = line.interpretation.addressee.how if line.interpretation.addressee is not None else None
-            side_to = part_addressee(reading.side, self.rules, state, to=to, asker=question.speaker if question else None,
+            # a name at the head of the line calls whoever the whole line is said to, its later part too
+            # (「葵ちゃんも何か飲む？一杯おごるよ」: the treat is hers)
+            head_called = how in ("head", "question") and reading.side_after
+            side_to = part_addressee(reading.side, self.rules, state, to=addressee if head_called else to,
+                                     asker=question.speaker if question else None,
                                      rest=addressee, rest_named=how in ("head", "question", "phrase"),
                                      about=self.focus_reader.read(reading.side, tuple(self.rules.people(state_place))).about
                                      if is_question(reading.side) else ())
@@ -497,7 +502,8 @@ class Conversation(Recalling, Serving):
         if side is not None:
             # a name called in the first part does not reach across (「ママ、ビール。うーん、変えるのもいいと思う」
             # answers 葵's question, not ママ)
-            return Reading(meant, side, back, self.focus_reader.read(meant, present).called)
+            return Reading(meant, side, back, self.focus_reader.read(meant, present).called,
+                           side_after=bool(pieces) and meant == pieces[0] and len(pieces) >= 2)
         return Reading(meant, side, back, whole.called)
 
     def _to_others(self, first: str, last: str, state: GameState) -> bool:

@@ -96,6 +96,8 @@ class Respeller:
         `authored` are the nouns of what its characters say, read in kana only where the analyser cut them
         another way (`_split_otherwise`)."""
         known = [*word_class("spellings").entries, *words]
+        # the words as written in kana: not made loanwords (a scenario's おでん stays おでん)
+        self._kana_words = frozenset(_hiragana(w) for w in known if w and not _KANJI.search(w))
         self._by_reading = _by_reading(known)
         self._readings = sorted(self._by_reading, key=len, reverse=True)
         self._written = frozenset(self._by_reading.values())
@@ -141,6 +143,7 @@ class Respeller:
                     at += 1
         self._split_otherwise(text, tokens, taken, spans)
         self._mixed_spelling(text, starts, taken, _kept(text), spans)
+        _loanwords(text, tokens, taken, _kept(text), spans, self._kana_words)
         for token in tokens:
             # a known word the analyser reads as one word in kana: its written form (げんき → 元気)
             # (read alike too: いつ is normalised as 何時, which reads なんじ)
@@ -225,6 +228,37 @@ class Respeller:
                                      or first.surface in _followers()):
                 return False
         return True
+
+
+def _loanwords(text: str, tokens, taken: list[bool], kept: list[bool], spans: list[tuple[int, int, str]],
+               known: frozenset[str]) -> None:
+    """A loanword written in hiragana (からおけ, はいぼーる), which the analyser cuts into other words (から|おけ):
+    kana that start the line or follow a space or a mark, from there to a word's end, three or more, that the
+    dictionary knows in katakana as one common noun whose normalised form is katakana itself (カラオケ; not
+    ダイコン, whose form is 大根), and that is no word the scenario writes in kana (its おでん stays おでん)."""
+    for run in _KANA_RUN.finditer(text):
+        if run.start() > 0 and not _APART.match(text[run.start() - 1]):
+            continue            # kana after a word's stem is its ending (専攻し|てたの, 店|はいつから): no loanword
+        inside = [t for t in tokens if run.start() <= t.start and t.end <= run.end()]
+        for first in inside[:1]:
+            for last in reversed(inside):
+                at, end = first.start, last.end
+                if end - at < 3 or any(taken[at:end]) or any(kept[at:end]) or text[at:end] in known:
+                    continue
+                if first is last and not first.oov:
+                    continue             # one word the analyser knows as written (あいす is 愛す as said)
+                katakana = "".join(chr(ord(c) + 0x60) if "ぁ" <= c <= "ゖ" else c for c in text[at:end])
+                read = analyse(katakana).tokens
+                if len(read) == 1 and read[0].pos[:2] == ("名詞", "普通名詞") and not read[0].oov and \
+                        _KATAKANA_WORD.fullmatch(read[0].normalised):
+                    spans.append((at, end, katakana))
+                    taken[at:end] = [True] * (end - at)
+                    break
+
+
+_KATAKANA_WORD = lazyre.compile(r"[ァ-ヺー]{3,}")
+_KANA_RUN = lazyre.compile(r"[ぁ-ゖー]+")
+_APART = lazyre.compile(r"[\s、。，,.！!？?「」（）()…・~〜]")
 
 
 def _kept(text: str) -> list[bool]:

@@ -13,7 +13,7 @@ from ...interpret.lexicon import compiled
 from ...turn_record import AnswerSource
 from ..answering import Deliberation, Proposal, Strength
 from ..choices import given_up
-from ..facts import sentences
+from ..facts import is_question, sentences
 from ..mention import asked_about
 from .common import asks_leave
 
@@ -72,6 +72,10 @@ def knowledge(d: Deliberation) -> Answer | Proposal | None:
         # 「今日な、最後に乗せた客がな…ドラマかいな思たわ」: a story the player tells, the word one of its many,
         # not the sentence it ends on: a guess, which a reaction to the story beats (answering.py)
         return Proposal(answer, Strength.WEAK, f"「{fitting.hit.word}」 is only a word of the player's story")
+    if d.asking and not trusted and not topic and _before_the_question(focus.text, fitting.hit):
+        # 「…明日謝りに行かなきゃなの。気が重いわ〜。ママだったらどうする？」: the word is one of what the player
+        # tells before asking, not what is asked — a guess, which an honest answer beats (answering.py)
+        return Proposal(answer, Strength.WEAK, f"「{fitting.hit.word}」 is only a word before the question")
     if trusted or d.asking or not _predicate(focus.text, fitting.hit):
         return Proposal(answer, Strength.FIRM, _evidence(fitting, topic, trusted))
     # a statement that shares only a verb or an adjective with the entry (「おばあちゃんに作ってあげた」 and an
@@ -104,6 +108,16 @@ def _told_in_passing(text: str, hit) -> bool:
         return False
     last = text.rfind(said[-1])
     return (last > 0 and hit.start < last) or _told_as_past(said[-1])
+
+
+def _before_the_question(text: str, hit) -> bool:
+    """Whether the word lies in what a line tells before the sentence it asks in (its last question)."""
+    said = sentences(text)
+    asked = [sentence for sentence in said if is_question(sentence)]
+    if len(said) < 2 or not asked:
+        return False
+    start = text.rfind(asked[-1])
+    return start > 0 and hit.end <= start
 
 
 def _told_as_past(sentence: str) -> bool:

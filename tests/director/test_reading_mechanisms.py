@@ -1,0 +1,77 @@
+"""Mechanisms of reading a line, each checked on sentences of our own on both example scenarios: a status word
+asks after an order only in its own sentence; an item named beside a question about it is not chosen yet; a name
+at the head of a line reaches the part after it; a word told before the question is a weak guess; a loanword
+in hiragana reads as the katakana word; regional forms read as standard."""
+from __future__ import annotations
+
+from functools import cache
+
+from chalicelib.conversation import Conversation
+from chalicelib.interpret.interpreter import Interpreter
+from chalicelib.interpret.spelling import Respeller
+from chalicelib.scenario import GameRules, load_scenario
+from tests.conftest import ROOT
+from tests.director.playing import play, visit
+
+
+@cache
+def florist() -> Conversation:
+    rules = GameRules(load_scenario(ROOT / "scenarios" / "hanaya.json"))
+    return Conversation(rules, Interpreter(rules))
+
+
+def test_a_status_word_in_a_story_asks_nothing_of_an_order():
+    ordered, story = visit("ナポリタンひとつお願い", "うちの近所の洋食屋もナポリタンが名物でさ。皿じゃなくて鍋ごと出てくるやつ")
+    assert ordered.memory.orders == ["ナポリタン"]
+    assert (story.context or {}).get("order") is None and story.memory.orders == ["ナポリタン"], story.context
+    # asked of the order itself, it is asked after
+    *_, asked = visit("ナポリタンひとつお願い", "ナポリタンっていつ出てくる？")
+    assert asked.context["order"]["kind"] == "coming"
+
+
+def test_an_item_named_beside_a_question_about_it_is_not_chosen_yet():
+    listed, weighed = play(florist(), "今日はどんな花がありますか？", "スズランはかわいいですね。スズランって香りは強いほうですか？")
+    assert listed.context["order"]["kind"] == "ask"
+    assert weighed.memory.orders == [], weighed.context
+    # chosen outright, it is ordered
+    *_, chosen = play(florist(), "今日はどんな花がありますか？", "スズランを二本ください。香りは強いほうですか？")
+    assert chosen.memory.orders.count("スズラン") == 2, chosen.context
+
+
+def test_a_not_adjective_asks_for_nothing():
+    *_, said = play(florist(), "かすみ草って冬でも手に入るの、すごくないですか？")
+    assert said.memory.orders == [], said.context
+
+
+def test_a_name_at_the_head_of_a_line_reaches_the_treat_after_it():
+    *_, treat = visit("こんばんは", "葵ちゃんは何か飲む？一杯ごちそうするよ")
+    assert treat.context["parts"]["side"] and treat.context["order"]["treated"] == "神楽坂葵", treat.context
+    # and where the treat comes first with no name, the name after it does not take it over
+    *_, first = visit("こんばんは", "ママ、一杯おごるよ。葵ちゃんは何か飲む？")
+    assert first.context["order"]["treated"] == "赤尾妙子", first.context
+
+
+def test_a_word_told_before_the_question_is_a_weak_guess():
+    *_, asked = visit("こんばんは", "来週から長い出張で、遠くに行かなきゃなんだ。ママならどう過ごす？")
+    weak = [c for c in asked.context.get("deliberation", []) if c["outcome"] == "weak"]
+    assert any("before the question" in c.get("why", "") for c in weak), asked.context
+    assert "帰るの" not in asked.answer.text, asked.answer.text
+
+
+def test_a_loanword_in_hiragana_reads_as_the_katakana_word_only_where_a_word_starts():
+    respell = Respeller(["おでん"]).respell
+    assert respell("からおけ あるの？") == "カラオケ あるの？"
+    assert respell("びーるある？") == "ビールある？"
+    assert respell("このお店はいつからあるの？") == "このお店はいつからあるの？"     # no ハイツ
+    assert respell("大学では何を専攻してたの？") == "大学では何を専攻してたの？"
+    assert respell("おでんください") == "おでんください"                      # a word the dictionary writes in kana
+
+
+def test_a_count_said_after_a_question_is_the_order_s_count():
+    *_, ordered = play(florist(), "ひまわりも入れてもらえますか？5本くらい")
+    assert ordered.memory.orders.count("ひまわり") == 5, ordered.context
+
+
+def test_a_kyushu_negative_takes_the_order_back_to_the_tab():
+    served, again = visit("ナポリタンひとつお願い", "え、もう一皿？そがん頼んどらんよ")
+    assert again.memory.orders == ["ナポリタン"], again.context
