@@ -28,8 +28,10 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from functools import cache
 from typing import Any, cast
 
+from .. import lazyre
 from ..answers import Answer, Found
 from ..dialogue_acts import ACT
 from ..interpret.acts import CALL_ONLY, NO_ACT
@@ -38,6 +40,7 @@ from ..interpret.cues import invited_place, unstretched
 from ..interpret.dialect import standard
 from ..interpret.interpreter import TurnResult
 from ..interpret.ja import analyse
+from ..interpret.lexicon import word_class
 from ..interpret.money import without_put_off
 from ..interpret.options import InterpretChoices, Recent
 from ..interpret.spelling import neutral
@@ -87,9 +90,45 @@ _SOCIAL_ACTS = ACT.group("social")
 _ANSWER_KINDS = frozenset({"knowledge", "reaction", "recall", "echo", "unsure", "form", "menu"})
 # What the price of a thing is asked with; the bill (without a thing named).
 # Words too general to take up (「感じ」「人」 say nothing to answer about).
-_NOT_ECHOED = frozenset("感じ 人 人たち 気 話 場合 意味 理由 全部 普通 本当 最近 今日 今夜 今回 一番 自分 相手 時間 ここ そこ "
-                        # formal and filler nouns (俺みたいなもんか, そういうことか): no thing to take up
-                        "もん もの 物 こと 事 ところ 所 わけ 訳 はず つもり ため よう まま ほう 方 くらい ぐらい 辺".split())
+
+
+def not_echoed(word: str) -> bool:
+    """Whether a word is none to take up as what the player talked about (lexicon not_echoed: 人, こと, 辺 …,
+    as written or as the analyser normalises it — ひと, へん), or a fragment of kana the analyser does not know
+    (べっ of べっぷか, かあ of おかあさん: a line cut wrongly, not a word said)."""
+    entries = _not_echoed()
+    if word in entries:
+        return True
+    tokens = analyse(word).tokens
+    if len(tokens) == 1 and (tokens[0].normalised in entries or tokens[0].lemma in entries):
+        return True
+    return all(_KANA_ONLY.fullmatch(t.surface) for t in tokens) and (any(t.oov for t in tokens) or len(tokens) > 1)
+
+
+@cache
+def _not_echoed() -> frozenset[str]:
+    return frozenset(word_class("not_echoed").entries)
+
+
+_KANA_ONLY = lazyre.compile(r"[ぁ-ゖー]+")
+
+
+def _cut_from_kana(text: str, word: str) -> bool:
+    """Whether a word in kana is a piece the analyser cut from a run of kana it does not know through (the べっ
+    of 「べっぷか いいな」: a word of the run is unknown to its dictionary) or the stem of a word made with a
+    prefix or a suffix (the かあ of おかあさん)."""
+    if not _KANA_ONLY.fullmatch(word):
+        return False
+    for run in _KANA_ONLY.finditer(text):
+        if word in run.group(0):
+            tokens = [t for t in analyse(text).tokens if run.start() <= t.start and t.end <= run.end()]
+            if any(t.oov for t in tokens):
+                return True
+            for i, token in enumerate(tokens):
+                if token.surface == word and ((i > 0 and tokens[i - 1].pos[:1] == ("接頭辞",)) or
+                                              (i + 1 < len(tokens) and tokens[i + 1].pos[:1] == ("接尾辞",))):
+                    return True
+    return False
 # Dialogue acts a reply to a question can have (the rest do something else: greet, thank, order, insult).
 _ANSWERING_ACTS = ACT.group("answering") | {NO_ACT}
 
@@ -956,7 +995,7 @@ class Conversation(Recalling, Serving):
         for word in candidates:
             if not word or nfkc(word) in self.facts.names or len(word) < 2 and not is_kanji(word[0]):
                 continue
-            if len(word) == 1 or word in _NOT_ECHOED:
+            if len(word) == 1 or not_echoed(word) or _cut_from_kana(focus.text, word):
                 continue
             if self._doing(focus.text, word):
                 continue      # 研究してみたい, 楽しみにしてる: what the player does, not a thing to take up

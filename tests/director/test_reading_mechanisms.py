@@ -75,3 +75,14 @@ def test_a_count_said_after_a_question_is_the_order_s_count():
 def test_a_kyushu_negative_takes_the_order_back_to_the_tab():
     served, again = visit("ナポリタンひとつお願い", "え、もう一皿？そがん頼んどらんよ")
     assert again.memory.orders == ["ナポリタン"], again.context
+
+
+def test_a_piece_of_kana_cut_wrongly_or_a_general_noun_is_never_taken_up():
+    from chalicelib.conversation.turn import not_echoed
+    assert not_echoed("ひと") and not_echoed("へん") and not not_echoed("さかな")
+    for line in ("しんせきの おじさん おばさん だよ", "このへんも ずいぶん かわったね", "くまもとか いいな むかし いった"):
+        *_, told = visit("こんばんは", line)
+        echoed = (told.context or {}).get("echo")
+        assert echoed not in ("じ", "ば", "へん", "くま", "もとか", "せき"), (line, echoed, told.answer.text)
+    *_, kept = visit("こんばんは", "きのう つりに いったんだ")
+    assert (kept.context or {}).get("echo") in (None, "つり"), kept.context

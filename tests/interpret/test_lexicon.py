@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from chalicelib.conversation.turn import not_echoed
 from chalicelib.interpret.belonging import kin_of_player, read_own
 from chalicelib.interpret.lexicon import class_names, patterns, table_names, word_class
 from chalicelib.interpret.phrases import SaidPhrases
@@ -25,6 +26,8 @@ MATCHERS = {
     # told of the player's own life: their kin, what they own, themselves as the subject (belonging.py)
     "first_person": lambda text: bool(read_own(text).spans),
     "humble_kin": lambda text: bool(kin_of_player(text)),
+    # a noun never taken up as what the player talked about, as written or normalised (conversation/turn.py)
+    "not_echoed": lambda text: not_echoed(text),
 }
 
 
