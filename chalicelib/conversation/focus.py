@@ -195,6 +195,7 @@ def _cached(reader: FocusReader, text: str, back: str, present: tuple[str, ...])
     tokens = analyse(text).tokens
     question = is_question(text) or bool(back)      # a correction asks again (「店の名前じゃなくて、ママの名前！」)
     about: list[str] = []
+    about_at: list[int] = []
     called = None
     view = False
     for start, end, person in reader.named(text):
@@ -210,6 +211,7 @@ def _cached(reader: FocusReader, text: str, back: str, present: tuple[str, ...])
             continue
         if person not in about:
             about.append(person)
+            about_at.append(start)
     if _BOTH.search(text):
         about.extend(p for p in present if p not in about)
     you = bool(_YOU.search(text))
@@ -258,6 +260,10 @@ def _cached(reader: FocusReader, text: str, back: str, present: tuple[str, ...])
                                            (_CALLED_THIRD.match(text[t.end:]) and
                                             not any(s <= t.start < e for s, e in named_spans)))
                             for t in tokens)
+    if third and question and sentence is not None and about_at:
+        # 「ママ若っ！先代ってどんな人だったの？」: the sentence that asks is about someone not here; a character
+        # named only in another sentence of the line is not what it asks about
+        about = [p for p, at in zip(about, about_at, strict=False) if sentence[0] <= at < sentence[1]] + about[len(about_at):]
     return Focus(text=text, taken_back=back, about=tuple(about), called=called, you=you, thing=thing, third=third,
                  head=head, phrase=phrase, sentence=sentence, head_word=text[head[0]:head[1]] if head else None,
                  wh=wh_found.group(0) if wh_found else None, wh_span=wh_found.span() if wh_found else None,

@@ -128,7 +128,8 @@ _STATUS = lazyre.compile(r"まだ(?:か|かな|かい|なの|です(?:か)?|来�
                      r"|いつ(?:に)?(?:なったら)?(?:来る|くる|出る|でる|できる|出来る|届く)|遅い|おそい|来ない(?:な|ぞ|けど|ね)"
                      r"|こない(?:な|ぞ|けど|ね)|待ってる(?:んだ)?けど")
 # 「水割りは出てくるんすか？」: asking after an item only once it was ordered (before, it asks what is served).
-_STATUS_ORDERED = lazyre.compile(r"出て(?:くる|こない|きます|来る|来ない)|来ます(?:か)?\s*[？?]|くる(?:ん|の)?(?:です|すか|か)?\s*[？?]")
+_STATUS_ORDERED = lazyre.compile(r"出て(?:くる|こない|きます|来る|来ない)|来ます(?:か)?\s*[？?]|くる(?:ん|の)?(?:です|すか|か)?\s*[？?]"
+                                 r"|(?:でき|出来)(?:た|ました|てる|ます)(?:か|の)?\s*[？?]")
 # 「いや、さっき頼みましたよ」: the player already ordered (the item named, the last ordered, or the one offered).
 _ALREADY = lazyre.compile(r"(?:さっき|もう|先に|前に)\s*(?:頼(?:んだ|みました|んでる|んでます|んである)|注文(?:した|しました|してる|してます))")
 _STATUS_ORDER = lazyre.compile(r"^(?:おい|ねえ|ママ|あの)?[、,\s]*(?:(?:俺|私|僕|わたし|ぼく|おれ)の)?"

@@ -86,3 +86,14 @@ def test_a_piece_of_kana_cut_wrongly_or_a_general_noun_is_never_taken_up():
         assert echoed not in ("じ", "ば", "へん", "くま", "もとか", "せき"), (line, echoed, told.answer.text)
     *_, kept = visit("こんばんは", "きのう つりに いったんだ")
     assert (kept.context or {}).get("echo") in (None, "つり"), kept.context
+
+
+def test_a_question_about_someone_not_here_is_not_about_a_character_named_in_another_sentence():
+    *_, asked = visit("こんばんは", "へえ、ママ若いね！先代ってどういう人だったの？")
+    assert "先代" in asked.answer.text or not asked.answer.text.startswith("ママ"), asked.answer.text
+    assert asked.answer.speaker == "赤尾妙子"
+
+
+def test_whether_an_order_is_ready_asks_after_it():
+    *_, ready = visit("ナポリタンひとつ", "ナポリタン、もうできた？")
+    assert ready.context["order"]["kind"] == "coming" and ready.memory.orders == ["ナポリタン"], ready.context
