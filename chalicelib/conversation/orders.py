@@ -42,14 +42,14 @@ _CUE = lazyre.compile(
     r"|^\s*(?:を|も)?\s*くれ(?:よ|や|ん?か)?\s*(?:[。！!…]|$)|^\s*(?:で|を)?\s*(?:な|ね)?\s*(?:[。！!…]|$)|^\s*だ\s*(?:[。！!]|$)|^\s*(?:で|を|も)\s*(?:お願い|頼む|よろしく|いい|大丈夫|結構です|[！!。]|$)"
     r"|^\s*(?:に|で)(?:する|します|しよう|しよっかな|しようかな)|^\s*に(?:変え|かえ)(?:る|よう|ます|て)|^\s*(?:が|を)?\s*(?:いい|良い)(?:な|です)?\s*[。!！]*$"
     r"|飲みたい|食べたい|飲もう|食べよう|飲もっかな|食べよっかな|飲む(?:よ|わ)?\s*[。！!]*$|食べる(?:よ|わ)?\s*[。！!]*$"
-    r"|(?:ある|あります|あり|(?<![くで])ない|ありますか)(?:\s*[？?]|か|かな|の)|(?<![くで])ない(?:ん)?(?:です|ですか)(?:か|\s*[？?])|ありませんか|持ってきて|出して|作って|入れて|つけて|くれる|くれない"
+    r"|(?:ある|あります|あり|(?<![くでゃ])(?<!入って)(?<!入れて)(?<!付いて)(?<!ついて)(?<!載って)ない|ありますか)(?:\s*[？?]|か|かな|の)|(?<![くでゃ])(?<!入って)(?<!入れて)(?<!付いて)(?<!ついて)(?<!載って)ない(?:ん)?(?:です|ですか)(?:か|\s*[？?])|ありませんか|持ってきて|出して|作って|入れて|つけて|くれる|くれない"
     r"|(?:まだ)?(?:できる|できます|作れる|作れます|頼める|頼めます|食べられる|食べられます|飲める|飲めます)(?:\s*[？?]|か|の)")
 # 「じゃあそれで」「それください」: the item just named.
 _THAT_ONE = lazyre.compile(r"^(?:じゃあ|じゃ|では|なら|それなら|うん)?[、,\s]*(?:それ|そっち|これ)(?:で|を|に|も)?\s*"
                        r"(?:お願い|ください|下さい|ちょうだい|頂戴|する|します|しよう|いい|[。！!]|$)")
 # (「もう一つは入院してる友達だ」: the other one, a topic, orders nothing)
 _AGAIN = lazyre.compile(r"(?:おかわり|お代わり|もう一杯|もういっぱい|もう一本|もう1杯|同じ(?:の|もの|やつ)|もう一つ|もうひとつ|もう1つ"
-                    r"|もう一皿)(?!\s*(?:は|の(?:方|ほう)))")
+                    r"|もう一皿)(?!\s*(?:は|の(?:方|ほう)|分))")      # (「もう一本分は祝儀」: the worth of one, no order)
 _ANYTHING = lazyre.compile(r"何か(?:飲|食|つま)|(?:何か|なにか)\S{0,6}?(?:お酒|酒|飲み物|ドリンク|食べ物|料理)|(?:お酒|酒)(?:って|は)?(?:ある|あります|ください|ちょうだい|お願い|飲みたい)|なにか(?:飲|食|つま)|飲み物|食べ物|おつまみ|つまみ|何か(?:ちょうだい|ください|頼)"
                        r"|注文(?:いい|お願い|したい|させて|を)|オーダー")
 _WHAT_IS_SOLD = compiled("shop", "what_is_sold")
@@ -63,6 +63,7 @@ _ASKS_WHICH = compiled("shop", "asks_which")
 _PRICE_ASKED = compiled("money", "price_asked")
 _NOT_SOLD = compiled("shop", "not_a_thing_sold")
 _RECAP = compiled("money", "recap")
+_STOCK_NOTICED = compiled("shop", "stock_noticed")
 
 
 def _clause_end(text: str, at: int) -> int:
@@ -475,8 +476,13 @@ class Orders:
         modifier = self._modifier(normalised, chosen.start)
         if served.kind == "item":
             # 「おでん。大根と卵」: the parts named are what is served
+            # (not a part named in a sentence before the order's that orders nothing, nor one only noticed: 「あれ、
+            # ちくわあるじゃないですか笑 じゃあ牛すじひとつ」 asks for the 牛すじ alone)
+            begins = sentence_start(normalised, chosen.start)
             parts = tuple(dict.fromkeys(normalised[h.start:h.end] for h in hits if h.item == chosen.item and
-                                        normalised[h.start:h.end] in self._parts.get((served.server, h.item), ())))
+                                        normalised[h.start:h.end] in self._parts.get((served.server, h.item), ()) and
+                                        (h.start >= begins or self._ordered(normalised, h.end)) and
+                                        not _STOCK_NOTICED.match(normalised[h.end:])))
             served = self._counted(normalised, hits, chosen, served.but(parts=parts), people, addressee, responder)
         return served.but(instead=modifier) if modifier and served.kind == "item" else served
 

@@ -96,7 +96,7 @@ class Serving(TurnParts):
                       if ref.startswith("menu/") and ref.rsplit("#", 1)[0].endswith(("/bill", "/breakdown")) and turns),
                      default=None)
         if billed is not None and billed[0] >= state.turn - 2 and mem.orders[mem.paid:] and pays(text) and \
-                not _AMOUNT_SUPPOSED.search(nfkc(text)) and \
+                not _AMOUNT_SUPPOSED.search(nfkc(text)) and not money("put_on_tab").search(nfkc(text)) and \
                 not (_AMOUNT_ACKNOWLEDGED.search(nfkc(text)) and not hands_over(text)) and \
                 (not disputes(text, bool(self._items_named(text))) or hands_over(text)) and billed[1] in people and self.scenario.menus[billed[1]].paid:
             return OrderFound("paid", None, billed[1], amount=handed_amount(text))

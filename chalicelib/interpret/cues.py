@@ -450,7 +450,17 @@ def farewell(text: str, names: SceneNames | None = None) -> bool:
         return False        # 「失礼しました」 alone, after a rude question, is an apology, not a goodbye
     if found and later(stripped, found.start()):
         return False        # 「もう一杯だけ飲んだら帰ろうかな」: a plan for after something else, not a goodbye now
+    if found and takes_home(stripped[:found.start()]):
+        return False        # 「そのまま持って帰ります」: a thing taken home, not a goodbye now
     return bool(found)
+
+
+def takes_home(before: str) -> bool:
+    """Whether the words right before a 帰る take something home or bring someone (lexicon taken_home: 持って,
+    買って, 連れて); `before` may be a whole line, then its 帰る is looked for."""
+    at = max(before.rfind("帰"), before.rfind("かえ"))
+    head = before[:at] if at > 0 else before
+    return any(head.endswith(entry) for entry in word_class("taken_home").entries)
 
 
 def later(text: str, at: int) -> bool:
@@ -469,7 +479,8 @@ def leave_cue(text: str) -> bool:
     text = unstretched(text)
     if cancelled(text):
         return False
-    return farewell(text) or any(not later(text, m.start()) for m in _LEAVE_CUE.finditer(text))
+    return farewell(text) or any(not later(text, m.start()) and not takes_home(text[:m.start()])
+                                 for m in _LEAVE_CUE.finditer(text))
 
 
 # ---------------------------------------------------------------- agreeing

@@ -11,7 +11,7 @@ from chalicelib.interpret.interpreter import Interpreter
 from chalicelib.interpret.spelling import Respeller
 from chalicelib.scenario import GameRules, load_scenario
 from tests.conftest import ROOT
-from tests.director.playing import play, visit
+from tests.director.playing import play, said, visit
 
 
 @cache
@@ -97,3 +97,37 @@ def test_a_question_about_someone_not_here_is_not_about_a_character_named_in_ano
 def test_whether_an_order_is_ready_asks_after_it():
     *_, ready = visit("ナポリタンひとつ", "ナポリタン、もうできた？")
     assert ready.context["order"]["kind"] == "coming" and ready.memory.orders == ["ナポリタン"], ready.context
+
+
+def test_taking_a_thing_home_is_no_goodbye():
+    from chalicelib.interpret.cues import farewell, leave_cue
+    for line in ("じゃあ袋はいらないです、手で持って帰ります", "残りは包んでもらって持ち帰りますね", "お土産に一本買って帰ろうかな"):
+        assert not farewell(line) and not leave_cue(line), line
+    assert farewell("今日はそろそろ帰ります") and leave_cue("今日はそろそろ帰ります")
+    *_, kept = play(florist(), "スズランを一本ください", "袋はいらないです、このまま持って帰りますね")
+    assert not kept.step.state.ended and str(kept.step.input) != "離脱", kept.step
+
+
+def test_an_item_put_off_for_another_time_is_not_ordered():
+    for line in ("おでんは次回の楽しみにしておきます", "ナポリタンはまた今度にするね", "ハイボールはあとで考えます"):
+        *_, put_off = visit("こんばんは", line)
+        assert put_off.memory.orders == [], (line, put_off.context)
+
+
+def test_a_thing_noticed_or_a_clause_of_reason_orders_nothing():
+    *_, noticed = visit("こんばんは", "お、大根もあるんだ！じゃあ卵ひとつください")
+    assert noticed.context["order"]["parts"] == ["卵"], noticed.context
+    *_, reason = visit("ビールください", "ビール飲んでるから、もう少しここで休ませてもらうね")
+    assert reason.memory.orders == ["ビール"], reason.context
+    *_, worth = visit("ビールください", "もう一杯分はママの笑顔代ってことで。このへんは長いの？")
+    assert worth.memory.orders == ["ビール"], worth.context
+
+
+def test_asking_to_add_to_the_tab_pays_nothing():
+    *_, asked = visit("ビールください", "お会計お願い", "葵ちゃんにおごった分も会計に入れといて、私が払うから")
+    assert asked.memory.paid == 0, asked.context
+
+
+def test_saying_what_someone_said_is_no_recount_of_the_bill():
+    *_, asked = visit("ビールください", "ママはレコード、替えたくないって言ってましたよね。どうして？")
+    assert "円" not in said(asked) and "money" not in (asked.context or {}), said(asked)
