@@ -414,6 +414,10 @@ class Conversation(Recalling, Serving):
             # 「週末、姉にメールでも送ってみようかな」: the player's own story or plan, not a topic guessed from a
             # word near one of its words
             return "own_not_topic"
+        if chosen.is_intent and self._topic_words_owned(text, chosen):
+            # 「うちの猫の名前、きなこっていうの」「お店の名前じゃなくて、うちの猫の名前！」: the topic's word is the
+            # player's own thing (their cat's name), not the shop's
+            return "own_not_topic"
         if unread and not self._names_topic(text, chosen) and not is_question(text) and len(sentences(text)) >= 2:
             # 「今日な、最後に乗せた客がな…ドラマかいな思たわ」: a story of two sentences or more that names no word of
             # the topic guessed (乗せ is near 載せ only in meaning): the player's story, not that topic
@@ -724,6 +728,13 @@ class Conversation(Recalling, Serving):
         forms = TextForms.of(word)
         return any(entry.entry.words and self.matcher.hits(forms, entry.entry.words)
                    for person in self.rules.people(state.place) for entry in self.answerer.entries_of(person))
+
+    def _topic_words_owned(self, text: str, chosen: PlayerInput) -> bool:
+        """Whether every word of the topic the line names is one of the player's own things (belonging.py)."""
+        words = self.scenario.intents[chosen.target_id].words
+        hits = self.matcher.hits(TextForms.of(text), words) if words else []
+        owned = read_own(text)
+        return bool(hits) and all(owned.covers(hit.start, hit.end) for hit in hits)
 
     def _names_topic(self, text: str, chosen: PlayerInput) -> bool:
         if not chosen.is_intent:

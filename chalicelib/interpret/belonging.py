@@ -130,6 +130,9 @@ def _read(text: str) -> Own:
         # (else only the owned words: 「女房がジャズもいいって言ってた」 is the player's wife's view of jazz)
         owned = [i for i in range(len(tokens)) if _own_noun(tokens, i, asking)]
         spans.extend((base + tokens[i].start, base + tokens[i].end) for i in owned)
+        # (and what belongs to it: the 名前 of 「うちの猫の名前」 is the cat's, not the shop's)
+        spans.extend((base + tokens[i + 2].start, base + tokens[i + 2].end) for i in owned
+                     if i + 2 < len(tokens) and tokens[i + 1].surface == "の" and tokens[i + 2].is_noun)
         # (the player's kin as the subject, or as the one the player did something with: 「弟と喧嘩したままなんです」)
         kin = kin or (not asking and any(_subject(tokens, i) or _with(tokens, i) for i in owned))
     return Own(tuple(spans), told, kin)

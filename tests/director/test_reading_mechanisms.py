@@ -131,3 +131,11 @@ def test_asking_to_add_to_the_tab_pays_nothing():
 def test_saying_what_someone_said_is_no_recount_of_the_bill():
     *_, asked = visit("ビールください", "ママはレコード、替えたくないって言ってましたよね。どうして？")
     assert "円" not in said(asked) and "money" not in (asked.context or {}), said(asked)
+
+
+def test_a_topic_word_that_is_the_player_s_own_thing_is_not_the_topic():
+    *_, told = visit("こんばんは", "うちの犬の名前、ポチっていうんです")
+    assert told.context.get("own_not_topic"), told.context
+    assert "血の池" not in said(told), said(told)
+    *_, asked = visit("こんばんは", "このお店の名前ってどういう意味？")
+    assert str(asked.step.input) == "意図:店名と看板" or "血の池" in said(asked), said(asked)
