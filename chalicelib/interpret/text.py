@@ -358,9 +358,10 @@ class _CompiledWord:
             return []
         out = []
         if self.has_kanji:
-            # the player wrote the word in kana (おんがく): its reading, in a span without kanji
+            # the player wrote the word in kana (おんがく): its reading, in a span without kanji, where a word of
+            # the line starts (the たかい inside あったかい is no 高い)
             for m in self._reading_matches(forms.folded):
-                if not any(is_kanji(c) for c in forms.nfkc[m.start():m.end()]):
+                if not any(is_kanji(c) for c in forms.nfkc[m.start():m.end()]) and _word_starts_at(forms, m.start()):
                     out.append((m.start(), m.end()))
             return out
         if self.prefilter is None or not _after_kanji(forms.nfkc, self.prefilter):
@@ -377,6 +378,13 @@ class _CompiledWord:
             if any(is_kanji(c) for c in forms.nfkc[start:end]):     # in kana the plain match covers it
                 out.append((start, end))
         return out
+
+
+def _word_starts_at(forms: TextForms, at: int) -> bool:
+    """Whether the analyser starts a word at `at` of the text (True without an analyser)."""
+    from .ja import analyse
+    tokens = analyse(forms.nfkc).tokens
+    return not tokens or any(token.start == at for token in tokens)
 
 
 def _other_word_at(forms: TextForms, at: int, word: str) -> bool:
