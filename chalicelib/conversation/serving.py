@@ -53,7 +53,7 @@ def pays(text: str) -> bool:
     """Whether `text` hands money over: a paying word (お釣り, これで, カード, 払います…), or a sum said alone
     (「はい、1800円」「千円で」) — a sum said with something else (「1400円、予算内でよかったです」「1800円だろ。
     財布出すから待て」) pays nothing by itself."""
-    normalised = nfkc(text)
+    normalised = without_put_off(nfkc(text))      # (「配達のときに現金で払いますね」 pays later, not now)
     cues = [m.group(0) for m in PAID.finditer(normalised)]
     if not cues:
         return False
@@ -384,7 +384,8 @@ class Serving(TurnParts):
             # 「内訳は？」「高くない？」, 「いくら？」 after the bill, 「一杯いくら？」: what was served and its prices,
             # not paying;
             # 「2杯目は頼んでない」: what was taken back comes off first
-            # (「キャンセル」 alone takes back only what was served the turn before)
+            # (「キャンセル」 alone takes back only what was served the turn before — or goods chosen in the last
+            # turns, not yet handed over: 「赤い薔薇30本」, a question, 「一旦キャンセルで」)
             goods = frozenset(i.id for server in servers for i in self.scenario.menus[server].items
                               if i.kind == "goods")
             # (the items are those of the sentence that takes them back; the counts may follow in the next:
@@ -394,7 +395,9 @@ class Serving(TurnParts):
             # what it takes back)
             named = self._items_named(back) or (lambda whole: whole if len(set(whole)) == 1 else [])(
                 self._items_named(normalised))
-            left = taken_back(normalised, named, unpaid, self._recently_served(mem, state, within=0), goods)
+            recent = self._recently_served(mem, state, within=0) or \
+                (last if (last := self._recently_served(mem, state, within=2)) in goods else None)
+            left = taken_back(normalised, named, unpaid, recent, goods)
             removed = [] if left is None else [item for item in dict.fromkeys(unpaid)
                                                if unpaid.count(item) > left.count(item)]
             if left is not None:

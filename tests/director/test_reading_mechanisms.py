@@ -139,3 +139,19 @@ def test_a_topic_word_that_is_the_player_s_own_thing_is_not_the_topic():
     assert "血の池" not in said(told), said(told)
     *_, asked = visit("こんばんは", "このお店の名前ってどういう意味？")
     assert str(asked.step.input) == "意図:店名と看板" or "血の池" in said(asked), said(asked)
+
+
+def test_a_drunk_in_a_story_and_paying_later_pay_nothing():
+    from chalicelib.conversation.serving import pays
+    from chalicelib.interpret.money import asks_to_pay
+    assert not asks_to_pay("昨日、酔っ払いのおじさんに絡まれてさ")
+    assert not pays("じゃあ受け取りのときに現金で払いますね") and pays("じゃあカードで払います")
+    *_, story = visit("ビールください", "さっき駅で酔っ払いが寝ててさ、起こすの大変だった")
+    assert "money" not in (story.context or {}), story.context
+
+
+def test_a_count_asked_of_the_stock_is_no_order_and_a_bare_cancel_takes_back_the_last_order():
+    *_, asked = play(florist(), "颯太さん、かすみ草って20本あるかな")
+    assert asked.memory.orders == [], asked.context
+    *_, back = play(florist(), "かすみ草を20本ください", "颯太さん、これ似合うと思う？", "うーん、やっぱり一旦キャンセルで")
+    assert back.memory.orders == [], back.context
