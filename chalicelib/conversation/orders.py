@@ -64,6 +64,7 @@ _PRICE_ASKED = compiled("money", "price_asked")
 _NOT_SOLD = compiled("shop", "not_a_thing_sold")
 _RECAP = compiled("money", "recap")
 _STOCK_NOTICED = compiled("shop", "stock_noticed")
+_WONDERING = compiled("shop", "wondering")
 
 
 def _clause_end(text: str, at: int) -> int:
@@ -434,6 +435,7 @@ class Orders:
         asks what there is (「おでんの具は何があるんですか？大根とか卵とか」)."""
         ordered = [h for h in hits if self._ordered(normalised, h.end) or orders_by_count(normalised, h.end)]
         if not ordered and offered and hits and not re.search(r"[？?]\s*$", normalised) and \
+                not _WONDERING.search(normalised) and \
                 not not_ordered(normalised[hits[0].end:], "") and not self._price_said(normalised[hits[0].end:]):
             ordered = hits[:1]
         if ordered and _WHAT_IS_SOLD.search(normalised) and not _ASKS_FOR.search(normalised):

@@ -155,3 +155,10 @@ def test_a_count_asked_of_the_stock_is_no_order_and_a_bare_cancel_takes_back_the
     assert asked.memory.orders == [], asked.context
     *_, back = play(florist(), "かすみ草を20本ください", "颯太さん、これ似合うと思う？", "うーん、やっぱり一旦キャンセルで")
     assert back.memory.orders == [], back.context
+
+
+def test_an_item_weighed_after_the_flowers_are_listed_is_not_chosen():
+    *_, weighed = play(florist(), "どんなお花がありますか？", "かすみ草もきれい。でもお見舞いにかすみ草ってどうかな")
+    assert weighed.memory.orders == [], weighed.context
+    *_, chosen = play(florist(), "どんなお花がありますか？", "じゃあかすみ草で")
+    assert chosen.memory.orders == ["かすみ草"], chosen.context
