@@ -67,9 +67,6 @@ def treats_not(text: str, end: int) -> bool:
 _REPORTED_ORDER = lazyre.compile(r"(?:頼|たの)(?:んだ|んで|みました|みません|まない|まなかった)|注文(?:した|して|しました|しません|しない)"
                              r"|(?:食べ|飲ん|飲み|食っ)(?:た|だ|て(?:ない|ません))|(?:いただ|頂)(?:きました|いた)|もらった"
                              r"|しか|なら(?![、,\s]*(?:ください|お願い))|たら(?!ず)")
-# A clause that ends with a reason before the cue (から、 ので、): the cue belongs to what follows (a contrast,
-# 「高いけど、もらうわ」, still orders).
-_CLAUSE_ENDS = lazyre.compile(r"(?:から|ので)[、,\s]")
 _OTHER_VERB = lazyre.compile(r"撮|写|映|見(?:る|て|せ|た)|描|話|聞|言|思|覚え|知|教え|訊|尋ね|説明")
 
 
@@ -80,7 +77,7 @@ def not_ordered(between: str, after_cue: str) -> bool:
         return True          # (「ひまわりは0本でお願いします」: none of it, the bill takes it off)
     if compiled("later", "put_off").match(between):
         return True          # 「ナポリタンは今度にします」: put off for another time
-    if _CLAUSE_ENDS.search(between):
+    if compiled("undone", "reason_clause").search(between):
         return True          # 「ビール飲んでるから、ここでゆっくりさせてもらう」: the cue is another clause's
     # (after the cue, only what takes the whole back: 「ハイボールください、さっき飲んだのと同じで」 orders; a count
     # that is taken off, 「かすみ草1本減らして」, orders nothing: the bill takes it off)

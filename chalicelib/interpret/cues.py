@@ -456,11 +456,9 @@ def farewell(text: str, names: SceneNames | None = None) -> bool:
 
 
 def takes_home(before: str) -> bool:
-    """Whether the words right before a 帰る take something home or bring someone (lexicon taken_home: 持って,
-    買って, 連れて); `before` may be a whole line, then its 帰る is looked for."""
-    at = max(before.rfind("帰"), before.rfind("かえ"))
-    head = before[:at] if at > 0 else before
-    return any(head.endswith(entry) for entry in word_class("taken_home").entries)
+    """Whether the words right before a leaving word take something home or bring someone (lexicon taken_home:
+    持って, 買って, 連れて)."""
+    return any(before.endswith(entry) for entry in word_class("taken_home").entries)
 
 
 def later(text: str, at: int) -> bool:

@@ -8,7 +8,7 @@ import pytest
 
 from chalicelib.conversation.turn import not_echoed
 from chalicelib.interpret.belonging import kin_of_player, read_own
-from chalicelib.interpret.cues import takes_home
+from chalicelib.interpret.cues import farewell, leave_cue
 from chalicelib.interpret.lexicon import class_names, patterns, table_names, word_class
 from chalicelib.interpret.phrases import SaidPhrases
 from chalicelib.interpret.spelling import Respeller, neutral
@@ -29,8 +29,8 @@ MATCHERS = {
     "humble_kin": lambda text: bool(kin_of_player(text)),
     # a noun never taken up as what the player talked about, as written or normalised (conversation/turn.py)
     "not_echoed": lambda text: not_echoed(text),
-    # what before 帰る takes a thing home, no goodbye (interpret/cues.py)
-    "taken_home": lambda text: takes_home(text),
+    # what before 帰る takes a thing home: no goodbye, nothing that supports leaving (interpret/cues.py)
+    "taken_home": lambda text: not farewell(text) and not leave_cue(text),
 }
 
 
