@@ -28,6 +28,7 @@ from .bill import (
     taken_back,
     taking_back,
 )
+from .facts import is_question, sentences
 from .orders import PAID, OrderFound, asks_firmly, asks_if_possible
 from .parts_of_turn import TurnParts
 from .questions import polarity
@@ -47,6 +48,12 @@ _WHOLE_SUM = money("whole_sum")
 _YES_TO_IT = lazyre.compile(r"^(?:ええ|はい|うん|そう|そうそう|そうです|そうだね|もちろん)(?:[、,\s!！。]|$)")
 # what asks for one more (「ええ、もう一杯」「うん、おかわり」)
 _MORE = lazyre.compile(r"もう|おかわり|お代わり|追加|[二三四2-4](?:杯|つ|皿|本)")
+
+
+def _asks_how_much(text: str) -> bool:
+    """Whether a sentence of the line asks a price (「葵さんの分、いくらですか？一緒に払います」): the sum is not
+    known yet, so nothing is paid in that line."""
+    return any(is_question(sentence) and _PRICE.search(sentence) for sentence in sentences(nfkc(text)))
 
 
 def pays(text: str) -> bool:
@@ -97,6 +104,7 @@ class Serving(TurnParts):
                      default=None)
         if billed is not None and billed[0] >= state.turn - 2 and mem.orders[mem.paid:] and pays(text) and \
                 not _AMOUNT_SUPPOSED.search(nfkc(text)) and not money("put_on_tab").search(nfkc(text)) and \
+                not _asks_how_much(text) and \
                 not (_AMOUNT_ACKNOWLEDGED.search(nfkc(text)) and not hands_over(text)) and \
                 (not disputes(text, bool(self._items_named(text))) or hands_over(text)) and billed[1] in people and self.scenario.menus[billed[1]].paid:
             return OrderFound("paid", None, billed[1], amount=handed_amount(text))

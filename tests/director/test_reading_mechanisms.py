@@ -162,3 +162,10 @@ def test_an_item_weighed_after_the_flowers_are_listed_is_not_chosen():
     assert weighed.memory.orders == [], weighed.context
     *_, chosen = play(florist(), "どんなお花がありますか？", "じゃあかすみ草で")
     assert chosen.memory.orders == ["かすみ草"], chosen.context
+
+
+def test_asking_how_much_before_saying_one_will_pay_pays_nothing_yet():
+    *_, asked = visit("ビールください", "お会計お願い", "ママの分はいくら？まとめて払うね")
+    assert asked.memory.paid == 0, asked.context
+    *_, paid = visit("ビールください", "お会計お願い", "はい、これで")
+    assert paid.memory.paid == 1, paid.context
