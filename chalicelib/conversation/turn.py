@@ -31,7 +31,6 @@ from dataclasses import dataclass, field, replace
 from functools import cache
 from typing import Any, cast
 
-from .. import lazyre
 from ..answers import Answer, Found
 from ..dialogue_acts import ACT
 from ..interpret.acts import CALL_ONLY, NO_ACT
@@ -44,7 +43,7 @@ from ..interpret.lexicon import word_class
 from ..interpret.money import without_put_off
 from ..interpret.options import InterpretChoices, Recent
 from ..interpret.spelling import neutral
-from ..interpret.text import TextForms, is_kanji, nfkc, without_asides
+from ..interpret.text import KANA_RUN, TextForms, is_kanji, nfkc, without_asides
 from ..scenario import FreeTalk, GameState, PlayerInput, Step
 from ..scenario.conditions import FlagEffect, faces_set
 from ..scenario.inputs import NONE
@@ -102,7 +101,7 @@ def not_echoed(word: str) -> bool:
     tokens = analyse(word).tokens
     if len(tokens) == 1 and (tokens[0].normalised in entries or tokens[0].lemma in entries):
         return True
-    return all(_KANA_ONLY.fullmatch(t.surface) for t in tokens) and (any(t.oov for t in tokens) or len(tokens) > 1)
+    return all(KANA_RUN.fullmatch(t.surface) for t in tokens) and (any(t.oov for t in tokens) or len(tokens) > 1)
 
 
 @cache
@@ -110,16 +109,15 @@ def _not_echoed() -> frozenset[str]:
     return frozenset(word_class("not_echoed").entries)
 
 
-_KANA_ONLY = lazyre.compile(r"[ぁ-ゖー]+")
 
 
 def _cut_from_kana(text: str, word: str) -> bool:
     """Whether a word in kana is a piece the analyser cut from a run of kana it does not know through (the べっ
     of 「べっぷか いいな」: a word of the run is unknown to its dictionary) or the stem of a word made with a
     prefix or a suffix (the かあ of おかあさん)."""
-    if not _KANA_ONLY.fullmatch(word):
+    if not KANA_RUN.fullmatch(word):
         return False
-    for run in _KANA_ONLY.finditer(text):
+    for run in KANA_RUN.finditer(text):
         if word in run.group(0):
             tokens = [t for t in analyse(text).tokens if run.start() <= t.start and t.end <= run.end()]
             if any(t.oov for t in tokens):

@@ -24,6 +24,7 @@ from functools import lru_cache
 from .. import lazyre
 from .ja import analyse
 from .lexicon import kana_counters, listed, pattern, word_class
+from .text import KANA_RUN, to_katakana
 
 # Emoji and the characters that join or vary them (no Japanese word is written with these).
 _EMOJI = lazyre.compile("[\U0001F000-\U0001FAFF\u2600-\u27BF\u2B00-\u2BFF\u2300-\u23FF\uFE0F\u200D\U000E0020-\U000E007F"
@@ -236,7 +237,7 @@ def _loanwords(text: str, tokens, taken: list[bool], kept: list[bool], spans: li
     kana that start the line or follow a space or a mark, from there to a word's end, three or more, that the
     dictionary knows in katakana as one common noun whose normalised form is katakana itself (カラオケ; not
     ダイコン, whose form is 大根), and that is no word the scenario writes in kana (its おでん stays おでん)."""
-    for run in _KANA_RUN.finditer(text):
+    for run in KANA_RUN.finditer(text):
         if run.start() > 0 and not _APART.match(text[run.start() - 1]):
             continue            # kana after a word's stem is its ending (専攻し|てたの, 店|はいつから): no loanword
         inside = [t for t in tokens if run.start() <= t.start and t.end <= run.end()]
@@ -247,7 +248,7 @@ def _loanwords(text: str, tokens, taken: list[bool], kept: list[bool], spans: li
                     continue
                 if first is last and not first.oov:
                     continue             # one word the analyser knows as written (あいす is 愛す as said)
-                katakana = "".join(chr(ord(c) + 0x60) if "ぁ" <= c <= "ゖ" else c for c in text[at:end])
+                katakana = to_katakana(text[at:end])
                 read = analyse(katakana).tokens
                 if len(read) == 1 and read[0].pos[:2] == ("名詞", "普通名詞") and not read[0].oov and \
                         _KATAKANA_WORD.fullmatch(read[0].normalised):
@@ -257,7 +258,6 @@ def _loanwords(text: str, tokens, taken: list[bool], kept: list[bool], spans: li
 
 
 _KATAKANA_WORD = lazyre.compile(r"[ァ-ヺー]{3,}")
-_KANA_RUN = lazyre.compile(r"[ぁ-ゖー]+")
 _APART = lazyre.compile(r"[\s、。，,.！!？?「」（）()…・~〜]")
 
 

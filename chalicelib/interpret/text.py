@@ -27,6 +27,9 @@ from .. import lazyre
 _KATAKANA_START, _KATAKANA_END = 0x30A1, 0x30F6   # ァ … ヶ
 _KANA_SHIFT = 0x60
 _FOLD_TABLE = {cp: cp - _KANA_SHIFT for cp in range(_KATAKANA_START, _KATAKANA_END + 1)}
+_UNFOLD_TABLE = {cp - _KANA_SHIFT: cp for cp in range(_KATAKANA_START, _KATAKANA_END + 1)}
+# A run of hiragana, the lengthening mark included (からおけ, はいぼーる).
+KANA_RUN = lazyre.compile(r"[\u3041-\u3096ー]+")
 # A few spellings that NFKC leaves apart but players use interchangeably.
 _EXTRA = str.maketrans({"〜": "~", "～": "~", "ｰ": "ー", "―": "ー", "‐": "-", "−": "-", "’": "'", "”": '"', "“": '"'})
 
@@ -55,6 +58,10 @@ def nfkc(text: str) -> str:
 
 def to_hiragana(text: str) -> str:
     return text.translate(_FOLD_TABLE)
+
+
+def to_katakana(text: str) -> str:
+    return text.translate(_UNFOLD_TABLE)
 
 
 def fold(text: str) -> str:
