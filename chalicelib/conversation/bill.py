@@ -30,6 +30,8 @@ DEFAULT_TAKEN_BACK = "失礼しました、{item}は取り消しておきます�
 
 # Taking back: cancelling words, or a claim of not having ordered; the Nth and after, or only N, ordered.
 _CANCEL = money("cancel")
+# (an item named and declined, 「配達はなしで」: a cancel only of the item it names)
+_DECLINED = money("declined")
 _NOT_ORDERED = money("not_ordered")
 _ORDINAL = money("ordinal")
 _ONLY_COUNT = money("only_count")
@@ -43,8 +45,9 @@ _RECAP = money("recap")
 
 
 def cancels(text: str) -> bool:
-    """Whether `text` takes something off the bill in so many words (「取り消して」「バラはいりません」)."""
-    return bool(_CANCEL.search(nfkc(text)))
+    """Whether `text` takes something off the bill in so many words (「取り消して」「バラはいりません」「配達はなしで」)."""
+    normalised = nfkc(text)
+    return bool(_CANCEL.search(normalised) or _DECLINED.search(normalised))
 
 
 def hands_over(text: str) -> bool:
@@ -83,7 +86,7 @@ def taking_back(text: str) -> str:
     """The sentence of `text` that takes something off the bill (「ひまわりは0本で！かすみ草だけで」: the first), else
     the whole text: the items it names are the ones taken back."""
     for sentence in sentences(nfkc(text)):
-        if _CANCEL.search(sentence) or _NOT_ORDERED.search(sentence) or fewer_by(sentence) is not None:
+        if cancels(sentence) or _NOT_ORDERED.search(sentence) or fewer_by(sentence) is not None:
             return sentence
     return nfkc(text)
 
@@ -113,6 +116,8 @@ def taken_back(text: str, named: list[str], ordered: list[str], recent: str | No
     cancel, denied = _CANCEL.search(normalised), _NOT_ORDERED.search(normalised)
     ordinal, only = _ORDINAL.search(normalised), _ONLY_COUNT.search(normalised)
     fewer = fewer_by(normalised)
+    if named and cancel is None:
+        cancel = _DECLINED.search(normalised)     # (declined only of an item named: 「氷はなしで」 takes back no drink)
     if not (cancel or denied or fewer or (only and re.search(r"頼|たの|注文|飲|食", normalised))):
         return None
     items = [item for item in dict.fromkeys(named) if item in ordered]

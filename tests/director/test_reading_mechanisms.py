@@ -169,3 +169,12 @@ def test_asking_how_much_before_saying_one_will_pay_pays_nothing_yet():
     assert asked.memory.paid == 0, asked.context
     *_, paid = visit("ビールください", "お会計お願い", "はい、これで")
     assert paid.memory.paid == 1, paid.context
+
+
+def test_a_named_item_declined_comes_off_the_bill_and_a_declined_extra_takes_nothing_back():
+    *_, booked, declined = play(florist(), "ひまわりを3本ください", "配達もお願いします", "配達はなしで大丈夫です")
+    assert "配達" in booked.memory.orders, booked.context
+    assert "配達" not in declined.memory.orders and declined.memory.orders.count("ひまわり") == 3, declined.context
+    # declining what is no item on the bill takes back nothing served before it
+    *_, plain = visit("水割りください", "氷はなしでお願い")
+    assert plain.memory.orders == ["水割り"], plain.context
