@@ -27,6 +27,7 @@ from ..interpret.cues import SceneNames
 from ..interpret.dialect import standard
 from ..interpret.ja import analyse
 from ..interpret.ja.tokens import Token
+from ..interpret.lexicon import word_class
 from ..interpret.text import find_names, nfkc
 
 # 「AじゃなくてB」「Aの話してない」「Aはやめとけ」「初めてじゃないぞ」: A is taken back (turned down).
@@ -99,6 +100,9 @@ class Focus:
     third: bool = False                     # it asks about someone not here (その常連さん, 先代)
     view: bool = False                      # the one called is asked their own view (「ママはどう思う？」「葵から見て」)
     nouns: tuple[str, ...] = field(default=())   # content nouns (normalised forms), in order
+    # the noun phrase the question sets up as its topic (「そのレコードって」), and its content nouns
+    topic: tuple[int, int] | None = None
+    topic_words: tuple[str, ...] = field(default=())
 
     def subjects(self, asked: str | None, also: tuple[str, ...] = ()) -> tuple[str, ...]:
         """The characters the line is about; the one asked (`asked`, and `also` the one who spoke last) when
@@ -133,6 +137,10 @@ class Focus:
         """The wh-word asks which of the head (なんていう歌手, 誰の曲, どんな映画): the head says what is asked."""
         return self.wh_span is not None and self.phrase is not None and self.head is not None and \
             self.phrase[0] <= self.wh_span[0] < self.head[0]
+
+    def in_topic(self, start: int, end: int) -> bool:
+        """Whether a word found at start..end lies in the noun phrase the question sets up as its topic."""
+        return self.topic is not None and start < self.topic[1] and end > self.topic[0]
 
     def in_sentence(self, start: int, end: int) -> bool:
         return self.sentence is None or (start < self.sentence[1] and end > self.sentence[0])
@@ -264,11 +272,55 @@ def _cached(reader: FocusReader, text: str, back: str, present: tuple[str, ...])
         # 「ママ若っ！先代ってどんな人だったの？」: the sentence that asks is about someone not here; a character
         # named only in another sentence of the line is not what it asks about
         about = [p for p, at in zip(about, about_at, strict=False) if sentence[0] <= at < sentence[1]] + about[len(about_at):]
+    topic = question_topic(text, tokens, names, sentence) if question else None
+    # (the nouns as written and as normalised, without a suffix: 「師匠さんって」 is of 師匠)
+    topic_words = tuple(dict.fromkeys(form for t in tokens
+                                      if topic is not None and topic[0] <= t.start < topic[1] and _headable(t, names)
+                                      for form in (t.surface, t.normalised) if form))
     return Focus(text=text, taken_back=back, about=tuple(about), called=called, you=you, thing=thing, third=third,
+                 topic=topic if topic_words else None, topic_words=topic_words,
                  head=head, phrase=phrase, sentence=sentence, head_word=text[head[0]:head[1]] if head else None,
                  wh=wh_found.group(0) if wh_found else None, wh_span=wh_found.span() if wh_found else None,
                  predicate=predicate,
                  question=question, request=bool(_REQUEST.search(text)), vague=vague, nouns=nouns, view=view)
+
+
+def question_topic(text: str, tokens: tuple[Token, ...] | None = None, names: list[tuple[int, int]] | None = None,
+                   sentence: tuple[int, int] | None = None) -> tuple[int, int] | None:
+    """The span of the noun phrase the question sets up as its topic with a topic particle (lexicon
+    topic_markers: 「そのレコードって、昔からあるの？」 → そのレコード; 「お客さんの前で緊張したことって」 → 緊張したこと), in
+    the sentence that asks; None where it sets up none.  The phrase runs back from the particle to the start of
+    the sentence, a comma, or a particle other than の; a name before the particle (「葵さんは、」) is whom the line
+    speaks of, not a topic, nor is a time or a pronoun (今日は, ここって)."""
+    tokens = analyse(text).tokens if tokens is None else tokens
+    names = [] if names is None else names
+    sentence = _sentence(text) if sentence is None else sentence
+    if sentence is None:
+        return None
+    markers = frozenset(word_class("topic_markers").entries)
+    inside = [i for i, t in enumerate(tokens) if sentence[0] <= t.start < sentence[1]]
+    for i in inside:
+        marker = tokens[i]
+        if marker.surface not in markers or not marker.is_particle or i == inside[0]:
+            continue
+        last = i - 1
+        while last > inside[0] and tokens[last].pos[:1] == ("接尾辞",):
+            last -= 1
+        noun = tokens[last]
+        if not noun.is_noun or any(s <= noun.start < e for s, e in names) or "固有名詞" in noun.pos:
+            continue
+        first = last
+        while first > inside[0]:
+            before = tokens[first - 1]
+            if before.is_mark or (before.is_particle and before.surface != "の"):
+                break
+            first -= 1
+        # (a clause that ends before the question does, 「えいがは いかねえよ スマホで なにを…」, was its own)
+        rest = [t for t in tokens[i + 1:] if t.start < sentence[1] and not t.is_mark]
+        ended = any(t.pos[:2] == ("助詞", "終助詞") for t in rest[:-2])
+        if not ended and any(_headable(t, names) for t in tokens[first:i]):
+            return tokens[first].start, tokens[i - 1].end
+    return None
 
 
 def _with_suffix(tokens: tuple[Token, ...], i: int) -> str:

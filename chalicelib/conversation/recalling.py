@@ -194,23 +194,28 @@ class Recalling(TurnParts):
         said, known = self._recall_pool(present, said_refs, mem, state, variety, said_only)
         # (what the line asks is in the sentence that asks: 「じゃあ歳は聞きません。弟子入りのきっかけは？」)
         read = self.focus_reader.read(text)
+        pools = [(said, known)]
+        if read.topic is not None and not statement:
+            # a question set up about a thing (「その指輪って、結婚式のときの？」) is answered first from lines that
+            # name it (「ナポリタンって喫茶の頃からあるんだ？」: 名物はナポリタン…喫茶のころからの味); where no line
+            # of the game names it, never from one that only shares another of its words (the wedding bouquet)
+            naming = {s.ref for s in (*said, *known) if _names(s, read.topic_words)}
+            if not naming:
+                context["recall"] = {"off_topic": "・".join(read.topic_words)}
+                return None
+            pools.insert(0, ([s for s in said if s.ref in naming], [s for s in known if s.ref in naming]))
         asked = text if statement else _asked_part(read, self.facts)
         prefer = free.speaker if free.speaker != self.rules.responder(state.place) else None
         topic = frozenset(self._topic_refs(free.intent, present, state))
-        found = self.facts.best(asked, [] if statement else said, known, prefer=prefer, topic=topic)
-        if not self._recall_fits(found, read, asked, statement, head, variety, context):
+        for pool_said, pool_known in pools:
+            found = self.facts.best(asked, [] if statement else pool_said, pool_known, prefer=prefer, topic=topic)
+            if self._recall_fits(found, read, asked, statement, head, variety, context) and found is not None and \
+                    self._better_than(found, asked, against) and not self._just_said(found, mem, turn):
+                break
+        else:
             return None
         assert found is not None
-        if against is not None:
-            own = max((self.facts.score(asked, s) for s in self.facts.spoken("knowledge", None, against)),
-                      default=0.0) + 1.0
-            # the topic's own next line answers as well, unless this sentence fits clearly better (and a
-            # sentence said before must fit better still: news before a repeat)
-            if found.score < own + (2.0 if found.said else 1.0):
-                return None
         sentence = found.sentence
-        if found.said and not found.counted and max(mem.said.get(sentence.ref, [-1])) >= turn - 1:
-            return None         # said on the last turn: the player is asking for more, not for the same again
         context["recall"] = {"ref": sentence.ref, "score": round(found.score, 2), "said": found.said,
                              "sentence": sentence.text}
         if not found.said:
@@ -218,6 +223,21 @@ class Recalling(TurnParts):
             if news is not None:
                 return news
         return self._recalled_answer(sentence, sentence.speaker or free.speaker, state, turn, variety)
+
+    def _better_than(self, found: SentenceFound, asked: str, against: str | None) -> bool:
+        """Whether a sentence found fits clearly better than `against`, the knowledge line the topic would give:
+        the topic's own next line answers as well otherwise (and a sentence said before must fit better still:
+        news before a repeat)."""
+        if against is None:
+            return True
+        own = max((self.facts.score(asked, s) for s in self.facts.spoken("knowledge", None, against)),
+                  default=0.0) + 1.0
+        return found.score >= own + (2.0 if found.said else 1.0)
+
+    @staticmethod
+    def _just_said(found: SentenceFound, mem: ConversationMemory, turn: int) -> bool:
+        """Said on the last turn: the player is asking for more, not for the same again."""
+        return found.said and not found.counted and max(mem.said.get(found.sentence.ref, [-1])) >= turn - 1
 
     def _recall_pool(self, present: list[str], said_refs: set[str], mem: ConversationMemory, state: GameState,
                      variety: Variety, said_only: bool) -> tuple[list[Sentence], list[Sentence]]:
@@ -337,3 +357,8 @@ class Recalling(TurnParts):
         variation = {key: remember(state.variation.get(key, ()), index, count)}
         return Answer(line.speaker, line.text, line.expression, source, ref, said_act, variation,
                       refs=(ref,), detail={"recalled": ref})
+
+
+def _names(sentence: Sentence, words: tuple[str, ...]) -> bool:
+    """Whether a sentence names one of `words`, as written or as the analyser's forms of its words."""
+    return bool(sentence.keys.intersection(words)) or any(word in sentence.text for word in words)

@@ -178,3 +178,18 @@ def test_a_named_item_declined_comes_off_the_bill_and_a_declined_extra_takes_not
     # declining what is no item on the bill takes back nothing served before it
     *_, plain = visit("水割りください", "氷はなしでお願い")
     assert plain.memory.orders == ["水割り"], plain.context
+
+
+def test_a_word_outside_the_topic_the_question_sets_up_is_a_weak_guess():
+    # the question is of the records; an entry on the predecessor shares only 先代
+    *_, records = visit("こんばんは", "ママ、そのレコードって、先代さんの頃からあるものなんですか？")
+    weak = [c for c in records.context.get("deliberation", []) if c["outcome"] == "weak"]
+    assert any("topic" in c.get("why", "") for c in weak), records.context
+    assert "別府" not in records.answer.text, records.answer.text
+    # asked of the predecessor, under another of its names, the entry on them answers
+    *_, teacher = visit("こんばんは", "師匠さんって、どんな人柄だったの？")
+    assert "着物" in teacher.answer.text or "厳し" in teacher.answer.text, teacher.answer.text
+    # on the second scenario: a sentence recalled for a question set up about another thing is a guess too
+    *_, ring = play(florist(), "こんばんは", "その指輪って、結婚式のときのものですか？")
+    assert "スズラン" not in ring.answer.text, ring.answer.text
+    assert ring.context["recall"] == {"off_topic": "指輪"}, ring.context

@@ -6,7 +6,9 @@ import json
 
 import pytest
 
+from chalicelib.conversation.focus import question_topic
 from chalicelib.conversation.turn import not_echoed
+from chalicelib.interpret.asking import is_question
 from chalicelib.interpret.belonging import kin_of_player, read_own
 from chalicelib.interpret.cues import farewell, leave_cue
 from chalicelib.interpret.lexicon import class_names, patterns, table_names, word_class
@@ -31,6 +33,8 @@ MATCHERS = {
     "not_echoed": lambda text: not_echoed(text),
     # what before 帰る takes a thing home: no goodbye, nothing that supports leaving (interpret/cues.py)
     "taken_home": lambda text: not farewell(text) and not leave_cue(text),
+    # the noun phrase a question sets up as its topic (conversation/focus.py)
+    "topic_markers": lambda text: is_question(text) and question_topic(text) is not None,
 }
 
 

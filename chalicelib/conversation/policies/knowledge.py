@@ -13,6 +13,7 @@ from ...interpret.lexicon import compiled
 from ...turn_record import AnswerSource
 from ..answering import Deliberation, Proposal, Strength
 from ..choices import given_up
+from ..entries import speaks_of
 from ..facts import is_question, sentences
 from ..mention import asked_about
 from .common import asks_leave
@@ -76,6 +77,12 @@ def knowledge(d: Deliberation) -> Answer | Proposal | None:
         # 「…明日謝りに行かなきゃなの。気が重いわ〜。ママだったらどうする？」: the word is one of what the player
         # tells before asking, not what is asked — a guess, which an honest answer beats (answering.py)
         return Proposal(answer, Strength.WEAK, f"「{fitting.hit.word}」 is only a word before the question")
+    if d.asking and focus.topic is not None and not fitting.about and not fitting.at_wh and not topic and \
+            not focus.in_topic(fitting.hit.start, fitting.hit.end) and not speaks_of(fitting.entry, focus.topic_words):
+        # 「そのレコードって、先代さんの頃からあるの？」: the question sets up the records as its topic; an entry on
+        # 先代 that says nothing of them shares only another word of it — a guess (answering.py)
+        return Proposal(answer, Strength.WEAK, f"「{fitting.hit.word}」 is not the question's topic "
+                                               f"({'・'.join(focus.topic_words)})")
     if trusted or d.asking or not _predicate(focus.text, fitting.hit):
         return Proposal(answer, Strength.FIRM, _evidence(fitting, topic, trusted))
     # a statement that shares only a verb or an adjective with the entry (「おばあちゃんに作ってあげた」 and an
