@@ -124,6 +124,11 @@ def taken_back(text: str, named: list[str], ordered: list[str], recent: str | No
     if len(items) > 1:
         return None                   # which one is meant is not read here: the breakdown answers
     item = items[0] if items else (recent if cancel and not named else None)
+    if item is None and ordinal and not named:
+        # 「さっきの2皿目、取り消しでいいよな？」: the one item of which that many were served
+        nth = number(ordinal.group(1)) or 0
+        served = [i for i in dict.fromkeys(ordered) if ordered.count(i) >= nth > 1]
+        item = served[0] if len(served) == 1 else None
     if item is None:
         return None
     keep = ordered.count(item)

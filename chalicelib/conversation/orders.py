@@ -27,7 +27,7 @@ from ..interpret.counts import count_claimed, count_of, count_sentence_after, jo
 from ..interpret.ja import analyse, word_meaning
 from ..interpret.ja.tokens import Token
 from ..interpret.lexicon import compiled
-from ..interpret.money import asks_to_pay
+from ..interpret.money import asks_to_pay, money
 from ..interpret.text import TextForms, make_matcher, nfkc
 from ..scenario import CompiledScenario
 from .undone import not_ordered, treats_not, turned_down
@@ -36,14 +36,7 @@ OrderKind = Literal["item", "again", "ask", "missing", "adjust", "treat", "decli
                     "paid"]
 
 # Cues that order whatever is named right before them.
-_CUE = lazyre.compile(
-    r"ください|下さい|くださ|ちょうだい|頂戴|お願い|おねがい|もらえ|もらお|もらい|もらう|いただけ|頂け|いただき|頂き|頼む|頼み|頼も"
-    r"|たのむ|たのも|(?:ひと|一|1|ふた|二|2|みっ|三|3)(?:つ|杯|本|皿|人前)|追加|おかわり|お代わり"
-    r"|^\s*(?:を|も)?\s*くれ(?:よ|や|ん?か)?\s*(?:[。！!…]|$)|^\s*(?:で|を)?\s*(?:な|ね)?\s*(?:[。！!…]|$)|^\s*だ\s*(?:[。！!]|$)|^\s*(?:で|を|も)\s*(?:お願い|頼む|よろしく|いい|大丈夫|結構です|[！!。]|$)"
-    r"|^\s*(?:に|で)(?:する|します|しよう|しよっかな|しようかな)|^\s*に(?:変え|かえ)(?:る|よう|ます|て)|^\s*(?:が|を)?\s*(?:いい|良い)(?:な|です)?\s*[。!！]*$"
-    r"|飲みたい|食べたい|飲もう|食べよう|飲もっかな|食べよっかな|飲む(?:よ|わ)?\s*[。！!]*$|食べる(?:よ|わ)?\s*[。！!]*$"
-    r"|(?:ある|あります|あり|(?<![くでゃ])(?<!入って)(?<!入れて)(?<!付いて)(?<!ついて)(?<!載って)ない|ありますか)(?:\s*[？?]|か|かな|の)|(?<![くでゃ])(?<!入って)(?<!入れて)(?<!付いて)(?<!ついて)(?<!載って)ない(?:ん)?(?:です|ですか)(?:か|\s*[？?])|ありませんか|持ってきて|出して|作って|入れて|つけて|くれる|くれない"
-    r"|(?:まだ)?(?:できる|できます|作れる|作れます|頼める|頼めます|食べられる|食べられます|飲める|飲めます)(?:\s*[？?]|か|の)")
+_CUE = compiled("shop", "order_cue")
 # 「じゃあそれで」「それください」: the item just named.
 _THAT_ONE = lazyre.compile(r"^(?:じゃあ|じゃ|では|なら|それなら|うん)?[、,\s]*(?:それ|そっち|これ)(?:で|を|に|も)?\s*"
                        r"(?:お願い|ください|下さい|ちょうだい|頂戴|する|します|しよう|いい|[。！!]|$)")
@@ -136,10 +129,8 @@ _STATUS_ORDERED = lazyre.compile(r"出て(?:くる|こない|きます|来る|�
 _ALREADY = lazyre.compile(r"(?:さっき|もう|先に|前に)\s*(?:頼(?:んだ|みました|んでる|んでます|んである)|注文(?:した|しました|してる|してます))")
 _STATUS_ORDER = lazyre.compile(r"^(?:おい|ねえ|ママ|あの)?[、,\s]*(?:(?:俺|私|僕|わたし|ぼく|おれ)の)?"
                            r"(?:注文|料理|飯|めし|ごはん|ご飯|頼んだ(?:の|もの|やつ))(?:は|って)?\s*(?:まだ|いつ)")
-# Money handed over after the bill (「はい、6500円」「釣りはいらん」「これで」).
-# (「さっき払ったじゃん」 says it was paid, it pays nothing now)
-PAID = lazyre.compile(r"\d[\d,]*\s*円|万円|千円|[一二三四五六七八九十百千]+円|釣り|おつり|お釣|つりは|これで(?:お願い|足りる|いい|[。!！]|$)|カード(?:で|使え)|ちょうど"
-                  r"|(?<!っ)払(?:う|います|っとく)|はい[、,]?\s*(?:お金|どうぞ)|置いとく|取っといて|とっといて")
+# Money handed over after the bill (「はい、6500円」「釣りはいらん」「これで」; lexicon money.handed_over)
+PAID = money("handed_over")
 # 「タバスコでいいや」「ケチャップじゃなくて粉チーズな」: a condiment or a change asked for the order just served.
 _EXTRA_SWAP = lazyre.compile(r"(?:じゃなく(?:て)?|じゃない|でなく(?:て)?|より)[、,\s]*(?P<thing>[^、,。！!？?\s]{1,10}?)"
                          r"(?:な|で|ね|に(?:して|変えて|かえて)?|を|が(?:いい))?\s*(?:くれ|ちょうだい|ください|お願い)?\s*"

@@ -20,6 +20,7 @@ or a line that is about something else at length, is not an answer.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Literal
 
 from .. import lazyre
@@ -97,6 +98,23 @@ def proposes_change(text: str, said_with: str = "") -> bool:
     sentence = last_sentence(nfkc(text))
     return bool(_PROPOSES.search(sentence)) or bool(_OPINION.search(sentence) and
                                                     _CHANGE.search(nfkc(f"{said_with} {text}")))
+
+
+def offered_in(text: str, item_named: Callable[[str], str | None]) -> str | None:
+    """The item a character's line offers: named in the sentence that asks (「ナポリタン、食べていく？」), or in a
+    bare sentence right before it (「ナポリタン？　食べてく？」); none where the line only asks agreement
+    (「ビール六百円、ナポリタン八百円。良心価格でしょ？」 offers nothing: a yes to it orders nothing)."""
+    said = [s.strip() for s in _SENTENCE.findall(nfkc(text)) if s.strip(" 　…")]
+    asking = [i for i, sentence in enumerate(said) if re.search(r"[？?]", sentence)]
+    if not asking:
+        return item_named(text)
+    at = asking[-1]
+    if _TAG_QUESTION.search(said[at]):
+        return None
+    found = item_named(said[at])
+    if found is None and at > 0 and re.fullmatch(r"\S{1,12}[？?。、]?", said[at - 1]):
+        found = item_named(said[at - 1])
+    return found
 
 
 def last_sentence(text: str) -> str:

@@ -68,7 +68,7 @@ from .orders import FALLBACK, OrderFound, already_ordered, asks_if_possible, onl
 from .own import told_again
 from .picks import chooses, open_choices, options_asked, picked
 from .policies import ORDER as POLICIES
-from .questions import asks, only_asks_back, polarity, proposes_change, question_kind
+from .questions import asks, offered_in, only_asks_back, polarity, proposes_change, question_kind
 from .recalling import _FOLLOW_UP, Recalling, _asked_part
 from .serving import _BILL, _PRICE, Serving
 from .stitch import kept, named_in, part_addressee
@@ -1291,7 +1291,8 @@ class Conversation(Recalling, Serving):
         if ref is not None and item is not None and ref.startswith("menu/") and \
                 ref.rsplit("#", 1)[0].rsplit("/", 1)[-1] == item:
             return None       # 「また水割り？」 said serving 水割り: the order is taken, nothing is offered again
-        kind = question_kind(last.text, invited=invited is not None, offered=item is not None)
+        kind = question_kind(last.text, invited=invited is not None,
+                             offered=offered_in(last.text, self._item_named) is not None)
         return AskedQuestion(ref=ref or "model", speaker=last.speaker, turn=turn, kind=kind, item=item,
                              place=invited, change=proposes_change(last.text, lines))
 

@@ -193,3 +193,27 @@ def test_a_word_outside_the_topic_the_question_sets_up_is_a_weak_guess():
     *_, ring = play(florist(), "こんばんは", "その指輪って、結婚式のときのものですか？")
     assert "スズラン" not in ring.answer.text, ring.answer.text
     assert ring.context["recall"] == {"off_topic": "指輪"}, ring.context
+
+
+def test_a_line_asking_agreement_offers_nothing_it_names():
+    from chalicelib.conversation.questions import offered_in
+
+    def item(text: str) -> str | None:
+        return next((i for i in ("ビール", "ナポリタン") if i in text), None)
+    assert offered_in("ビール六百円、ナポリタン八百円。良心価格でしょ？", item) is None
+    assert offered_in("ナポリタン、食べていく？　ケチャップ多めがうちの流儀。", item) == "ナポリタン"
+    assert offered_in("ビール？　もう一本いく？", item) == "ビール"
+
+
+def test_a_sum_of_something_else_an_ordinal_and_just_in_time_are_no_business_of_the_tab():
+    *_, lent = visit("ビールください", "葵ちゃん、いくら貸してくれたんだっけ？")
+    assert "money" not in lent.context, lent.context
+    *_, billed, timely = visit("ビールください", "お会計", "ちょうど代替わりの頃だったんだね")
+    assert timely.memory.paid == 0 and (timely.context.get("order") or {}).get("kind") != "paid", timely.context
+    *_, second = visit("ビールください", "ビール二本目も入ってる？")
+    assert second.memory.orders == ["ビール"], second.context
+    *_, taken = visit("ナポリタンください", "ナポリタンもうひとつ", "さっきの2皿目、取り消しでいいよね？")
+    assert taken.memory.orders == ["ナポリタン"], taken.context
+    # on the second scenario: paying spoken of, and a sum beside a budget, hand nothing over
+    *_, spoken = play(florist(), "ひまわりを3本ください", "お会計お願いします", "二重に払うのもアレなんで、レシートとかあります？")
+    assert spoken.memory.paid == 0, spoken.context
