@@ -127,8 +127,8 @@ def taken_back(text: str, named: list[str], ordered: list[str], recent: str | No
     if item is None and ordinal and not named:
         # 「さっきの2皿目、取り消しでいいよな？」: the one item of which that many were served
         nth = number(ordinal.group(1)) or 0
-        served = [i for i in dict.fromkeys(ordered) if ordered.count(i) >= nth > 1]
-        item = served[0] if len(served) == 1 else None
+        often = [i for i in dict.fromkeys(ordered) if ordered.count(i) >= nth > 1]
+        item = often[0] if len(often) == 1 else None
     if item is None:
         return None
     keep = ordered.count(item)
