@@ -37,6 +37,7 @@ OrderKind = Literal["item", "again", "ask", "missing", "adjust", "treat", "decli
 
 # Cues that order whatever is named right before them.
 _CUE = compiled("shop", "order_cue")
+_COUNT_AS_MEASURE = compiled("shop", "count_as_measure")
 # 「じゃあそれで」「それください」: the item just named.
 _THAT_ONE = lazyre.compile(r"^(?:じゃあ|じゃ|では|なら|それなら|うん)?[、,\s]*(?:それ|そっち|これ)(?:で|を|に|も)?\s*"
                        r"(?:お願い|ください|下さい|ちょうだい|頂戴|する|します|しよう|いい|[。！!]|$)")
@@ -769,6 +770,8 @@ class Orders:
         if not bare and _BARE.match(rest):
             return False
         between = rest[:match.start()]
+        if compiled("counts", "count").fullmatch(match.group(0)) and _COUNT_AS_MEASURE.match(rest[match.end():]):
+            return False          # 「ナポリタン一皿で3時間粘るような連中」: a measure of what is told, no order
         if not_ordered(between, rest[match.end():]) or turned_down(rest, match.end()):
             return False          # 「ナポリタンだけ撮る」「水割りしか頼んでない」「一つずつなら」: no order
         tokens = analyse(between).tokens if between.strip() else ()

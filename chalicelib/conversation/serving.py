@@ -96,8 +96,11 @@ class Serving(TurnParts):
         offer_yes = question is not None and question.kind == "offer" and polarity(text, "offer") == "yes" and \
             not asks_if_possible(nfkc(text))
         people = list(self.rules.people(state.place))
+        # (the items of the bill just said back are no choice: 「それでいい」 to it agrees to the sum)
         mentioned = self._item_named(mem.player_last or "") or \
-            (self._item_named(mem.last.text) if mem.last is not None and mem.last.turn >= state.turn else None)
+            (self._item_named(mem.last.text) if mem.last is not None and mem.last.turn >= state.turn and
+             not self._said_last(mem, state, "/breakdown#", within=0) and
+             not self._said_last(mem, state, "/bill#", within=0) else None)
         # money handed over right after the bill or its breakdown: thanks from the one who said it
         billed = max(((turns[-1], ref.split("/")[1]) for ref, turns in mem.said.items()
                       if ref.startswith("menu/") and ref.rsplit("#", 1)[0].endswith(("/bill", "/breakdown")) and turns),

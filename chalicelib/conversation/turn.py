@@ -1254,6 +1254,9 @@ class Conversation(Recalling, Serving):
             mem.last = last
         asked = self._question(last, last_ref, step.state, turn, " ".join(line.text for line in step.lines)) \
             if last is not None else None
+        if asked is not None and asked.kind == "offer" and answer is not None and \
+                answer.source == AnswerSource.ORDER and last_ref == answer.ref:
+            asked = None      # 「大根と卵、これでどう？」 said serving the order: a yes to it orders nothing more
         if answer is not None and answer.source in (AnswerSource.REPLY, AnswerSource.ORDER):
             mem.question = None           # answered (an offer is answered by the order)
         story = mem.question is not None and self._lifetime(mem.question) > 1 and \

@@ -50,6 +50,7 @@ _NEGATIVE_FORMS = [lazyre.compile(p) for p in (
     r"^.{0,3}?[ただ]ことに",                                   # 行ったことにしよう
     r"^[りきちいしびみぎにっ]?(?:やす|にく|づら|辛)(?:い|く|そう|かった)",  # 入りやすそう: how easy going is
     r"^[りきちいしびみぎに]そう(?:[だでなにね。、,！!？?\s]|です|$)",       # 入りそう: how it looks (not 入ろう)
+    r"^.{0,6}?[てで](?:あげ|やっ)て",      # 連れてってあげて: asked of someone for another, not the player's move
 )]
 _POSITIVE_FORMS = [lazyre.compile(p) for p in (
     r"^.{0,3}?(?:こう|ろう|おう|よう|そう|もう|ごう|ぼう|とう|ましょう|こっか|ろっか|よっか|しょ)",  # volitional

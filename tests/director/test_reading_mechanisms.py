@@ -217,3 +217,25 @@ def test_a_sum_of_something_else_an_ordinal_and_just_in_time_are_no_business_of_
     # on the second scenario: paying spoken of, and a sum beside a budget, hand nothing over
     *_, spoken = play(florist(), "ひまわりを3本ください", "お会計お願いします", "二重に払うのもアレなんで、レシートとかあります？")
     assert spoken.memory.paid == 0, spoken.context
+
+
+def test_a_count_told_as_a_measure_and_agreeing_to_the_sum_order_nothing():
+    *_, told = visit("こんばんは", "若い人ってさ、ナポリタン一皿で3時間粘るような連中だろ。ママはどう思ってんの")
+    assert told.memory.orders == [], told.context
+    *_, agreed = visit("ビールください", "今いくら？", "それでいい。あー、今日も一日中立ち仕事だったからよ")
+    assert agreed.memory.orders == ["ビール"], agreed.context
+    # a count with で and a request still orders
+    *_, ordered = visit("ナポリタン二皿でお願い")
+    assert ordered.memory.orders == ["ナポリタン", "ナポリタン"], ordered.context
+    # on the second scenario: a sum said beside a budget hands nothing over
+    *_, budget = play(florist(), "ひまわりを3本ください", "お会計お願いします", "じゃあ1050円でちょうど予算ぴったり笑")
+    assert budget.memory.paid == 0, budget.context
+
+
+def test_taking_someone_else_somewhere_is_no_move_of_the_player():
+    start = florist().rules.start().state.place
+    *_, asked = play(florist(), "颯太くん、おばあちゃんを温室に連れてってあげて。")
+    assert asked.step.state.place == start, asked.step.state
+    # asked for the player, it moves
+    *_, taken = play(florist(), "温室に連れてって")
+    assert taken.step.state.place != start, taken.step.state
