@@ -16,6 +16,7 @@ from collections.abc import Iterable, Mapping
 
 from ..interpret.asking import is_question
 from ..interpret.counts import fewer_by, number
+from ..interpret.lexicon import compiled
 from ..interpret.money import amounts, money
 from ..interpret.text import nfkc
 from .facts import sentences
@@ -42,6 +43,8 @@ _AMOUNT = money("amount")
 UNIT_PRICE = money("unit_price")
 _HANDS_OVER = money("hands_over")
 _RECAP = money("recap")
+_RECAP_SAID = money("recap_said")
+_COUNT = compiled("counts", "count")
 
 
 def cancels(text: str) -> bool:
@@ -70,7 +73,9 @@ def disputes(text: str, item_named: bool = False, known: frozenset[int] | None =
     questions = [sentence for sentence in kept if is_question(sentence)]
     for sentence in kept:
         # (what was had recounted, 「飲み食いしたのは…それだけ」, checks the bill too)
-        about = _ABOUT_BILL.search(sentence) or _RECAP.search(sentence)
+        # (「…もうママだったよね」 recounts nothing: a recap without a word of checking needs what was had named)
+        about = _ABOUT_BILL.search(sentence) or _RECAP_SAID.search(sentence) or \
+            (_RECAP.search(sentence) and (item_named or amounts(normalised) or _COUNT.search(normalised)))
         if about is not None and not (item_named and _CONTENTS.search(sentence) and not _BILL_WORD.search(sentence)):
             return True
     # (a sum in a question — not said back — is about the bill when it is one the tab holds, where the tab's sums are given: 「予算

@@ -38,6 +38,11 @@ OrderKind = Literal["item", "again", "ask", "missing", "adjust", "treat", "decli
 # Cues that order whatever is named right before them.
 _CUE = compiled("shop", "order_cue")
 _COUNT_AS_MEASURE = compiled("shop", "count_as_measure")
+# One item on the tab swapped for another (lexicon shop.swap_*).
+_SWAP_BETWEEN = compiled("shop", "swap_between")
+_SWAP_BY_CHANGE = compiled("shop", "swap_by_change")
+_SWAP_AFTER = compiled("shop", "swap_after")
+_SWAP_CHANGE = compiled("shop", "swap_change")
 # 「じゃあそれで」「それください」: the item just named.
 _THAT_ONE = lazyre.compile(r"^(?:じゃあ|じゃ|では|なら|それなら|うん)?[、,\s]*(?:それ|そっち|これ)(?:で|を|に|も)?\s*"
                        r"(?:お願い|ください|下さい|ちょうだい|頂戴|する|します|しよう|いい|[。！!]|$)")
@@ -183,6 +188,8 @@ class OrderFound:
     # other items of the same order, said before this one and served with it
     also: tuple[tuple[str, int, str | None, bool], ...] = ()   # (item, count, the words for it, a new total)
     amount: int | None = None    # the money handed over (kind "paid": 「はい、3,000円」)
+    keep_change: bool = False    # the change is left to the house (「釣りはいらねえ」「取っといて」)
+    swapped: str | None = None   # an item on the tab given up for this one (「ハイボールやめてビールにして」)
     listing: bool = False        # what the menu holds was asked (kind "ask"; of `group`, else all but services)
 
     def to_dict(self) -> dict:
@@ -191,7 +198,8 @@ class OrderFound:
                                          ("treated", self.treated), ("group", self.group),
                                          ("parts", list(self.parts)), ("count", self.count if self.counted else 0),
                                          ("total", self.total), ("also", [list(a) for a in self.also]),
-                                         ("amount", self.amount), ("listing", self.listing)) if v})
+                                         ("amount", self.amount), ("listing", self.listing),
+                                         ("keep_change", self.keep_change), ("swapped", self.swapped)) if v})
         return found
 
     def but(self, **changes) -> OrderFound:
@@ -269,6 +277,23 @@ class Orders:
         """The menu items `text` names, in the order named (a mention inside a longer one not counted: the 水 of
         水割り is no お水)."""
         return list(dict.fromkeys(h.item for h in self._hits(TextForms.of(text))))
+
+    def swap(self, text: str, tab: Iterable[str]) -> OrderFound | None:
+        """The order of the item taken instead of one on `tab` (`swapped`) when `text` swaps one for another
+        (「ハイボールやめてビールにして」「ハイボールをビールに変更」「ハイボールはキャンセルして、代わりに生ビール
+        ちょうだい」); None where it does not."""
+        normalised = nfkc(text)
+        hits = sorted(self._hits(TextForms.of(normalised)), key=lambda h: h.start)
+        held = set(tab)
+        for first, second in zip(hits, hits[1:], strict=False):
+            if first.item not in held or second.item == first.item:
+                continue
+            between, after = normalised[first.end:second.start], normalised[second.end:]
+            if (_SWAP_BETWEEN.match(between) and _SWAP_AFTER.match(after)) or \
+                    (_SWAP_BY_CHANGE.match(between) and _SWAP_CHANGE.match(after)):
+                return OrderFound("item", second.item, second.owner, named=normalised[second.start:second.end],
+                                  swapped=first.item)
+        return None
 
     def orders_outright(self, text: str) -> bool:
         """Whether `text` orders an item by its own words (a cue or a count after it), not only by naming it

@@ -110,7 +110,8 @@ class Serving(TurnParts):
                 not _asks_how_much(text) and \
                 not (_AMOUNT_ACKNOWLEDGED.search(nfkc(text)) and not hands_over(text)) and \
                 (not disputes(text, bool(self._items_named(text))) or hands_over(text)) and billed[1] in people and self.scenario.menus[billed[1]].paid:
-            return OrderFound("paid", None, billed[1], amount=handed_amount(text))
+            return OrderFound("paid", None, billed[1], amount=handed_amount(text),
+                              keep_change=bool(money("keep_change").search(nfkc(text))))
         # 「ビール1、ナポリタン、ハイボールね」 right after the bill was itemised: what was had, recounted; nothing
         # on the tab is ordered again unless asked for in so many words (or one more)
         named = self._items_named(text)
@@ -123,6 +124,10 @@ class Serving(TurnParts):
         if asked_of is not None and _YES_TO_IT.match(nfkc(text)) and not _MORE.search(nfkc(text)) and \
                 set(self._items_named(text)) <= {asked_of}:
             return None
+        # 「ハイボールやめてビールにして」: the one on the tab given up, the other ordered in its place
+        swap = self.orders.swap(text, mem.orders[mem.paid:])
+        if swap is not None and swap.server in people:
+            return swap
         # the item served in the last turns: a condiment or a change asked for is about it
         recent = self._recently_served(mem, state)
         found = self.orders.read(text, people, addressee, self.rules.responder(state.place),
@@ -201,6 +206,11 @@ class Serving(TurnParts):
             refs[:0] = before_refs
             variation = {**also_variation, **variation}
         if item is not None and order.kind not in ("adjust", "coming", "extra"):
+            if order.swapped is not None and order.swapped in mem.orders[mem.paid:]:
+                # (the last one of what was given up comes off; goods, picked into one basket, all of them)
+                given_up = self.orders.item(order.server, order.swapped)
+                self._book(mem, menu, order.swapped, 0 if given_up is not None and given_up.kind == "goods" else
+                           mem.orders[mem.paid:].count(order.swapped) - 1, total=True)
             for also, n, said, total in order.also:
                 self._book(mem, menu, also, n, total=total or self._in_basket(menu, also, said, False, mem))
             self._book(mem, menu, item.id, order.count,
@@ -273,7 +283,7 @@ class Serving(TurnParts):
         if given is not None and 0 < given < owed and menu.bill:
             return self._menu_line(order.server, "bill", menu.bill, step.state, turn, variety, {"{total}": f"{owed:,}"})
         mem.paid = len(mem.orders)
-        if given is not None and given > owed > 0 and menu.change:
+        if given is not None and given > owed > 0 and menu.change and not order.keep_change:
             return self._menu_line(order.server, "change", menu.change, step.state, turn, variety,
                                    {"{change}": f"{given - owed:,}", "{total}": f"{owed:,}"})
         return self._menu_line(order.server, "paid", menu.paid, step.state, turn, variety, {})

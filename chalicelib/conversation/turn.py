@@ -390,7 +390,8 @@ class Conversation(Recalling, Serving):
             return None         # 「ママの好きな食べ物って何？」 asks about ママ, it orders nothing
         if order.kind in ("missing", "extra") and order.named and self._entry_names(order.named, state):
             return None         # 「からしってある？」: not on the menu, but someone here knows about it
-        if order.kind not in ("paid", "extra") and mem.orders[mem.paid:] and disputes(text, order.item is not None):
+        if order.kind not in ("paid", "extra") and order.swapped is None and mem.orders[mem.paid:] and \
+                disputes(text, order.item is not None):
             # (a change to a dish, 「ピーマン抜いて」, is no question of the bill)
             # 「ハイボール3杯とおでんで4200円？内訳聞いてもいい？」「4杯目は頼んでない、取り消して」: the bill
             # questioned names what was served; it orders nothing
@@ -497,6 +498,9 @@ class Conversation(Recalling, Serving):
         present = tuple(self.rules.people(state.place))
         whole = self.focus_reader.read(text, present)
         meant, back = whole.text, whole.taken_back
+        if back and self.orders.swap(text, mem.orders[mem.paid:]) is not None:
+            # 「ハイボールじゃなくてビールにして」 of a highball on the tab: one order, the one it gives up taken back
+            return Reading(standard(nfkc(text)), None, "", whole.called)
         if back and not self._topic_nouns(meant) and mem.player_last:
             # 「店の名前じゃないって！」: nothing new besides the correction — the line before, without it
             earlier = nfkc(mem.player_last)

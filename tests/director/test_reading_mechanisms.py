@@ -239,3 +239,27 @@ def test_taking_someone_else_somewhere_is_no_move_of_the_player():
     # asked for the player, it moves
     *_, taken = play(florist(), "温室に連れてって")
     assert taken.step.state.place != start, taken.step.state
+
+
+def test_one_item_on_the_tab_swapped_for_another():
+    for line in ("あ、やっぱハイボールやめてビールにしてくれ", "ハイボールをビールに変更。できる？",
+                 "ハイボールはキャンセルして、代わりに生ビールちょうだい", "ハイボールじゃなくてビールにして"):
+        *_, swapped = visit("ハイボールください", line)
+        assert swapped.memory.orders == ["ビール"], (line, swapped.context)
+    # naming both with no swap orders both; one of two given up leaves the other
+    *_, both = visit("ハイボールください", "ハイボールとビールください")
+    assert sorted(both.memory.orders) == ["ハイボール", "ハイボール", "ビール"], both.context
+    *_, one = visit("ハイボール2杯ください", "ハイボールやめてビールにして")
+    assert sorted(one.memory.orders) == ["ハイボール", "ビール"], one.context
+    # on the second scenario: goods given up leave the basket whole
+    *_, flowers = play(florist(), "ひまわりを3本ください", "やっぱりひまわりやめてスズランにします")
+    assert flowers.memory.orders == ["スズラン"], flowers.context
+
+
+def test_the_change_left_to_the_house_and_a_recap_that_names_nothing_had():
+    *_, kept = visit("ビールください", "お会計", "ほい、4000円。釣りはいらねえ")
+    assert kept.memory.paid == 1 and "お返し" not in kept.answer.text, kept.answer.text
+    *_, change = visit("ビールください", "お会計", "はい、1000円")
+    assert "400" in change.answer.text, change.answer.text
+    *_, story = visit("ビールください", "俺が来てたころはもうママだったよね")
+    assert "money" not in story.context, story.context
