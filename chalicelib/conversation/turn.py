@@ -31,6 +31,7 @@ from dataclasses import dataclass, field, replace
 from functools import cache
 from typing import Any, cast
 
+from .. import lazyre
 from ..answers import Answer, Found
 from ..dialogue_acts import ACT
 from ..interpret.acts import CALL_ONLY, NO_ACT
@@ -80,6 +81,8 @@ SPOKEN_KEPT = 6           # model lines kept for recall
 OPTIONS_TURNS = 3         # a "which one?" still open this many turns after it was asked (while its choice is)
 VAGUE_TURNS = 8           # 「あれ、どうなった？」 points at a topic of this many turns back at most
 DEFER = object()          # an entry's answer was said already: leave it to the recall
+# A bare question to someone, 「颯太くんは？」 (a name and a topic particle alone): a lead-in to the question after it.
+_BARE_CALL = lazyre.compile(r"^[^、,。！？!?\s]{1,10}(?:は|って|も)\s*[？?]+$")
 
 Speak = Callable[[Step, str | None], Any]      # (step, addressee) -> the model's TalkResult
 # A follow-up that carries the last topic on: an opinion asked for, a why, a "tell me more", a short question
@@ -516,7 +519,7 @@ class Conversation(Recalling, Serving):
             return Reading(meant, None, back, whole.called)    # 「2600円！？内訳は？」: one question about the bill
         if only_asks_price(meant):
             return Reading(meant, None, back, whole.called)    # 「赤いバラもあるのよね。一本いくら？」: its price
-        pieces = parts(meant)
+        pieces = self._calls_joined(parts(meant), state)
         asking = [i for i, piece in enumerate(pieces) if is_question(piece)]
         if len(pieces) >= 2 and not asking and question is not None:
             # 「ただいまです。ちょっと奥で世間話してました」: a greeting, then the answer to the open question
@@ -550,6 +553,18 @@ class Conversation(Recalling, Serving):
             return Reading(meant, side, back, self.focus_reader.read(meant, present).called,
                            side_after=bool(pieces) and meant == pieces[0] and len(pieces) >= 2)
         return Reading(meant, side, back, whole.called)
+
+    def _calls_joined(self, pieces: list[str], state: GameState) -> list[str]:
+        """Pieces with a bare question to someone (「颯太くんは？」「ママは？」) joined to the question after it:
+        「きれいなお店ですね。颯太くんは？お花好きなの？」 asks 颯太 whether he likes flowers."""
+        out: list[str] = []
+        for piece in pieces:
+            if out and _BARE_CALL.match(out[-1]) and is_question(piece) and \
+                    named_in(out[-1], self.rules, state) is not None:
+                out[-1] = out[-1] + piece
+            else:
+                out.append(piece)
+        return out
 
     def _to_others(self, first: str, last: str, state: GameState) -> bool:
         """Two parts of a line said to two characters here, each by name (or, a question, about them)."""

@@ -34,7 +34,10 @@ _PHRASE_AFTER = lazyre.compile(
     r"|^の(?:意見|考え|気持ち|感想)")
 # a phrase naming whom the player asks calls them only while the player asks now: not a past deed (「ママに聞いた
 # んだけど」), nor one put to someone else to try (「ママに言ってみたら？」「ママに相談すれば？」)
-_NOT_ASKING_NOW = lazyre.compile(r"^[^、。！？!?…]*?(?:[いしえっき]た(?!い|く|け)|んだ(?!け|よね)|てみ|たら|[えけせれ]ば(?!か)|なよ)")
+# (「葵ちゃんに聞いてんだよ」 asks now: 〜てんだ is 〜ているんだ)
+_NOT_ASKING_NOW = lazyre.compile(r"^[^、。！？!?…]*?(?:[いしえっき]た(?!い|く|け)|(?<![てで])んだ(?!け|よね)|てみ|たら|[えけせれ]ば(?!か)|なよ)")
+# Where a sentence starts: after a sentence end (a name there calls as one at the head of the line does).
+_SENTENCE_START = lazyre.compile(r"(?<=[。！？!?])[\s　]*(?=\S)")
 
 
 def _asks_by_phrase(after: str) -> bool:
@@ -63,14 +66,10 @@ def _names(rules: GameRules) -> list[tuple[str, str]]:
     return pairs
 
 
-def detect_addressee(text: str, rules: GameRules, state: GameState, given: str | None = None) -> AddresseeFound:
-    present = set(rules.people(state.place))
-    normalised = nfkc(text).strip()
-    names = _names(rules)
-    ignored: str | None = None
-
-    lead = re.match(_LEAD, normalised)
-    head = normalised[lead.end():] if lead else normalised
+def _called_at(head: str, names: list[tuple[str, str]]) -> tuple[str, str] | None:
+    """(character, how) where a sentence starts by calling someone or putting a question to them."""
+    lead = re.match(_LEAD, head)
+    head = head[lead.end():] if lead else head
     for name, cid in names:
         if head.startswith(name):
             rest = head[len(name):]
@@ -80,11 +79,26 @@ def detect_addressee(text: str, rules: GameRules, state: GameState, given: str |
                 how = "head"        # 「葵さんインスタやってる？」: the call with its comma dropped
             if how is None and _asks_by_phrase(rest):
                 how = "phrase"
-            if how is not None:
-                if cid in present:
-                    return AddresseeFound(cid, how)
-                ignored = cid
-            break
+            return (cid, how) if how is not None else None
+    return None
+
+
+def detect_addressee(text: str, rules: GameRules, state: GameState, given: str | None = None) -> AddresseeFound:
+    present = set(rules.people(state.place))
+    normalised = nfkc(text).strip()
+    names = _names(rules)
+    ignored: str | None = None
+
+    # the head of the line first, then the head of a later sentence, the last that calls (「…ママらしい。葵ちゃん
+    # は？スマホ派？」「…村井さんに。…葵ちゃんも何か飲む？」「…気になるわな。葵ちゃん、ドアは何色にすんの」)
+    heads = [m.start() for m in _SENTENCE_START.finditer(normalised)]
+    for at in [0, *reversed([h for h in heads if h > 0])]:
+        found = _called_at(normalised[at:], names)
+        if found is None:
+            continue
+        if found[0] in present:
+            return AddresseeFound(found[0], found[1])
+        ignored = ignored or found[0]
     for name, cid in names:
         start = normalised.find(name)
         while start >= 0:

@@ -263,3 +263,13 @@ def test_the_change_left_to_the_house_and_a_recap_that_names_nothing_had():
     assert "400" in change.answer.text, change.answer.text
     *_, story = visit("ビールください", "俺が来てたころはもうママだったよね")
     assert "money" not in story.context, story.context
+
+
+def test_a_name_called_at_the_head_of_a_later_sentence_chooses_who_answers():
+    *_, phone = visit("こんばんは", "あはは、ママらしい。葵ちゃんは？スマホで全部済ませる派？")
+    assert phone.answer.speaker == "神楽坂葵", phone.answer
+    *_, door = visit("こんばんは", "そりゃ店の行く末も気になるわな。葵ちゃん、ドア変えるって何色にすんの")
+    assert door.answer.speaker == "神楽坂葵", door.answer
+    # on the second scenario: a bare 「颯太くんは？」 leads into the question after it
+    *_, flowers = play(florist(), "こんばんは", "きれいなお店ですね。颯太くんは？お花好きなの？")
+    assert flowers.answer.speaker == "颯太", flowers.answer

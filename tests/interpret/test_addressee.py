@@ -18,6 +18,12 @@ AOI, MAMA = "神楽坂葵", "赤尾妙子"
     ("ママに聞きたいんだけど", MAMA, "phrase"),
     ("それで、妙子さんの意見は？", MAMA, "phrase"),
     ("この店の音楽、葵はどう思う？", AOI, "phrase"),
+    # at the head of a later sentence: the last one that calls
+    ("あはは、ママらしい。葵ちゃんは？スマホで全部済ませる派？", AOI, "question"),
+    ("そりゃ店の行く末も気になるわな。葵ちゃん、ドア変えるって何色にすんの", AOI, "head"),
+    ("献杯ね笑　村井さんに。…葵ちゃんも何か飲む？", AOI, "question"),
+    # naming whom the player asks, now (〜てんだ is 〜ているんだ)
+    ("葵ちゃんに聞いてんだよ。新しいドアは何色？", AOI, "phrase"),
 ])
 def test_detected(rules, states, text, who, how):
     found = detect_addressee(text, rules, states["none"])
@@ -26,6 +32,7 @@ def test_detected(rules, states, text, who, how):
 
 @pytest.mark.parametrize("text", [
     "ママの料理おいしい", "葵は映画が好きなんだって", "流す曲を変えてみたら？", "葵ちゃんとママ、仲いいね",
+    "ビールうまいね。葵ちゃんは映画が好きなんだって", "ママに聞いたんだけど、ここ三十年なんだって",
 ])
 def test_talking_about_is_not_addressing(rules, states, text):
     assert detect_addressee(text, rules, states["none"]).character is None
@@ -36,6 +43,8 @@ def test_given_and_text(rules, states):
     assert detect_addressee("流す曲を変えてみたら？", rules, states["none"], AOI).how == "given"
     # the text names someone else: the text wins
     assert detect_addressee("ママ、曲を変えたら？", rules, states["none"], AOI).character == MAMA
+    # the head of the line wins over the head of a later sentence
+    assert detect_addressee("ママ、ビールちょうだい。葵ちゃんは何飲む？", rules, states["none"]).character == MAMA
 
 
 def test_someone_not_present_is_ignored(rules, states):
