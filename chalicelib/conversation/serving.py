@@ -62,8 +62,8 @@ def pays(text: str) -> bool:
     財布出すから待て」) pays nothing by itself."""
     normalised = without_put_off(nfkc(text))      # (「配達のときに現金で払いますね」 pays later, not now)
     cues = [m.group(0) for m in PAID.finditer(normalised)]
-    if not cues:
-        return False
+    if not cues or money("paid_later").search(normalised):
+        return False          # (「…払いますよ。今日は持ってこれないんで、配達のときでいい？」: not now)
     if any(not any(money(kind).fullmatch(cue) for kind in ("amount", "large_amount", "kanji_amount")) for cue in cues):
         return True
     return bool(_SUM_ALONE.match(normalised)) or hands_over(text)

@@ -41,7 +41,7 @@ from ..interpret.dialect import standard
 from ..interpret.interpreter import TurnResult
 from ..interpret.ja import analyse
 from ..interpret.lexicon import word_class
-from ..interpret.money import without_put_off
+from ..interpret.money import money, without_put_off
 from ..interpret.options import InterpretChoices, Recent
 from ..interpret.spelling import neutral
 from ..interpret.text import KANA_RUN, TextForms, is_kanji, nfkc, without_asides
@@ -513,12 +513,8 @@ class Conversation(Recalling, Serving):
         if back and not is_question(meant) and is_question(mem.player_last or ""):
             meant = meant.rstrip("!！。 ") + "?"   # a correction of a question asks it again
         side = None
-        if FALLBACK.search(nfkc(meant)) and self._order(meant, state, None, mem, question) is not None:
-            return Reading(meant, None, back, whole.called)    # 「レモンサワーある？なければ水割りで」: one order
-        if disputes(meant):
-            return Reading(meant, None, back, whole.called)    # 「2600円！？内訳は？」: one question about the bill
-        if only_asks_price(meant):
-            return Reading(meant, None, back, whole.called)    # 「赤いバラもあるのよね。一本いくら？」: its price
+        if self._read_whole(meant, state, mem, question):
+            return Reading(meant, None, back, whole.called)
         pieces = self._calls_joined(parts(meant), state)
         asking = [i for i, piece in enumerate(pieces) if is_question(piece)]
         if len(pieces) >= 2 and not asking and question is not None:
@@ -553,6 +549,15 @@ class Conversation(Recalling, Serving):
             return Reading(meant, side, back, self.focus_reader.read(meant, present).called,
                            side_after=bool(pieces) and meant == pieces[0] and len(pieces) >= 2)
         return Reading(meant, side, back, whole.called)
+
+    def _read_whole(self, meant: str, state: GameState, mem: ConversationMemory,
+                    question: AskedQuestion | None) -> bool:
+        """Whether the line is read whole, never cut into parts answered apart: 「レモンサワーある？なければ水割り
+        で」 (one order), 「2600円！？内訳は？」 (one question about the bill), 「赤いバラもあるのよね。一本いくら？」
+        (its price), 「現金で払いますよ。今日は持ってこれないんで、配達のときでいい？」 (paying put off)."""
+        normalised = nfkc(meant)
+        return bool((FALLBACK.search(normalised) and self._order(meant, state, None, mem, question) is not None) or
+                    disputes(meant) or only_asks_price(meant) or money("paid_later").search(normalised))
 
     def _calls_joined(self, pieces: list[str], state: GameState) -> list[str]:
         """Pieces with a bare question to someone (「颯太くんは？」「ママは？」) joined to the question after it:

@@ -273,3 +273,13 @@ def test_a_name_called_at_the_head_of_a_later_sentence_chooses_who_answers():
     # on the second scenario: a bare 「颯太くんは？」 leads into the question after it
     *_, flowers = play(florist(), "こんばんは", "きれいなお店ですね。颯太くんは？お花好きなの？")
     assert flowers.answer.speaker == "颯太", flowers.answer
+
+
+def test_asking_whether_a_card_will_do_and_paying_put_off_in_another_sentence_pay_nothing():
+    *_, card = play(florist(), "ひまわりを3本ください", "お会計お願いします", "カード使えます？")
+    assert card.memory.paid == 0, card.context
+    *_, later = play(florist(), "ひまわりを3本ください", "お会計お願いします",
+                     "まあ初回は現金で払いますよ。今日は持ってこれないんで、配達のときでいい？")
+    assert later.memory.paid == 0, later.context
+    *_, paid = play(florist(), "ひまわりを3本ください", "お会計お願いします", "カードでお願いします")
+    assert paid.memory.paid == 3, paid.context
