@@ -134,6 +134,10 @@ class Serving(TurnParts):
                                 last_order=mem.orders[-1] if mem.orders else None, offered=offered,
                                 offer_yes=offer_yes, offer_open=question is not None and question.kind == "offer",
                                 mentioned=mentioned, ordered=mem.orders, recent=recent)
+        if found is not None and found.kind == "item" and found.parts and not found.counted and not found.more and \
+                not found.also and found.item == self._recently_served(mem, state, within=0):
+            # 「おでんもあるか？」, served, then 「ほな大根と玉子とちくわ」: the parts of the one just served, no other
+            return found.but(kind="adjust")
         return _not_again(found, set(mem.orders[mem.paid:])) if recounting and found is not None else found
 
     def _served_asking(self, mem: ConversationMemory, state: GameState) -> str | None:
@@ -418,6 +422,8 @@ class Serving(TurnParts):
                 self._items_named(normalised))
             recent = self._recently_served(mem, state, within=0) or \
                 (last if (last := self._recently_served(mem, state, within=2)) in goods else None)
+            if len(named) == 1 and self._names_part(back, named[0], servers) and named[0] not in back:
+                named, recent = [], None     # 「卵はキャンセルで」: a part of the dish taken out, not the dish
             left = taken_back(normalised, named, unpaid, recent, goods)
             removed = [] if left is None else [item for item in dict.fromkeys(unpaid)
                                                if unpaid.count(item) > left.count(item)]
@@ -501,6 +507,11 @@ class Serving(TurnParts):
 
     def _item_named(self, text: str) -> str | None:
         return next(iter(self.orders.named(text)), None)
+
+    def _names_part(self, text: str, item_id: str, servers: list[str]) -> bool:
+        """Whether `text` names a part of the item (卵 of おでん)."""
+        return any(part in text for server in servers
+                   if (item := self.orders.item(server, item_id)) is not None for part in item.parts)
 
     def _items_named(self, text: str) -> list[str]:
         return self.orders.named(text)

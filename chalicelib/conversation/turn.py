@@ -393,7 +393,7 @@ class Conversation(Recalling, Serving):
             return None         # 「ママの好きな食べ物って何？」 asks about ママ, it orders nothing
         if order.kind in ("missing", "extra") and order.named and self._entry_names(order.named, state):
             return None         # 「からしってある？」: not on the menu, but someone here knows about it
-        if order.kind not in ("paid", "extra") and order.swapped is None and mem.orders[mem.paid:] and \
+        if order.kind not in ("paid", "extra", "adjust") and order.swapped is None and mem.orders[mem.paid:] and \
                 disputes(text, order.item is not None):
             # (a change to a dish, 「ピーマン抜いて」, is no question of the bill)
             # 「ハイボール3杯とおでんで4200円？内訳聞いてもいい？」「4杯目は頼んでない、取り消して」: the bill

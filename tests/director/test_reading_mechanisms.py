@@ -283,3 +283,18 @@ def test_asking_whether_a_card_will_do_and_paying_put_off_in_another_sentence_pa
     assert later.memory.paid == 0, later.context
     *_, paid = play(florist(), "ひまわりを3本ください", "お会計お願いします", "カードでお願いします")
     assert paid.memory.paid == 3, paid.context
+
+
+def test_the_parts_of_a_dish_just_served_choose_in_it_and_a_part_taken_out_leaves_the_dish():
+    *_, parts = visit("ママ、おでんもあるか？", "ほな大根と玉子とちくわ。")
+    assert parts.memory.orders == ["おでん"], parts.context
+    *_, swapped = visit("おでんください。大根と卵で", "いえ、卵はキャンセルで、こんにゃくだけでお願いします。大根とこんにゃく。")
+    assert swapped.memory.orders == ["おでん"] and "こんにゃく" in swapped.answer.text, swapped.answer.text
+    *_, part = visit("おでんください", "あ、卵はキャンセルで")
+    assert part.memory.orders == ["おでん"], part.context
+    # the dish itself named is taken back
+    *_, dish = visit("おでんください", "おでんはキャンセルで")
+    assert dish.memory.orders == [], dish.context
+    # on the second scenario: the money one is to pay, asked after, is not handed over
+    *_, owed = play(florist(), "ひまわりを3本ください", "お会計お願いします", "今、僕が払うお金って残ってますか？")
+    assert owed.memory.paid == 0, owed.context
