@@ -298,3 +298,12 @@ def test_the_parts_of_a_dish_just_served_choose_in_it_and_a_part_taken_out_leave
     # on the second scenario: the money one is to pay, asked after, is not handed over
     *_, owed = play(florist(), "ひまわりを3本ください", "お会計お願いします", "今、僕が払うお金って残ってますか？")
     assert owed.memory.paid == 0, owed.context
+
+
+def test_regional_sentence_ends_close_a_farewell_and_are_never_echoed():
+    *_, leave = visit("ビールください", "お会計", "はい、600円", "やっとかいな。ほな帰るわ、また来るで")
+    assert leave.input is not None and str(leave.input) == "離脱", leave
+    *_, dialect = visit("ビールください", "ママ、ほんまに一皿や。600円引いてえな")
+    assert "えな" not in dialect.answer.text, dialect.answer.text
+    *_, oolong = visit("ビールください", "ママ、もう一杯だけ。ウーロン茶にしとくわ、明日病院やから")
+    assert oolong.memory.orders == ["ビール", "ウーロン茶"], oolong.context
