@@ -67,7 +67,8 @@ _MUST_NOT = lazyre.compile(r"(?:ちゃ|じゃ|ては|では)(?:だめ|ダメ|駄
 # Letting the player do it: 撮らせて(もらえる/ください/ほしい)
 _LET_ME = lazyre.compile(r"せて\s*(?:もら|いただ|頂|くれ|くださ|下さ|ほし|欲し|ちょうだい)")
 # The one spoken to asked to do something: 「見せてくれる？」「かけてください」「撮ってもらっていい？」
-_ASK_TO_DO = lazyre.compile(r"(?P<te>て|で)\s*(?:ください|下さい|くださる|くれ(?:る|ない|ません|ます)?|ちょうだい|頂戴|ほしい|欲しい"
+# (「母がよく作ってくれたのを思い出します」: what someone did for one, told, asks nothing)
+_ASK_TO_DO = lazyre.compile(r"(?P<te>て|で)\s*(?:ください|下さい|くださる|くれ(?:る|ない|ません|ます)?(?![たてれ])|ちょうだい|頂戴|ほしい|欲しい"
                         r"|もらえ(?:る|ます|ない|ません|たら)?|もらって(?:も)?(?:いい|良い|大丈夫)|いただけ|頂け|いただきたい)")
 # A thing asked for (「名刺もらえますか？」「おしぼりください」): what is not on the menu (an order is read before).
 _GIVE_ME = lazyre.compile(r"(?P<give>(?:を|も)?\s*(?:もらえ(?:る|ます|ない|ません)|いただけ(?:る|ます|ない|ません)|ください|下さい|ちょうだい"

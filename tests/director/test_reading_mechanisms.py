@@ -307,3 +307,13 @@ def test_regional_sentence_ends_close_a_farewell_and_are_never_echoed():
     assert "えな" not in dialect.answer.text, dialect.answer.text
     *_, oolong = visit("ビールください", "ママ、もう一杯だけ。ウーロン茶にしとくわ、明日病院やから")
     assert oolong.memory.orders == ["ビール", "ウーロン茶"], oolong.context
+
+
+def test_asking_after_an_order_with_a_reason_after_and_what_someone_did_for_one_told():
+    *_, waiting = visit("ナポリタンお願いします", "ところでナポリタンまだですかね、お腹ぺこぺこで。")
+    assert waiting.context["order"]["kind"] == "coming", waiting.context
+    *_, told = visit("こんばんは", "懐かしい味ですね。子供のころ、母がよく作ってくれたのを思い出します。")
+    assert told.context.get("form") != "request", told.context
+    # on the second scenario too
+    *_, flowers = play(florist(), "こんばんは", "昔、祖母がよく庭の花を切ってくれたんです。")
+    assert flowers.context.get("form") != "request", flowers.context
