@@ -15,6 +15,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from .. import lazyre
 from ..dialogue_acts import ACT
 from .asking import is_question, wonders
 from .cues import SceneNames, player_words, without_quoted_phrases
@@ -42,7 +43,11 @@ _YOU = f"(?:{pattern('acts', 'you')})"
 Pattern = re.Pattern[str]
 
 
+# A question said after a word of praise in the same line (its own sentence with a question mark).
+_ASKS_AFTER = lazyre.compile(r"[？?]")
+
 @dataclass(frozen=True)
+
 class ActFound:
     act: str                 # one of ACTS, or なし
     cue: str | None = None   # the text that decided it (for the debug view)
@@ -101,6 +106,8 @@ class ActRecogniser:
             if found and act == ACT.about_self and not self._named_self.search(stripped) and \
                     self._asks_of_other(stripped):
                 continue      # 「クロちゃんは何歳まで生きたの？」「このお店の名前の由来は？」: not the character's own
+            if found and act == ACT.praise and _ASKS_AFTER.search(stripped, found.end()):
+                continue      # 「ふう、うまい。ママ、この辺って夜は治安どうなんです？」: a question after the praise asks
             if found:
                 paying = act == ACT.order and asks_to_pay(stripped)
                 return ActFound(act, found.group(0).strip() or act, paying)

@@ -317,3 +317,11 @@ def test_asking_after_an_order_with_a_reason_after_and_what_someone_did_for_one_
     # on the second scenario too
     *_, flowers = play(florist(), "こんばんは", "昔、祖母がよく庭の花を切ってくれたんです。")
     assert flowers.context.get("form") != "request", flowers.context
+
+
+def test_a_question_after_a_word_of_praise_is_asked_not_praise():
+    from tests.director.playing import reference
+    act = reference().answerer.act
+    assert act("ふう、うまい。ママ、この辺って夜は治安どうなんです？帰り道、ちょっと怖いんですよね。").act == "質問"
+    assert act("このナポリタン、うまい！").act == "称賛"
+    assert act("きれいなお花ですね").act == "称賛"
