@@ -122,7 +122,9 @@ def taken_back(text: str, named: list[str], ordered: list[str], recent: str | No
     ordinal, only = _ORDINAL.search(normalised), _ONLY_COUNT.search(normalised)
     fewer = fewer_by(normalised)
     if named and cancel is None:
-        cancel = _DECLINED.search(normalised)     # (declined only of an item named: 「氷はなしで」 takes back no drink)
+        # (declined only of an item named right before: 「配達なしで」; 「水割り、氷なしで」 takes back no drink)
+        cancel = next((m for m in _DECLINED.finditer(normalised)
+                       if any(normalised[:m.start()].rstrip(" 、,").endswith(item) for item in named)), None)
     if not (cancel or denied or fewer or (only and re.search(r"頼|たの|注文|飲|食", normalised))):
         return None
     items = [item for item in dict.fromkeys(named) if item in ordered]

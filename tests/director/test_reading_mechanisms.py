@@ -175,9 +175,13 @@ def test_a_named_item_declined_comes_off_the_bill_and_a_declined_extra_takes_not
     *_, booked, declined = play(florist(), "ひまわりを3本ください", "配達もお願いします", "配達はなしで大丈夫です")
     assert "配達" in booked.memory.orders, booked.context
     assert "配達" not in declined.memory.orders and declined.memory.orders.count("ひまわり") == 3, declined.context
+    *_, bare = play(florist(), "ひまわりを3本ください", "配達もお願いします", "配達なしで大丈夫です")
+    assert "配達" not in bare.memory.orders, bare.context
     # declining what is no item on the bill takes back nothing served before it
     *_, plain = visit("水割りください", "氷はなしでお願い")
     assert plain.memory.orders == ["水割り"], plain.context
+    *_, ice = visit("水割りください", "水割り、氷なしで")
+    assert ice.memory.orders == ["水割り"], ice.context
 
 
 def test_a_word_outside_the_topic_the_question_sets_up_is_a_weak_guess():
