@@ -26,7 +26,7 @@ from ..interpret.asking import sentence_end, sentence_start
 from ..interpret.counts import count_claimed, count_of, count_sentence_after, joined, of_the_last, orders_by_count
 from ..interpret.ja import analyse, word_meaning
 from ..interpret.ja.tokens import Token
-from ..interpret.lexicon import compiled
+from ..interpret.lexicon import compiled, pattern
 from ..interpret.money import asks_to_pay, money
 from ..interpret.text import TextForms, make_matcher, nfkc
 from ..scenario import CompiledScenario
@@ -49,6 +49,7 @@ _THAT_ONE = lazyre.compile(r"^(?:じゃあ|じゃ|では|なら|それなら|う
 # (「もう一つは入院してる友達だ」: the other one, a topic, orders nothing)
 _AGAIN = lazyre.compile(r"(?:おかわり|お代わり|もう一杯|もういっぱい|もう一本|もう1杯|同じ(?:の|もの|やつ)|もう一つ|もうひとつ|もう1つ"
                     r"|もう一皿)(?!\s*(?:は|の(?:方|ほう)|分))")      # (「もう一本分は祝儀」: the worth of one, no order)
+_AGAIN_DENIED = compiled("shop", "again_denied")
 _ANYTHING = lazyre.compile(r"何か(?:飲|食|つま)|(?:何か|なにか)\S{0,6}?(?:お酒|酒|飲み物|ドリンク|食べ物|料理)|(?:お酒|酒)(?:って|は)?(?:ある|あります|ください|ちょうだい|お願い|飲みたい)|なにか(?:飲|食|つま)|飲み物|食べ物|おつまみ|つまみ|何か(?:ちょうだい|ください|頼)"
                        r"|注文(?:いい|お願い|したい|させて|を)|オーダー")
 _WHAT_IS_SOLD = compiled("shop", "what_is_sold")
@@ -123,7 +124,7 @@ _ADJUST = lazyre.compile(r"\s*(?:で|に)?\s*(?:して|作って|作り直|お�
 FALLBACK = lazyre.compile(r"(?:なければ|無ければ|なかったら|無かったら|ないなら|無いなら|ないんだったら|なきゃ|ないなら)[、,\s]*")
 # 「一杯おごります」「ママにも水割りを」: the player treats a character.
 _TREAT = lazyre.compile(r"おご(?:る|り|ら|ろ|ります|って)|奢|ご(?:ちそう|馳走)(?:する|します|させて)|一杯どうぞ|(?:も|に)(?:一杯|1杯)(?:どうぞ|飲んで|いかが|どう)"
-                    r"|(?:も|に)(?:何か|なにか)?(?:飲んで|一杯)")
+                    r"|(?:も|に)(?:何か|なにか)?(?:飲んで|一杯)|" + pattern("money", "pays_for_it"))
 # 「ナポリタンまだ？」「いつ来るんだ」: asking after an item ordered.
 _STATUS = compiled("shop", "status_asked")
 # 「水割りは出てくるんすか？」: asking after an item only once it was ordered (before, it asks what is served).
@@ -424,8 +425,11 @@ class Orders:
         if _THAT_ONE.search(normalised) and mentioned:
             # 「じゃあそれで」: the item just named (by the player or by the one serving)
             return self._served(mentioned, people, addressee, responder, None)
-        if _AGAIN.search(normalised) and last_order:
-            served = self._served(last_order, people, addressee, responder, None)
+        again_cue = _AGAIN.search(normalised)
+        if again_cue and last_order and not _AGAIN_DENIED.search(
+                normalised[sentence_start(normalised, again_cue.start()):]):
+            served = self._served(self._again_of(again_cue.group(0), last_order, tab), people, addressee, responder,
+                                  None)
             return OrderFound("again", served.item, served.server, None) if served.kind == "item" else served
         if offer_yes and offered:
             return self._served(offered, people, addressee, responder, None)
@@ -682,6 +686,18 @@ class Orders:
         if drink and (not food or drink.start() < food.start()):
             return "drink"
         return "food" if food else None
+
+    def _again_of(self, cue: str, last: str, tab: Iterable[str]) -> str:
+        """What one more is of: the last item ordered, or, where the counter says a drink (もう一杯) or a dish
+        (もう一皿), the last one ordered of that kind (「葵さんに、もう一杯」 after a ナポリタン is her drink again)."""
+        kind = "drink" if re.search(r"杯|いっぱい", cue) else "food" if "皿" in cue else None
+        if kind is None:
+            return last
+        kinds = {item_id: item.kind for (owner, item_id) in self._words
+                 if (item := self.item(owner, item_id)) is not None}
+        if kinds.get(last) in (kind, None):
+            return last
+        return next((i for i in reversed(list(tab)) if kinds.get(i) == kind), last)
 
     def group_of(self, word: str) -> str | None:
         """The kind (drink, food) of an item not served, from the items nearest it in meaning."""

@@ -62,7 +62,7 @@ def pays(text: str) -> bool:
     財布出すから待て」) pays nothing by itself."""
     normalised = without_put_off(nfkc(text))      # (「配達のときに現金で払いますね」 pays later, not now)
     cues = [m.group(0) for m in PAID.finditer(normalised)]
-    if not cues or money("paid_later").search(normalised):
+    if not cues or money("paid_later").search(normalised) or money("pays_for_it").search(normalised):
         return False          # (「…払いますよ。今日は持ってこれないんで、配達のときでいい？」: not now)
     if any(not any(money(kind).fullmatch(cue) for kind in ("amount", "large_amount", "kanji_amount")) for cue in cues):
         return True
@@ -167,6 +167,10 @@ class Serving(TurnParts):
             return None
         flags: tuple[str, ...] = ()
         item = self.orders.item(order.server, order.item) if order.item is not None else None
+        if item is None and order.kind == "treat" and order.item is not None:
+            # 「葵さんにハイボールを。私が払います」: the drink is from the bar's menu, the thanks from the one treated
+            item = next((found for server in self.scenario.menus
+                         if (found := self.orders.item(server, order.item)) is not None), None)
         if order.item is not None and item is None:
             return None
         if order.kind in ("declined", "paid", "about"):

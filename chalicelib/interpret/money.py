@@ -26,7 +26,7 @@ def asks_to_pay(text: str) -> bool:
     """Whether `text` (normalised) asks for the bill or to pay, a paying word that is taken back not counted, nor
     a price asked of something else: of a thing named (「出張っていくら？」), or after another question
     (「飾りつけってやってます？料金いくらくらい？」 asks what that costs)."""
-    kept = without_put_off(text)
+    kept = money("pays_for_it").sub("", without_put_off(text))    # (「私が払います」 treats: no bill asked)
     cues = list(money("paying_cue").finditer(kept))
     return any(not _price_of_other(kept, cue) for cue in cues)
 

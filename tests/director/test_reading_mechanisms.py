@@ -329,3 +329,12 @@ def test_a_question_after_a_word_of_praise_is_asked_not_praise():
     assert act("ふう、うまい。ママ、この辺って夜は治安どうなんです？帰り道、ちょっと怖いんですよね。").act == "質問"
     assert act("このナポリタン、うまい！").act == "称賛"
     assert act("きれいなお花ですね").act == "称賛"
+
+
+def test_a_drink_ordered_for_someone_with_i_will_pay_is_a_treat_on_the_tab_and_one_more_is_of_its_kind():
+    *_, treat = visit("ハイボールください", "葵さんにハイボールをお願いします。私が払います。")
+    assert treat.answer.speaker == "神楽坂葵" and treat.memory.orders == ["ハイボール", "ハイボール"], treat.context
+    *_, again = visit("ハイボールください", "ナポリタンください", "葵さんに、もう一杯ごちそうさせてください。")
+    assert again.memory.orders[-1] == "ハイボール", again.context
+    *_, full = visit("ナポリタンください", "え、もう一皿作ってないですよね？お腹いっぱいなんで大丈夫です！")
+    assert full.memory.orders == ["ナポリタン"], full.context
