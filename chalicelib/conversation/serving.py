@@ -8,6 +8,7 @@ import re
 from .. import lazyre
 from ..answers import Answer
 from ..dialogue_acts import ACT
+from ..interpret.lexicon import compiled
 from ..interpret.money import handed_amount, money, without_put_off
 from ..interpret.text import nfkc
 from ..scenario import GameState, Step
@@ -134,6 +135,11 @@ class Serving(TurnParts):
                                 last_order=mem.orders[-1] if mem.orders else None, offered=offered,
                                 offer_yes=offer_yes, offer_open=question is not None and question.kind == "offer",
                                 mentioned=mentioned, ordered=mem.orders, recent=recent)
+        if found is not None and found.kind == "item" and not found.counted and not found.more and not found.also and \
+                found.item == self._recently_served(mem, state) and compiled("shop", "bring_it").search(nfkc(text)) and \
+                not compiled("shop", "more_asked").search(nfkc(text)):
+            # 「おかわりのハイボール出してください」 right after it was ordered: that one, asked after, no other
+            return found.but(kind="coming")
         if found is not None and found.kind == "item" and found.parts and not found.counted and not found.more and \
                 not found.also and found.item == self._recently_served(mem, state, within=0):
             # 「おでんもあるか？」, served, then 「ほな大根と玉子とちくわ」: the parts of the one just served, no other

@@ -338,3 +338,13 @@ def test_a_drink_ordered_for_someone_with_i_will_pay_is_a_treat_on_the_tab_and_o
     assert again.memory.orders[-1] == "ハイボール", again.context
     *_, full = visit("ナポリタンください", "え、もう一皿作ってないですよね？お腹いっぱいなんで大丈夫です！")
     assert full.memory.orders == ["ナポリタン"], full.context
+
+
+def test_the_refill_just_ordered_asked_to_be_brought_is_that_one():
+    *_, brought = visit("ハイボールください", "ハイボールおかわりお願いします", "おかわりのハイボール出してください")
+    assert brought.memory.orders == ["ハイボール", "ハイボール"], brought.context
+    *_, more = visit("ハイボールください", "ハイボールもう一杯持ってきて")
+    assert more.memory.orders == ["ハイボール", "ハイボール"], more.context
+    # on the second scenario: flowers just chosen, asked to be brought out, are those
+    *_, flowers = play(florist(), "ひまわりを3本ください", "ひまわり持ってきてもらえます？")
+    assert flowers.memory.orders == ["ひまわり"] * 3, flowers.context
