@@ -177,6 +177,9 @@ def test_a_named_item_declined_comes_off_the_bill_and_a_declined_extra_takes_not
     assert "配達" not in declined.memory.orders and declined.memory.orders.count("ひまわり") == 3, declined.context
     *_, bare = play(florist(), "ひまわりを3本ください", "配達もお願いします", "配達なしで大丈夫です")
     assert "配達" not in bare.memory.orders, bare.context
+    for line in ("スズラン、やめてもいいですか", "スズランいらないです"):
+        *_, dropped = play(florist(), "スズランを1本ください", line)
+        assert dropped.memory.orders == [], (line, dropped.context)
     # declining what is no item on the bill takes back nothing served before it
     *_, plain = visit("水割りください", "氷はなしでお願い")
     assert plain.memory.orders == ["水割り"], plain.context
