@@ -351,3 +351,17 @@ def test_the_refill_just_ordered_asked_to_be_brought_is_that_one():
     # on the second scenario: flowers just chosen, asked to be brought out, are those
     *_, flowers = play(florist(), "ひまわりを3本ください", "ひまわり持ってきてもらえます？")
     assert flowers.memory.orders == ["ひまわり"] * 3, flowers.context
+
+
+def test_the_second_example_says_no_stale_line_once_the_greenhouse_is_kept():
+    # authored: the lines that tear the greenhouse down, or ask help to keep it, hold only until 颯太 thanks his
+    # grandmother for keeping it (K2)
+    from chalicelib.scenario import GameState
+    rules = florist().rules
+    kept = GameState("店先", shown=("A01", "A02", "A03", "A04", "F1", "F2", "F4", "K1", "K2"), turn=20,
+                     flags=("味方", "温室を残す"))
+    for topic in ("意図:店の将来", "意図:温室"):
+        step = rules.handle(topic, kept)
+        assert not {line.id for line in step.lines} & {"F1", "F3", "W1"}, (topic, [line.id for line in step.lines])
+    fresh = GameState("店先", shown=("A01", "A02", "A03", "A04"), turn=3)
+    assert "F1" in {line.id for line in rules.handle("意図:店の将来", fresh).lines}
