@@ -201,7 +201,7 @@ class Recalling(TurnParts):
             # of the game names it, never from one that only shares another of its words (the wedding bouquet)
             naming = {s.ref for s in (*said, *known) if _names(s, read.topic_words)}
             if not naming:
-                context["recall"] = {"off_topic": "・".join(read.topic_words)}
+                context["recall"] = {"off_topic": ", ".join(read.topic_words)}
                 return None
             pools.insert(0, ([s for s in said if s.ref in naming], [s for s in known if s.ref in naming]))
         asked = text if statement else _asked_part(read, self.facts)

@@ -82,7 +82,7 @@ def knowledge(d: Deliberation) -> Answer | Proposal | None:
         # 「そのレコードって、先代さんの頃からあるの？」: the question sets up the records as its topic; an entry on
         # 先代 that says nothing of them shares only another word of it — a guess (answering.py)
         return Proposal(answer, Strength.WEAK, f"「{fitting.hit.word}」 is not the question's topic "
-                                               f"({'・'.join(focus.topic_words)})")
+                                               f"({', '.join(focus.topic_words)})")
     if trusted or d.asking or not _predicate(focus.text, fitting.hit):
         return Proposal(answer, Strength.FIRM, _evidence(fitting, topic, trusted))
     # a statement that shares only a verb or an adjective with the entry (「おばあちゃんに作ってあげた」 and an
