@@ -809,7 +809,7 @@ class Orders:
         if not bare and _BARE.match(rest):
             return False
         between = rest[:match.start()]
-        if compiled("counts", "count").fullmatch(match.group(0)) and _COUNT_AS_MEASURE.match(rest[match.end():]):
+        if _COUNT.fullmatch(match.group(0)) and _COUNT_AS_MEASURE.match(rest[match.end():]):
             return False          # 「ナポリタン一皿で3時間粘るような連中」: a measure of what is told, no order
         if not_ordered(between, rest[match.end():]) or turned_down(rest, match.end()):
             return False          # 「ナポリタンだけ撮る」「水割りしか頼んでない」「一つずつなら」: no order

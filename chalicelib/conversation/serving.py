@@ -49,6 +49,9 @@ _WHOLE_SUM = money("whole_sum")
 _YES_TO_IT = lazyre.compile(r"^(?:ええ|はい|うん|そう|そうそう|そうです|そうだね|もちろん)(?:[、,\s!！。]|$)")
 # what asks for one more (「ええ、もう一杯」「うん、おかわり」)
 _MORE = lazyre.compile(r"もう|おかわり|お代わり|追加|[二三四2-4](?:杯|つ|皿|本)")
+# 「おかわりのハイボール出してください」: the one just ordered, asked to be brought, unless more is asked for in so many words
+_BRING_IT = compiled("shop", "bring_it")
+_MORE_ASKED = compiled("shop", "more_asked")
 
 
 def _asks_how_much(text: str) -> bool:
@@ -135,15 +138,14 @@ class Serving(TurnParts):
                                 last_order=mem.orders[-1] if mem.orders else None, offered=offered,
                                 offer_yes=offer_yes, offer_open=question is not None and question.kind == "offer",
                                 mentioned=mentioned, ordered=mem.orders, recent=recent)
-        if found is not None and found.kind == "item" and not found.counted and not found.more and not found.also and \
-                found.item == self._recently_served(mem, state) and compiled("shop", "bring_it").search(nfkc(text)) and \
-                not compiled("shop", "more_asked").search(nfkc(text)):
-            # 「おかわりのハイボール出してください」 right after it was ordered: that one, asked after, no other
-            return found.but(kind="coming")
-        if found is not None and found.kind == "item" and found.parts and not found.counted and not found.more and \
-                not found.also and found.item == self._recently_served(mem, state, within=0):
-            # 「おでんもあるか？」, served, then 「ほな大根と玉子とちくわ」: the parts of the one just served, no other
-            return found.but(kind="adjust")
+        if found is not None and found.kind == "item" and not found.counted and not found.more and not found.also:
+            normalised = nfkc(text)
+            if found.item == recent and _BRING_IT.search(normalised) and not _MORE_ASKED.search(normalised):
+                # 「おかわりのハイボール出してください」 right after it was ordered: that one, asked after, no other
+                return found.but(kind="coming")
+            if found.parts and found.item == self._recently_served(mem, state, within=0):
+                # 「おでんもあるか？」, served, then 「ほな大根と玉子とちくわ」: the parts of the one just served, no other
+                return found.but(kind="adjust")
         return _not_again(found, set(mem.orders[mem.paid:])) if recounting and found is not None else found
 
     def _served_asking(self, mem: ConversationMemory, state: GameState) -> str | None:
