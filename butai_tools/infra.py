@@ -88,6 +88,7 @@ DYNAMODB_ACTIONS = ["dynamodb:GetItem", "dynamodb:Query", "dynamodb:PutItem", "d
 # and scenarios (director.py, content-addressed keys written by the CLI).
 CHARACTER_PREFIX = "characters/"
 SCENARIO_PREFIX = "scenarios/"
+KEPT_PREFIX = "kept/"
 # What CloudFront may read from the bucket: the page and the images, nothing
 # else (scenarios stay private: they are the story).
 PAGE_FILES = list(images.PAGE_FILES)
@@ -507,6 +508,10 @@ def function_policy() -> dict:
          "Resource": [{"Fn::Join": ["", [getatt(pending_id, "Arn"), f"/index/{tables.UNREAD_INDEX}"]]}]},
         {"Sid": "CharactersAndScenarios", "Effect": "Allow", "Action": ["s3:GetObject"],
          "Resource": [bucket_objects(f"{CHARACTER_PREFIX}*"), bucket_objects(f"{SCENARIO_PREFIX}*")]},
+        # What a scenario's build derives from its texts, kept beside it by the first instance that builds it
+        # under this code (chalicelib/kept.py); scenarios themselves stay read-only.
+        {"Sid": "KeptDerivations", "Effect": "Allow", "Action": ["s3:GetObject", "s3:PutObject"],
+         "Resource": [bucket_objects(f"{KEPT_PREFIX}*")]},
         if_classifier({"Sid": "Classifier", "Effect": "Allow", "Action": ["sagemaker:InvokeEndpoint"],
                        "Resource": [ref("ClassifierEndpoint")]}),
     ]

@@ -18,6 +18,7 @@ on the stage item (``unread_hint``) and answered first, oldest first.
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
 import re
 import threading
@@ -27,7 +28,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from . import ids, lazyre, observability
+from . import ids, kept, lazyre, observability
 from .answers import Answerer
 from .conversation import Conversation, PlayedTurn
 from .errors import ApiError, NotFound, ValidationFailed
@@ -73,11 +74,14 @@ from .turn_record import (
 from .voices import VoiceSpec
 
 SCENARIO_PREFIX = "scenarios/"
+# What building a scenario derived from its texts (kept.py), beside it under its hash and the code's fingerprint.
+KEPT_PREFIX = "kept/"
 # Shown to the player when a reply cannot be played at all (the debug view says why).
 UNPLAYABLE_NOTICE = "うまく受け取れませんでした。言い方を変えて、もう一度どうぞ。"
 RECENT_LINES = 6
 _TURN_ATTEMPTS = 8
 log_errors = logging.getLogger("butai.director")
+log_kept = logging.getLogger("butai.director.kept")
 # After an ending, the card's button (or the player typing it) starts a new game.
 RESTART_TEXT = "もう一度"
 _RESTART = lazyre.compile(r"^\s*(?:もう一度|もういちど|もう一回|もういっかい|最初から|はじめから|初めから|リスタート|restart)\s*[。！!]*\s*$",
@@ -94,7 +98,7 @@ class LoadedScenario:
     # What loading it cost this process (`butai bench coldstart` reports them).
     load_ms: float = 0.0
     build_ms: float = 0.0
-    from_cache: bool = False
+    from_cache: bool = False    # what the build derives from the texts was read, kept beside it (kept.py)
 
     def __post_init__(self) -> None:
         if self.answerer is None:
@@ -130,21 +134,54 @@ class ScenarioLibrary:
         self.s3.put_object(Bucket=self.bucket, Key=key, Body=data, ContentType="application/json")
         return key
 
+    @staticmethod
+    def kept_key(key: str) -> str:
+        """Where what building the scenario ``key`` derives from its texts is kept, for this code."""
+        return f"{KEPT_PREFIX}{key.removeprefix(SCENARIO_PREFIX).removesuffix('.json')}-{kept.fingerprint()}.json"
+
     def get(self, key: str) -> LoadedScenario:
         with self._lock:
             hit = self._cache.get(key)
         if hit:
             return hit
         started = time.perf_counter()
+        # The kept results are read while the scenario is (two requests, one round trip's time).
+        found: dict[str, Any] = {}
+        reader = threading.Thread(target=self._read_kept, args=(key, found), daemon=True)
+        reader.start()
         body = self.s3.get_object(Bucket=self.bucket, Key=key)["Body"].read().decode("utf-8")
         rules = GameRules(load_scenario_text(body, source=key.removeprefix(SCENARIO_PREFIX)))
+        reader.join()
+        primed = kept.prime(found.get("document"))
         built = time.perf_counter()
         backend = self.backend_factory() if self.backend_factory else None
-        loaded = LoadedScenario(key, rules, Interpreter(rules, backend), load_ms=(built - started) * 1000,
-                                build_ms=(time.perf_counter() - built) * 1000)
+        with kept.recording() as derived:
+            loaded = LoadedScenario(key, rules, Interpreter(rules, backend), load_ms=(built - started) * 1000,
+                                    from_cache=primed)
+        # (the interpreter and the conversation: LoadedScenario builds the latter)
+        loaded.build_ms = (time.perf_counter() - built) * 1000
+        if not primed:
+            self._keep(key, derived)
         with self._lock:
             self._cache[key] = loaded
         return loaded
+
+    def _read_kept(self, key: str, found: dict[str, Any]) -> None:
+        try:
+            body = self.s3.get_object(Bucket=self.bucket, Key=self.kept_key(key))["Body"].read()
+            found["document"] = json.loads(body)
+        except Exception as exc:  # none kept yet (NoSuchKey, or AccessDenied without ListBucket), or unreadable
+            log_kept.debug("no kept results for %s (%s)", key, type(exc).__name__)
+
+    def _keep(self, key: str, derived: dict[str, dict[str, Any]]) -> None:
+        """Puts what this build derived beside the scenario, for the next new instance: best effort (a
+        failure costs the next instance the derivation, nothing else)."""
+        try:
+            body = json.dumps(kept.export(derived), ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+            self.s3.put_object(Bucket=self.bucket, Key=self.kept_key(key), Body=body,
+                               ContentType="application/json")
+        except Exception as exc:
+            log_kept.warning("could not keep the derived results of %s: %s: %s", key, type(exc).__name__, exc)
 
 
 class Director:

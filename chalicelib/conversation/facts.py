@@ -18,7 +18,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 
-from .. import lazyre
+from .. import kept, lazyre
 from ..dialogue_acts import ACT
 from ..interpret.asking import is_question  # noqa: F401  (the one reading of a question, re-exported)
 from ..interpret.ja import analyse
@@ -82,7 +82,8 @@ def is_fact(ref: str) -> bool:
     return kind in ("line", "knowledge", "chatter", "arrival", "ending", "model")
 
 
-@lru_cache(maxsize=4096)
+@kept.table("facts.sentence_keys", encode=lambda found: [sorted(part) for part in found],
+            decode=lambda parts: tuple(frozenset(part) for part in parts))
 def _analysed(text: str) -> tuple[frozenset[str], frozenset[str], frozenset[str]]:
     tokens = analyse(nfkc(text)).tokens
     keys: set[str] = set()

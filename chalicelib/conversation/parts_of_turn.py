@@ -6,7 +6,7 @@ from __future__ import annotations
 from ..answers import Answerer
 from ..interpret.interpreter import Interpreter
 from ..interpret.spelling import Respeller, authored_nouns, scenario_words
-from ..interpret.text import make_matcher
+from ..interpret.text import make_matcher, prepare_words
 from ..scenario import GameRules
 from .book import LineBook
 from .clarify import Clarifier
@@ -34,4 +34,6 @@ class TurnParts:
         self.focus_reader = FocusReader(self.names)
         self.entries = Entries(self.answerer)
         # kana spellings of the scenario's own words (names, places, items, topic words) read as those words
-        self.respeller = Respeller(scenario_words(self.scenario), spoken)
+        words = scenario_words(self.scenario)
+        self.respeller = Respeller(words, spoken)
+        prepare_words(words)

@@ -21,7 +21,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 
-from .. import lazyre
+from .. import kept, lazyre
 from .ja import analyse
 from .lexicon import kana_counters, listed, pattern, word_class
 from .text import KANA_RUN, to_katakana
@@ -316,7 +316,7 @@ def _counters_written(text: str) -> str:
     return "".join(out) + text[at:]
 
 
-@lru_cache(maxsize=4096)
+@kept.table("spelling.reading")
 def _reading(word: str) -> str:
     return "".join(_hiragana(t.reading or t.surface) for t in analyse(word).tokens)
 
@@ -352,6 +352,10 @@ def authored_nouns(scenario) -> list[str]:
     texts += [line.text for line in scenario.lines.values()]
     for intent in scenario.intents.values():
         texts += [intent.description, *intent.examples]
-    nouns = {t.surface for text in texts for t in analyse(text).tokens
-             if t.pos[:1] == ("名詞",) and len(t.surface) >= 2 and _KANJI.search(t.surface)}
-    return sorted(nouns)
+    return sorted({noun for text in texts for noun in _kanji_nouns(text)})
+
+
+@kept.table("spelling.kanji_nouns", encode=list, decode=tuple)
+def _kanji_nouns(text: str) -> tuple[str, ...]:
+    return tuple(t.surface for t in analyse(text).tokens
+                 if t.pos[:1] == ("名詞",) and len(t.surface) >= 2 and _KANJI.search(t.surface))

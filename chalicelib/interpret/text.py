@@ -20,7 +20,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from .. import lazyre
+from .. import kept, lazyre
 
 # ---------------------------------------------------------------- character classes
 
@@ -205,7 +205,7 @@ def _kakasi_reading(text: str) -> Reading | None:
     return Reading("".join(chars), tuple(origin), tuple(origin_end))
 
 
-@lru_cache(maxsize=4096)
+@kept.table("text.word_reading")
 def word_reading(word: str) -> str | None:
     """The hiragana reading of a listed word, or None without a dictionary.
     A single kanji read out of context is the dictionary's guess (撮 →
@@ -288,6 +288,12 @@ def word_variants(word: str) -> list[str]:
     return sorted(set(alts), key=len, reverse=True)
 
 
+@kept.table("text.variant_source")
+def variant_source(word: str) -> str:
+    """One pattern of `word`'s forms (word_variants), longest first."""
+    return "|".join(word_variants(word))
+
+
 @dataclass(frozen=True)
 class WordHit:
     word: str        # the listed word
@@ -304,10 +310,10 @@ MIN_READING = 3
 
 class _CompiledWord:
     """One listed word, ready to be found: its patterns are compiled on first use, and only for a text that
-    holds the character every form of the word starts with — a new process meets a scenario's thousand
+    holds the characters every form of the word holds — a new process meets a scenario's thousand
     words on its first turn, and compiling them all cost more than the rest of the turn."""
     __slots__ = ("word", "source", "_pattern", "cross_script", "spelling", "reading_source", "_reading_pattern",
-                 "has_kanji", "prefilter", "_negated", "variant")
+                 "has_kanji", "prefilter", "_negated", "variant", "required", "reading_required")
 
     def __init__(self, word: str, variant: bool, readings: bool) -> None:
         self.word = word
@@ -316,7 +322,9 @@ class _CompiledWord:
         self.cross_script = variant and len(normalised) >= MIN_CROSS_SCRIPT
         self.spelling = to_hiragana(normalised) if self.cross_script else normalised
         # (every alternative starts with the word's first character, written as it is: _with_optional_okurigana)
-        self.source = "|".join(word_variants(self.spelling)) if variant else _esc(normalised)
+        self.source = variant_source(self.spelling) if variant else _esc(normalised)
+        self.required = _held_by_every_form(self.spelling)
+        self.reading_required = ""
         self._pattern: re.Pattern[str] | None = None
         self.has_kanji = any(is_kanji(c) for c in normalised)
         self.reading_source: str | None = None
@@ -327,13 +335,14 @@ class _CompiledWord:
         if variant and readings:
             reading = word_reading(normalised) if self.has_kanji else to_hiragana(normalised)
             if reading and len(reading) >= MIN_READING and (self.has_kanji or readings_available()):
-                self.reading_source = "|".join(word_variants(reading))
+                self.reading_source = variant_source(reading)
+                self.reading_required = _held_by_every_form(reading)
                 if not self.has_kanji:
                     # a kana word written with a kanji: its second kana follows a kanji (掛け for かける)
                     self.prefilter = reading[1]
 
     def matches(self, text: str) -> Iterator[re.Match[str]]:
-        if not self.spelling or self.spelling[0] not in text:
+        if not self.spelling or not all(c in text for c in self.required):
             return iter(())
         if self._pattern is None:
             self._pattern = re.compile(self.source)
@@ -341,7 +350,7 @@ class _CompiledWord:
 
     def _reading_matches(self, text: str) -> Iterator[re.Match[str]]:
         assert self.reading_source is not None
-        if self.reading_source[0] not in text:
+        if not all(c in text for c in self.reading_required):
             return iter(())
         if self._reading_pattern is None:
             self._reading_pattern = re.compile(self.reading_source)
@@ -415,6 +424,24 @@ def _after_kanji(text: str, kana: str) -> bool:
             return True
         at = text.find(kana, at + 1)
     return False
+
+
+def _held_by_every_form(word: str) -> str:
+    """The characters every form of `word` (word_variants) holds, as a cheap test before its pattern: all but
+    its last two (a stem's ending varies), less a kana that may be left out between kanji (入り口 ~ 入口)."""
+    core = word[:-2] if len(word) > 2 else word[:1]
+    return "".join(dict.fromkeys(
+        c for i, c in enumerate(core)
+        if not (is_hiragana(c) and 0 < i < len(word) - 1 and is_kanji(word[i - 1]) and is_kanji(word[i + 1]))))
+
+
+def prepare_words(words: Iterable[str]) -> None:
+    """Derives now what finding each word takes (its forms' pattern, its reading), where a scenario's build
+    records what it derives (kept.py): a new instance then reads it instead of deriving it on its first turn."""
+    if kept.is_recording():
+        for word in words:
+            if word.strip():
+                _CompiledWord(word, True, True)
 
 
 class WordMatcher:

@@ -142,6 +142,9 @@ def test_function_permissions_are_exactly_the_needed_ones(resources):
         "CharactersAndScenarios": {
             "Sid": "CharactersAndScenarios", "Effect": "Allow", "Action": ["s3:GetObject"],
             "Resource": [join_arn("AssetsBucket", "/characters/*"), join_arn("AssetsBucket", "/scenarios/*")]},
+        "KeptDerivations": {
+            "Sid": "KeptDerivations", "Effect": "Allow", "Action": ["s3:GetObject", "s3:PutObject"],
+            "Resource": [join_arn("AssetsBucket", "/kept/*")]},
         "Classifier": {
             "Sid": "Classifier", "Effect": "Allow", "Action": ["sagemaker:InvokeEndpoint"],
             "Resource": [{"Ref": "ClassifierEndpoint"}]},
@@ -163,11 +166,12 @@ def test_function_logs_go_to_its_own_log_group_only(resources):
 
 
 def test_prefixes_match_what_the_code_reads():
-    from chalicelib.director import SCENARIO_PREFIX
+    from chalicelib.director import KEPT_PREFIX, SCENARIO_PREFIX
     from chalicelib.stage import face_images as expressions
     assert expressions.manifest_key("hiyori").startswith(infra.CHARACTER_PREFIX)
     assert expressions.image_key("hiyori", "smile.svg").startswith(infra.CHARACTER_PREFIX)
     assert SCENARIO_PREFIX == infra.SCENARIO_PREFIX
+    assert KEPT_PREFIX == infra.KEPT_PREFIX
 
 
 def test_no_star_resource_or_action_except_where_aws_requires_it(resources):
