@@ -45,6 +45,7 @@ _HANDS_OVER = money("hands_over")
 _RECAP = money("recap")
 _RECAP_SAID = money("recap_said")
 _COUNT = compiled("counts", "count")
+_CORRECTED = money("count_corrected")
 
 
 def cancels(text: str) -> bool:
@@ -109,6 +110,22 @@ def itemised(ordered: Iterable[str], prices: Mapping[str, int]) -> tuple[str, in
     return "、".join(parts), sum(prices[item] * n for item, n in counts.items())
 
 
+def fewer_claimed(text: str, claimed: Mapping[str, int], ordered: list[str]) -> list[str] | None:
+    """What is left counted where `text` corrects the bill by saying fewer of its items than it counts
+    (「水割りは二杯で、ナポリタンは一皿しかいただいてないと思うんだけど」: `claimed` holds the count said of each item
+    named); None where it says no fewer, or says it without a word of correcting (「ハイボール2杯追加」 orders)."""
+    lower = {item: n for item, n in claimed.items() if item in ordered and n < ordered.count(item)}
+    if not lower or not _CORRECTED.search(nfkc(text)):
+        return None
+    left, drop = [], {item: ordered.count(item) - n for item, n in lower.items()}
+    for served in reversed(ordered):                  # the last ones served come off first
+        if drop.get(served):
+            drop[served] -= 1
+            continue
+        left.append(served)
+    return left[::-1]
+
+
 def taken_back(text: str, named: list[str], ordered: list[str], recent: str | None,
                basket: frozenset[str] = frozenset()) -> list[str] | None:
     """What is left counted after `text` takes items back, or None where it takes nothing back.
@@ -120,6 +137,9 @@ def taken_back(text: str, named: list[str], ordered: list[str], recent: str | No
     normalised = nfkc(text)
     cancel, denied = _CANCEL.search(normalised), _NOT_ORDERED.search(normalised)
     ordinal, only = _ORDINAL.search(normalised), _ONLY_COUNT.search(normalised)
+    if denied is not None:
+        # 「一杯目は濃いめ、二杯目は薄め。三杯目は飲んでないわ」: the ordinal of what is denied, the last before it
+        ordinal = next(reversed([m for m in _ORDINAL.finditer(normalised, 0, denied.start())]), ordinal)
     fewer = fewer_by(normalised)
     if named and cancel is None:
         # (declined only of an item named right before: 「配達なしで」; 「水割り、氷なしで」 takes back no drink)

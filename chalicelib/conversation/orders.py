@@ -125,13 +125,17 @@ FALLBACK = lazyre.compile(r"(?:なければ|無ければ|なかったら|無か�
 # 「一杯おごります」「ママにも水割りを」: the player treats a character.
 _TREAT = lazyre.compile(r"おご(?:る|り|ら|ろ|ります|って)|奢|ご(?:ちそう|馳走)(?:する|します|させて)|一杯どうぞ|(?:も|に)(?:一杯|1杯)(?:どうぞ|飲んで|いかが|どう)"
                     r"|(?:も|に)(?:何か|なにか)?(?:飲んで|一杯)|" + pattern("money", "pays_for_it"))
+# 「…一杯もらっていい？」: a drink the player receives, nobody treated
+_RECEIVED = lazyre.compile(r"\s*(?:を)?\s*(?:もら|貰|いただ|頂|くださ|下さ|ちょうだい|くれ)")
+_HONORIFIC_TAIL = r"(?:さん|ちゃん|くん|君|様|さま)?"
 # 「ナポリタンまだ？」「いつ来るんだ」: asking after an item ordered.
 _STATUS = compiled("shop", "status_asked")
 # 「水割りは出てくるんすか？」: asking after an item only once it was ordered (before, it asks what is served).
 _STATUS_ORDERED = lazyre.compile(r"出て(?:くる|こない|きます|来る|来ない)|来ます(?:か)?\s*[？?]|くる(?:ん|の)?(?:です|すか|か)?\s*[？?]"
                                  r"|(?:でき|出来)(?:た|ました|てる|ます)(?:か|の)?\s*[？?]")
 # 「いや、さっき頼みましたよ」: the player already ordered (the item named, the last ordered, or the one offered).
-_ALREADY = lazyre.compile(r"(?:さっき|もう|先に|前に)\s*(?:頼(?:んだ|みました|んでる|んでます|んである)|注文(?:した|しました|してる|してます))")
+_ALREADY = lazyre.compile(r"(?:さっき|もう|先に|前に)\s*(?:頼(?:んだ|みました|んでる|んでます|んである)|注文(?:した|しました|してる|してます)"
+                          r"|お願い(?:した|しました|してる|してます))")
 _STATUS_ORDER = lazyre.compile(r"^(?:おい|ねえ|ママ|あの)?[、,\s]*(?:(?:俺|私|僕|わたし|ぼく|おれ)の)?"
                            r"(?:注文|料理|飯|めし|ごはん|ご飯|頼んだ(?:の|もの|やつ))(?:は|って)?\s*(?:まだ|いつ)")
 # Money handed over after the bill (「はい、6500円」「釣りはいらん」「これで」; lexicon money.handed_over)
@@ -238,6 +242,17 @@ class _Hit:
     end: int
 
 
+def _action_glued(text: str, at: int) -> bool:
+    """Whether the katakana run from `at` is one word naming an action done to what comes before it (the
+    キャンセル of 「ナポリタンキャンセルで」, a noun the dictionary marks as taking する), not a thing it makes
+    a compound with (ビールサーバー, ウーロンハイ)."""
+    end = at
+    while end < len(text) and _KATAKANA.fullmatch(text[end]) and text[end] != "・":
+        end += 1
+    tokens = analyse(text[at:end]).tokens
+    return len(tokens) == 1 and not tokens[0].oov and "サ変可能" in tokens[0].pos
+
+
 class Orders:
     def __init__(self, scenario: CompiledScenario, names: Iterable[str] = (),
                  people_names: dict[str, list[str]] | None = None, spoken: Iterable[str] = ()) -> None:
@@ -294,6 +309,19 @@ class Orders:
                                   swapped=first.item)
         return None
 
+    def counts_named(self, text: str) -> dict[str, int]:
+        """The count said of each item the text names (「水割りは二杯で、ナポリタンは一皿しか…」: 水割り 2,
+        ナポリタン 1); an item named without one is not in it."""
+        normalised = nfkc(text)
+        hits = sorted(self._hits(TextForms.of(normalised)), key=lambda h: h.start)
+        out: dict[str, int] = {}
+        bounds: list[int | None] = [h.start for h in hits[1:]]
+        for hit, after in zip(hits, [*bounds, None] if hits else [], strict=True):
+            count = count_of(normalised, hit.start, hit.end, after)
+            if count is not None and not count.more:
+                out[hit.item] = count.n
+        return out
+
     def orders_outright(self, text: str) -> bool:
         """Whether `text` orders an item by its own words (a cue or a count after it), not only by naming it
         after an offer."""
@@ -322,11 +350,16 @@ class Orders:
         tokens = [t for t in analysed if t.is_noun]
         glued = {t.start for i, t in enumerate(analysed) if _fragment(analysed, i)}
         text = forms.nfkc
+        # (an action glued on in katakana, 「ハイボールキャンセルで」, leaves the item named: the analyser may read the
+        # whole run as one unknown word)
+        acted = {h.end for h in found if h.end < len(text) and _KATAKANA.fullmatch(text[h.end - 1]) and
+                 _KATAKANA.fullmatch(text[h.end]) and text[h.end] != "・" and _action_glued(text, h.end)}
         found = [h for h in found
-                 if not any(t.start < h.end < t.end or t.start < h.start < t.end for t in tokens)
+                 if not any(t.start < h.end < t.end and h.end not in acted or t.start < h.start < t.end
+                            for t in tokens)
                  and not (h.end in glued and _KANA.fullmatch(text[h.end - 1]))
                  and not (_KATAKANA.fullmatch(text[h.end - 1]) and h.end < len(text) and
-                          _KATAKANA.fullmatch(text[h.end]) and text[h.end] != "・")
+                          _KATAKANA.fullmatch(text[h.end]) and text[h.end] != "・" and h.end not in acted)
                  and not (_KATAKANA.fullmatch(text[h.start]) and h.start > 0 and
                           _KATAKANA.fullmatch(text[h.start - 1]) and text[h.start - 1] != "・")]
         # the longest mention wins where two overlap (生ビール over 生; フルーツ牛乳 over its フルーツ and its 牛乳)
@@ -779,13 +812,27 @@ class Orders:
                     named = person
         return named
 
+    def _person_ends_at(self, text: str, end: int) -> bool:
+        """Whether someone is named right before `end` (「ママにも一杯」「あなたにも」), not a thing or a time (「その前に
+        一杯もらっていい？」 treats nobody)."""
+        before = re.sub(r"(?:に|も)+$", "", text[:end])
+        for names in self.people_names.values():
+            for name in names:
+                n = nfkc(name)
+                if n and re.search(re.escape(n) + _HONORIFIC_TAIL + r"$", before):
+                    return True
+        tokens = analyse(before).tokens if before.strip() else ()
+        return bool(tokens) and tokens[-1].pos[:1] == ("代名詞",)
+
     def _treated(self, text: str, people: list[str], addressee: str | None, responder: str | None) -> str | None:
         """The character the player treats (「一杯おごります」「ママにも水割りを」), or None.  Words of treating
         that turn it down, report it, suppose it or ask to be treated treat nobody (undone.py)."""
         # (「ハイボールも一杯しか」: one more of an item, or only one of it, treats nobody)
         after_item = {h.end for h in self._hits(TextForms.of(text))}
         match = next((m for m in _TREAT.finditer(text) if not treats_not(text, m.end()) and
-                      not (m.group(0)[0] in "もに" and m.start() in after_item)), None)
+                      not (m.group(0)[0] in "もに" and (m.start() in after_item or
+                                                       not self._person_ends_at(text, m.start()) or
+                                                       _RECEIVED.match(text, m.end())))), None)
         if match is None and _TREAT.search(text) is not None:
             return None
         named = self._named_treated(text)

@@ -24,6 +24,7 @@ from .bill import (
     asks_an_amount,
     cancels,
     disputes,
+    fewer_claimed,
     hands_over,
     itemised,
     taken_back,
@@ -49,6 +50,7 @@ _WHOLE_SUM = money("whole_sum")
 _YES_TO_IT = lazyre.compile(r"^(?:ええ|はい|うん|そう|そうそう|そうです|そうだね|もちろん)(?:[、,\s!！。]|$)")
 # what asks for one more (「ええ、もう一杯」「うん、おかわり」)
 _MORE = lazyre.compile(r"もう|おかわり|お代わり|追加|[二三四2-4](?:杯|つ|皿|本)")
+_MORE_IN_WORDS = lazyre.compile(r"もう|おかわり|お代わり|追加")
 # 「おかわりのハイボール出してください」: the one just ordered, asked to be brought, unless more is asked for in so many words
 _BRING_IT = compiled("shop", "bring_it")
 _MORE_ASKED = compiled("shop", "more_asked")
@@ -88,6 +90,16 @@ def _not_again(order: OrderFound, tab: set[str]) -> OrderFound | None:
                                parts=(), more=False, style=None, instead=None)
 
 
+def _as_on_the_tab(order: OrderFound, tab: list[str]) -> bool:
+    """Whether every item of the order is on the tab already, as many as it counts where a count is said (a
+    smaller count, 「かすみ草は3本だけでいい」, changes the order)."""
+    if order.kind != "item" or order.item is None:
+        return False
+    wanted = [(order.item, order.count if order.counted else None),
+              *((item, count if said else None) for item, count, said, _ in order.also)]
+    return all(tab.count(item) == count if count is not None else item in tab for item, count in wanted)
+
+
 class Serving(TurnParts):
     """Orders, the menu's lines and money."""
 
@@ -96,6 +108,10 @@ class Serving(TurnParts):
         if not self.orders.any:
             return None
         offered = question.item if question is not None and question.kind == "offer" else None
+        if offered is not None and offered in mem.orders[mem.paid:] and not self._offers_more(question):
+            # 「ナポリタン、食べていく？」 of the one ordered: a yes is to that one, no second
+            offered = None
+            question = None
         # (a question whether something can be had is no yes to an offer: 「電話で注文もできますか？…お願いしたくて」)
         offer_yes = question is not None and question.kind == "offer" and polarity(text, "offer") == "yes" and \
             not asks_if_possible(nfkc(text))
@@ -146,7 +162,22 @@ class Serving(TurnParts):
             if found.parts and found.item == self._recently_served(mem, state, within=0):
                 # 「おでんもあるか？」, served, then 「ほな大根と玉子とちくわ」: the parts of the one just served, no other
                 return found.but(kind="adjust")
+        if billed is not None and billed[0] >= state.turn - 2 and found is not None and \
+                _as_on_the_tab(found, mem.orders[mem.paid:]) and not _MORE_IN_WORDS.search(nfkc(text)) and \
+                not asks_firmly(nfkc(text)):
+            return None      # 「ハイボール3杯、ナポリタン…うん合ってる」 after the bill: the tab read back, counts and all
         return _not_again(found, set(mem.orders[mem.paid:])) if recounting and found is not None else found
+
+    def _corrects_tab(self, text: str, mem: ConversationMemory) -> bool:
+        """Whether the line counts fewer of items on the tab than it holds, in words of correcting (「ビールは二杯で、
+        ナポリタンも一皿のはずなんだけど」)."""
+        unpaid = mem.orders[mem.paid:]
+        return bool(unpaid) and fewer_claimed(nfkc(text), self.orders.counts_named(text), unpaid) is not None
+
+    def _offers_more(self, question: AskedQuestion | None) -> bool:
+        """Whether the line that offered an item offers one more of it (「もう一杯どう？」)."""
+        line = self.book.get(question.ref) if question is not None else None
+        return line is not None and bool(_MORE_IN_WORDS.search(nfkc(line.text)))
 
     def _served_asking(self, mem: ConversationMemory, state: GameState) -> str | None:
         """The item served on the last turn by a line that asked about it (「また水割り？　気に入ってくれたのね」:
@@ -407,6 +438,7 @@ class Serving(TurnParts):
         known = self._tab_sums(mem)
         # 「バラはいりません」 of an item on the bill takes it off
         unwanted = cancels(normalised) and any(i in mem.orders[mem.paid:] for i in self._items_named(normalised))
+        unwanted = unwanted or (item_named and self._corrects_tab(normalised, mem))
         if not (asked_price or paying or unwanted or disputes(normalised, item_named, known)):
             return None
         people = list(self.rules.people(state.place))
@@ -436,7 +468,8 @@ class Serving(TurnParts):
                 (last if (last := self._recently_served(mem, state, within=2)) in goods else None)
             if len(named) == 1 and self._names_part(back, named[0], servers) and named[0] not in back:
                 named, recent = [], None     # 「卵はキャンセルで」: a part of the dish taken out, not the dish
-            left = taken_back(normalised, named, unpaid, recent, goods)
+            left = fewer_claimed(normalised, self.orders.counts_named(normalised), unpaid) or \
+                taken_back(normalised, named, unpaid, recent, goods)
             removed = [] if left is None else [item for item in dict.fromkeys(unpaid)
                                                if unpaid.count(item) > left.count(item)]
             if left is not None:

@@ -337,7 +337,7 @@ class Conversation(Recalling, Serving):
         if chosen.is_intent and ((_PRICE.search(nfkc(text)) and self._item_named(nfkc(text))) or
                                  (mem.orders[mem.paid:] and
                                   (disputes(text, bool(self._items_named(text))) or
-                                   _BILL.search(without_put_off(nfkc(text)))))):
+                                   _BILL.search(without_put_off(nfkc(text))) or self._corrects_tab(text, mem)))):
             # 「ナポリタンっていくら？」「内訳は？」: the price or the bill is the answer, not the menu's story line
             context["price"] = str(chosen)
             line.chosen = NONE
@@ -628,10 +628,11 @@ class Conversation(Recalling, Serving):
         # (nor beside a question whether a thing can be had: 「電話で注文もできますか？…仏花お願いしたくて」)
         order = None if already_ordered(rest) or asks_if_possible(nfkc(rest)) else \
             self._order(text, state, addressee, mem, question)
-        if order is not None and order.kind == "item" and is_question(rest) and order.item in self.orders.named(rest) \
-                and not self.orders.orders_outright(text):
+        if order is not None and order.kind == "item" and order.swapped is None and is_question(rest) and \
+                order.item in self.orders.named(rest) and not self.orders.orders_outright(text):
             # 「ひまわりはロビーが明るくなりそうでいいですね。切り花だと何日くらい持ちますか？」 after the flowers
-            # were listed: still asking about it, not chosen yet (an item named after an offer orders only alone)
+            # were listed: still asking about it, not chosen yet (an item named after an offer orders only alone);
+            # a swap (「ナポリタンやめておでんにしてもいい？…おでんのほうが安いよね？」) is decided whatever is asked after
             order = None
         if order is not None:
             context["order"] = order.to_dict()

@@ -365,3 +365,73 @@ def test_the_second_example_says_no_stale_line_once_the_greenhouse_is_kept():
         assert not {line.id for line in step.lines} & {"F1", "F3", "W1"}, (topic, [line.id for line in step.lines])
     fresh = GameState("店先", shown=("A01", "A02", "A03", "A04"), turn=3)
     assert "F1" in {line.id for line in rules.handle("意図:店の将来", fresh).lines}
+
+
+def test_paying_asked_about_in_a_question_hands_nothing_over():
+    *_, asked, paid = play(florist(), "ひまわりを2本ください", "全部でいくらですか？", "今ここで払うってことですか？",
+                           "じゃあ払います")
+    assert (asked.context or {}).get("order", {}).get("kind") != "paid" and asked.memory.paid == 0, asked.context
+    assert paid.context["order"]["kind"] == "paid", paid.context
+    *_, bar = visit("ビールください", "お会計お願い", "え、先に払うの？")
+    assert bar.memory.paid == 0, bar.context
+
+
+def test_the_tab_read_back_with_its_counts_after_the_bill_orders_nothing():
+    *_, back = visit("ビールください", "ビールもう一杯", "おでんください", "お会計お願いします", "内訳ってどうなってます？",
+                     "ビール2杯とおでんね、うん、合ってます。お通しは入ってないんですか？")
+    assert back.memory.orders == ["ビール", "ビール", "おでん"], back.context
+    *_, flowers = play(florist(), "ひまわりを3本とかすみ草をください", "全部でいくらですか？",
+                       "ひまわり3本とかすみ草、それで全部ですね")
+    assert flowers.memory.orders.count("ひまわり") == 3, flowers.context
+    # a smaller count after the bill changes the order; more, said in so many words, is ordered
+    *_, fewer = play(florist(), "ひまわりを5本ください", "合計いくら？", "やっぱりひまわりは2本だけでいいです")
+    assert fewer.memory.orders.count("ひまわり") == 2, fewer.context
+    *_, more = visit("ビールください", "お会計お願いします", "あ、ビール2杯追加で")
+    assert more.memory.orders.count("ビール") == 3, more.context
+
+
+def test_fewer_counted_than_the_bill_holds_takes_it_down_never_up():
+    *_, claim = visit("ビールください", "ビールもう一杯", "ビールもう一杯", "ナポリタンください", "お会計お願いします",
+                      "あれ、ビールは二杯で、ナポリタンも一皿のはずなんだけど")
+    assert claim.memory.orders.count("ビール") == 2 and claim.memory.orders.count("ナポリタン") == 1, claim.context
+    *_, flowers = play(florist(), "ひまわりを5本ください", "かすみ草もください", "全部でいくら？",
+                       "ひまわりは4本しか頼んでないと思いますけど")
+    assert flowers.memory.orders.count("ひまわり") == 4 and "かすみ草" in flowers.memory.orders, flowers.context
+    # a larger count said back adds nothing
+    *_, larger = visit("ビールください", "お会計お願いします", "ビールは三杯だったはずだけど")
+    assert larger.memory.orders == ["ビール"], larger.context
+
+
+def test_a_drink_received_treats_nobody():
+    *_, received = visit("こんばんは", "とりあえずその前に一杯もらってもいい？安いのでいいんだけど")
+    assert (received.context.get("order") or {}).get("kind") != "treat", received.context
+    *_, treat = visit("こんばんは", "葵ちゃんにも一杯どうぞ")
+    assert treat.context["order"]["kind"] == "treat", treat.context
+
+
+def test_a_swap_is_read_glued_to_its_action_and_beside_a_question():
+    *_, glued = visit("ハイボールください", "ハイボールキャンセルでビールで大丈夫ですか？")
+    assert glued.memory.orders == ["ビール"], glued.context
+    *_, asked = visit("ナポリタンください", "やっぱナポリタンやめておでんにしてもいい？おでんって何が入ってるの？")
+    assert asked.memory.orders == ["おでん"], asked.context
+    *_, flowers = play(florist(), "スズランを1本ください", "スズランやめてひまわりにしてもいいですか？ひまわりって長持ちします？")
+    assert flowers.memory.orders == ["ひまわり"], flowers.context
+    # a compound with a thing, not an action, names no item (ビールサーバー)
+    *_, thing = visit("ハイボールください", "ハイボールサーバーって置いてあるんですか？")
+    assert thing.memory.orders == ["ハイボール"], thing.context
+
+
+def test_the_order_already_asked_for_is_not_ordered_again():
+    *_, waiting = visit("ナポリタンください", "ええ、さっきお願いしたナポリタン、楽しみに待ってます")
+    assert waiting.memory.orders == ["ナポリタン"], waiting.context
+
+
+def test_an_item_liked_too_orders_nothing_and_one_given_up_comes_off():
+    *_, liked = play(florist(), "スズランを1本ください", "ひまわりもいいな。孫が来るんですよ")
+    assert liked.memory.orders == ["スズラン"], liked.context
+    *_, bar = visit("ビールください", "おでんもいいな、寒い日には")
+    assert bar.memory.orders == ["ビール"], bar.context
+    *_, given_up = play(florist(), "スズランを1本ください", "ひまわりも1本ください", "うーん、ひまわりはやめとく")
+    assert given_up.memory.orders == ["スズラン"], given_up.context
+    *_, dropped = visit("ビールください", "おでんください", "やっぱりおでんはやめとくわ")
+    assert dropped.memory.orders == ["ビール"], dropped.context
