@@ -435,3 +435,10 @@ def test_an_item_liked_too_orders_nothing_and_one_given_up_comes_off():
     assert given_up.memory.orders == ["スズラン"], given_up.context
     *_, dropped = visit("ビールください", "おでんください", "やっぱりおでんはやめとくわ")
     assert dropped.memory.orders == ["ビール"], dropped.context
+
+
+def test_a_word_told_after_the_question_is_not_what_it_asks():
+    *_, named = visit("こんばんは", "ねえ、このお店の名前って何ていうんですか？赤いドアが目印だったんだけど")
+    assert "血の池" in named.answer.text, (named.answer.text, named.context)
+    *_, shop = play(florist(), "こんばんは", "このお店って何年くらいやってるんですか？スズランがきれいで、つい入っちゃいました")
+    assert "再び幸せ" not in shop.answer.text, (shop.answer.text, shop.context)

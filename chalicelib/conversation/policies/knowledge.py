@@ -10,6 +10,7 @@ from ... import lazyre
 from ...answers import Answer
 from ...interpret.ja import analyse
 from ...interpret.lexicon import compiled
+from ...interpret.text import TextForms
 from ...turn_record import AnswerSource
 from ..answering import Deliberation, Proposal, Strength
 from ..choices import given_up
@@ -65,6 +66,12 @@ def knowledge(d: Deliberation) -> Answer | Proposal | None:
                                                       fitting.entry)):
         # 「やっぱり紺にします」: the option taken before is given up
         answer = replace(answer, variation={**answer.variation, **forgotten})
+    if fitting is not None and fitting.hit is None and d.asking and focus.topic is not None and \
+            not fitting.about and not speaks_of(fitting.entry, focus.topic_words) and \
+            _topic_told_beside(conv, focus.text, [*fitting.entry.entry.words, *_intent_words(conv, free.intent)]):
+        # 「このお店の名前って何ていうの？赤いドアしか覚えてなくて」: the topic read from words told beside the
+        # question, which sets up its own (名前) — a guess (answering.py)
+        return _asked_alone(d, answer, f"the topic is told beside a question about {', '.join(focus.topic_words)}")
     if fitting is None or fitting.hit is None:
         return answer
     answer = _echoing_the_word_said(answer, fitting, focus.text)
@@ -83,6 +90,13 @@ def knowledge(d: Deliberation) -> Answer | Proposal | None:
         # 先代 that says nothing of them shares only another word of it — a guess (answering.py)
         return Proposal(answer, Strength.WEAK, f"「{fitting.hit.word}」 is not the question's topic "
                                                f"({', '.join(focus.topic_words)})")
+    if d.asking and not fitting.about and not fitting.at_wh and not fitting.at_head and \
+            not (focus.topic is not None and (focus.in_topic(fitting.hit.start, fitting.hit.end) or
+                                              speaks_of(fitting.entry, focus.topic_words))) and \
+            _after_the_question(focus.text, fitting.hit):
+        # 「このお店って何年やってるの？スズランがきれいで」: a word told after the question, not what it asks — a
+        # guess (answering.py)
+        return _asked_alone(d, answer, f"「{fitting.hit.word}」 is told beside the question")
     if trusted or d.asking or not _predicate(focus.text, fitting.hit):
         return Proposal(answer, Strength.FIRM, _evidence(fitting, topic, trusted))
     # a statement that shares only a verb or an adjective with the entry (「おばあちゃんに作ってあげた」 and an
@@ -125,6 +139,49 @@ def _before_the_question(text: str, hit) -> bool:
         return False
     start = text.rfind(asked[-1])
     return start > 0 and hit.end <= start
+
+
+def _asked_alone(d: Deliberation, answer: Answer, why: str) -> Proposal:
+    """The answer to the question sentence alone where an entry fits it by a word of its own (and speaks of
+    the topic it sets up, if one); else `answer`, a guess."""
+    conv, focus = d.conv, d.focus
+    found, fitting = conv._knowledge(replace(d.free, intent=None), d.state, _last_question(focus.text), focus,
+                                     d.turn, d.variety, only=d.addressed, mem=d.mem)
+    if found is not None and fitting is not None and fitting.hit is not None and \
+            (focus.topic is None or speaks_of(fitting.entry, focus.topic_words)):
+        return Proposal(d.make(found), Strength.FIRM, f"「{fitting.hit.word}」: in the question itself")
+    return Proposal(answer, Strength.WEAK, why)
+
+
+def _intent_words(conv, intent: str | None) -> list[str]:
+    found = conv.scenario.intents.get(intent) if intent is not None else None
+    return list(found.words) if found is not None else []
+
+
+def _topic_told_beside(conv, text: str, words: list[str]) -> bool:
+    """Whether the words are named in what a line tells beside the sentence it asks in, and not in that one."""
+    said = sentences(text)
+    asked = [sentence for sentence in said if is_question(sentence)]
+    if len(said) < 2 or not asked or not words:
+        return False
+    rest = text.replace(asked[-1], "　")
+    return not conv.matcher.hits(TextForms.of(asked[-1]), words) and bool(conv.matcher.hits(TextForms.of(rest), words))
+
+
+def _last_question(text: str) -> str:
+    asked = [sentence for sentence in sentences(text) if is_question(sentence)]
+    return asked[-1] if asked else text
+
+
+def _after_the_question(text: str, hit) -> bool:
+    """Whether the word lies in what a line tells after the sentence it asks in (its last question; what comes
+    before it often holds what the question asks of: 「今流れてる歌、いい声ですね。誰ですか？」)."""
+    said = sentences(text)
+    asked = [sentence for sentence in said if is_question(sentence)]
+    if len(said) < 2 or not asked:
+        return False
+    start = text.rfind(asked[-1])
+    return start >= 0 and hit.start >= start + len(asked[-1])
 
 
 def _told_as_past(sentence: str) -> bool:
