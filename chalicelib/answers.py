@@ -29,8 +29,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from . import lazyre
 from .dialogue_acts import ACT
 from .interpret.acts import NO_ACT, ActFound, ActRecogniser
+from .interpret.asking import is_question
 from .interpret.cues import SceneNames, unstretched
 from .interpret.ja import analyse
 from .interpret.owners import place_owned_words, said_of_person
@@ -40,6 +42,9 @@ from .scenario import FreeTalk, GameRules, GameState, PlayerInput
 from .scenario.loader import NEUTRAL, CompiledKnowledge
 from .scenario.variation import fallback_key, knowledge_key, pick, reaction_key, remember
 from .turn_record import AnswerSource
+
+# A line's sentences, each with its end mark (a question's ？ kept).
+_SENTENCES = lazyre.compile(r"[^。！？!?]*[。！？!?]+|[^。！？!?]+$")
 
 # Acts aimed at a person: when the text names someone present, that person reacts.
 _ABOUT_SOMEONE = ACT.group("about_someone")
@@ -162,7 +167,7 @@ class Answerer:
         def allowed(i: int) -> bool:
             if only is not None and i != only:
                 return False
-            return (entry.entry.repeatable or i not in used) and (again or variety.fresh(f"{key}#{i + 1}"))
+            return (said_again(entry, i) or i not in used) and (again or variety.fresh(f"{key}#{i + 1}"))
         said = self._say(key, entry.entry.mode, entry.entry.lines, state, turn, allowed)
         if said is None:
             return None
@@ -319,3 +324,15 @@ def _inside_a_token(forms: TextForms, start: int, end: int) -> bool:
     """Whether a word found at start..end lies inside one longer word of the analyser's (手 in 手伝おうか)."""
     return any(t.start <= start and end <= t.end and (t.start, t.end) != (start, end)
                for t in analyse(forms.nfkc).tokens)
+
+
+def said_again(entry: CompiledKnowledge, index: int) -> bool:
+    """Whether the entry's line may be said again once said: a repeatable entry's, unless the line asks the player
+    something (「花束ね。どなたに贈るの？」 is asked once; an echo of a word, 「月下美人？」, asks nothing)."""
+    return entry.entry.repeatable and not asks_the_player(entry.entry.lines[index].text)
+
+
+def asks_the_player(text: str) -> bool:
+    """Whether a line asks the player something: a question of its own beyond an opening echo of a word."""
+    said = [s for s in _SENTENCES.findall(nfkc(text)) if s.strip()]
+    return any(is_question(s) and len(s.strip(" 　？?")) > 6 for s in said)

@@ -60,10 +60,11 @@ def closed(entry: CompiledKnowledge, entries: Iterable[CompiledKnowledge], state
 
 def changes_to(entry: CompiledKnowledge, text: str, changing: bool = False) -> bool:
     """Whether the line changes the player's mind to this option (「やっぱり紺にします」「生成りじゃなくて紺です」): a
-    change cue (or `changing`: the line took something back, read without it), and the option named."""
+    change cue or a choosing one (or `changing`: the line took something back, read without it), and the option
+    named."""
     normalised = nfkc(text)
-    if not (changing or compiled("choices", "change_of_mind").search(normalised)):
-        return False
+    if not (changing or compiled("choices", "change_of_mind").search(normalised) or CHOOSING.search(normalised)):
+        return False          # (「紺がいいです！紺でお願いします」 chooses in so many words: a change too)
     meant, _ = taken_back(normalised)        # (「生成りじゃなくて紺」: 紺, not the 生成り taken back)
     given_up = compiled("choices", "given_up")
     return any(w in meant and not given_up.match(meant, meant.index(w) + len(w))
@@ -89,8 +90,10 @@ def asked_again(entries: Iterable[CompiledKnowledge], state: GameState, text: st
     normalised = nfkc(text).strip()
     options = [e for e in entries if e.entry.choice is not None]
     which = not topic and is_question(normalised) and bool(_WHICH.search(normalised))
-    if not which and compiled("choices", "change_of_mind").search(normalised):
-        return None          # 「生成りじゃなくて紺です」: the other option taken, not the choice asked about again
+    if not which and (compiled("choices", "change_of_mind").search(normalised) or CHOOSING.search(normalised)):
+        # 「生成りじゃなくて紺です」「紺がいいです！紺でお願いします」: the other option taken, not the choice asked
+        # about again
+        return None
     for entry in options:
         history = state.variation.get(knowledge_key(entry.character, entry.index))
         if not history:

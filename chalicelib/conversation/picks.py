@@ -329,6 +329,11 @@ def _split(span: str, bare: bool = False) -> list[tuple[str, set[str]]]:
             return []
     # the first option starts after what the question says before it (「ねえ、お店の写真なんだけど、Xのと…」)
     pieces[0] = re.split(r"[、,]|けど|けれど|なら", pieces[0])[-1]
+    # (nor is what it is about one's own word: the 包み紙 of 「包み紙は生成りと紺があるけど」 is both options')
+    topic_end = max((t.end for t in _tokens(pieces[0]) if t.pos[:2] == ("助詞", "係助詞") and t.surface in ("は", "って")),
+                    default=0)
+    if 0 < topic_end < len(pieces[0].rstrip()):
+        pieces[0] = pieces[0][topic_end:]
     pieces[-1] = re.sub(r"(?:の|か)?(?:なら|だったら|では)?[、,\s]*$", "", pieces[-1])
     pieces[-1] = re.sub(r"(?:が|も)(?:ある|あります|いる|います)\S*$", "", pieces[-1])   # 「…と紺の傘がある。」
     found = []

@@ -32,7 +32,7 @@ from functools import cache
 from typing import Any, cast
 
 from .. import lazyre
-from ..answers import Answer, Found
+from ..answers import Answer, Found, said_again
 from ..dialogue_acts import ACT
 from ..interpret.acts import CALL_ONLY, NO_ACT
 from ..interpret.belonging import read_own
@@ -987,7 +987,7 @@ class Conversation(Recalling, Serving):
         again = entry.entry.choice is not None and changes_to(entry, text, changing)
         for i in range(len(entry.entry.lines)):
             ref = f"{key}#{i + 1}"
-            if (not entry.entry.repeatable and i in used) or not (again or variety.fresh(ref)):
+            if (not said_again(entry, i) and i in used) or not (again or variety.fresh(ref)):
                 continue
             # what the question shares with the line beyond the entry's own words (every line of the entry is
             # about those: 名前 says nothing of which line answers 「由来ってある？」)

@@ -442,3 +442,20 @@ def test_a_word_told_after_the_question_is_not_what_it_asks():
     assert "血の池" in named.answer.text, (named.answer.text, named.context)
     *_, shop = play(florist(), "こんばんは", "このお店って何年くらいやってるんですか？スズランがきれいで、つい入っちゃいました")
     assert "再び幸せ" not in shop.answer.text, (shop.answer.text, shop.context)
+
+
+def test_an_option_is_picked_by_its_own_word_and_taken_again_by_choosing_it():
+    # 「包み紙は生成りと紺があるけど、どっちがいい？」: 包み紙 is what both options are, not the first one's word
+    *_, undecided = play(florist(), "こんばんは", "友達に花束を贈りたいんです", "包み紙はまだ迷ってます。先にお花を選びたいな")
+    assert "picked" not in undecided.context and "生成りね" not in undecided.answer.text, undecided.context
+    # a settled choice taken the other way by choosing it in so many words
+    *_, changed = play(florist(), "こんばんは", "友達に花束を贈りたいんです", "生成りでお願いします", "あ、紺がいいな。紺でお願いします")
+    assert "紺" in changed.answer.text and "生成りね" not in changed.answer.text, (changed.answer.text, changed.context)
+
+
+def test_a_line_that_asks_the_player_is_asked_once():
+    *_, first, again = play(florist(), "こんばんは", "友達に花束を贈りたいんです", "ひまわりを3本ください",
+                            "花束ってもうできてます？", "花束、まだかかりそうですか？")
+    asked = "どなたに贈るの"
+    assert asked in first.answer.text, first.answer.text
+    assert asked not in again.answer.text, (again.answer.text, again.context)
