@@ -270,6 +270,6 @@ def _run(args) -> int:
         print(f"SnapStart's order: before-snapshot hooks {snap['before_snapshot']:.0f} ms (at publish), after a "
               f"restore: hooks {snap['after_restore']:.1f} ms, first turn {snap['first_turn']:.0f} ms "
               f"({snap['first_turn_cpu']:.0f} ms CPU)")
-    print(f"scenario from the compiled cache: {'yes' if report['scenario_from_cache'] else 'no'}; "
+    print(f"scenario's derived results read, kept beside it: {'yes' if report['scenario_from_cache'] else 'no'}; "
           f"modules loaded: {report['modules_loaded']:g}")
     return 0

@@ -125,6 +125,8 @@ FALLBACK = lazyre.compile(r"(?:なければ|無ければ|なかったら|無か�
 # 「一杯おごります」「ママにも水割りを」: the player treats a character.
 _TREAT = lazyre.compile(r"おご(?:る|り|ら|ろ|ります|って)|奢|ご(?:ちそう|馳走)(?:する|します|させて)|一杯どうぞ|(?:も|に)(?:一杯|1杯)(?:どうぞ|飲んで|いかが|どう)"
                     r"|(?:も|に)(?:何か|なにか)?(?:飲んで|一杯)|" + pattern("money", "pays_for_it"))
+# 「…？あとウーロン茶も」: an item and も alone, the sentence before it asking
+_ALSO_BARE = lazyre.compile(r"^\s*も\s*[。！!…]*\s*$")
 # 「…一杯もらっていい？」: a drink the player receives, nobody treated
 _RECEIVED = lazyre.compile(r"\s*(?:を)?\s*(?:もら|貰|いただ|頂|くださ|下さ|ちょうだい|くれ)")
 _HONORIFIC_TAIL = r"(?:さん|ちゃん|くん|君|様|さま)?"
@@ -396,7 +398,8 @@ class Orders:
         without = self._without(normalised, people, addressee, responder, recent or last_order, ordered or ())
         if without is not None:
             return without
-        if recent is not None and (extra := self._extra(normalised)) is not None:
+        # (not where an item is ordered outright: 「…お店の話ね。まあいいや、ハイボールください」)
+        if recent is not None and not self.orders_outright(normalised) and (extra := self._extra(normalised)) is not None:
             served = self._served(recent, people, addressee, responder, None)
             if served.kind == "item":
                 return served.but(kind="extra", named=extra)
@@ -559,7 +562,8 @@ class Orders:
                 continue                               # another word for the same item (赤い薔薇, 薔薇)
             joining = joining and joined(text[hit.end:after.start])
             found = count_of(text, hit.start, hit.end, after.start)
-            if not joining and (found is None or not found.total):
+            # (an item ordered by its own cue in a sentence before, 「ナポリタンお願い。あとおでんも」, is of the order)
+            if not joining and (found is None or not found.total) and not self._ordered(text, hit.end):
                 continue           # only a new total said of an item earlier in the line (「かすみ草は二本でいい」)
             other = self._served(hit.item, people, addressee, responder, text[hit.start:hit.end])
             if other.kind != "item" or other.server != served.server:
@@ -851,6 +855,8 @@ class Orders:
         match = _CUE.search(rest)
         if match is None or _WH.search(rest):
             return False
+        if _ALSO_BARE.match(rest) and re.search(r"[？?]\s*$", text[:sentence_start(text, end)]):
+            return False          # 「お通しはいくらなんですか？あとウーロン茶も」: the question goes on, no order
         if self._price_said(rest) or count_claimed(rest):
             return False          # 「おでんは一皿六百円なのですね」「ハイボールは三杯だと思う」: said of it, no order
         if not bare and _BARE.match(rest):
@@ -902,6 +908,8 @@ class Orders:
         for i, token in enumerate(tokens):
             if not token.is_noun or token.pos[1:2] == ("数詞",):
                 continue
+            if i > 0 and tokens[i - 1].pos[1:2] == ("数詞",) and "助数詞可能" in token.pos:
+                continue          # 「一皿お願いできます？」: the counter of a count, no thing asked for
             form = token.normalised or token.surface
             if nfkc(token.surface) in self.names or form in _FOOD_ANCHORS or nfkc(token.surface) in self.spoken or \
                     _NOT_SOLD.match(nfkc(token.surface)):

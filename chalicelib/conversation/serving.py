@@ -132,6 +132,10 @@ class Serving(TurnParts):
                 (not disputes(text, bool(self._items_named(text))) or hands_over(text)) and billed[1] in people and self.scenario.menus[billed[1]].paid:
             return OrderFound("paid", None, billed[1], amount=handed_amount(text),
                               keep_change=bool(money("keep_change").search(nfkc(text))))
+        # 「スズランお願いします。500円な、はい」 of what is on the tab: paying for it, not one more
+        if pays(text) and self._items_named(text) and set(self._items_named(text)) <= set(mem.orders[mem.paid:]) and \
+                not _MORE_IN_WORDS.search(nfkc(text)):
+            return None
         # 「ビール1、ナポリタン、ハイボールね」 right after the bill was itemised: what was had, recounted; nothing
         # on the tab is ordered again unless asked for in so many words (or one more)
         named = self._items_named(text)

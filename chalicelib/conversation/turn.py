@@ -510,12 +510,18 @@ class Conversation(Recalling, Serving):
             for word in self._topic_nouns(back):
                 earlier = earlier.replace(word, "")
             meant = f"{earlier}　{meant}".strip()
-        if back and not is_question(meant) and is_question(mem.player_last or ""):
-            meant = meant.rstrip("!！。 ") + "?"   # a correction of a question asks it again
+        if back and not is_question(meant) and is_question(mem.player_last or "") and \
+                self._order(meant, state, None, mem, question) is None:
+            # a correction of a question asks it again (not one that goes on to order: 「…じゃなくて元カレの話ね。
+            # まあいいや。もう一杯ほしいな。ハイボールで」)
+            meant = meant.rstrip("!！。 ") + "?"
         side = None
         if self._read_whole(meant, state, mem, question):
             return Reading(meant, None, back, whole.called)
         pieces = self._calls_joined(parts(meant), state)
+        if len(pieces) >= 2 and self._more_then_named(pieces, state, mem, question):
+            # 「ママ、おかわりください！次はビールで」「もう一杯ほしいな。ハイボールで」: one more, of the item named after
+            return Reading(meant, None, back, whole.called)
         asking = [i for i, piece in enumerate(pieces) if is_question(piece)]
         if len(pieces) >= 2 and not asking and question is not None:
             # 「ただいまです。ちょっと奥で世間話してました」: a greeting, then the answer to the open question
@@ -593,6 +599,15 @@ class Conversation(Recalling, Serving):
     def _topic_nouns(self, text: str) -> list[str]:
         focus = self.focus_reader.read(text)
         return [n for n in focus.nouns if n not in self.facts.names]
+
+    def _more_then_named(self, pieces: list[str], state: GameState, mem: ConversationMemory,
+                         question: AskedQuestion | None) -> bool:
+        """Whether the line asks for one more without naming it, then names the item in its last part."""
+        before = "".join(pieces[:-1])
+        if self.orders.named(before) or not self.orders.named(pieces[-1]):
+            return False
+        order = self._order(before, state, None, mem, question)
+        return order is not None and order.kind == "again"
 
     def _side_act(self, text: str, state: GameState, mem: ConversationMemory,
                   question: AskedQuestion | None) -> bool:

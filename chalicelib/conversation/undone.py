@@ -81,7 +81,9 @@ def not_ordered(between: str, after_cue: str) -> bool:
         return True          # 「ビール飲んでるから、ここでゆっくりさせてもらう」: the cue is another clause's
     # (after the cue, only what takes the whole back: 「ハイボールください、さっき飲んだのと同じで」 orders; a count
     # that is taken off, 「かすみ草1本減らして」, orders nothing: the bill takes it off)
-    return bool(_AFTER_CUE.search(after_cue)) or reduces(after_cue)
+    # (「バラに一本だけ混ぜたら変かな」: the count supposed, to weigh it)
+    return bool(_AFTER_CUE.search(after_cue)) or reduces(after_cue) or \
+        bool(compiled("undone", "weighed").search(after_cue))
 
 
 _AFTER_CUE = lazyre.compile(r"しか|(?:頼|たの)(?:んだ|んで(?:ない|ません|る))|注文(?:した|して(?:ない|ません))"

@@ -459,3 +459,32 @@ def test_a_line_that_asks_the_player_is_asked_once():
     asked = "どなたに贈るの"
     assert asked in first.answer.text, first.answer.text
     assert asked not in again.answer.text, (again.answer.text, again.context)
+
+
+def test_one_more_is_of_the_item_named_after_it():
+    *_, refill = visit("ハイボールください", "うーん、どうしよ。ママ、おかわりちょうだい！今度はビールで")
+    assert refill.memory.orders == ["ハイボール", "ビール"], refill.context
+    *_, another = visit("ビールください", "ママ、もう一杯もらおうかな。ハイボールで")
+    assert another.memory.orders == ["ビール", "ハイボール"], another.context
+    # a correction of the question before, going on to order, orders
+    *_, corrected = visit("ビールください", "ママって何歳なの？", "歳の話じゃなくてお店の話ね。まあいいや、ハイボールください")
+    assert corrected.memory.orders == ["ビール", "ハイボール"], corrected.context
+
+
+def test_a_count_weighed_or_a_counter_alone_orders_nothing_of_its_own():
+    *_, weighed = play(florist(), "赤い薔薇を5本ください", "薔薇にひまわりを一本だけ入れたらおかしいかな")
+    assert weighed.memory.orders == ["赤い薔薇"] * 5, weighed.context
+    *_, plate = visit("こんばんは", "お腹すいたなあ。一皿もらえます？")
+    assert (plate.context.get("order") or {}).get("named") != "皿", plate.context
+
+
+def test_paying_for_what_is_on_the_tab_orders_it_not_again():
+    *_, paid = play(florist(), "スズランを1本ください", "全部でいくら？", "ありがとう", "じゃあスズランお願いします。500円ね、はい")
+    assert paid.memory.orders.count("スズラン") == 1 and paid.memory.paid == 1, paid.context
+
+
+def test_an_item_and_mo_after_a_question_goes_on_asking():
+    *_, asked = visit("こんばんは", "おでんはいくらですか？あとハイボールも")
+    assert asked.memory.orders == [] and "600" in asked.answer.text, (asked.answer.text, asked.context)
+    *_, both = visit("こんばんは", "ナポリタンお願い。あとおでんも")
+    assert both.memory.orders == ["ナポリタン", "おでん"], both.context
