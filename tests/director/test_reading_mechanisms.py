@@ -488,3 +488,10 @@ def test_an_item_and_mo_after_a_question_goes_on_asking():
     assert asked.memory.orders == [] and "600" in asked.answer.text, (asked.answer.text, asked.context)
     *_, both = visit("こんばんは", "ナポリタンお願い。あとおでんも")
     assert both.memory.orders == ["ナポリタン", "おでん"], both.context
+
+
+def test_a_property_said_of_a_place_is_not_asked_of_the_one_spoken_to():
+    *_, shop = visit("こんばんは", "そういえばママ、このお店の名前ってなんていうんだっけ。ちゃんと見てなくて")
+    assert "血の池" in shop.answer.text, (shop.answer.text, shop.context)
+    *_, own = visit("こんばんは", "ママ、お名前なんていうの？")
+    assert "妙子" in own.answer.text, (own.answer.text, own.context)

@@ -10,7 +10,7 @@ from ... import lazyre
 from ...answers import Answer
 from ...interpret.ja import analyse
 from ...interpret.lexicon import compiled
-from ...interpret.text import TextForms
+from ...interpret.text import TextForms, nfkc
 from ...turn_record import AnswerSource
 from ..answering import Deliberation, Proposal, Strength
 from ..choices import given_up
@@ -25,6 +25,9 @@ def knowledge(d: Deliberation) -> Answer | Proposal | None:
     # (whose entries fit is read from whom the line asks about, not from a name only mentioned: 「ママとも映画の
     # 話する？」 to 葵 asks of 葵's films, not of ママ's — mention.py)
     asked = asked_about(focus.text, conv.focus_reader, focus.about)
+    if asked and _of_a_place(conv, focus.text):
+        # 「ママ、このお店の名前、なんていうんでしたっけ」: the name asked is the shop's, not the one spoken to's
+        asked = ()
     found, fitting = conv._knowledge(free, d.state, d.answer_text, focus if asked == focus.about else
                                      replace(focus, about=asked), d.turn, d.variety, only=d.addressed, mem=d.mem,
                                      changing=bool(d.context.get("taken_back")))
@@ -139,6 +142,17 @@ def _before_the_question(text: str, hit) -> bool:
         return False
     start = text.rfind(asked[-1])
     return start > 0 and hit.end <= start
+
+
+def _of_a_place(conv, text: str) -> bool:
+    """Whether the line names a property its scenario ties to a place, said of a place (「お店の名前」: the
+    intents' own texts say 店の名前 — owners.py)."""
+    owned = {nfkc(w) for words in conv.answerer._owned.values() for w in words}
+    if not owned:
+        return False
+    names = [nfkc(n) for place in conv.names.places.values() for n in place.names if n]
+    normalised = nfkc(text)
+    return any(f"{name}{tail}{word}" in normalised for name in names for word in owned for tail in ("の", "って"))
 
 
 def _asked_alone(d: Deliberation, answer: Answer, why: str) -> Proposal:
