@@ -63,7 +63,8 @@ def changes_to(entry: CompiledKnowledge, text: str, changing: bool = False) -> b
     change cue or a choosing one (or `changing`: the line took something back, read without it), and the option
     named."""
     normalised = nfkc(text)
-    if not (changing or compiled("choices", "change_of_mind").search(normalised) or CHOOSING.search(normalised)):
+    if not (changing or compiled("choices", "change_of_mind").search(normalised) or
+            compiled("choices", "firm_choice").search(normalised)):
         return False          # (「紺がいいです！紺でお願いします」 chooses in so many words: a change too)
     meant, _ = taken_back(normalised)        # (「生成りじゃなくて紺」: 紺, not the 生成り taken back)
     given_up = compiled("choices", "given_up")
@@ -90,7 +91,8 @@ def asked_again(entries: Iterable[CompiledKnowledge], state: GameState, text: st
     normalised = nfkc(text).strip()
     options = [e for e in entries if e.entry.choice is not None]
     which = not topic and is_question(normalised) and bool(_WHICH.search(normalised))
-    if not which and (compiled("choices", "change_of_mind").search(normalised) or CHOOSING.search(normalised)):
+    if not which and (compiled("choices", "change_of_mind").search(normalised) or
+                      compiled("choices", "firm_choice").search(normalised)):
         # 「生成りじゃなくて紺です」「紺がいいです！紺でお願いします」: the other option taken, not the choice asked
         # about again
         return None

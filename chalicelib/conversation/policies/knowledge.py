@@ -77,7 +77,14 @@ def knowledge(d: Deliberation) -> Answer | Proposal | None:
         return _asked_alone(d, answer, f"the topic is told beside a question about {', '.join(focus.topic_words)}")
     if fitting is None or fitting.hit is None:
         return answer
-    answer = _echoing_the_word_said(answer, fitting, focus.text)
+    answer = _echoing_the_word_said(answer, fitting, focus.text, conv.matcher)
+    return _weighed(d, answer, fitting, topic, trusted)
+
+
+def _weighed(d: Deliberation, answer: Answer, fitting, topic: bool, trusted: bool) -> Proposal:
+    """How firmly a knowledge line found by a word of the line answers it: a guess where the word is not what the
+    line is about (told in passing, before or after the question, beside its topic, only its predicate)."""
+    focus = d.focus
     if not d.asking and not fitting.about and not topic and not fitting.at_head and \
             _told_in_passing(focus.text, fitting.hit):
         # 「今日な、最後に乗せた客がな…ドラマかいな思たわ」: a story the player tells, the word one of its many,
@@ -208,7 +215,7 @@ def _told_as_past(sentence: str) -> bool:
 _ECHO_OPENING = lazyre.compile(r"^(?P<word>[^\s、。！？!?「」]{1,10})[？?]\s*")
 
 
-def _echoing_the_word_said(answer: Answer, fitting, text: str) -> Answer:
+def _echoing_the_word_said(answer: Answer, fitting, text: str, matcher) -> Answer:
     """A line that opens by echoing one of its entry's words (「からし？　そこにあるわよ」) takes up the word the
     player said when that is another word of the same entry (「おしぼり」), so it never answers another thing."""
     opening = _ECHO_OPENING.match(answer.text)
@@ -218,4 +225,6 @@ def _echoing_the_word_said(answer: Answer, fitting, text: str) -> Answer:
     if opening is None or opening.group("word") in text or opening.group("word") not in fitting.entry.entry.words or \
             said in answer.text or _predicate(text, fitting.hit):
         return answer
+    if not matcher.hits(TextForms.of(said), [fitting.hit.word]):
+        return answer      # (the word's place read in another form of the text: echo nothing the player did not say)
     return replace(answer, text=said + answer.text[opening.end("word"):])
