@@ -26,7 +26,7 @@ from ..interpret.asking import sentence_end, sentence_start
 from ..interpret.counts import count_claimed, count_of, count_sentence_after, joined, of_the_last, orders_by_count
 from ..interpret.ja import analyse, word_meaning
 from ..interpret.ja.tokens import Token
-from ..interpret.lexicon import compiled, pattern
+from ..interpret.lexicon import compiled, pattern, word_class
 from ..interpret.money import asks_to_pay, money
 from ..interpret.text import TextForms, make_matcher, nfkc
 from ..scenario import CompiledScenario
@@ -126,10 +126,10 @@ FALLBACK = lazyre.compile(r"(?:なければ|無ければ|なかったら|無か�
 _TREAT = lazyre.compile(r"おご(?:る|り|ら|ろ|ります|って)|奢|ご(?:ちそう|馳走)(?:する|します|させて)|一杯どうぞ|(?:も|に)(?:一杯|1杯)(?:どうぞ|飲んで|いかが|どう)"
                     r"|(?:も|に)(?:何か|なにか)?(?:飲んで|一杯)|" + pattern("money", "pays_for_it"))
 # 「…？あとウーロン茶も」: an item and も alone, the sentence before it asking
-_ALSO_BARE = lazyre.compile(r"^\s*も\s*[。！!…]*\s*$")
+_ALSO_BARE = compiled("shop", "also_bare")
 # 「…一杯もらっていい？」: a drink the player receives, nobody treated
-_RECEIVED = lazyre.compile(r"\s*(?:を)?\s*(?:もら|貰|いただ|頂|くださ|下さ|ちょうだい|くれ)")
-_HONORIFIC_TAIL = r"(?:さん|ちゃん|くん|君|様|さま)?"
+_RECEIVED = compiled("shop", "received")
+_TREAT_PARTICLES = compiled("shop", "treat_particles")
 # 「ナポリタンまだ？」「いつ来るんだ」: asking after an item ordered.
 _STATUS = compiled("shop", "status_asked")
 # 「水割りは出てくるんすか？」: asking after an item only once it was ordered (before, it asks what is served).
@@ -819,11 +819,12 @@ class Orders:
     def _person_ends_at(self, text: str, end: int) -> bool:
         """Whether someone is named right before `end` (「ママにも一杯」「あなたにも」), not a thing or a time (「その前に
         一杯もらっていい？」 treats nobody)."""
-        before = re.sub(r"(?:に|も)+$", "", text[:end])
+        before = _TREAT_PARTICLES.sub("", text[:end])
+        honorific = f"(?:{word_class('honorifics').alternation})?"
         for names in self.people_names.values():
             for name in names:
                 n = nfkc(name)
-                if n and re.search(re.escape(n) + _HONORIFIC_TAIL + r"$", before):
+                if n and re.search(re.escape(n) + honorific + r"$", before):
                     return True
         tokens = analyse(before).tokens if before.strip() else ()
         return bool(tokens) and tokens[-1].pos[:1] == ("代名詞",)
@@ -836,7 +837,7 @@ class Orders:
         match = next((m for m in _TREAT.finditer(text) if not treats_not(text, m.end()) and
                       not (m.group(0)[0] in "もに" and (m.start() in after_item or
                                                        not self._person_ends_at(text, m.start()) or
-                                                       _RECEIVED.match(text, m.end())))), None)
+                                                       _RECEIVED.match(text[m.end():])))), None)
         if match is None and _TREAT.search(text) is not None:
             return None
         named = self._named_treated(text)

@@ -29,6 +29,7 @@ from .. import lazyre
 from ..interpret.asking import WH, is_question
 from ..interpret.ja import analyse
 from ..interpret.ja.tokens import Token
+from ..interpret.lexicon import word_class
 from ..interpret.text import nfkc
 from ..scenario.loader import CompiledKnowledge
 from .choices import CHOOSING as _CHOOSING
@@ -330,8 +331,8 @@ def _split(span: str, bare: bool = False) -> list[tuple[str, set[str]]]:
     # the first option starts after what the question says before it (「ねえ、お店の写真なんだけど、Xのと…」)
     pieces[0] = re.split(r"[、,]|けど|けれど|なら", pieces[0])[-1]
     # (nor is what it is about one's own word: the 包み紙 of 「包み紙は生成りと紺があるけど」 is both options')
-    topic_end = max((t.end for t in _tokens(pieces[0]) if t.pos[:2] == ("助詞", "係助詞") and t.surface in ("は", "って")),
-                    default=0)
+    markers = word_class("topic_markers").entries
+    topic_end = max((t.end for t in _tokens(pieces[0]) if t.pos[:1] == ("助詞",) and t.surface in markers), default=0)
     if 0 < topic_end < len(pieces[0].rstrip()):
         pieces[0] = pieces[0][topic_end:]
     pieces[-1] = re.sub(r"(?:の|か)?(?:なら|だったら|では)?[、,\s]*$", "", pieces[-1])

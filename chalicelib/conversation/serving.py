@@ -50,7 +50,7 @@ _WHOLE_SUM = money("whole_sum")
 _YES_TO_IT = lazyre.compile(r"^(?:ええ|はい|うん|そう|そうそう|そうです|そうだね|もちろん)(?:[、,\s!！。]|$)")
 # what asks for one more (「ええ、もう一杯」「うん、おかわり」)
 _MORE = lazyre.compile(r"もう|おかわり|お代わり|追加|[二三四2-4](?:杯|つ|皿|本)")
-_MORE_IN_WORDS = lazyre.compile(r"もう|おかわり|お代わり|追加")
+_MORE_IN_WORDS = compiled("shop", "more_in_words")
 # 「おかわりのハイボール出してください」: the one just ordered, asked to be brought, unless more is asked for in so many words
 _BRING_IT = compiled("shop", "bring_it")
 _MORE_ASKED = compiled("shop", "more_asked")
