@@ -117,8 +117,13 @@ def fewer_claimed(text: str, claimed: Mapping[str, int], ordered: list[str]) -> 
     lower = {item: n for item, n in claimed.items() if item in ordered and n < ordered.count(item)}
     if not lower or not _CORRECTED.search(nfkc(text)):
         return None
-    left, drop = [], {item: ordered.count(item) - n for item, n in lower.items()}
-    for served in reversed(ordered):                  # the last ones served come off first
+    return _last_taken_off(ordered, {item: ordered.count(item) - n for item, n in lower.items()})
+
+
+def _last_taken_off(ordered: list[str], drop: dict[str, int]) -> list[str]:
+    """`ordered` less `drop[item]` of each item, the last ones served coming off first."""
+    left = []
+    for served in reversed(ordered):
         if drop.get(served):
             drop[served] -= 1
             continue
@@ -169,10 +174,4 @@ def taken_back(text: str, named: list[str], ordered: list[str], recent: str | No
         keep = keep - 1 if cancel and not denied and item not in basket else 0
     if keep >= ordered.count(item):
         return None
-    left, drop = [], ordered.count(item) - keep
-    for served in reversed(ordered):                  # the last ones served come off first
-        if served == item and drop:
-            drop -= 1
-            continue
-        left.append(served)
-    return left[::-1]
+    return _last_taken_off(ordered, {item: ordered.count(item) - keep})

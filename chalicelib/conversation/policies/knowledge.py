@@ -141,14 +141,19 @@ def _told_in_passing(text: str, hit) -> bool:
     return (last > 0 and hit.start < last) or _told_as_past(said[-1])
 
 
-def _before_the_question(text: str, hit) -> bool:
-    """Whether the word lies in what a line tells before the sentence it asks in (its last question)."""
+def _asked_in(text: str) -> tuple[str, int] | None:
+    """The sentence a line of two sentences or more asks in (its last question) and where it starts, else None."""
     said = sentences(text)
     asked = [sentence for sentence in said if is_question(sentence)]
     if len(said) < 2 or not asked:
-        return False
-    start = text.rfind(asked[-1])
-    return start > 0 and hit.end <= start
+        return None
+    return asked[-1], text.rfind(asked[-1])
+
+
+def _before_the_question(text: str, hit) -> bool:
+    """Whether the word lies in what a line tells before the sentence it asks in (its last question)."""
+    asked = _asked_in(text)
+    return asked is not None and asked[1] > 0 and hit.end <= asked[1]
 
 
 def _of_a_place(conv, text: str) -> bool:
@@ -181,12 +186,11 @@ def _intent_words(conv, intent: str | None) -> list[str]:
 
 def _topic_told_beside(conv, text: str, words: list[str]) -> bool:
     """Whether the words are named in what a line tells beside the sentence it asks in, and not in that one."""
-    said = sentences(text)
-    asked = [sentence for sentence in said if is_question(sentence)]
-    if len(said) < 2 or not asked or not words:
+    asked = _asked_in(text)
+    if asked is None or not words:
         return False
-    rest = text.replace(asked[-1], "　")
-    return not conv.matcher.hits(TextForms.of(asked[-1]), words) and bool(conv.matcher.hits(TextForms.of(rest), words))
+    rest = text.replace(asked[0], "　")
+    return not conv.matcher.hits(TextForms.of(asked[0]), words) and bool(conv.matcher.hits(TextForms.of(rest), words))
 
 
 def _last_question(text: str) -> str:
@@ -197,12 +201,8 @@ def _last_question(text: str) -> str:
 def _after_the_question(text: str, hit) -> bool:
     """Whether the word lies in what a line tells after the sentence it asks in (its last question; what comes
     before it often holds what the question asks of: 「今流れてる歌、いい声ですね。誰ですか？」)."""
-    said = sentences(text)
-    asked = [sentence for sentence in said if is_question(sentence)]
-    if len(said) < 2 or not asked:
-        return False
-    start = text.rfind(asked[-1])
-    return start >= 0 and hit.start >= start + len(asked[-1])
+    asked = _asked_in(text)
+    return asked is not None and asked[1] >= 0 and hit.start >= asked[1] + len(asked[0])
 
 
 def _told_as_past(sentence: str) -> bool:
