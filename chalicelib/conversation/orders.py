@@ -125,6 +125,8 @@ FALLBACK = lazyre.compile(r"(?:なければ|無ければ|なかったら|無か�
 # 「一杯おごります」「ママにも水割りを」: the player treats a character.
 _TREAT = lazyre.compile(r"おご(?:る|り|ら|ろ|ります|って)|奢|ご(?:ちそう|馳走)(?:する|します|させて)|一杯どうぞ|(?:も|に)(?:一杯|1杯)(?:どうぞ|飲んで|いかが|どう)"
                     r"|(?:も|に)(?:何か|なにか)?(?:飲んで|一杯)|" + pattern("money", "pays_for_it"))
+# 「ソーダ割り」「お茶割り」: a drink mixed with the thing named, not the thing
+_MIXED = ("割り", "割", "わり")
 # 「…？あとウーロン茶も」: an item and も alone, the sentence before it asking
 _ALSO_BARE = compiled("shop", "also_bare")
 # 「…一杯もらっていい？」: a drink the player receives, nobody treated
@@ -360,6 +362,7 @@ class Orders:
                  if not any(t.start < h.end < t.end and h.end not in acted or t.start < h.start < t.end
                             for t in tokens)
                  and not (h.end in glued and _KANA.fullmatch(text[h.end - 1]))
+                 and not text.startswith(_MIXED, h.end)             # (お茶割り is no お茶: a drink mixed with it)
                  and not (_KATAKANA.fullmatch(text[h.end - 1]) and h.end < len(text) and
                           _KATAKANA.fullmatch(text[h.end]) and text[h.end] != "・" and h.end not in acted)
                  and not (_KATAKANA.fullmatch(text[h.start]) and h.start > 0 and
@@ -917,7 +920,7 @@ class Orders:
                 continue
             # 「日本酒ひとつ」: a word and its suffix (日本 + 酒) are one thing
             surface, end = token.surface, token.end
-            if i + 1 < len(tokens) and tokens[i + 1].surface in ("割り", "割", "わり") and tokens[i + 1].start == end:
+            if i + 1 < len(tokens) and tokens[i + 1].surface in _MIXED and tokens[i + 1].start == end:
                 # 「ソーダ割り」「お湯割り」: how a drink is made, named as one drink (near drink by its first word)
                 surface, end = surface + tokens[i + 1].surface, tokens[i + 1].end
             elif i + 1 < len(tokens) and tokens[i + 1].pos[:2] == ("接尾辞", "名詞的") and tokens[i + 1].start == end:

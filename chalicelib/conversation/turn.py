@@ -465,7 +465,7 @@ class Conversation(Recalling, Serving):
                                      about=self.focus_reader.read(reading.side, tuple(self.rules.people(state_place))).about
                                      if is_question(reading.side) else ())
             side = self._side_answer(reading.side, step, state, mem, question, side_to, turn, variety, context,
-                                     rest=reading.text)
+                                     rest=reading.text, main_order=line.order)
             if side is not None:
                 variety.note(side.refs)
                 if side.source in (AnswerSource.REPLY, AnswerSource.ORDER):
@@ -637,7 +637,7 @@ class Conversation(Recalling, Serving):
 
     def _side_answer(self, text: str, step: Step, state: GameState, mem: ConversationMemory,
                      question: AskedQuestion | None, addressee: str | None, turn: int, variety: Variety,
-                     context: dict[str, Any], rest: str = "") -> Answer | None:
+                     context: dict[str, Any], rest: str = "", main_order: OrderFound | None = None) -> Answer | None:
         """The answer to a line's first part (see _reading); `rest`: the line's other part (「いや、もう注文しました
         よね？」 beside the items named says they were ordered before: they are not ordered again)."""
         # (nor beside a question whether a thing can be had: 「電話で注文もできますか？…仏花お願いしたくて」)
@@ -649,6 +649,9 @@ class Conversation(Recalling, Serving):
             # were listed: still asking about it, not chosen yet (an item named after an offer orders only alone);
             # a swap (「ナポリタンやめておでんにしてもいい？…おでんのほうが安いよね？」) is decided whatever is asked after
             order = None
+        if order is not None and main_order is not None and order.kind == main_order.kind == "item" and \
+                order.item == main_order.item:
+            order = None         # 「…おでんもらおうかな。大根と卵」: the other part orders the same dish, served once
         if order is not None:
             context["order"] = order.to_dict()
             return self._serve(order, step, state, mem, turn, variety)

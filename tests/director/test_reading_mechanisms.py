@@ -495,3 +495,12 @@ def test_a_property_said_of_a_place_is_not_asked_of_the_one_spoken_to():
     assert "血の池" in shop.answer.text, (shop.answer.text, shop.context)
     *_, own = visit("こんばんは", "ママ、お名前なんていうの？")
     assert "妙子" in own.answer.text, (own.answer.text, own.context)
+
+
+def test_a_drink_mixed_with_an_item_is_not_the_item_and_one_dish_in_two_parts_is_served_once():
+    *_, mixed = visit("こんばんは", "あったかいのが飲みたいな。お茶割りとかないの？")
+    assert mixed.memory.orders == [], mixed.context
+    *_, water = visit("こんばんは", "水割りください")
+    assert water.memory.orders == ["水割り"], water.context
+    *_, once = visit("ビールください", "ナポリタンじゃなくて雨の話ね。まあいいや、おでんもらおうかな。大根と卵で")
+    assert once.memory.orders.count("おでん") == 1, once.context
