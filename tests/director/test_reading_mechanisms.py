@@ -504,3 +504,12 @@ def test_a_drink_mixed_with_an_item_is_not_the_item_and_one_dish_in_two_parts_is
     assert water.memory.orders == ["水割り"], water.context
     *_, once = visit("ビールください", "ナポリタンじゃなくて雨の話ね。まあいいや、おでんもらおうかな。大根と卵で")
     assert once.memory.orders.count("おでん") == 1, once.context
+
+
+def test_the_total_welcomed_or_paying_put_off_to_tomorrow_pays_nothing():
+    *_, welcomed = play(florist(), "スズランを2本ください", "全部でいくらになりました？", "わあ、ちょうど1000円だ！これでお願いします")
+    assert welcomed.memory.paid == 0, welcomed.context
+    *_, tomorrow = play(florist(), "スズランを2本ください", "全部でいくら？", "明日の朝に払いますね")
+    assert tomorrow.memory.paid == 0, tomorrow.context
+    *_, now = play(florist(), "スズランを2本ください", "全部でいくら？", "はい、ちょうど1000円です")
+    assert now.memory.paid == len(now.memory.orders) == 2, now.context
