@@ -257,6 +257,14 @@ def _action_glued(text: str, at: int) -> bool:
     return len(tokens) == 1 and not tokens[0].oov and "サ変可能" in tokens[0].pos
 
 
+def _told_of(text: str, end: int) -> bool:
+    """Whether the item ending at `end` is what its clause tells of (「ひまわりって水下がりしやすいイメージあって」): a
+    topic marker after it and more said of it, not the item chosen."""
+    rest = text[end:sentence_end(text, end)]
+    marker = word_class("topic_markers").at_start(rest)
+    return marker is not None and len(rest[len(marker):].strip(" 、,。！!？?…")) >= 4
+
+
 class Orders:
     def __init__(self, scenario: CompiledScenario, names: Iterable[str] = (),
                  people_names: dict[str, list[str]] | None = None, spoken: Iterable[str] = ()) -> None:
@@ -494,7 +502,8 @@ class Orders:
         ordered = [h for h in hits if self._ordered(normalised, h.end) or orders_by_count(normalised, h.end)]
         if not ordered and offered and hits and not re.search(r"[？?]\s*$", normalised) and \
                 not _WONDERING.search(normalised) and \
-                not not_ordered(normalised[hits[0].end:], "") and not self._price_said(normalised[hits[0].end:]):
+                not not_ordered(normalised[hits[0].end:], "") and not self._price_said(normalised[hits[0].end:]) and \
+                not _told_of(normalised, hits[0].end):
             ordered = hits[:1]
         if ordered and _WHAT_IS_SOLD.search(normalised) and not _ASKS_FOR.search(normalised):
             return []

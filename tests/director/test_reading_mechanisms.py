@@ -513,3 +513,10 @@ def test_the_total_welcomed_or_paying_put_off_to_tomorrow_pays_nothing():
     assert tomorrow.memory.paid == 0, tomorrow.context
     *_, now = play(florist(), "スズランを2本ください", "全部でいくら？", "はい、ちょうど1000円です")
     assert now.memory.paid == len(now.memory.orders) == 2, now.context
+
+
+def test_an_item_told_of_after_the_list_is_not_chosen():
+    *_, told = play(florist(), "どんな花がありますか？", "どれが長く飾れますか？ひまわりって夏の花のイメージがあって")
+    assert told.memory.orders == [], told.context
+    *_, chosen = play(florist(), "どんな花がありますか？", "ひまわりで！")
+    assert chosen.memory.orders == ["ひまわり"], chosen.context
