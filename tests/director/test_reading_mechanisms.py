@@ -516,7 +516,14 @@ def test_the_total_welcomed_or_paying_put_off_to_tomorrow_pays_nothing():
 
 
 def test_an_item_told_of_after_the_list_is_not_chosen():
-    *_, told = play(florist(), "どんな花がありますか？", "どれが長く飾れますか？ひまわりって夏の花のイメージがあって")
-    assert told.memory.orders == [], told.context
+    orders = florist().orders
+    people = ["千代", "颯太"]
+    # what the list just said left open: an item named alone is chosen, one told of is not
+    told = orders.read("ひまわりって水が下がりやすいイメージがあって…", people, None, "千代", offer_open=True)
+    assert told is None, told
+    named = orders.read("じゃあ、ひまわりで", people, None, "千代", offer_open=True)
+    assert named is not None and named.item == "ひまわり", named
+    *_, told_in_game = play(florist(), "どんな花がありますか？", "どれが長く飾れますか？ひまわりって夏の花のイメージがあって")
+    assert told_in_game.memory.orders == [], told_in_game.context
     *_, chosen = play(florist(), "どんな花がありますか？", "ひまわりで！")
     assert chosen.memory.orders == ["ひまわり"], chosen.context
