@@ -454,8 +454,12 @@ class Orders:
         else:
             switched = False
         ordered = self._ordered_hits(normalised, hits, offer_yes or offer_open, tab)
-        again = self._count_of_earlier(normalised, hits, last_order, people, addressee, responder) \
+        again = self._count_of_earlier(normalised, hits, last_order, people, addressee, responder, tab) \
             if not ordered else None
+        if again is not None and not hits and (later := self._unknown_item(normalised)) is not None:
+            # 「もう一杯！…あ、レモンサワーにしようかな」: the one more is of what is asked for after it
+            server = self._server_for_missing(people, addressee, responder)
+            return OrderFound("missing", None, server, later, group=self.group_of(later)) if server else None
         if again is not None:
             return again
         if ordered and _TAKEN_BACK_AFTER.search(normalised, ordered[-1].end):
@@ -587,7 +591,7 @@ class Orders:
         return served.but(also=tuple(also)) if also else served
 
     def _count_of_earlier(self, text: str, hits: list[_Hit], last_order: str | None, people: list[str],
-                          addressee: str | None, responder: str | None) -> OrderFound | None:
+                          addressee: str | None, responder: str | None, tab: Iterable[str] = ()) -> OrderFound | None:
         """「七本にしてくれ」「あと2本」, a sentence with a count that names no item: that many of the item named
         before it in the line (「バラは五本じゃ寂しいな。七本にしてくれ」), else of the item just ordered."""
         found = of_the_last(text)
@@ -597,7 +601,9 @@ class Orders:
         if any(h.start >= at for h in hits):
             return None
         before = [h for h in hits if h.end <= at]
-        item = before[-1].item if before else last_order
+        # (one more by the glass is of the last drink, by the plate of the last dish: _again_of)
+        item = before[-1].item if before else \
+            (self._again_of(count.said or "", last_order, tab) if last_order is not None else None)
         if item is None:
             return None
         served = self._served(item, people, addressee, responder, None)

@@ -16,6 +16,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from .. import lazyre
+from .asking import WH
 from .lexicon import compiled, word_class
 from .text import find_names, nfkc
 
@@ -308,6 +309,8 @@ def explicit_moves(text: str, names: SceneNames, place: str, exits: Sequence[str
         if _quoted_phrase(text, start, end) or _REPORTED.match(text[end:]):
             continue
         talk = bool(_TALK_PLACE.match(text[end:]))
+        if talk and WH.search(text, end, _clause_end(text, end)):
+            continue        # 「控え室で何話したいの？」: what would be said there is asked, not going there
         if committing_verb_after(text, end, look=True, talk=talk, permission=True) and not cancelled(text, end):
             found.append(pid)
     # "ママに会いに行こう": a person who is not here, found in one reachable place

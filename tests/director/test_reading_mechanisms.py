@@ -527,3 +527,14 @@ def test_an_item_told_of_after_the_list_is_not_chosen():
     assert told_in_game.memory.orders == [], told_in_game.context
     *_, chosen = play(florist(), "どんな花がありますか？", "ひまわりで！")
     assert chosen.memory.orders == ["ひまわり"], chosen.context
+
+
+def test_one_more_by_the_glass_the_tab_paid_for_too_and_what_is_said_there_asked():
+    *_, glass = visit("ハイボールください", "ナポリタンください", "じゃあもう一杯！")
+    assert glass.memory.orders == ["ハイボール", "ナポリタン", "ハイボール"], glass.context
+    *_, too = visit("ビールください", "お会計お願いします", "あ、ママに出した一杯も入れてね、それも払うよ")
+    assert too.memory.paid == 0, too.context
+    *_, asked = visit("こんばんは", "葵ちゃん、控え室でどんな話するの？")
+    assert not (asked.step.input.is_move), asked.step.input
+    *_, going = visit("こんばんは", "葵ちゃん、控え室で話そうよ")
+    assert going.step.input.is_move, going.step.input
