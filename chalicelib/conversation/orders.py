@@ -321,6 +321,10 @@ class Orders:
                                   swapped=first.item)
         return None
 
+    def spans(self, text: str) -> list[tuple[str, int, int]]:
+        """The menu items `text` (normalised) names, each with where its words start and end."""
+        return [(h.item, h.start, h.end) for h in self._hits(TextForms.of(text))]
+
     def counts_named(self, text: str) -> dict[str, int]:
         """The count said of each item the text names (「水割りは二杯で、ナポリタンは一皿しか…」: 水割り 2,
         ナポリタン 1); an item named without one is not in it."""

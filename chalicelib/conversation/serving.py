@@ -472,8 +472,9 @@ class Serving(TurnParts):
                 (last if (last := self._recently_served(mem, state, within=2)) in goods else None)
             if len(named) == 1 and self._names_part(back, named[0], servers) and named[0] not in back:
                 named, recent = [], None     # 「卵はキャンセルで」: a part of the dish taken out, not the dish
+            ends = frozenset(end for _, _, end in self.orders.spans(normalised))
             left = fewer_claimed(normalised, self.orders.counts_named(normalised), unpaid) or \
-                taken_back(normalised, named, unpaid, recent, goods)
+                taken_back(normalised, named, unpaid, recent, goods, item_ends=ends)
             removed = [] if left is None else [item for item in dict.fromkeys(unpaid)
                                                if unpaid.count(item) > left.count(item)]
             if left is not None:

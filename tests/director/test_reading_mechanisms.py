@@ -538,3 +538,10 @@ def test_one_more_by_the_glass_the_tab_paid_for_too_and_what_is_said_there_asked
     assert not (asked.step.input.is_move), asked.step.input
     *_, going = visit("こんばんは", "葵ちゃん、控え室で話そうよ")
     assert going.step.input.is_move, going.step.input
+
+
+def test_giving_up_takes_back_only_the_item_it_is_said_of():
+    *_, full = visit("ナポリタンください", "おでんも気になるけど、ナポリタンでお腹いっぱいだから今日はやめときます")
+    assert full.memory.orders == ["ナポリタン"], full.context
+    *_, dropped = visit("ナポリタンください", "ウーロン茶ください", "ウーロン茶はやめとく")
+    assert dropped.memory.orders == ["ナポリタン"], dropped.context
