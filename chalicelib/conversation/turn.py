@@ -32,7 +32,7 @@ from functools import cache
 from typing import Any, cast
 
 from .. import lazyre
-from ..answers import Answer, Found, said_again
+from ..answers import Answer, Found, asks_the_player, said_again
 from ..dialogue_acts import ACT
 from ..interpret.acts import CALL_ONLY, NO_ACT
 from ..interpret.belonging import read_own
@@ -71,7 +71,7 @@ from .picks import chooses, open_choices, options_asked, picked
 from .policies import ORDER as POLICIES
 from .questions import asks, offered_in, only_asks_back, polarity, proposes_change, question_kind
 from .recalling import _FOLLOW_UP, Recalling, _asked_part
-from .serving import _BILL, _PRICE, Serving
+from .serving import _BILL, _MORE_IN_WORDS, _PRICE, Serving
 from .stitch import kept, named_in, part_addressee
 from .variety import Variety, remember_said
 
@@ -981,6 +981,8 @@ class Conversation(Recalling, Serving):
             found = self._entry_line(fitting, state, text, turn, variety, changing)
             if found is DEFER:
                 return None, None     # the answer was said already: the recall brings it back
+            if found is not None and mem is not None and self.offers_what_is_had(cast(Found, found)[1], mem):
+                continue              # 「ナポリタン、食べていく？」 after the ナポリタン was had: no offer of it again
             if found is not None:
                 return cast(Found, found), fitting
             if fitting is ranked[0] and fitting.hit is not None and free.intent is None and focus.question:
@@ -991,6 +993,13 @@ class Conversation(Recalling, Serving):
                 if recalled is not None:
                     return recalled, fitting
         return None, None
+
+    def offers_what_is_had(self, line: str, mem: ConversationMemory) -> bool:
+        """Whether a line asks the player about the one menu item it names while that item is on the tab (and
+        offers no more of it: 「もう一杯どう？」 may be said)."""
+        named = set(self.orders.named(line))
+        return len(named) == 1 and named <= set(mem.orders[mem.paid:]) and asks_the_player(line) and \
+            not _MORE_IN_WORDS.search(nfkc(line))
 
     def _entry_line(self, fitting: Fitting, state: GameState, text: str, turn: int,
                     variety: Variety, changing: bool = False) -> Found | None | object:

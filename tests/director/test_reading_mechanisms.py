@@ -545,3 +545,17 @@ def test_giving_up_takes_back_only_the_item_it_is_said_of():
     assert full.memory.orders == ["ナポリタン"], full.context
     *_, dropped = visit("ナポリタンください", "ウーロン茶ください", "ウーロン茶はやめとく")
     assert dropped.memory.orders == ["ナポリタン"], dropped.context
+
+
+def test_an_item_on_the_tab_is_not_offered_again():
+    from chalicelib.stage.records import ConversationMemory
+    from tests.director.playing import reference
+    conv = reference()
+    had = ConversationMemory(orders=["ナポリタン"])
+    assert conv.offers_what_is_had("ナポリタン、食べていく？　ケチャップ多めがうちの流儀。", had)
+    assert not conv.offers_what_is_had("ナポリタン、食べていく？", ConversationMemory())
+    assert not conv.offers_what_is_had("ナポリタン、もう一皿どう？", had)          # more of it may be offered
+    assert not conv.offers_what_is_had("うちの名物はナポリタンとおでん。", had)     # no question
+    florist_had = ConversationMemory(orders=["ひまわり"])
+    assert florist().offers_what_is_had("ひまわり、もう少し足す？", florist_had) is False
+    assert florist().offers_what_is_had("ひまわりにする？", florist_had)
