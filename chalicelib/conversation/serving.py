@@ -8,7 +8,7 @@ import re
 from .. import lazyre
 from ..answers import Answer
 from ..dialogue_acts import ACT
-from ..interpret.lexicon import compiled
+from ..interpret.lexicon import compiled, pattern
 from ..interpret.money import handed_amount, money, without_put_off
 from ..interpret.text import nfkc
 from ..scenario import GameState, Step
@@ -49,8 +49,8 @@ _WHOLE_SUM = money("whole_sum")
 # yes, to a line that served an item and asked about it (「ええ、水割りで」「はい、それで」「うん」)
 _YES_TO_IT = lazyre.compile(r"^(?:ええ|はい|うん|そう|そうそう|そうです|そうだね|もちろん)(?:[、,\s!！。]|$)")
 # what asks for one more (「ええ、もう一杯」「うん、おかわり」)
-_MORE = lazyre.compile(r"もう|おかわり|お代わり|追加|[二三四2-4](?:杯|つ|皿|本)")
 _MORE_IN_WORDS = compiled("shop", "more_in_words")
+_MORE = lazyre.compile(pattern("shop", "more_in_words") + r"|[二三四2-4](?:杯|つ|皿|本)")
 # 「おかわりのハイボール出してください」: the one just ordered, asked to be brought, unless more is asked for in so many words
 _BRING_IT = compiled("shop", "bring_it")
 _MORE_ASKED = compiled("shop", "more_asked")
@@ -132,13 +132,12 @@ class Serving(TurnParts):
                 (not disputes(text, bool(self._items_named(text))) or hands_over(text)) and billed[1] in people and self.scenario.menus[billed[1]].paid:
             return OrderFound("paid", None, billed[1], amount=handed_amount(text),
                               keep_change=bool(money("keep_change").search(nfkc(text))))
+        named = self._items_named(text)
         # 「スズランお願いします。500円な、はい」 of what is on the tab: paying for it, not one more
-        if pays(text) and self._items_named(text) and set(self._items_named(text)) <= set(mem.orders[mem.paid:]) and \
-                not _MORE_IN_WORDS.search(nfkc(text)):
+        if pays(text) and named and set(named) <= set(mem.orders[mem.paid:]) and not _MORE_IN_WORDS.search(nfkc(text)):
             return None
         # 「ビール1、ナポリタン、ハイボールね」 right after the bill was itemised: what was had, recounted; nothing
         # on the tab is ordered again unless asked for in so many words (or one more)
-        named = self._items_named(text)
         recounting = billed is not None and billed[0] >= state.turn - 2 and bool(named) and \
             not _MORE.search(nfkc(text)) and not asks_firmly(nfkc(text))
         if recounting and set(named) <= set(mem.orders[mem.paid:]):
@@ -442,7 +441,9 @@ class Serving(TurnParts):
         known = self._tab_sums(mem)
         # 「バラはいりません」 of an item on the bill takes it off
         unwanted = cancels(normalised) and any(i in mem.orders[mem.paid:] for i in self._items_named(normalised))
-        unwanted = unwanted or (item_named and self._corrects_tab(normalised, mem))
+        # (the counts said of each item, read once: whether they correct the tab, and what they leave on it)
+        claimed = self.orders.counts_named(normalised) if item_named and mem.orders[mem.paid:] else {}
+        unwanted = unwanted or fewer_claimed(normalised, claimed, mem.orders[mem.paid:]) is not None
         if not (asked_price or paying or unwanted or disputes(normalised, item_named, known)):
             return None
         people = list(self.rules.people(state.place))
@@ -473,7 +474,7 @@ class Serving(TurnParts):
             if len(named) == 1 and self._names_part(back, named[0], servers) and named[0] not in back:
                 named, recent = [], None     # 「卵はキャンセルで」: a part of the dish taken out, not the dish
             ends = frozenset(end for _, _, end in self.orders.spans(normalised))
-            left = fewer_claimed(normalised, self.orders.counts_named(normalised), unpaid) or \
+            left = fewer_claimed(normalised, claimed, unpaid) or \
                 taken_back(normalised, named, unpaid, recent, goods, item_ends=ends)
             removed = [] if left is None else [item for item in dict.fromkeys(unpaid)
                                                if unpaid.count(item) > left.count(item)]
