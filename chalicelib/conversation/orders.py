@@ -53,6 +53,9 @@ _AGAIN_DENIED = compiled("shop", "again_denied")
 _ANYTHING = lazyre.compile(r"何か(?:飲|食|つま)|(?:何か|なにか)\S{0,6}?(?:お酒|酒|飲み物|ドリンク|食べ物|料理)|(?:お酒|酒)(?:って|は)?(?:ある|あります|ください|ちょうだい|お願い|飲みたい)|なにか(?:飲|食|つま)|飲み物|食べ物|おつまみ|つまみ|何か(?:ちょうだい|ください|頼)"
                        r"|注文(?:いい|お願い|したい|させて|を)|オーダー")
 _WHAT_IS_SOLD = compiled("shop", "what_is_sold")
+_MENU_SUBJECT = compiled("shop", "menu_subject")
+# the particles that mark what a question is about (「映写室って、…」「倉庫には…」)
+_TOPIC_MARKS = frozenset(("って", "は", "には", "では"))
 _COUNT = compiled("counts", "count")
 _TAKEN_BACK_AFTER = compiled("shop", "taken_back_after")
 _ASKS_FOR = compiled("shop", "asks_for")
@@ -625,13 +628,29 @@ class Orders:
         called = self._called.get(nfkc(missing)) if missing is not None else \
             next((v for w, v in self._called.items() if w in text), None) if asks else None
         if called is None and (missing is not None or not asks or
-                               any(p in text for p in self._places) or any(n in text for n in self.names)):
+                               any(p in text for p in self._places) or any(n in text for n in self.names) or
+                               self._asks_of_other(text, asked)):
             return None
         server = self._server_for_missing(people, addressee, responder, prefer_menu=True)
         if server is None or server not in self.menus:
             return None
         server, group = called if called is not None and called[0] in people else (server, self._group(text))
         return OrderFound("ask", None, server, missing, group=group, listing=True)
+
+    def _asks_of_other(self, text: str, asked: re.Match[str] | None) -> bool:
+        """Whether 「何がある」「どんなXがある」 asks of a thing other than what is sold: the noun the question is
+        about — the one 「どんな」 takes, or the topic marked just before the question (「映写室って、…」) — is
+        neither a word of the menu nor of the shop, the day or a kind of thing sold (shop.menu_subject)."""
+        if asked is None:
+            return False
+        tokens = analyse(text).tokens
+        about = [t for t in tokens if asked.start() <= t.start < asked.end() and t.is_noun and t.is_content]
+        topic = [t for i, t in enumerate(tokens[:-1]) if t.end <= asked.start() and t.is_noun and t.is_content
+                 and tokens[i + 1].surface in _TOPIC_MARKS]
+        words = {w for ws in self._words.values() for w in ws}
+        return any(not t.is_adverbial and not _MENU_SUBJECT.match(t.surface) and
+                   not _MENU_SUBJECT.match(t.normalised) and t.surface not in words and nfkc(t.surface) not in words
+                   for t in [*about, *topic[-1:]])
 
     def _asked_after(self, text: str, people: list[str], addressee: str | None, responder: str | None,
                      ordered: Iterable[str], offered: str | None = None) -> OrderFound | None:

@@ -559,3 +559,17 @@ def test_an_item_on_the_tab_is_not_offered_again():
     florist_had = ConversationMemory(orders=["ひまわり"])
     assert florist().offers_what_is_had("ひまわり、もう少し足す？", florist_had) is False
     assert florist().offers_what_is_had("ひまわりにする？", florist_had)
+
+
+def test_what_is_there_asks_the_menu_only_of_the_shop_or_a_kind_it_sells():
+    *_, other = visit("こんばんは", "倉庫って、どんな道具があるの？")
+    assert (other.context or {}).get("order") is None, other.context
+    *_, topic = visit("こんばんは", "駅前には何があるんですか？")
+    assert (topic.context or {}).get("order") is None, topic.context
+    for line in ("どんなお酒がある？", "今日は何がありますか？", "ほかにはどんなのがある？"):
+        *_, menu = visit("こんばんは", line)
+        assert menu.context["order"]["listing"], (line, menu.context)
+    *_, elsewhere = play(florist(), "こんにちは", "温室って、どんな道具があるんですか？")
+    assert (elsewhere.context or {}).get("order") is None, elsewhere.context
+    *_, flowers = play(florist(), "こんにちは", "この季節はどんな花がありますか？")
+    assert flowers.context["order"]["listing"], flowers.context
