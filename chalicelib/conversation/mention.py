@@ -14,18 +14,30 @@ from .focus import FocusReader
 
 # what follows a name used in a case role (after an optional honorific): the verb's partner or one more subject
 _CASE_ROLE = lazyre.compile(r"^(?:さん|ちゃん|くん|様|さま)?(?:に|へ|と(?!か|って)|から|を|より|も|が)")
+# a name's が and a short clause with no break in it, ending where a noun is modified (好きな, 作った, 行く)
+_SUBJECT_CLAUSE = lazyre.compile(r"(?:さん|ちゃん|くん|様|さま)?が[^、。,.!！?？\s]{1,8}?(?:な|の|た|だ|る|い)")
 
 
-def only_mentioned(text: str, reader: FocusReader, person: str) -> bool:
+def only_mentioned(text: str, reader: FocusReader, person: str, head: tuple[int, int] | None = None) -> bool:
     """Whether `person` is named in `text` (a focus's normalised text) only in case roles, never as the
-    topic or the owner of what is asked; False when they are not named at all."""
+    topic or the owner of what is asked; False when they are not named at all.  `head`: the span of the noun
+    the question is about — a name whose が-clause modifies it (「ママが好きな映画は？」) owns it, as ママの would."""
     spans = [(start, end) for start, end, who in reader.named(text) if who == person]
-    return bool(spans) and all(_CASE_ROLE.match(text[end:]) for _, end in spans)
+    return bool(spans) and all(_CASE_ROLE.match(text[end:]) and not _owns_head(text, end, head) for _, end in spans)
 
 
-def asked_about(text: str, reader: FocusReader, about: tuple[str, ...]) -> tuple[str, ...]:
+def _owns_head(text: str, end: int, head: tuple[int, int] | None) -> bool:
+    """Whether the name ending at `end` is the subject of a short clause that modifies the head noun."""
+    if head is None or head[0] <= end:
+        return False
+    clause = _SUBJECT_CLAUSE.match(text, end, head[0])
+    return clause is not None and clause.end() == head[0]
+
+
+def asked_about(text: str, reader: FocusReader, about: tuple[str, ...],
+                head: tuple[int, int] | None = None) -> tuple[str, ...]:
     """Of the characters a line is about (Focus.about), those it asks about: not those only mentioned."""
-    return tuple(p for p in about if not only_mentioned(text, reader, p))
+    return tuple(p for p in about if not only_mentioned(text, reader, p, head))
 
 
 # the end of a line that passes on what someone said or feels (「…絶対いやだって」「…って言ってたよ」「…らしいよ」)

@@ -949,7 +949,7 @@ class Conversation(Recalling, Serving):
             found_act = replace(found_act, act=ACT.question)   # 「おいしい和菓子屋知らない？」 praises nothing here
         if addressed and free.speaker not in focus.about and not focus.you and (focus.question or focus.request) and \
                 not (focus.view and focus.called == free.speaker) and \
-                any(p != free.speaker and p in present for p in asked_about(focus.text, self.focus_reader, focus.about)):
+                any(p != free.speaker and p in present for p in asked_about(focus.text, self.focus_reader, focus.about, focus.head)):
             # 「葵ちゃん、ママって独身なのか？」 asks of ママ: what ママ knows of herself may answer (not 「葵ちゃん、
             # ママに言ってみたら？」: ママ is only mentioned, 葵 answers — mention.py)
             addressed = False
@@ -1124,7 +1124,7 @@ class Conversation(Recalling, Serving):
     def _mentions_only(self, focus: Focus, speaker: str, present: set[str]) -> bool:
         """Whether the line names someone here besides `speaker`, each only in a case role (mention.py)."""
         others = [p for p in focus.about if p != speaker and p in present]
-        return bool(others) and not asked_about(focus.text, self.focus_reader, tuple(others))
+        return bool(others) and not asked_about(focus.text, self.focus_reader, tuple(others), focus.head)
 
     def _unsure(self, speaker: str, word: str | None, state: GameState, turn: int, variety: Variety) -> Answer | None:
         unsure = self.scenario.characters[speaker].unsure

@@ -573,3 +573,13 @@ def test_what_is_there_asks_the_menu_only_of_the_shop_or_a_kind_it_sells():
     assert (elsewhere.context or {}).get("order") is None, elsewhere.context
     *_, flowers = play(florist(), "こんにちは", "この季節はどんな花がありますか？")
     assert flowers.context["order"]["listing"], flowers.context
+
+
+def test_a_name_whose_clause_modifies_what_is_asked_owns_it():
+    *_, owned = visit("こんばんは", "葵ちゃん、ママが好きな歌手って誰？")
+    assert owned.answer.speaker == "赤尾妙子", (owned.answer, owned.context)
+    # named only as one the verb reaches, the one spoken to keeps the question
+    *_, reached = visit("こんばんは", "葵ちゃん、ママに映画の話ってする？")
+    assert reached.answer.speaker == "神楽坂葵", (reached.answer, reached.context)
+    *_, florist_owned = play(florist(), "こんにちは", "千代さんが好きな花って何ですか？")
+    assert florist_owned.answer.speaker == "千代", (florist_owned.answer, florist_owned.context)

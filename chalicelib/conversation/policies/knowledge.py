@@ -24,7 +24,7 @@ def knowledge(d: Deliberation) -> Answer | Proposal | None:
     conv, focus, free = d.conv, d.focus, d.free
     # (whose entries fit is read from whom the line asks about, not from a name only mentioned: 「ママとも映画の
     # 話する？」 to 葵 asks of 葵's films, not of ママ's — mention.py)
-    asked = asked_about(focus.text, conv.focus_reader, focus.about)
+    asked = asked_about(focus.text, conv.focus_reader, focus.about, focus.head)
     if asked and _of_a_place(conv, focus.text):
         # 「ママ、このお店の名前、なんていうんでしたっけ」: the name asked is the shop's, not the one spoken to's
         asked = ()

@@ -33,7 +33,7 @@ def about_other(d: Deliberation) -> Proposal | None:
     asked = _asking_sentences(focus.text)
     people_here = tuple(d.conv.rules.people(d.state.place))
     read = d.conv.focus_reader.read(asked, people_here) if asked != focus.text else focus
-    others = [p for p in asked_about(read.text, d.conv.focus_reader, read.about) if p != speaker and p in people_here]
+    others = [p for p in asked_about(read.text, d.conv.focus_reader, read.about, read.head) if p != speaker and p in people_here]
     proposal = _honest(d.conv._unsure(others[0], d.word(), d.state, d.turn, d.variety)) if others else None
     if proposal is not None:
         d.context["about_other"] = others[0]
