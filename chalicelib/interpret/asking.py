@@ -19,7 +19,7 @@ from .lexicon import compiled
 from .text import nfkc
 
 # A wh-word (not 何か/何でも/何も/いつも/どこか: some, any, always; not the なん of そうなんだ, こんなん).
-WH = lazyre.compile(r"(?:何|なに|(?<![^はがをもの、,\s])なん|どこ|誰|だれ|いつ|いくら|なぜ|どうして|どう|どんな|どれ"
+WH = lazyre.compile(r"(?:何|なに|(?<![^はがをもの、,\s])なん|どこ|誰|だれ|いつ|いくら|いくつ|なぜ|どうして|どう|どんな|どれ"
                 r"|どっち|どちら|どの|いかが)(?!でも|も|せ|ぞ|か(?!ら|\s*$|[？?、,]))")
 _MARK = lazyre.compile(r"[？?]")
 _PARTICLE_END = lazyre.compile(r"(?:の|か|かしら|っけ|だっけ|ですか|ますか|なの|んですか)\s*[!！]*\s*$")
@@ -31,6 +31,8 @@ _PARTICLE_THEN_AFTERTHOUGHT = lazyre.compile(r"(?:ですか|ますか|かしら|
 _TELL_ME = lazyre.compile(r"教えて|聞かせて|知りたい|って何|ってなに")
 # How a casual question ends after a wh-word: 〜んだ, 〜のだ, 〜だ, 〜んだよ, 〜だい, 〜かい, 〜かな, 〜ん, 〜の.
 _WH_END = lazyre.compile(r"(?:ん|の)?(?:だ|です)(?:よ|い|ね|な)?|(?:ん|の)?かい|かな|かね|ん|のさ|なのよ|なんだい|っけ|のよ")
+# What may follow a wh-word that ends a sentence: a counter, a range, なの
+_WH_TAIL = r"(?:歳|才|時|時間|人|日|年|回|個|杯|本|円)?(?:から|まで|くらい|ぐらい|ごろ|頃)?(?:なん|なの|の)?"
 # An afterthought after the question proper (「何の作業してんだ、ここで」): a few words, no verb ending of its own.
 _AFTERTHOUGHT = lazyre.compile(r"(?:[、,]\s*[^、,。！!？?]{1,10})?\s*[。!！…ー~]*\s*$")
 # Saying one is asking (again): 「名前を聞いてるんだよ」「だから名前って言ってんだ」「それを訊いてるの」.
@@ -64,8 +66,9 @@ def _wh_asks(sentence: str) -> bool:
     ends = [m for m in re.finditer(rf"(?:{_WH_END.pattern})$", body)]
     if any(m.start() > found[0].start() for m in ends):
         return True
-    # 「何だ」「誰だい」: the wh-word itself, then the ending
-    return bool(re.search(rf"(?:{WH.pattern})(?:{_WH_END.pattern})$", body))
+    # 「何だ」「誰だい」: the wh-word itself, then the ending; or the sentence ending on the wh-word, a counter
+    # or a range after it (「ママっていくつ」「葵ちゃん何歳」「それいつから」: a question typed without its mark)
+    return bool(re.search(rf"(?:{WH.pattern})(?:(?:{_WH_END.pattern})|{_WH_TAIL})$", body))
 
 
 def is_question(text: str) -> bool:

@@ -8,6 +8,7 @@ line is what they get; the player's own words are logged as they were written.
 
 - **Set aside** (`neutral`): fillers and discourse markers at the head of the line (lexicon classes
   ``fillers`` and ``discourse_markers``, followed by a pause), laughter at the end of a clause (``laughter``),
+  a closing clause that asks leave to ask what came before (``asking_leave_tails``: 「…、聞いたらあかんか」),
   and emoji anywhere. A line that is nothing else keeps its words (「笑」 alone, 「😊」 alone).
 - **Respelled** (`Respeller`): a run of kana that reads as a known word — a scenario's names, places, items and
   words, and the lexicon's ``spellings`` — and lies on the analyser's word boundaries becomes that word
@@ -42,6 +43,13 @@ def _head() -> re.Pattern[str]:
 
 
 @lru_cache(maxsize=1)
+def _leave_tail() -> re.Pattern[str]:
+    # after a question mark or a pause, to the end: 「…、聞いたらあかんか」「…？聞いてもいいですか？」
+    return re.compile(rf"(?<=[？?、,，。\s　])\s*(?:{word_class('asking_leave_tails').alternation})"
+                      r"(?:です|でしょう|ん)?(?:か|かな|の|ね|よね)?[\s？?！!…。〜~]*$")
+
+
+@lru_cache(maxsize=1)
 def _laughter() -> re.Pattern[str]:
     return re.compile(rf"(?:{word_class('laughter').alternation})+{_CLAUSE_END}")
 
@@ -68,6 +76,12 @@ def neutral(text: str) -> Neutral:
             break
         aside.append(m.group(0).strip())
         rest = rest[m.end():]
+    tail = _leave_tail().search(rest)
+    if tail is not None and re.sub(r"[\s、。，．,.!?！？…ー〜~]", "", rest[:tail.start()]):
+        aside.append(tail.group(0).strip())
+        # (the tail asked: what it asks leave for is the question — 「ママの名前、聞いてもいい？」 asks the name)
+        rest = rest[:tail.start()].rstrip("、,， 　。")
+        rest = rest if rest.endswith(("？", "?")) else rest + "？"
     laugh = _laughter()
     kept = laugh.sub(lambda m: "" if m.start() > 0 and _laughable(rest, m) else m.group(0), rest)
     if kept != rest:

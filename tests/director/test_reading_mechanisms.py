@@ -583,3 +583,12 @@ def test_a_name_whose_clause_modifies_what_is_asked_owns_it():
     assert reached.answer.speaker == "神楽坂葵", (reached.answer, reached.context)
     *_, florist_owned = play(florist(), "こんにちは", "千代さんが好きな花って何ですか？")
     assert florist_owned.answer.speaker == "千代", (florist_owned.answer, florist_owned.context)
+
+
+def test_a_question_without_its_mark_and_leave_asked_after_it():
+    # a sentence ending on its wh-word asks, mark or not; a closing 「聞いてもいい？」 asks nothing of its own
+    for line in ("ママっていくつ", "ママはいくつなん、聞いたらあかんか", "ママは何歳？聞いてもいい？"):
+        *_, asked = visit("こんばんは", line)
+        assert asked.context.get("fact") == "knowledge/赤尾妙子/14", (line, asked.context)
+    *_, florist_asked = play(florist(), "こんにちは", "千代さんっておいくつ、聞いちゃだめ？")
+    assert "歳" in florist_asked.answer.text or "年" in florist_asked.answer.text, florist_asked.answer
