@@ -14,7 +14,7 @@ import re
 from collections import Counter
 from collections.abc import Iterable, Mapping
 
-from ..interpret.asking import is_question
+from ..interpret.asking import is_question, sentence_start
 from ..interpret.counts import fewer_by, number
 from ..interpret.lexicon import compiled
 from ..interpret.money import amounts, money
@@ -131,6 +131,13 @@ def _last_taken_off(ordered: list[str], drop: dict[str, int]) -> list[str]:
     return left[::-1]
 
 
+def _last_named_before(text: str, at: int, named: list[str]) -> str | None:
+    """The item of `named` whose last mention in `text` ends nearest before `at`, or None."""
+    found = [(text.rfind(item, 0, at), item) for item in named]
+    found = [(pos, item) for pos, item in found if pos >= 0]
+    return max(found)[1] if found else None
+
+
 def taken_back(text: str, named: list[str], ordered: list[str], recent: str | None,
                basket: frozenset[str] = frozenset(), item_ends: frozenset[int] | None = None) -> list[str] | None:
     """What is left counted after `text` takes items back, or None where it takes nothing back.
@@ -154,8 +161,14 @@ def taken_back(text: str, named: list[str], ordered: list[str], recent: str | No
         cancel = None
     if named and cancel is None:
         # (declined only of an item named right before: 「配達なしで」; 「水割り、氷なしで」 takes back no drink)
+        # (or, said at the start of a sentence, of the item named last before it: 「ラッピングお金かかるんだ…。
+        # なしでいいです」)
         cancel = next((m for m in _DECLINED.finditer(normalised)
-                       if any(normalised[:m.start()].rstrip(" 、,").endswith(item) for item in named)), None)
+                       if any(normalised[:m.start()].rstrip(" 、,").endswith(item) for item in named) or
+                       (not normalised[sentence_start(normalised, m.start()):m.start()].strip(" 、,…") and
+                        _last_named_before(normalised, m.start(), named) is not None)), None)
+        if cancel is not None and not any(normalised[:cancel.start()].rstrip(" 、,").endswith(i) for i in named):
+            named = [_last_named_before(normalised, cancel.start(), named) or named[-1]]
     if not (cancel or denied or fewer or (only and re.search(r"頼|たの|注文|飲|食", normalised))):
         return None
     items = [item for item in dict.fromkeys(named) if item in ordered]

@@ -77,6 +77,16 @@ def _clause_end(text: str, at: int) -> int:
     return sentence_end(text, end) if end < len(text) and text[end - 1] == "。" else end
 
 
+def _had_before(text: str, hit: _Hit, hits: list[_Hit]) -> bool:
+    """Whether the item at `hit`, or the list it ends (「ひまわり2本とかすみ草」), follows a clause saying it was
+    bought or had before (「さっき買った…」: undone.had_before_item): spoken of, not ordered again."""
+    first = hit
+    for other in sorted(hits, key=lambda h: h.start, reverse=True):
+        if other.end <= first.start and _LISTED_BETWEEN.fullmatch(text[other.end:first.start]):
+            first = other
+    return bool(_HAD_BEFORE.search(text[sentence_start(text, first.start):first.start]))
+
+
 def already_ordered(text: str) -> bool:
     """Whether `text` (normalised or not) says the player ordered before (「さっき頼みました」「もう注文しましたよね」)."""
     return bool(_ALREADY.search(nfkc(text)))
@@ -122,6 +132,11 @@ _STYLE_WORD = {"薄く": "薄め", "うすめ": "薄め", "うすく": "薄め",
                "こいめ": "濃いめ", "少なく": "少なめ", "氷多く": "氷多め", "氷を多め": "氷多め", "氷を多く": "氷多め",
                "氷少なく": "氷少なめ", "氷を少なめ": "氷少なめ", "氷を少なく": "氷少なめ"}
 _STYLE_NOT = lazyre.compile(r"\s*(?:の|が|は)?(?:困|嫌|いや|やだ|だめ|ダメ|じゃなく|じゃない|でなく|すぎ|過ぎ)")
+# 「わしにだけ大盛りにしてくれよった」: a way of making it told of another time, no request
+_DONE_FOR_ONE = compiled("undone", "done_for_one")
+_HAD_BEFORE = compiled("undone", "had_before_item")
+# what joins the items of one list: counts, と, や, a comma
+_LISTED_BETWEEN = lazyre.compile(r"[\s0-9一二三四五六七八九十本個杯皿つ、,]*(?:と|や|、|,)?[\s0-9一二三四五六七八九十本個杯皿つ]*")
 _ADJUST = lazyre.compile(r"\s*(?:で|に)?\s*(?:して|作って|作り直|お願い|ください|下さい|できる|できます|できませ|もらえ|ちょうだい)")
 # 「レモンサワーってない？なければ水割りで」: the item after it is served if the one before is not.
 FALLBACK = lazyre.compile(r"(?:なければ|無ければ|なかったら|無かったら|ないなら|無いなら|ないんだったら|なきゃ|ないなら)[、,\s]*")
@@ -436,8 +451,8 @@ class Orders:
                                                                            responder)) is not None:
             return declined           # 「おごりません」「奢れないっす」: turned down, never accepted
         if found is None and style is not None and last_order is not None and \
-                any(m.group(0).endswith(("して", "作って")) or _ADJUST.match(normalised, m.end())
-                    for m in _STYLE.finditer(normalised)):
+                any((m.group(0).endswith(("して", "作って")) or _ADJUST.match(normalised, m.end())) and
+                    not _DONE_FOR_ONE.match(normalised[m.end():]) for m in _STYLE.finditer(normalised)):
             # 「薄くしてもらえる？」 right after a drink: the drink made again that way
             served = self._served(last_order, people, addressee, responder, None)
             return served.but(kind="adjust", style=style) if served.kind == "item" else None
@@ -510,7 +525,8 @@ class Orders:
         """The items of the line that it orders: each followed by an ordering cue or a count that orders; after an
         offer, the first named (「何か飲む？」「じゃあビール」, not 「ナポリタンはさっき食べた」); none where the line
         asks what there is (「おでんの具は何があるんですか？大根とか卵とか」)."""
-        ordered = [h for h in hits if self._ordered(normalised, h.end) or orders_by_count(normalised, h.end)]
+        ordered = [h for h in hits if (self._ordered(normalised, h.end) or orders_by_count(normalised, h.end)) and
+                   not _had_before(normalised, h, hits)]
         if not ordered and offered and hits and not re.search(r"[？?]\s*$", normalised) and \
                 not _WONDERING.search(normalised) and \
                 not not_ordered(normalised[hits[0].end:], "") and not self._price_said(normalised[hits[0].end:]) and \

@@ -40,6 +40,8 @@ from .variety import Variety
 # How many orders the memory keeps (the bill is what is after `paid` of them).
 ORDERS_KEPT = 60
 _PRICE = money("price_word")
+# a sum said in a line (600円, 1,200円)
+_PRICE_SAID = lazyre.compile(r"[0-9０-９][0-9０-９,]*\s*円")
 _BILL = money("bill_word")
 _PRICE_FOLLOW_UP = money("price_follow_up")
 _AMOUNT_SUPPOSED = money("amount_supposed")
@@ -250,24 +252,42 @@ class Serving(TurnParts):
             text = first + text
             refs.insert(0, first_ref)
             variation = {**more, **variation}
+        priced = self._service_price(order, item, menu, text, step.state, turn, variety)
+        if priced is not None:
+            text, refs = text + priced.text, refs + list(priced.refs)
+            variation = {**variation, **priced.variation}
         if before:
             # the other items of the order first, in the order said
             text = before + text
             refs[:0] = before_refs
             variation = {**also_variation, **variation}
         if item is not None and order.kind not in ("adjust", "coming", "extra"):
-            if order.swapped is not None and order.swapped in mem.orders[mem.paid:]:
-                # (the last one of what was given up comes off; goods, picked into one basket, all of them)
-                given_up = self.orders.item(order.server, order.swapped)
-                self._book(mem, menu, order.swapped, 0 if given_up is not None and given_up.kind == "goods" else
-                           mem.orders[mem.paid:].count(order.swapped) - 1, total=True)
-            for also, n, said, total in order.also:
-                self._book(mem, menu, also, n, total=total or self._in_basket(menu, also, said, False, mem))
-            self._book(mem, menu, item.id, order.count,
-                       total=order.total or self._in_basket(menu, item.id, order.counted, order.more, mem))
+            self._book_order(order, item, menu, mem)
         return Answer(order.server, text, expression, source, refs[-1],
                       ACT.order, variation, refs=tuple(refs), flags=flags,
                       detail={"order": order.to_dict()})
+
+    def _book_order(self, order: OrderFound, item: MenuItem, menu: Menu, mem: ConversationMemory) -> None:
+        """The order on the tab: what it swaps out taken off, the others of the order and the item booked."""
+        if order.swapped is not None and order.swapped in mem.orders[mem.paid:]:
+            # (the last one of what was given up comes off; goods, picked into one basket, all of them)
+            given_up = self.orders.item(order.server, order.swapped)
+            self._book(mem, menu, order.swapped, 0 if given_up is not None and given_up.kind == "goods" else
+                       mem.orders[mem.paid:].count(order.swapped) - 1, total=True)
+        for also, n, said, total in order.also:
+            self._book(mem, menu, also, n, total=total or self._in_basket(menu, also, said, False, mem))
+        self._book(mem, menu, item.id, order.count,
+                   total=order.total or self._in_basket(menu, item.id, order.counted, order.more, mem))
+
+    def _service_price(self, order: OrderFound, item: MenuItem | None, menu: Menu, text: str, state: GameState,
+                       turn: int, variety: Variety) -> Answer | None:
+        """A service booked (「ラッピングってできますか？」 with flowers on the tab): its price, said with it where its
+        own line names none, so an add-on never reaches the bill unannounced."""
+        if item is None or order.kind != "item" or item.kind != "service" or not item.price or not menu.prices or \
+                _PRICE_SAID.search(text):
+            return None
+        return self._menu_line(order.server, "prices", menu.prices, state, turn, variety,
+                               {"{item}": item.id, "{price}": f"{item.price:,}"})
 
     def _not_an_order(self, order: OrderFound, item: MenuItem | None, menu: Menu, step: Step,
                       mem: ConversationMemory, turn: int, variety: Variety) -> Answer | None:

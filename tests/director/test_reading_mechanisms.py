@@ -592,3 +592,24 @@ def test_a_question_without_its_mark_and_leave_asked_after_it():
         assert asked.context.get("fact") == "knowledge/赤尾妙子/14", (line, asked.context)
     *_, florist_asked = play(florist(), "こんにちは", "千代さんっておいくつ、聞いちゃだめ？")
     assert "歳" in florist_asked.answer.text or "年" in florist_asked.answer.text, florist_asked.answer
+
+
+def test_what_was_done_for_one_or_bought_before_orders_nothing():
+    *_, story = visit("ナポリタンください", "昔の食堂のおばちゃんが、いつも大盛りにしてくれよった")
+    assert story.memory.orders == ["ナポリタン"] and (story.context or {}).get("order") is None, story.context
+    *_, asked = visit("ナポリタンください", "大盛りにしてくれる？")
+    assert asked.context["order"]["kind"] == "adjust", asked.context
+    *_, bought = play(florist(), "ひまわり2本とかすみ草1本ください", "さっき買ったひまわり2本とかすみ草、包んでもらえました？")
+    assert bought.memory.orders == ["ひまわり", "ひまわり", "かすみ草"], bought.context
+    *_, had = visit("ハイボールください", "さっき頼んだハイボール、濃くておいしいね")
+    assert had.memory.orders == ["ハイボール"], had.context
+
+
+def test_a_service_booked_says_its_price_and_a_declining_at_a_sentence_start_is_of_the_item_before():
+    *_, wrapped = play(florist(), "ひまわり2本ください", "ラッピングってできますか？")
+    assert wrapped.memory.orders[-1] == "ラッピング" and "200円" in wrapped.answer.text, wrapped.answer
+    *_, dropped = play(florist(), "ひまわり2本ください", "ラッピングってできますか？",
+                       "ラッピングってお金かかるんですね。聞いただけでした。なしでいいです")
+    assert "ラッピング" not in dropped.memory.orders, dropped.context
+    *_, dish = visit("ハイボールください", "ナポリタンください", "ナポリタン高いな。なしでいいです")
+    assert dish.memory.orders == ["ハイボール"], dish.context
