@@ -44,6 +44,8 @@ UNIT_PRICE = money("unit_price")
 _HANDS_OVER = money("hands_over")
 _RECAP = money("recap")
 _RECAP_SAID = money("recap_said")
+# 「いや、それだけですけど。で、ハイボールまだかな？」: a line asking after an order recounts nothing
+_STATUS_ASKED = compiled("shop", "status_asked")
 _COUNT = compiled("counts", "count")
 _CORRECTED = money("count_corrected")
 
@@ -76,8 +78,9 @@ def disputes(text: str, item_named: bool = False, known: frozenset[int] | None =
         # (what was had recounted, 「飲み食いしたのは…それだけ」, checks the bill too)
         # (「…もうママだったよね」 recounts nothing: a recap without a word of checking needs what was had named)
         about = _ABOUT_BILL.search(sentence) or _RECAP_SAID.search(sentence) or \
-            (_RECAP.search(sentence) and (item_named or amounts(normalised) or _COUNT.search(normalised)))
-        if about is not None and not (item_named and _CONTENTS.search(sentence) and not _BILL_WORD.search(sentence)):
+            (_RECAP.search(sentence) and (item_named or amounts(normalised) or _COUNT.search(normalised)) and
+             not _STATUS_ASKED.search(normalised))
+        if about and not (item_named and _CONTENTS.search(sentence) and not _BILL_WORD.search(sentence)):
             return True
     # (a sum in a question — not said back — is about the bill when it is one the tab holds, where the tab's sums are given: 「予算
     # 3000円で足りますか？」 asks about a budget)

@@ -12,6 +12,7 @@ head where the topic's word is not (「今かかってるの誰の曲？」 → 
 """
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -108,6 +109,11 @@ class Entries:
         if focus.view and any(f.about and f.hit is not None and set(f.entry.entry.about) & set(focus.about) for f in out):
             # 「ママはどう思う？葵ちゃんのこと」: what ママ knows of 葵 answers, not her view of something else
             out = [f for f in out if not (f.about and not set(f.entry.entry.about) & set(focus.about))]
+        if any(f.hit is not None and _holds_head(focus, f.hit) for f in out):
+            # 「タイトルなんていうの？」: an entry holding the head noun (タイトル) before one holding only the wh-word
+            # (the name entry's なんていう)
+            out = [f if f.hit is None or _holds_head(focus, f.hit) else dataclasses.replace(f, at_wh=False)
+                   for f in out]
         uses = {f.ref: len(state.variation.get(knowledge_key(f.person, f.entry.index), ())) for f in out}
         # an entry that holds what the question asks with (いつから, 何時) before one that only names its topic
         out.sort(key=lambda f: (not f.at_wh, -(f.score + (0.3 if f.person == asked else 0.0)), uses[f.ref],
@@ -125,9 +131,14 @@ class Entries:
     def _fit(self, person: str, entry: CompiledKnowledge, hits: list[WordHit], focus: Focus,
              subjects: tuple[str, ...], of_topic: bool) -> Fitting | None:
         best, best_hit, at_head = 0.0, None, False
+        # (an entry holding the head noun itself may take the wh-word after it: 「名前なんていうの？」)
+        holds_head = any(focus.at_head(h.start, h.end) for h in hits)
         for hit in hits:
             weight = WORD + LONGER * (min(len(hit.word), LONGEST) - 1)
-            head = focus.at_head(hit.start, hit.end) or (focus.at_wh(hit.start, hit.end) and not focus.wh_modifies_head)
+            # (a wh-word asked of another head noun is not this word's: 「タイトルなんていうの？」 asks the title, and
+            # the name entry's なんていう holds only the wh-word)
+            head = focus.at_head(hit.start, hit.end) or (focus.at_wh(hit.start, hit.end) and not focus.wh_modifies_head
+                                                         and (holds_head or not self._of_other_head(focus, hit)))
             if head:
                 weight *= AT_HEAD
             elif focus.in_phrase(hit.start, hit.end):
@@ -152,6 +163,13 @@ class Entries:
             score += TOPIC
         at_wh = any(focus.at_wh(h.start, h.end) for h in hits) and not focus.wh_modifies_head
         return Fitting(person, entry, score, best_hit, about, at_head, at_wh)
+
+    @staticmethod
+    def _of_other_head(focus: Focus, hit: WordHit) -> bool:
+        """Whether the question's head is a content noun before the wh-word that `hit` holds, which `hit` does not
+        reach: what is asked is that noun's (タイトル), not the entry's word's (名前)."""
+        return focus.head is not None and focus.head[1] <= hit.start and not focus.light_head and \
+            focus.head_word is not None and not focus.head_word.startswith(("何", "なに", "なん"))
 
     def best_fact(self, focus: Focus, forms: TextForms, people: Iterable[str], state: GameState,
                   asked: str | None, topic: PlayerInput | None, last: str | None = None,
@@ -195,6 +213,14 @@ class Entries:
             if focus.in_phrase(hit.start, hit.end):
                 covered.update(range(hit.start, hit.end))
         return float(len(covered))
+
+
+def _holds_head(focus: Focus, hit: WordHit) -> bool:
+    """Whether `hit` reaches the question's head noun from its start, not as a piece of it joined to what follows
+    (the 前何 of 「名前何ていうの」 is no word of 名前)."""
+    if not focus.at_head(hit.start, hit.end) or focus.head is None:
+        return False
+    return not (focus.head[0] < hit.start < focus.head[1] < hit.end)
 
 
 def speaks_of(entry: CompiledKnowledge, words: Iterable[str]) -> bool:

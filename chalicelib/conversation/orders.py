@@ -87,6 +87,11 @@ def _had_before(text: str, hit: _Hit, hits: list[_Hit]) -> bool:
     return bool(_HAD_BEFORE.search(text[sentence_start(text, first.start):first.start]))
 
 
+def asks_after_order(text: str) -> bool:
+    """Whether `text` (normalised) asks after an order's coming (「ハイボールまだかな？」「いつ来るの」)."""
+    return bool(_STATUS.search(text))
+
+
 def already_ordered(text: str) -> bool:
     """Whether `text` (normalised or not) says the player ordered before (「さっき頼みました」「もう注文しましたよね」)."""
     return bool(_ALREADY.search(nfkc(text)))
@@ -420,7 +425,7 @@ class Orders:
         normalised = nfkc(text)
         if asks_to_pay(normalised):
             return None
-        if _RECAP.search(normalised) and not _ASKS_FIRMLY.search(normalised):
+        if _RECAP.search(normalised) and not _ASKS_FIRMLY.search(normalised) and not _STATUS.search(normalised):
             return None               # 「俺が飲み食いしたのは、ビール1杯、…。それだけ」: the tab recounted, no order
         about = self._about(normalised, people, addressee, responder, last_order)
         if about is not None:

@@ -9,6 +9,7 @@ from typing import Any
 from .. import lazyre
 from ..answers import Answer, Found
 from ..dialogue_acts import ACT
+from ..interpret.lexicon import compiled
 from ..interpret.text import nfkc
 from ..scenario import FreeTalk, GameState, PlayerInput
 from ..scenario.loader import NEUTRAL
@@ -31,6 +32,9 @@ NEWS_MIN = 4.0            # ... for a line not said yet (news needs more than a 
 STATEMENT_MIN = 5.0       # ... for a line not said yet to follow a statement that nothing else answers
 NEWS_COVER = 0.4          # ... and the share of the line's own words' weight it must hold: one shared word of
 #                           a longer line (勉強 of 「あした経済学のテスト…なんも勉強してない」) is not what it is about
+# 「タイトルなんていうの？」: what something is called; a line naming it holds a name in 『』 or 「」
+_NAME_ASKED = compiled("acts", "name_asked")
+_A_NAME = lazyre.compile(r"『[^』]+』|「[^」]+」")
 _FOLLOW_UP = lazyre.compile(r"どう思う|どう？|どうなの|どうなん|なんで(?!す|しょ)|なぜ|どうして|本当|ほんと|教えて|もっと|詳しく|例えば|たとえば"
                         r"|他には|ほかには|ほかに|他に|それで|それって|(?:ない|ないん|たい)(?:の|ですか)?\s*[？?]")
 # Asking for more of what was just said: 「教えてくれないの？」「本当に？」「それで？」「えー、なんで？」.
@@ -69,7 +73,7 @@ class Recalling(TurnParts):
         said = state.variation.get(key, ())
         if not said:
             return None
-        index = said[-1]
+        index = self._recalled_index(fitting, said, again)
         if variety.times(f"{key}#{index + 1}") >= PER_GAME:
             return None          # said (or recalled) as often as any line may be: not brought back again
         if again is not None and not self.facts.asks_again(
@@ -82,6 +86,17 @@ class Recalling(TurnParts):
         lead_line, ref, variation = lead
         return (fitting.person, lead_line.text.replace("{said}", line.text), lead_line.expression or NEUTRAL,
                 AnswerSource.RECALL, ref, variation)
+
+    @staticmethod
+    def _recalled_index(fitting: Fitting, said: tuple[int, ...], again: str | None) -> int:
+        """Which of an entry's lines said is brought back: the last, or, where the question asks what something is
+        called (「タイトルなんていうの？」: acts.name_asked), the last said that names it (in 『』 or 「」)."""
+        if again is not None and _NAME_ASKED.search(again):
+            lines = fitting.entry.entry.lines
+            named = [i for i in said if i < len(lines) and _A_NAME.search(lines[i].text)]
+            if named:
+                return named[-1]
+        return said[-1]
 
     @staticmethod
     def _told_words(entry, about: bool) -> tuple[str, ...]:

@@ -31,7 +31,7 @@ from .bill import (
     taking_back,
 )
 from .facts import is_question, sentences
-from .orders import PAID, OrderFound, asks_firmly, asks_if_possible
+from .orders import PAID, OrderFound, asks_after_order, asks_firmly, asks_if_possible
 from .parts_of_turn import TurnParts
 from .questions import polarity
 from .undone import DEFAULT_DECLINED
@@ -141,7 +141,7 @@ class Serving(TurnParts):
         # 「ビール1、ナポリタン、ハイボールね」 right after the bill was itemised: what was had, recounted; nothing
         # on the tab is ordered again unless asked for in so many words (or one more)
         recounting = billed is not None and billed[0] >= state.turn - 2 and bool(named) and \
-            not _MORE.search(nfkc(text)) and not asks_firmly(nfkc(text))
+            not _MORE.search(nfkc(text)) and not asks_firmly(nfkc(text)) and not asks_after_order(nfkc(text))
         if recounting and set(named) <= set(mem.orders[mem.paid:]):
             return None
         # 「ええ、水割りで」 to 「また水割り？　気に入ってくれたのね」, the line that served it: yes to what is served

@@ -613,3 +613,22 @@ def test_a_service_booked_says_its_price_and_a_declining_at_a_sentence_start_is_
     assert "ラッピング" not in dropped.memory.orders, dropped.context
     *_, dish = visit("ハイボールください", "ナポリタンください", "ナポリタン高いな。なしでいいです")
     assert dish.memory.orders == ["ハイボール"], dish.context
+
+
+def test_what_something_is_called_is_asked_of_the_head_noun_and_recalled_from_the_line_naming_it():
+    *_, title = visit("こんばんは", "葵ちゃんはどんな映画が好きなの？", "どんな話？", "切ない系弱いんだよね。タイトルなんていうの？")
+    assert "『シェルブールの雨傘』" in title.answer.text and title.answer.speaker == "神楽坂葵", title.answer
+    assert "神楽坂葵。" not in title.answer.text          # not her own name: the title was asked
+    # the name itself asked, the name entry answers
+    *_, name = visit("こんばんは", "葵ちゃん、名前なんていうの？")
+    assert name.context.get("fact") == "knowledge/神楽坂葵/18", name.context
+    *_, meaning = play(florist(), "こんにちは", "月下美人の花言葉を教えてください", "スズランの花言葉は？", "最初の花言葉、なんていうんでしたっけ？")
+    assert "「" in meaning.answer.text, meaning.answer
+
+
+def test_asking_after_an_order_neither_recounts_the_tab_nor_orders_again():
+    for line in ("いや、それだけですけどね。で、ハイボールまだかな？", "ハイボール、もう作ってくれました？", "ハイボール、まだかな〜"):
+        *_, asked = visit("ハイボールひとつください", line)
+        assert asked.memory.orders == ["ハイボール"] and asked.context["order"]["kind"] == "coming", (line, asked.context)
+    *_, flowers = play(florist(), "ひまわりを2本ください", "ひまわり、もう包んでくれました？")
+    assert flowers.memory.orders == ["ひまわり", "ひまわり"], flowers.context
