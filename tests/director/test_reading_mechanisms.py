@@ -632,3 +632,13 @@ def test_asking_after_an_order_neither_recounts_the_tab_nor_orders_again():
         assert asked.memory.orders == ["ハイボール"] and asked.context["order"]["kind"] == "coming", (line, asked.context)
     *_, flowers = play(florist(), "ひまわりを2本ください", "ひまわり、もう包んでくれました？")
     assert flowers.memory.orders == ["ひまわり", "ひまわり"], flowers.context
+
+
+def test_going_off_to_come_back_leaves_nobody():
+    for line in ("ちょっとトイレ行ってきまーす", "ありがとうございます、ちょっと行ってきます"):
+        *_, off = visit("こんばんは", line)
+        assert not off.step.input.is_leave and not off.step.state.ended, (line, off.step)
+        *_, florist_off = play(florist(), "こんにちは", line)
+        assert not florist_off.step.input.is_leave and not florist_off.step.state.ended, (line, florist_off.step)
+    *_, leaving = visit("こんばんは", "じゃあ、そろそろ帰ります")
+    assert leaving.step.input.is_leave, leaving.step
