@@ -140,6 +140,8 @@ _STYLE_NOT = lazyre.compile(r"\s*(?:の|が|は)?(?:困|嫌|いや|やだ|だめ
 # 「わしにだけ大盛りにしてくれよった」: a way of making it told of another time, no request
 _DONE_FOR_ONE = compiled("undone", "done_for_one")
 _HAD_BEFORE = compiled("undone", "had_before_item")
+# 「葵さんの分、ハイボールお願いします」: the one a treat is for, by what follows their name
+_TREATED_AFTER_NAME = compiled("shop", "treated_after_name")
 # what joins the items of one list: counts, と, や, a comma
 _LISTED_BETWEEN = lazyre.compile(r"[\s0-9一二三四五六七八九十本個杯皿つ、,]*(?:と|や|、|,)?[\s0-9一二三四五六七八九十本個杯皿つ]*")
 _ADJUST = lazyre.compile(r"\s*(?:で|に)?\s*(?:して|作って|作り直|お願い|ください|下さい|できる|できます|できませ|もらえ|ちょうだい)")
@@ -874,7 +876,7 @@ class Orders:
         for person, names in self.people_names.items():
             for name in names:
                 n = nfkc(name)
-                if n and re.search(re.escape(n) + r"(?:さん|ちゃん)?(?:にも|に|も)", text):
+                if n and any(_TREATED_AFTER_NAME.match(text[m.end():]) for m in re.finditer(re.escape(n), text)):
                     named = person
         return named
 

@@ -642,3 +642,10 @@ def test_going_off_to_come_back_leaves_nobody():
         assert not florist_off.step.input.is_leave and not florist_off.step.state.ended, (line, florist_off.step)
     *_, leaving = visit("こんばんは", "じゃあ、そろそろ帰ります")
     assert leaving.step.input.is_leave, leaving.step
+
+
+def test_a_treat_is_for_the_one_whose_share_it_is():
+    *_, share = visit("こんばんは", "葵さんの分、ハイボールお願いします！私のおごりで")
+    assert share.context["order"]["treated"] == "神楽坂葵", share.context
+    *_, also = visit("こんばんは", "ママにも一杯どうぞ")
+    assert also.context["order"]["treated"] == "赤尾妙子", also.context
