@@ -96,11 +96,13 @@ def neutral(text: str) -> Neutral:
 def _laughable(text: str, m: re.Match[str]) -> bool:
     """Laughter only after a word: not the 笑 of 笑顔 (a clause end must follow), nor a kanji compound's last
     character (爆笑 is laughter, 苦笑 is a word either way) — after a kanji, 笑 is laughter where the analyser
-    reads it as a word of its own (「誰笑？」「何歳笑？」)."""
+    reads it as a word of its own (「誰笑？」「何歳笑？」), and so is 草 wherever it stands (かすみ草 is a flower)."""
     before = text[m.start() - 1]
-    if not (m.group(0)[0] in "笑草" and _KANJI.match(before)):
-        return True
-    return any(t.start == m.start() and t.surface == m.group(0)[0] for t in analyse(text).tokens)
+    if m.group(0)[0] == "草" or (m.group(0)[0] == "笑" and _KANJI.match(before)):
+        # (草 anywhere, 笑 after a kanji: laughter only where the analyser reads it as a word of its own — not
+        # the 草 of かすみ草 or 七草)
+        return any(t.start == m.start() and t.surface == m.group(0)[0] for t in analyse(text).tokens)
+    return True
 
 
 class Respeller:

@@ -649,3 +649,10 @@ def test_a_treat_is_for_the_one_whose_share_it_is():
     assert share.context["order"]["treated"] == "神楽坂葵", share.context
     *_, also = visit("こんばんは", "ママにも一杯どうぞ")
     assert also.context["order"]["treated"] == "赤尾妙子", also.context
+
+
+def test_a_flower_ending_in_kusa_is_no_laughter():
+    *_, ordered = play(florist(), "こんにちは", "かすみ草、ひとつください")
+    assert ordered.memory.orders == ["かすみ草"], ordered.context
+    *_, laughed = visit("こんばんは", "それはないわ草")
+    assert "草" not in (laughed.context or {}).get("echo", ""), laughed.context
