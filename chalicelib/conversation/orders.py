@@ -27,7 +27,7 @@ from ..interpret.counts import count_claimed, count_of, count_sentence_after, jo
 from ..interpret.ja import analyse, word_meaning
 from ..interpret.ja.tokens import Token
 from ..interpret.lexicon import compiled, pattern, word_class
-from ..interpret.money import asks_to_pay, money
+from ..interpret.money import amounts, asks_to_pay, money
 from ..interpret.text import TextForms, make_matcher, nfkc
 from ..scenario import CompiledScenario
 from .undone import not_ordered, treats_not, turned_down
@@ -142,6 +142,8 @@ _DONE_FOR_ONE = compiled("undone", "done_for_one")
 _HAD_BEFORE = compiled("undone", "had_before_item")
 # 「葵さんの分、ハイボールお願いします」: the one a treat is for, by what follows their name
 _TREATED_AFTER_NAME = compiled("shop", "treated_after_name")
+_ORDER_JOINED = compiled("shop", "order_joined")
+_WORTH = compiled("money", "worth")
 # what joins the items of one list: counts, と, や, a comma
 _LISTED_BETWEEN = lazyre.compile(r"[\s0-9一二三四五六七八九十本個杯皿つ、,]*(?:と|や|、|,)?[\s0-9一二三四五六七八九十本個杯皿つ]*")
 _ADJUST = lazyre.compile(r"\s*(?:で|に)?\s*(?:して|作って|作り直|お願い|ください|下さい|できる|できます|できませ|もらえ|ちょうだい)")
@@ -465,6 +467,19 @@ class Orders:
             return served.but(kind="adjust", style=style) if served.kind == "item" else None
         if found is not None and style is not None and found.kind in ("item", "again", "ask"):
             found = found.but(style=style)
+        return self._by_worth(normalised, found)
+
+    def _by_worth(self, text: str, found: OrderFound | None) -> OrderFound | None:
+        """An item asked for by a sum's worth (「かすみ草を1000円分ください」: money.worth): as many as it buys."""
+        if found is None or found.kind != "item" or found.item is None or found.counted is not None:
+            return found
+        item = self.item(found.server, found.item)
+        if item is None or not item.price:
+            return found
+        for hit in self._hits(TextForms.of(text)):
+            worth = _WORTH.match(text[hit.end:]) if hit.item == found.item else None
+            if worth is not None and (sums := amounts(worth.group(0))):
+                return found.but(count=max(1, sums[0] // item.price), counted=worth.group(0).strip(" をは"))
         return found
 
     def _read(self, normalised: str, people: list[str], addressee: str | None, responder: str | None, *,
@@ -922,7 +937,7 @@ class Orders:
             return False
         if _ALSO_BARE.match(rest) and re.search(r"[？?]\s*$", text[:sentence_start(text, end)]):
             return False          # 「お通しはいくらなんですか？あとウーロン茶も」: the question goes on, no order
-        if self._price_said(rest) or count_claimed(rest):
+        if (self._price_said(rest) and not _WORTH.match(rest)) or count_claimed(rest):
             return False          # 「おでんは一皿六百円なのですね」「ハイボールは三杯だと思う」: said of it, no order
         if not bare and _BARE.match(rest):
             return False
@@ -931,6 +946,13 @@ class Orders:
             return False          # 「ナポリタン一皿で3時間粘るような連中」: a measure of what is told, no order
         if not_ordered(between, rest[match.end():]) or turned_down(rest, match.end()):
             return False          # 「ナポリタンだけ撮る」「水割りしか頼んでない」「一つずつなら」: no order
+        # (the other items of the same order, and what joins them, are no other thing named: 「かすみ草を一束、
+        # スズランと一緒にお願いします」)
+        between = _ORDER_JOINED.sub(lambda m: "　" * len(m.group(0)), between)
+        if (worth := _WORTH.match(between)) is not None:
+            between = "　" * worth.end() + between[worth.end():]     # 「…を1000円分ください」: its worth
+        for hit in self._hits(TextForms.of(between)):
+            between = between[:hit.start] + "　" * (hit.end - hit.start) + between[hit.end:]
         tokens = analyse(between).tokens if between.strip() else ()
         for token in tokens:
             if token.is_noun and token.pos[1:2] not in (("数詞",),) and "助数詞可能" not in token.pos \

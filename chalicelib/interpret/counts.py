@@ -129,8 +129,9 @@ def of_the_last(text: str) -> tuple[Count, int] | None:
     starts: a new total in a sentence that asks nothing (「七本にしてくれ」), or a sentence asking for more
     (「あと2本」「もう二杯ください」)."""
     for sentence in re.finditer(r"[^。！!？?\n]+[。！!？?]?", text):
-        if sentence.group(0).rstrip().endswith(("？", "?")):
-            continue
+        if sentence.group(0).rstrip().endswith(("？", "?")) and \
+                not compiled("counts", "asked_as_request").search(sentence.group(0)):
+            continue              # (「10本くらいにしてもらえます？」 asks for it: read as the request it is)
         total = compiled("counts", "total").search(sentence.group(0))
         if total is not None and not compiled("counts", "total_lead").match(sentence.group(0)[:total.start()]):
             total = None

@@ -656,3 +656,16 @@ def test_a_flower_ending_in_kusa_is_no_laughter():
     assert ordered.memory.orders == ["かすみ草"], ordered.context
     *_, laughed = visit("こんばんは", "それはないわ草")
     assert "草" not in (laughed.context or {}).get("echo", ""), laughed.context
+
+
+def test_orders_joined_by_a_sum_or_a_count_asked_as_a_request():
+    *_, joined = play(florist(), "こんにちは", "かすみ草を一束、スズランと一緒にお願いします。")
+    assert sorted(joined.memory.orders) == ["かすみ草", "スズラン"], joined.context
+    *_, together = visit("こんばんは", "ハイボールとナポリタンを一緒にお願い")
+    assert sorted(together.memory.orders) == ["ナポリタン", "ハイボール"], together.context
+    *_, worth = play(florist(), "こんにちは", "かすみ草を1000円分ください")
+    assert worth.memory.orders == ["かすみ草"] * 3, worth.context
+    *_, more = play(florist(), "赤いバラを1本ください", "1本だけじゃ寂しいな。10本くらいにしてもらえます？")
+    assert more.memory.orders == ["赤い薔薇"] * 10, more.context
+    *_, asked = play(florist(), "赤いバラを1本ください", "10本ある？")
+    assert asked.memory.orders == ["赤い薔薇"], asked.context
