@@ -42,6 +42,7 @@ _RUNNING = money("running")
 _AMOUNT = money("amount")
 UNIT_PRICE = money("unit_price")
 _HANDS_OVER = money("hands_over")
+_PAID_ASKED = money("paid_asked")
 _RECAP = money("recap")
 _RECAP_SAID = money("recap_said")
 # 「いや、それだけですけど。で、ハイボールまだかな？」: a line asking after an order recounts nothing
@@ -54,6 +55,12 @@ def cancels(text: str) -> bool:
     """Whether `text` takes something off the bill in so many words (「取り消して」「バラはいりません」「配達はなしで」)."""
     normalised = nfkc(text)
     return bool(_CANCEL.search(normalised) or _DECLINED.search(normalised))
+
+
+def asks_if_paid(text: str) -> bool:
+    """Whether `text` asks if the bill is paid (「お金はもうはらったよね？」「もう払わなくていいよね？」): the ledger
+    answers — settled, or what is owed."""
+    return bool(_PAID_ASKED.search(nfkc(text)))
 
 
 def hands_over(text: str) -> bool:

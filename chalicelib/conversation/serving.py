@@ -22,6 +22,7 @@ from .bill import (
     DEFAULT_TAKEN_BACK,
     UNIT_PRICE,
     asks_an_amount,
+    asks_if_paid,
     cancels,
     disputes,
     fewer_claimed,
@@ -41,6 +42,8 @@ from .variety import Variety
 ORDERS_KEPT = 60
 _PRICE = money("price_word")
 # a sum said in a line (600円, 1,200円)
+# Said when everything had is paid for and the bill or its paying is asked about.
+DEFAULT_SETTLED = "お代はもういただいていますよ。"
 _PRICE_SAID = lazyre.compile(r"[0-9０-９][0-9０-９,]*\s*円")
 _BILL = money("bill_word")
 _PRICE_FOLLOW_UP = money("price_follow_up")
@@ -464,7 +467,8 @@ class Serving(TurnParts):
         # (the counts said of each item, read once: whether they correct the tab, and what they leave on it)
         claimed = self.orders.counts_named(normalised) if item_named and mem.orders[mem.paid:] else {}
         unwanted = unwanted or fewer_claimed(normalised, claimed, mem.orders[mem.paid:]) is not None
-        if not (asked_price or paying or unwanted or disputes(normalised, item_named, known)):
+        paid_asked = asks_if_paid(normalised)
+        if not (asked_price or paying or paid_asked or unwanted or disputes(normalised, item_named, known)):
             return None
         people = list(self.rules.people(state.place))
         servers = [p for p in ([speaker] + people) if p in self.scenario.menus]
@@ -528,14 +532,23 @@ class Serving(TurnParts):
                                                refs=tuple(r for a in each for r in a.refs)) if len(each) > 1 \
                         else each[0]
             return None
-        if not (paying or _BILL.search(without_put_off(normalised))):
+        if not (paying or paid_asked or _BILL.search(without_put_off(normalised))):
             return None
+        return self._bill(servers, mem, state, turn, variety)
+
+    def _bill(self, servers: list[str], mem: ConversationMemory, state: GameState, turn: int,
+              variety: Variety) -> Answer | None:
+        """The bill for what is unpaid, from the first server with one; or, everything had paid for, the ledger
+        saying so (not a bill promised that never comes)."""
         for server in servers:
             menu = self.scenario.menus[server]
             prices = {i.id: i.price for i in menu.items if i.price is not None}
-            total = sum(prices.get(ordered, 0) for ordered in unpaid)
+            total = sum(prices.get(ordered, 0) for ordered in mem.orders[mem.paid:])
             if total > 0 and menu.bill:
                 return self._menu_line(server, "bill", menu.bill, state, turn, variety, {"{total}": f"{total:,}"})
+            if total == 0 and any(prices.get(ordered) for ordered in mem.orders[:mem.paid]):
+                return self._menu_line(server, "settled", menu.settled or [SpokenLine(text=DEFAULT_SETTLED)], state,
+                                       turn, variety, {})
         return None
 
     def _tab_sums(self, mem: ConversationMemory) -> frozenset[int]:

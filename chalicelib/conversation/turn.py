@@ -53,7 +53,7 @@ from ..scenario.variation import knowledge_key, remember
 from ..stage.records import AskedQuestion, ConversationMemory, OpenClarification, SpokenText
 from ..turn_record import AnswerSource, InterpretationRecord
 from .answering import Deliberation, arbitrate
-from .bill import cancels, disputes
+from .bill import asks_if_paid, cancels, disputes
 from .book import fired_ref
 from .choices import changes_to
 from .clarify import DEFAULT_LINE, Options
@@ -338,6 +338,7 @@ class Conversation(Recalling, Serving):
                                  (mem.orders[mem.paid:] and
                                   (disputes(text, bool(self._items_named(text))) or
                                    _BILL.search(without_put_off(nfkc(text))) or self._corrects_tab(text, mem) or
+                                   asks_if_paid(text) or
                                    (cancels(text) and any(i in mem.orders[mem.paid:]
                                                           for i in self._items_named(text)))))):
             # 「ナポリタンっていくら？」「内訳は？」: the price or the bill is the answer, not the menu's story line

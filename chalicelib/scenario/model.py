@@ -262,6 +262,10 @@ class Menu(_Strict):
                                                  "stands for it and {total} for the bill (「{change}円のお返しね。」). "
                                                  "Without these lines `paid` answers. Less than the bill is told "
                                                  "the bill again and pays nothing. お釣りの台詞")
+    settled: list[SpokenLine] = Field(default_factory=list,
+                                      description="The answer to the bill, or to whether it is paid, once everything "
+                                                  "ordered is paid for (「お代はもういただいたわよ。」); without "
+                                                  "these lines a plain default says so. 支払い済みのときの台詞")
     parts: list[SpokenLine] = Field(default_factory=list,
                                     description="An order naming parts of an item (大根と卵): {parts} stands for them "
                                                 "(「大根と卵ね」) and {item} for the item. 中身を言った注文への台詞")

@@ -669,3 +669,14 @@ def test_orders_joined_by_a_sum_or_a_count_asked_as_a_request():
     assert more.memory.orders == ["赤い薔薇"] * 10, more.context
     *_, asked = play(florist(), "赤いバラを1本ください", "10本ある？")
     assert asked.memory.orders == ["赤い薔薇"], asked.context
+
+
+def test_the_ledger_says_whether_the_bill_is_paid():
+    *_, owed = visit("ビールください", "お金はもう払ったっけ？")
+    assert "600" in owed.answer.text, owed.answer
+    *_, settled = visit("ビールください", "お会計お願い", "600円", "お会計は済んでますよね")
+    assert settled.context.get("money", "").startswith("menu/赤尾妙子/settled"), settled.context
+    *_, again = play(florist(), "ひまわり2本ください", "お会計お願いします", "700円で", "お会計は？")
+    assert again.context.get("money", "").startswith("menu/千代/settled"), again.context
+    *_, asked = play(florist(), "ひまわり2本ください", "お会計お願いします", "700円で", "もうはらわなくていいよね？")
+    assert asked.context.get("money", "").startswith("menu/千代/settled") and asked.memory.orders == ["ひまわり"] * 2
