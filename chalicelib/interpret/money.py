@@ -36,8 +36,8 @@ def _price_of_other(text: str, cue: re.Match[str]) -> bool:
     if not money("price_asked").fullmatch(cue.group(0)):
         return False
     start = sentence_start(text, cue.start())
-    if is_question(text[:start]):
-        return True
+    if is_question(text[:start]) and not money("paying_cue").search(text[:start]):
+        return True               # (「お会計まだでしたよね？いくらですか」: the question before is the bill's)
     thing = None
     for found in money("price_of_thing").finditer(text, start):
         if found.end() >= cue.end():

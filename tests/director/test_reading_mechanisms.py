@@ -680,3 +680,8 @@ def test_the_ledger_says_whether_the_bill_is_paid():
     assert again.context.get("money", "").startswith("menu/千代/settled"), again.context
     *_, asked = play(florist(), "ひまわり2本ください", "お会計お願いします", "700円で", "もうはらわなくていいよね？")
     assert asked.context.get("money", "").startswith("menu/千代/settled") and asked.memory.orders == ["ひまわり"] * 2
+
+
+def test_the_bill_asked_of_the_one_without_a_menu_is_answered_by_the_one_with_it():
+    *_, asked = play(florist(), "ひまわり2本ください", "颯太さんは何歳ですか？", "あ、そういえばお会計まだでしたよね？いくらですか")
+    assert asked.answer.speaker == "千代" and "700" in asked.answer.text, asked.answer
