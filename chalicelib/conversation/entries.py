@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from ..answers import Answerer
 from ..interpret.ja import analyse
 from ..interpret.negated import denied_after
-from ..interpret.owners import said_of_person
+from ..interpret.owners import said_of_person, said_of_thing
 from ..interpret.text import TextForms, WordHit, make_matcher, nfkc
 from ..scenario import GameState, PlayerInput
 from ..scenario.loader import CompiledKnowledge
@@ -125,7 +125,8 @@ class Entries:
         # (a word whose report is denied, 「混ぜてもいいなんて言ってないよ」, names the opposite of the entry)
         return [h for h in self.answerer.word_hits(forms, entry, recent)
                 if not _grammar_only(forms.nfkc, h.start, h.end)
-                and not (h.word in owned and said_of_person(forms.nfkc, h.start, self.names))
+                and not (h.word in owned and (said_of_person(forms.nfkc, h.start, self.names) or
+                                              said_of_thing(forms.nfkc, h.start, self.names)))
                 and not denied_after(forms.nfkc, h.end) and not treat_undone(forms.nfkc, h.start, h.end)]
 
     def _fit(self, person: str, entry: CompiledKnowledge, hits: list[WordHit], focus: Focus,

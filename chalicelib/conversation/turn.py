@@ -43,6 +43,7 @@ from ..interpret.ja import analyse
 from ..interpret.lexicon import word_class
 from ..interpret.money import money, without_put_off
 from ..interpret.options import InterpretChoices, Recent
+from ..interpret.owners import said_of_thing
 from ..interpret.spelling import neutral
 from ..interpret.text import KANA_RUN, TextForms, is_kanji, nfkc, without_asides
 from ..scenario import FreeTalk, GameState, PlayerInput, Step
@@ -423,6 +424,9 @@ class Conversation(Recalling, Serving):
             # 「うちの猫の名前、きなこっていうの」「お店の名前じゃなくて、うちの猫の名前！」: the topic's word is the
             # player's own thing (their cat's name), not the shop's
             return "own_not_topic"
+        if chosen.is_intent and result.rule is None and self._topic_words_of_another(text, chosen):
+            # 「その常連さんの名前は？」: the topic's word (名前) is a third party's, not the shop's
+            return "other_owner"
         if unread and not self._names_topic(text, chosen) and not is_question(text) and len(sentences(text)) >= 2:
             # 「今日な、最後に乗せた客がな…ドラマかいな思たわ」: a story of two sentences or more that names no word of
             # the topic guessed (乗せ is near 載せ only in meaning): the player's story, not that topic
@@ -779,6 +783,13 @@ class Conversation(Recalling, Serving):
         hits = self.matcher.hits(TextForms.of(text), words) if words else []
         owned = read_own(text)
         return bool(hits) and all(owned.covers(hit.start, hit.end) for hit in hits)
+
+    def _topic_words_of_another(self, text: str, chosen: PlayerInput) -> bool:
+        """Whether every word of the topic the line names is owned (Xの…) by another thing (owners.py)."""
+        words = self.scenario.intents[chosen.target_id].words
+        hits = self.matcher.hits(TextForms.of(text), words) if words else []
+        normalised = nfkc(text)
+        return bool(hits) and all(said_of_thing(normalised, hit.start, self.names) for hit in hits)
 
     def _names_topic(self, text: str, chosen: PlayerInput) -> bool:
         if not chosen.is_intent:

@@ -15,6 +15,7 @@ from typing import Any
 from ..scenario.inputs import PlayerInput
 from .cues import SceneNames
 from .ja import analyse
+from .lexicon import word_class
 from .text import nfkc
 
 # Tails between a character's name and the word: 葵の名前, ママって名前, 葵は名前…
@@ -62,3 +63,22 @@ def said_of_person(text: str, start: int, names: SceneNames | None) -> bool:
         owner = previous[-2]
         return owner.pos[:1] == ("代名詞",) and owner.reading not in _DEMONSTRATIVE_READINGS
     return False
+
+
+def said_of_thing(text: str, start: int, names: SceneNames | None) -> bool:
+    """Whether the word at `start` of normalised `text` is a third person's (「その常連さんの名前」「隣のおばあさんの
+    名前」): a noun with a person's suffix (honorifics: さん, ちゃん…) and の right before it, who is no character of
+    the scene.  A thing's own word (ひまわりの花言葉, ガラスの温室) stays the scene's."""
+    tokens = analyse(text).tokens
+    previous = [t for t in tokens if t.end <= start]
+    if len(previous) < 3 or previous[-1].end != start or previous[-1].surface != "の":
+        return False
+    suffix, owner = previous[-2], previous[-3]
+    if word_class("honorifics").at_start(suffix.surface) is None or not owner.is_noun or \
+            owner.pos[:1] == ("代名詞",):
+        return False
+    if names is not None:
+        known = [nfkc(n) for ns in names.characters.values() for n in ns]
+        if any(n and (owner.surface in n or n.startswith(owner.surface)) for n in known):
+            return False
+    return True

@@ -685,3 +685,17 @@ def test_the_ledger_says_whether_the_bill_is_paid():
 def test_the_bill_asked_of_the_one_without_a_menu_is_answered_by_the_one_with_it():
     *_, asked = play(florist(), "ひまわり2本ください", "颯太さんは何歳ですか？", "あ、そういえばお会計まだでしたよね？いくらですか")
     assert asked.answer.speaker == "千代" and "700" in asked.answer.text, asked.answer
+
+
+def test_a_word_owned_by_a_third_person_is_not_the_scene_s():
+    *_, other = visit("こんばんは", "いちばん古い常連さんってどんな人？", "その常連さんの名前は？")
+    assert other.context.get("other_owner") and "血の池" not in other.answer.text, other.answer
+    *_, shop = visit("こんばんは", "お店の名前の由来は？")
+    assert "血の池" in shop.answer.text, shop.answer
+    from chalicelib.interpret.owners import said_of_thing
+    names = florist().names
+    assert said_of_thing("友達のお母さんの温室、すごいんですよ", 8, names)
+    assert not said_of_thing("千代さんの温室、すごいですね", 5, names)     # a character's is the scene's
+    assert not said_of_thing("ガラスの温室、すごいですね", 4, names)       # a thing's own word
+    *_, meaning = play(florist(), "こんにちは", "ひまわりの花言葉ってなんだっけ？")
+    assert str(meaning.step.input) == "意図:花言葉", meaning.step.input      # a flower's own meaning stays the topic
