@@ -10,12 +10,13 @@ talked with, and they answer it — about ママ.  Only a name that is the topic
 from __future__ import annotations
 
 from .. import lazyre
+from ..interpret.lexicon import compiled
 from .focus import FocusReader
 
 # what follows a name used in a case role (after an optional honorific): the verb's partner or one more subject
 _CASE_ROLE = lazyre.compile(r"^(?:さん|ちゃん|くん|様|さま)?(?:に|へ|と(?!か|って)|から|を|より|も|が)")
 # a name's が and a short clause with no break in it, ending where a noun is modified (好きな, 作った, 行く)
-_SUBJECT_CLAUSE = lazyre.compile(r"(?:さん|ちゃん|くん|様|さま)?が[^、。,.!！?？\s]{1,8}?(?:な|の|た|だ|る|い)")
+_SUBJECT_CLAUSE = compiled("acts", "subject_clause")
 
 
 def only_mentioned(text: str, reader: FocusReader, person: str, head: tuple[int, int] | None = None) -> bool:
@@ -30,8 +31,7 @@ def _owns_head(text: str, end: int, head: tuple[int, int] | None) -> bool:
     """Whether the name ending at `end` is the subject of a short clause that modifies the head noun."""
     if head is None or head[0] <= end:
         return False
-    clause = _SUBJECT_CLAUSE.match(text, end, head[0])
-    return clause is not None and clause.end() == head[0]
+    return _SUBJECT_CLAUSE.match(text[end:head[0]]) is not None
 
 
 def asked_about(text: str, reader: FocusReader, about: tuple[str, ...],

@@ -55,7 +55,7 @@ _ANYTHING = lazyre.compile(r"何か(?:飲|食|つま)|(?:何か|なにか)\S{0,6
 _WHAT_IS_SOLD = compiled("shop", "what_is_sold")
 _MENU_SUBJECT = compiled("shop", "menu_subject")
 # the particles that mark what a question is about (「映写室って、…」「倉庫には…」)
-_TOPIC_MARKS = frozenset(("って", "は", "には", "では"))
+_TOPIC_MARK = compiled("shop", "topic_particle")
 _COUNT = compiled("counts", "count")
 _TAKEN_BACK_AFTER = compiled("shop", "taken_back_after")
 _ASKS_FOR = compiled("shop", "asks_for")
@@ -82,7 +82,7 @@ def _had_before(text: str, hit: _Hit, hits: list[_Hit]) -> bool:
     bought or had before (「さっき買った…」: undone.had_before_item): spoken of, not ordered again."""
     first = hit
     for other in sorted(hits, key=lambda h: h.start, reverse=True):
-        if other.end <= first.start and _LISTED_BETWEEN.fullmatch(text[other.end:first.start]):
+        if other.end <= first.start and _LISTED_BETWEEN.match(text[other.end:first.start]):
             first = other
     return bool(_HAD_BEFORE.search(text[sentence_start(text, first.start):first.start]))
 
@@ -145,7 +145,7 @@ _TREATED_AFTER_NAME = compiled("shop", "treated_after_name")
 _ORDER_JOINED = compiled("shop", "order_joined")
 _WORTH = compiled("money", "worth")
 # what joins the items of one list: counts, と, や, a comma
-_LISTED_BETWEEN = lazyre.compile(r"[\s0-9一二三四五六七八九十本個杯皿つ、,]*(?:と|や|、|,)?[\s0-9一二三四五六七八九十本個杯皿つ]*")
+_LISTED_BETWEEN = compiled("counts", "listed_between")
 _ADJUST = lazyre.compile(r"\s*(?:で|に)?\s*(?:して|作って|作り直|お願い|ください|下さい|できる|できます|できませ|もらえ|ちょうだい)")
 # 「レモンサワーってない？なければ水割りで」: the item after it is served if the one before is not.
 FALLBACK = lazyre.compile(r"(?:なければ|無ければ|なかったら|無かったら|ないなら|無いなら|ないんだったら|なきゃ|ないなら)[、,\s]*")
@@ -684,7 +684,7 @@ class Orders:
         tokens = analyse(text).tokens
         about = [t for t in tokens if asked.start() <= t.start < asked.end() and t.is_noun and t.is_content]
         topic = [t for i, t in enumerate(tokens[:-1]) if t.end <= asked.start() and t.is_noun and t.is_content
-                 and tokens[i + 1].surface in _TOPIC_MARKS]
+                 and _TOPIC_MARK.match(tokens[i + 1].surface)]
         words = {w for ws in self._words.values() for w in ws}
         return any(not t.is_adverbial and not _MENU_SUBJECT.match(t.surface) and
                    not _MENU_SUBJECT.match(t.normalised) and t.surface not in words and nfkc(t.surface) not in words
