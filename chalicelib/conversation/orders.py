@@ -509,7 +509,7 @@ class Orders:
         if ordered and _TAKEN_BACK_AFTER.search(normalised, ordered[-1].end):
             return None                # 「ナポリタン、もう一皿…いや、やっぱりやめとこう」: taken back at once
         if ordered:
-            return self._chosen(normalised, hits, ordered[-1], people, addressee, responder)
+            return self._for_service(self._chosen(normalised, hits, ordered[-1], people, addressee, responder), tab)
         if hits:
             # 「ビール…いや、やっぱりレモンサワーください」: what is asked for after it
             later = self._unknown_item(normalised[hits[-1].end:])
@@ -561,7 +561,26 @@ class Orders:
                    _ASKS_FIRMLY.search(normalised, h.end)]
         if ordered and asks_if_possible(normalised, ordered[-1].start) and not self._for_goods(ordered[-1], tab):
             return []             # asked whether it can be had: nothing goes on the tab until it is asked for
+        if any(self._kind_of(h) == "service" for h in hits):
+            # 「薔薇ってラッピングしてもらえますか？」「かすみ草も一本、薔薇と一緒に包んでもらえますか？」 after the rose
+            # was bought: goods already had are what the service is for, not bought again
+            ordered = [h for h in ordered if self._kind_of(h) != "goods" or h.item not in tab]
         return ordered
+
+    def _for_service(self, found: OrderFound, tab: tuple[str, ...]) -> OrderFound:
+        """An order of a service (ラッピング) keeps, of the goods joined to it, only those not had yet: goods already
+        bought are what the service is for (「薔薇ってラッピングしてもらえますか？」 after the rose)."""
+        def kind(item: str) -> str | None:
+            got = self.item(found.server, item)
+            return got.kind if got is not None else None
+        if found.kind != "item" or found.item is None or not found.also or \
+                "service" not in {kind(found.item), *(kind(a[0]) for a in found.also)}:
+            return found
+        return found.but(also=tuple(a for a in found.also if kind(a[0]) != "goods" or a[0] not in tab))
+
+    def _kind_of(self, hit: _Hit) -> str | None:
+        item = self.item(hit.owner, hit.item)
+        return item.kind if item is not None else None
 
     def _for_goods(self, hit: _Hit, tab: Iterable[str]) -> bool:
         """Whether `hit` is a service asked for goods being bought (「それ、家まで届けてもらうことってできます？」 with

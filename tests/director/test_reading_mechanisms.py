@@ -699,3 +699,15 @@ def test_a_word_owned_by_a_third_person_is_not_the_scene_s():
     assert not said_of_thing("ガラスの温室、すごいですね", 4, names)       # a thing's own word
     *_, meaning = play(florist(), "こんにちは", "ひまわりの花言葉ってなんだっけ？")
     assert str(meaning.step.input) == "意図:花言葉", meaning.step.input      # a flower's own meaning stays the topic
+
+
+def test_goods_already_had_are_what_a_service_is_for_and_a_sum_handed_with_hai():
+    *_, wrapped = play(florist(), "赤い薔薇を一本ください", "お会計お願いします", "400円で", "薔薇ってラッピングしてもらえますか？",
+                       "かすみ草も一本、薔薇と一緒に包んでもらえますか？")
+    assert wrapped.memory.orders == ["赤い薔薇", "ラッピング", "かすみ草"], wrapped.context
+    *_, new = play(florist(), "スズラン2本とラッピングお願いします")
+    assert new.memory.orders == ["スズラン", "スズラン", "ラッピング"], new.context
+    *_, paid = play(florist(), "赤い薔薇を一本ください", "お会計お願いします", "はいっ、400円です")
+    assert paid.memory.paid == 1, paid.context
+    *_, bar = visit("ビールください", "お会計", "はいっ、600円です")
+    assert bar.memory.paid == 1, bar.context
