@@ -9,7 +9,7 @@ from .. import lazyre
 from ..answers import Answer
 from ..dialogue_acts import ACT
 from ..interpret.lexicon import compiled, pattern
-from ..interpret.money import handed_amount, money, without_put_off
+from ..interpret.money import handed_amount, money, prices_other_thing, without_put_off
 from ..interpret.text import nfkc
 from ..scenario import GameState, Step
 from ..scenario.loader import NEUTRAL
@@ -474,6 +474,8 @@ class Serving(TurnParts):
         servers = [p for p in ([speaker] + people) if p in self.scenario.menus]
         if not servers:
             return None
+        if asked_price and not item_named and not paying and prices_other_thing(normalised):
+            return None           # 「レコード針のお値段、どのくらい？」: another thing's price, not the tab's
         listed = self._listed_last(mem, state) if asked_price and not item_named else []
         unpaid = mem.orders[mem.paid:]
         if unpaid and not price_check and not listed and (unwanted or disputes(normalised, item_named, known) or

@@ -46,6 +46,13 @@ def _price_of_other(text: str, cue: re.Match[str]) -> bool:
     return thing is not None and not money("bill_of").match(thing)
 
 
+def prices_other_thing(text: str) -> bool:
+    """Whether `text` (normalised) asks the price of a thing it names that is not the tab (「レコード針のお値段、
+    どのくらいするものなんですか？」「出張っていくら？」)."""
+    return any(not money("bill_of").match(found.group("thing").lstrip("、, "))
+               for found in money("price_of_thing").finditer(text))
+
+
 def amounts(text: str) -> list[int]:
     """Every sum of money `text` names, in order."""
     return [n for _, n in sorted(_named(nfkc(text)))]

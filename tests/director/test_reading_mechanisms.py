@@ -711,3 +711,14 @@ def test_goods_already_had_are_what_a_service_is_for_and_a_sum_handed_with_hai()
     assert paid.memory.paid == 1, paid.context
     *_, bar = visit("ビールください", "お会計", "はいっ、600円です")
     assert bar.memory.paid == 1, bar.context
+
+
+def test_another_thing_s_price_and_a_payment_told_in_dialect_are_not_the_tab():
+    *_, ticket = visit("水割りください", "お会計の内訳は？", "二本立てっていいなぁ。いくらくらいで観られるんですか？")
+    assert ticket.memory.paid == 0 and "bill" not in (ticket.context or {}).get("money", ""), ticket.context
+    *_, needle = visit("水割りください", "お会計の内訳は？", "レコード針のお値段、どのくらいするものなんですか？")
+    assert "breakdown" not in (needle.context or {}).get("money", ""), needle.context
+    *_, told = play(florist(), "かすみ草を三本ください", "お会計", "1000円で", "さっき三本で九百円払うたじゃろ？一本になっとるで")
+    assert told.memory.paid == 3 and "お返し" not in told.answer.text, told.answer
+    *_, status = visit("ハイボールひとつお願いしまっす", "あ、ハイボールまだっすかね？全然急がないんで")
+    assert status.context["order"]["kind"] == "coming", status.context
