@@ -369,6 +369,10 @@ _FAREWELL_END = lazyre.compile(
     # (and the sentence-final particles of regional speech: 「また来るで」「帰るけえ」「帰るべ」「また来るばい」)
     r"(?:ね|よ|わ|か|かな|ー|~|で|ぞ|さ|べ|っぺ|けえ|けん|ばい|たい|じゃ)*$")
 _QUESTION_END = lazyre.compile(r"[？?]\s*$")
+# A sentence that is a farewell and nothing else but a lead-in (「んじゃ、おやすみ〜。」「じゃあ、失礼します。」)
+_FAREWELL_ALONE = lazyre.compile(r"^(?:(?:ん?じゃ(?:あ)?|それじゃ(?:あ)?|では|さて|よし|ほな)[、,\s]*)?"
+                                 r"(?:おやすみ(?:なさい)?|失礼します|お先に(?:失礼します)?|さようなら|さよなら|またね|じゃあね"
+                                 r"|ばいばい|バイバイ)[ー〜~!！。…\s]*$")
 _APOLOGY_ONLY = lazyre.compile(r"失礼(?:しました|いたしました)")
 _LEAVING_CONTEXT = lazyre.compile(r"帰|そろそろ|お先|ごちそう|ご馳走|また|お邪魔|おじゃま|今日は|遅くまで|長居|では|じゃあ")
 _FAREWELL_ANY = lazyre.compile(r"失礼(?:します|するね)|お邪魔しました|帰(?:ります|るね|るよ|ろう)|ごちそうさま|またね|じゃあね|さよ(?:う)?なら|おやすみ")
@@ -443,7 +447,25 @@ def without_trailing_calls(text: str, names: SceneNames | None) -> str:
 
 def farewell(text: str, names: SceneNames | None = None) -> bool:
     """The sentence ends with a farewell (失礼します, お邪魔しました, 帰るね …), also one said to someone by name
-    (「おやすみなさい、ママさん」), not asked about (失礼しますって言うの？) and not quoted (「失礼します」)."""
+    (「おやすみなさい、ママさん」), not asked about (失礼しますって言うの？) and not quoted (「失礼します」); or a
+    sentence of the line is a farewell of its own and what follows asks nothing (「んじゃ、おやすみ〜。傘借りてくね」)."""
+    if _said_farewell(text, names):
+        return True
+    return _ends_farewell(text, names)
+
+
+def _said_farewell(text: str, names: SceneNames | None) -> bool:
+    """Whether a sentence before the last is a farewell of its own and no sentence after it asks anything."""
+    pieces = [p for p in re.findall(r"[^。！!？?\n]+[。！!？?\n]*", unstretched(text)) if p.strip()]
+    for i, piece in enumerate(pieces[:-1]):
+        rest = "".join(pieces[i + 1:])
+        if _FAREWELL_ALONE.match(piece.strip()) and not _QUESTION_END.search(rest.strip()) and \
+                _ends_farewell(piece, names):
+            return True
+    return False
+
+
+def _ends_farewell(text: str, names: SceneNames | None) -> bool:
     stripped = _TRAILING.sub("", without_trailing_calls(unstretched(text), names))
     if _QUESTION_END.search(stripped):
         if not _VOLITIONAL_END.search(stripped):

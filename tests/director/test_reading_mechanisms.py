@@ -722,3 +722,14 @@ def test_another_thing_s_price_and_a_payment_told_in_dialect_are_not_the_tab():
     assert told.memory.paid == 3 and "お返し" not in told.answer.text, told.answer
     *_, status = visit("ハイボールひとつお願いしまっす", "あ、ハイボールまだっすかね？全然急がないんで")
     assert status.context["order"]["kind"] == "coming", status.context
+
+
+def test_a_farewell_sentence_before_a_word_on_the_way_out_still_leaves():
+    *_, going = visit("こんばんは", "んじゃ、おやすみ〜。傘借りてくね")
+    assert going.step.input.is_leave, going.step.input
+    *_, florist_going = play(florist(), "こんにちは", "じゃあ、失礼します。お花大事にしますね")
+    assert florist_going.step.input.is_leave, florist_going.step.input
+    *_, staying = visit("こんばんは", "ごちそうさま。おいしかった！")
+    assert not staying.step.input.is_leave, staying.step.input
+    *_, asking = visit("こんばんは", "おやすみ。また明日も開いてる？")
+    assert not asking.step.input.is_leave, asking.step.input
