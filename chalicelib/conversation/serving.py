@@ -44,6 +44,7 @@ _PRICE = money("price_word")
 # a sum said in a line (600円, 1,200円)
 # Said when everything had is paid for and the bill or its paying is asked about.
 DEFAULT_SETTLED = "お代はもういただいていますよ。"
+_RECEIPT = money("receipt")
 _PRICE_SAID = lazyre.compile(r"[0-9０-９][0-9０-９,]*\s*円")
 _BILL = money("bill_word")
 _PRICE_FOLLOW_UP = money("price_follow_up")
@@ -536,10 +537,10 @@ class Serving(TurnParts):
             return None
         if not (paying or paid_asked or _BILL.search(without_put_off(normalised))):
             return None
-        return self._bill(servers, mem, state, turn, variety)
+        return self._bill(servers, mem, state, turn, variety, receipt=bool(_RECEIPT.search(normalised)))
 
     def _bill(self, servers: list[str], mem: ConversationMemory, state: GameState, turn: int,
-              variety: Variety) -> Answer | None:
+              variety: Variety, receipt: bool = False) -> Answer | None:
         """The bill for what is unpaid, from the first server with one; or, everything had paid for, the ledger
         saying so (not a bill promised that never comes)."""
         for server in servers:
@@ -548,7 +549,8 @@ class Serving(TurnParts):
             total = sum(prices.get(ordered, 0) for ordered in mem.orders[mem.paid:])
             if total > 0 and menu.bill:
                 return self._menu_line(server, "bill", menu.bill, state, turn, variety, {"{total}": f"{total:,}"})
-            if total == 0 and any(prices.get(ordered) for ordered in mem.orders[:mem.paid]):
+            if total == 0 and not receipt and any(prices.get(ordered) for ordered in mem.orders[:mem.paid]):
+                # (a receipt asked for after paying is no question of the bill: what is known of receipts answers)
                 return self._menu_line(server, "settled", menu.settled or [SpokenLine(text=DEFAULT_SETTLED)], state,
                                        turn, variety, {})
         return None

@@ -733,3 +733,9 @@ def test_a_farewell_sentence_before_a_word_on_the_way_out_still_leaves():
     assert not staying.step.input.is_leave, staying.step.input
     *_, asking = visit("こんばんは", "おやすみ。また明日も開いてる？")
     assert not asking.step.input.is_leave, asking.step.input
+
+
+def test_a_receipt_asked_after_paying_is_answered_by_what_is_known_of_receipts():
+    *_, receipt = play(florist(), "ひまわり2本ください", "お会計お願いします", "700円で",
+                       "すみません、領収書いただけますか。宛名は会社の名前でお願いします")
+    assert receipt.context.get("money") is None and "レシート" in receipt.answer.text, receipt.answer

@@ -137,6 +137,11 @@ def _told_in_passing(text: str, hit) -> bool:
     said = sentences(text)
     if len(said) < 2:
         return False
+    # (the sentence holding the word asks for something: 「領収書いただけますか。宛名は…でお願いします」 is no story)
+    holding = next((sentence for sentence in said if text.find(sentence) <= hit.start < text.find(sentence) +
+                    len(sentence)), "")
+    if is_question(holding):
+        return False
     last = text.rfind(said[-1])
     return (last > 0 and hit.start < last) or _told_as_past(said[-1])
 
