@@ -9,7 +9,7 @@ from .. import lazyre
 from ..answers import Answer
 from ..dialogue_acts import ACT
 from ..interpret.lexicon import compiled, pattern
-from ..interpret.money import handed_amount, money, prices_other_thing, without_put_off
+from ..interpret.money import amounts, handed_amount, money, prices_other_thing, without_put_off
 from ..interpret.text import nfkc
 from ..scenario import GameState, Step
 from ..scenario.loader import NEUTRAL
@@ -521,6 +521,8 @@ class Serving(TurnParts):
                 return dataclasses.replace(said, detail={**said.detail, "taken_back": removed}) if removed else said
         named = self._items_named(normalised) or \
             ([served] if served is not None and asked_price and not _BILL.search(normalised) else []) or listed
+        if asked_price and named and self._price_said_back_before(normalised):
+            return None           # 「ラッピング200円ですね、了解です。で、5000円だと花はどれくらい？」: asks on, of another thing
         if asked_price and named:
             # 「かすみ草とひまわりはいくら？」: each item's price, in the order named
             for server in servers:
@@ -554,6 +556,15 @@ class Serving(TurnParts):
                 return self._menu_line(server, "settled", menu.settled or [SpokenLine(text=DEFAULT_SETTLED)], state,
                                        turn, variety, {})
         return None
+
+    def _price_said_back_before(self, text: str) -> bool:
+        """Whether the items a line names, with their price, are in a sentence before the one that asks — said
+        back — and the sentence that asks names none: what it asks is of another thing."""
+        said = sentences(text)
+        asking = [i for i, sentence in enumerate(said) if is_question(sentence)]
+        if len(said) < 2 or not asking or self._items_named(said[asking[-1]]):
+            return False
+        return any(self._items_named(sentence) and amounts(sentence) for sentence in said[:asking[-1]])
 
     def _tab_sums(self, mem: ConversationMemory) -> frozenset[int]:
         """The sums the tab holds: each server's total of what is unpaid, and each unpaid item's price."""

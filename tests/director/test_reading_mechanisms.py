@@ -739,3 +739,10 @@ def test_a_receipt_asked_after_paying_is_answered_by_what_is_known_of_receipts()
     *_, receipt = play(florist(), "ひまわり2本ください", "お会計お願いします", "700円で",
                        "すみません、領収書いただけますか。宛名は会社の名前でお願いします")
     assert receipt.context.get("money") is None and "レシート" in receipt.answer.text, receipt.answer
+
+
+def test_a_price_said_back_is_not_asked_again_and_a_grandmother_is_no_aunt():
+    *_, on = play(florist(), "ラッピングっていくら？", "ラッピング200円ですね、了解です。で、5000円だと花はどれくらい入りますか？")
+    assert "ラッピングは200円" not in on.answer.text, on.answer
+    *_, offer = play(florist(), "颯太さんは何歳ですか？", "おばあちゃんを呼んできましょうか？")
+    assert "ただの孫" not in offer.answer.text, offer.answer
