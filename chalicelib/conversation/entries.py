@@ -18,6 +18,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from ..answers import Answerer
+from ..interpret.asking import WH
 from ..interpret.ja import analyse
 from ..interpret.negated import denied_after
 from ..interpret.owners import said_of_person, said_of_thing
@@ -170,7 +171,7 @@ class Entries:
         """Whether the question's head is a content noun before the wh-word that `hit` holds, which `hit` does not
         reach: what is asked is that noun's (タイトル), not the entry's word's (名前)."""
         return focus.head is not None and focus.head[1] <= hit.start and not focus.light_head and \
-            focus.head_word is not None and not focus.head_word.startswith(("何", "なに", "なん"))
+            focus.head_word is not None and not WH.match(focus.head_word)
 
     def best_fact(self, focus: Focus, forms: TextForms, people: Iterable[str], state: GameState,
                   asked: str | None, topic: PlayerInput | None, last: str | None = None,
