@@ -704,10 +704,13 @@ class Orders:
         about = [t for t in tokens if asked.start() <= t.start < asked.end() and t.is_noun and t.is_content]
         topic = [t for i, t in enumerate(tokens[:-1]) if t.end <= asked.start() and t.is_noun and t.is_content
                  and _TOPIC_MARK.match(tokens[i + 1].surface)]
+        # (「おすすめの映画ある？」: the noun the question's おすすめ takes with の is what it asks about)
+        after = [t for i, t in enumerate(tokens[1:], 1) if tokens[i - 1].surface == "の" and
+                 tokens[i - 1].start == asked.end() and t.is_noun and t.is_content]
         words = {w for ws in self._words.values() for w in ws}
         return any(not t.is_adverbial and not _MENU_SUBJECT.match(t.surface) and
                    not _MENU_SUBJECT.match(t.normalised) and t.surface not in words and nfkc(t.surface) not in words
-                   for t in [*about, *topic[-1:]])
+                   for t in [*about, *topic[-1:], *after[:1]])
 
     def _asked_after(self, text: str, people: list[str], addressee: str | None, responder: str | None,
                      ordered: Iterable[str], offered: str | None = None) -> OrderFound | None:

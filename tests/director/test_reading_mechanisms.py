@@ -573,6 +573,13 @@ def test_what_is_there_asks_the_menu_only_of_the_shop_or_a_kind_it_sells():
     assert (elsewhere.context or {}).get("order") is None, elsewhere.context
     *_, flowers = play(florist(), "こんにちは", "この季節はどんな花がありますか？")
     assert flowers.context["order"]["listing"], flowers.context
+    # what おすすめ takes with の is what is asked about
+    *_, film = visit("こんばんは", "最近なんかおすすめの映画ある？")
+    assert (film.context or {}).get("order") is None, film.context
+    *_, drink = visit("こんばんは", "なんかおすすめのお酒ある？")
+    assert drink.context["order"]["kind"] == "ask", drink.context
+    *_, book = play(florist(), "こんにちは", "なにかおすすめの本ってありますか？")
+    assert (book.context or {}).get("order") is None, book.context
 
 
 def test_a_name_whose_clause_modifies_what_is_asked_owns_it():
