@@ -45,7 +45,6 @@ _PRICE = money("price_word")
 # Said when everything had is paid for and the bill or its paying is asked about.
 DEFAULT_SETTLED = "お代はもういただいていますよ。"
 _RECEIPT = money("receipt")
-_PRICE_SAID = lazyre.compile(r"[0-9０-９][0-9０-９,]*\s*円")
 _BILL = money("bill_word")
 _PRICE_FOLLOW_UP = money("price_follow_up")
 _AMOUNT_SUPPOSED = money("amount_supposed")
@@ -288,7 +287,7 @@ class Serving(TurnParts):
         """A service booked (「ラッピングってできますか？」 with flowers on the tab): its price, said with it where its
         own line names none, so an add-on never reaches the bill unannounced."""
         if item is None or order.kind != "item" or item.kind != "service" or not item.price or not menu.prices or \
-                _PRICE_SAID.search(text):
+                amounts(text):
             return None
         return self._menu_line(order.server, "prices", menu.prices, state, turn, variety,
                                {"{item}": item.id, "{price}": f"{item.price:,}"})

@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 
 from .. import lazyre
-from .lexicon import compiled
+from .lexicon import compiled, pattern
 from .text import nfkc
 
 # A wh-word (not 何か/何でも/何も/いつも/どこか: some, any, always; not the なん of そうなんだ, こんなん).
@@ -31,8 +31,6 @@ _PARTICLE_THEN_AFTERTHOUGHT = lazyre.compile(r"(?:ですか|ますか|かしら|
 _TELL_ME = lazyre.compile(r"教えて|聞かせて|知りたい|って何|ってなに")
 # How a casual question ends after a wh-word: 〜んだ, 〜のだ, 〜だ, 〜んだよ, 〜だい, 〜かい, 〜かな, 〜ん, 〜の.
 _WH_END = lazyre.compile(r"(?:ん|の)?(?:だ|です)(?:よ|い|ね|な)?|(?:ん|の)?かい|かな|かね|ん|のさ|なのよ|なんだい|っけ|のよ")
-# What may follow a wh-word that ends a sentence: a counter, a range, なの
-_WH_TAIL = r"(?:歳|才|時|時間|人|日|年|回|個|杯|本|円)?(?:から|まで|くらい|ぐらい|ごろ|頃)?(?:なん|なの|の)?"
 # An afterthought after the question proper (「何の作業してんだ、ここで」): a few words, no verb ending of its own.
 _AFTERTHOUGHT = lazyre.compile(r"(?:[、,]\s*[^、,。！!？?]{1,10})?\s*[。!！…ー~]*\s*$")
 # Saying one is asking (again): 「名前を聞いてるんだよ」「だから名前って言ってんだ」「それを訊いてるの」.
@@ -68,7 +66,8 @@ def _wh_asks(sentence: str) -> bool:
         return True
     # 「何だ」「誰だい」: the wh-word itself, then the ending; or the sentence ending on the wh-word, a counter
     # or a range after it (「ママっていくつ」「葵ちゃん何歳」「それいつから」: a question typed without its mark)
-    return bool(re.search(rf"(?:{WH.pattern})(?:(?:{_WH_END.pattern})|{_WH_TAIL})$", body))
+    after = pattern("acts", "wh_tail")      # a counter, a range, なの after it
+    return bool(re.search(rf"(?:{WH.pattern})(?:(?:{_WH_END.pattern})|{after})$", body))
 
 
 def is_question(text: str) -> bool:

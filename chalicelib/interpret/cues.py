@@ -370,9 +370,7 @@ _FAREWELL_END = lazyre.compile(
     r"(?:ね|よ|わ|か|かな|ー|~|で|ぞ|さ|べ|っぺ|けえ|けん|ばい|たい|じゃ)*$")
 _QUESTION_END = lazyre.compile(r"[？?]\s*$")
 # A sentence that is a farewell and nothing else but a lead-in (「んじゃ、おやすみ〜。」「じゃあ、失礼します。」)
-_FAREWELL_ALONE = lazyre.compile(r"^(?:(?:ん?じゃ(?:あ)?|それじゃ(?:あ)?|では|さて|よし|ほな)[、,\s]*)?"
-                                 r"(?:おやすみ(?:なさい)?|失礼します|お先に(?:失礼します)?|さようなら|さよなら|またね|じゃあね"
-                                 r"|ばいばい|バイバイ)[ー〜~!！。…\s]*$")
+_FAREWELL_ALONE = compiled("acts", "farewell_alone")
 _APOLOGY_ONLY = lazyre.compile(r"失礼(?:しました|いたしました)")
 _LEAVING_CONTEXT = lazyre.compile(r"帰|そろそろ|お先|ごちそう|ご馳走|また|お邪魔|おじゃま|今日は|遅くまで|長居|では|じゃあ")
 _FAREWELL_ANY = lazyre.compile(r"失礼(?:します|するね)|お邪魔しました|帰(?:ります|るね|るよ|ろう)|ごちそうさま|またね|じゃあね|さよ(?:う)?なら|おやすみ")
