@@ -17,68 +17,31 @@ from dataclasses import dataclass, field
 
 from .. import lazyre
 from .asking import WH
-from .lexicon import compiled, word_class
+from .lexicon import compiled, group, word_class
+from .lexicon import pattern as source_of
 from .text import find_names, nfkc
 
 CLAUSE_BREAK = "。！？!?\n"
-_TRAILING = lazyre.compile(r"[\s。．.！!…~ーっw笑♪☆★]+$")
+_TRAILING = compiled("moves", "trailing_marks")
 
 # A movement verb: the stem, with a look-ahead on the kana that inflects it.
-_MOVE_VERB = (
-    r"行(?=[かきくけこっ])|い(?=こう|こっ|きた|きま|ってみ|ってく)|戻(?=[らりるれろっ])|もど(?=[らりるれろっ])"
-    r"|移動|移(?=[らりるれろっ])|入(?=[らりるれろっ])|はい(?=ろう|ろっ|りた|りま)|向か(?=[わいうえおっ])"
-    r"|帰(?=[らりるれろっ])|寄(?=[らりるれろっ])|お邪魔|おじゃま|連れて|つれて|案内"
-)
-_LOOK_VERB = r"見(?=て|た)|覗(?=[かきくけこい])|のぞ(?=[かきくけこい])"
-_TALK_WORD = r"話|しゃべ|喋|続き|つづき|飲|のみ|ゆっくり|休"
-MOVE_VERB_RE = lazyre.compile(_MOVE_VERB)
-LOOK_VERB_RE = lazyre.compile(_LOOK_VERB)
-TALK_WORD_RE = lazyre.compile(_TALK_WORD)
+MOVE_VERB_RE = compiled("moves", "move_verb")
+LOOK_VERB_RE = compiled("moves", "look_verb")
+TALK_WORD_RE = compiled("moves", "talk_word")
 
 # Forms that only talk about going, checked first (on the text after the stem).
-_NEGATIVE_FORMS = [lazyre.compile(p) for p in (
-    r"^.{0,3}?[ただ](?:こと|事)",                       # 行ったことある
-    r"^.{0,3}?(?:たら|だら|れば|なら)",                 # 行ったら何がある
-    r"^.{0,4}?[てで]も(?:いい|良い|よい|大丈夫|平気|かま|ok)",   # 行ってもいい？
-    r"^.{0,4}?(?:ない|ません|なかっ|ず)(?!\s*[？?か])",      # 行かない (not 行かない？)
-    r"^.{0,4}?(?:の|んだ|んです|のか)\s*[？?]",           # 行くの？
-    r"^.{0,4}?(?:の|んだ|んです)(?:かな|か)",             # 行くのかな
-    r"^.{0,3}?[ただ](?:\s*[。！!よねわ]|$|けど|から|って|んだ|の)",  # 行った (narration)
-    r"^.{0,4}?[てで](?:る|た|い)",                        # 行ってる, 行ってた, 行っている
-    r"^.{0,2}?[るく]\s*(?:人|の\b|とき|時|前|途中|予定|つもりだった)",  # 行く人, 行く時
-    r"^.{0,5}?(?:か|って)?\s*(?:と|って)\s*思っ(?:た|てた|たけど|たんだけど)",   # 行こうかと思ったけど (a hedge)
-    r"^.{0,4}?(?:つもり|予定|はず)(?:だった|でした|だったけど)",         # 行くつもりだった
-    r"^.{0,3}?[ただ]ことに",                                   # 行ったことにしよう
-    r"^[りきちいしびみぎにっ]?(?:やす|にく|づら|辛)(?:い|く|そう|かった)",  # 入りやすそう: how easy going is
-    r"^[りきちいしびみぎに]そう(?:[だでなにね。、,！!？?\s]|です|$)",       # 入りそう: how it looks (not 入ろう)
-    r"^.{0,6}?[てで](?:あげ|やっ)て",      # 連れてってあげて: asked of someone for another, not the player's move
-)]
-_POSITIVE_FORMS = [lazyre.compile(p) for p in (
-    r"^.{0,3}?(?:こう|ろう|おう|よう|そう|もう|ごう|ぼう|とう|ましょう|こっか|ろっか|よっか|しょ)",  # volitional
-    r"^(?:こ|ろ|お|そ|も)(?:っか|か)?(?:な|ね|よ|ー|~)*\s*(?:[。！!？?、,\s]|$)",   # casual volitional: 行こ, 戻ろ
-    r"^.{0,3}?たい",                                     # desire
-    r"^.{0,4}?[てで]み(?:よう|る|たい|ない|ようか|ます)",  # try
-    r"^.{0,3}?[てで](?:くる|きます|くるね|くるよ|こう)",   # 行ってくる
-    r"^.{0,4}?(?:ない|ません)\s*(?:[？?]|か)",            # invitation: 行かない？
-    r"^.{0,3}?(?:く|る|う|す|つ|ます)(?:ね|よ|わ|ぞ|ー|~|か)*\s*(?:[。！!？?]|$|、|から)",  # 行く, 戻るね, 行く？
-    r"^.{0,4}?[てで](?:よ|ね|ー|ください|下さい|くれ|ほしい|欲しい)?\s*(?:[。！!]|$)",   # request: 連れてって
-    r"^.{0,2}?(?:し|する|します)(?:ね|よ|か)*\s*(?:[。！!]|$)",   # 移動する
-)]
+_NEGATIVE_FORMS = group("moves", "talks_of_going_")
+_POSITIVE_FORMS = group("moves", "commits_")
 # Purpose before 行く (映画見に行こう): the trip is not to a place of the scene.
 # Taking it back later in the text: 「…と思ったけど、やっぱやめとく」「行こうかな、いや、まだいる」.
-_CANCEL = lazyre.compile(
-    r"やめ(?:とく|とこ|ておく|ておこ|た|る|よう|ます|にする)|止め(?:とく|とこ|ておく|た|る|よう)|やっぱ(?:り)?(?:\s*[、,]?\s*)"
-    r"(?:いい|やめ|なし|無理|いや|行かな|戻らな|帰らな|ここ|まだ|今度)|いいや|(?:行|い|戻|もど|帰|かえ)(?:か|ら)ない(?![？?]|か)"
-    r"|まだ(?:いる|いたい|ここ|帰らな|飲む|いよう)|もう少し(?:いる|いよう|ここ)|また今度|今はいい|今度にする")
+_CANCEL = compiled("moves", "cancel")
 
 
 # Staying put, said after a hedge: 「…いや、もうちょっとここにいよ」「…でも、まだ残る」.
-_STAY = lazyre.compile(r"もう(?:ちょっと|ちょい|少し|すこし)(?:だけ)?(?:いる|いよ|いたい|ここ|飲)|ここに(?:いる|いよ|いたい|います|残)"
-                   r"|残(?:る|ろう|ろ|ります|りたい)|まだ(?:早|いい|帰らな|行かな)")
+_STAY = compiled("moves", "stay")
 # A hedge (〜かな, 〜かも, …) followed by a turn (いや, でも, やっぱ): what came before is taken back unless
 # the turn commits to going after all (「行こうかな、いや、やっぱ行こう」).
-_RETRACTION = lazyre.compile(r"(?:かな|かなあ|かなー|かも|…|\.\.\.|けど|けれど)\s*[、,…。!！?？\s]*"
-                         r"(?:いや|いいや|でも|やっぱ(?:り)?|待って|まって)(?![がだで])")
+_RETRACTION = compiled("moves", "retraction")
 
 
 def cancelled(text: str, start: int = 0) -> bool:
@@ -94,7 +57,7 @@ def cancelled(text: str, start: int = 0) -> bool:
     return not any(_committing(rest[m.end():]) for m in MOVE_VERB_RE.finditer(rest)) and not _FAREWELL_ANY.search(rest)
 
 
-_STRETCH = lazyre.compile(r"(?<=[\u3041-\u309f])[ー〜~]+")
+_STRETCH = compiled("moves", "stretch")
 
 
 def unstretched(text: str) -> str:
@@ -103,9 +66,9 @@ def unstretched(text: str) -> str:
     return _STRETCH.sub("", text)
 
 
-_PURPOSE_BEFORE = lazyre.compile(r"(?:見|観|食べ|飲み|遊び|買い|取り|撮り|聴き|聞き|歌い|踊り|探し|迎え|散歩|会い)に\s*$")
-_BARE_DESTINATION = lazyre.compile(r"^\s*(?:に|へ|まで)?(?:ね|よ|だ|ー|~)*$")
-_GENERIC_MOVE = lazyre.compile(r"場所を?変え|場所変え|別の(?:場所|ところ|所|部屋)|移動し")
+_PURPOSE_BEFORE = compiled("moves", "purpose_before")
+_BARE_DESTINATION = compiled("moves", "bare_destination")
+_GENERIC_MOVE = compiled("moves", "generic_move")
 
 
 def _committing(after: str) -> bool:
@@ -124,13 +87,12 @@ def _clause_end(text: str, start: int) -> int:
 
 
 # 「控え室、ちょっと覗いてきます」: a little adverb between the place and a looking verb.
-_LOOK_GAP = lazyre.compile(r"[、,\s]*(?:に|を|へ|の中|のなか|の部屋)?(?:って|は|も)?[、,\s]*"
-                       r"(?:ちょっと|ちょっとだけ|ちょい|少し|すこし|一旦|いったん|軽く|こっそり)?[、,\s]*")
+_LOOK_GAP = compiled("moves", "look_gap")
 
 
-_SHOW_ME = lazyre.compile(r"(?:見せ|みせ)て(?:もらって(?:も)?(?:いい|良い)|もらえ(?:る|ます|ない)|くれ(?:る|ない|ます)|ください|ほしい|よ)")
+_SHOW_ME = compiled("moves", "show_me")
 # the verb's own te-form (行って, 入って, 見て) then leave: not 行かなくてもいい (no need to go)
-_PERMISSION = lazyre.compile(r"^[っいん]?[てで]も?(?:いい|良い|よい|大丈夫|かまわない|構わない)(?:です)?(?:か|かな|の)?\s*[？?]?")
+_PERMISSION = compiled("moves", "permission")
 
 
 def committing_verb_after(text: str, start: int, *, window: int = 12, look: bool = False,
@@ -143,7 +105,7 @@ def committing_verb_after(text: str, start: int, *, window: int = 12, look: bool
     for match in MOVE_VERB_RE.finditer(segment):
         if match.start() > window:
             break
-        if "を" in segment[:match.start()]:
+        if compiled("moves", "object_particle").search(segment[:match.start()]):
             continue
         if _committing(segment[match.end():]):
             return True
@@ -152,8 +114,7 @@ def committing_verb_after(text: str, start: int, *, window: int = 12, look: bool
     if look:
         for match in LOOK_VERB_RE.finditer(segment):
             near = match.start() <= 3 or bool(_LOOK_GAP.fullmatch(segment[:match.start()]))
-            if near and re.match(r"^.{0,2}?(?:てみたい|てみよう|てみ(?:ても)?いい|ても(?:いい|良い)|たい|て(?:くる|きます|こよう|こ)(?![なか]))",
-                                                segment[match.end():]):
+            if near and compiled("moves", "look_commits").match(segment[match.end():]):
                 return True
         # 「奥、見せてもらってもいいですか？」: asking to be shown the place named is asking to go there
         for match in _SHOW_ME.finditer(segment):
@@ -161,10 +122,7 @@ def committing_verb_after(text: str, start: int, *, window: int = 12, look: bool
                 return True
     if talk:
         for match in TALK_WORD_RE.finditer(segment):
-            if match.start() <= 4 and re.search(
-                    r"(?:こう|ろう|おう|よう|そう|もう|ましょう|たい|ない\s*[？?]|ないか|てよ|て\s*$|てくれ|せて"
-                    r"|^そ(?:っか|か)?(?:な|ね|よ|ー|~)*\s*(?:[。！!？?、,\s]|$))",
-                    segment[match.end():]):
+            if match.start() <= 4 and compiled("moves", "talk_commits").search(segment[match.end():]):
                 return True
     return False
 
@@ -225,7 +183,7 @@ def said(phrases: tuple[str, ...], text: str) -> bool:
     return matcher.said(text)   # type: ignore[attr-defined]
 
 
-_NOT_A_PLACE_AFTER = lazyre.compile(r"^(?:さん|様|さま|ちゃん|方(?!へ|に)|がた|の人|手)")
+_NOT_A_PLACE_AFTER = compiled("moves", "not_a_place_after")
 
 
 def place_mentions(text: str, names: SceneNames, place_ids: Iterable[str]) -> list[tuple[int, int, str]]:
@@ -248,16 +206,15 @@ def place_mentions(text: str, names: SceneNames, place_ids: Iterable[str]) -> li
 # A person's name, an honorific (源さん, 葵ちゃん: the lexicon's honorifics), then where they are.
 _PERSON_DESTINATION = lazyre.compile(
     rf"^(?:{word_class('honorifics').alternation})?"
-    r"\s*(?:に会いに|にあいに|に会い|のところ|のとこ|の所|の(?:いる|居る)(?:ところ|とこ|所|方|ほう)|の方|のほう|のもと)"
-    r"\s*(?:に|へ|まで)?")
+    + source_of("moves", "person_destination"))
 
 
 # 「奥で話そう」「奥の部屋で話そうか」: talking there is going there.
-_TALK_PLACE = lazyre.compile(r"^(?:の(?:部屋|方|ほう|ところ|とこ))?で")
+_TALK_PLACE = compiled("moves", "talk_place")
 
 _QUOTED = lazyre.compile(r"「[^」]*」|『[^』]*』|“[^”]*”|\"[^\"]*\"")
 # 〜って言ってた / 〜と聞いた: someone else's words, reported.
-_REPORTED = lazyre.compile(r"^[^。！!？?\n]{0,12}?(?:って|と)[^。！!？?\n]{0,10}?(?:言|いう|聞|話|書)")
+_REPORTED = compiled("moves", "reported")
 # Lines that look like the classifier prompt's own structure (a heading, an option line).
 _PROMPT_LINE = lazyre.compile(r"^\s*(?:#|[-・*]\s*[A-Za-zＡ-Ｚａ-ｚ]{1,2}\d*\s*[:：])")
 
@@ -359,43 +316,32 @@ def movement_cue(text: str, names: SceneNames, place: str, exits: Sequence[str],
 # ---------------------------------------------------------------- leaving
 
 # (not 行ってきます: said on the way to come back — 「トイレ行ってきます」 — it leaves nobody)
-_FAREWELL_END = lazyre.compile(
-    r"(?:失礼(?:します|しました|いたします|するね|するよ|するわ|します)|お邪魔しました|おじゃましました|お暇(?:します|するね|するよ)"
-    r"|おいとま(?:します|するね|するよ)|帰(?:ります|るね|るよ|るわ|る|ろうかな|ろう|ろうか|ろっか|ろ)"
-    r"|かえ(?:ります|るね|るよ|ろうかな)|ごちそうさま(?:でした)?|ご馳走様(?:でした)?|ごちそうさん|お先に(?:失礼します)?"
-    r"|また(?:ね|来ます|来るね|来るよ|くるね|くるよ|来る|明日|今度)|じゃあね|じゃあまた|では(?:、)?また|さようなら|さよなら"
-    r"|ばいばい|バイバイ|おやすみ(?:なさい)?|(?:そろそろ|もう)(?:行くね|行くよ|行きます|出るね|出ます)"
-    r"|出ますね|今日は(?:この(?:へん|辺|あたり)|これ)で)"
-    # (and the sentence-final particles of regional speech: 「また来るで」「帰るけえ」「帰るべ」「また来るばい」)
-    r"(?:ね|よ|わ|か|かな|ー|~|で|ぞ|さ|べ|っぺ|けえ|けん|ばい|たい|じゃ)*$")
+_FAREWELL_END = compiled("moves", "farewell_end")
 _QUESTION_END = lazyre.compile(r"[？?]\s*$")
 # A sentence that is a farewell and nothing else but a lead-in (「んじゃ、おやすみ〜。」「じゃあ、失礼します。」)
 _FAREWELL_ALONE = compiled("acts", "farewell_alone")
-_APOLOGY_ONLY = lazyre.compile(r"失礼(?:しました|いたしました)")
-_LEAVING_CONTEXT = lazyre.compile(r"帰|そろそろ|お先|ごちそう|ご馳走|また|お邪魔|おじゃま|今日は|遅くまで|長居|では|じゃあ")
-_FAREWELL_ANY = lazyre.compile(r"失礼(?:します|するね)|お邪魔しました|帰(?:ります|るね|るよ|ろう)|ごちそうさま|またね|じゃあね|さよ(?:う)?なら|おやすみ")
+_APOLOGY_ONLY = compiled("moves", "apology_only")
+_LEAVING_CONTEXT = compiled("moves", "leaving_context")
+_FAREWELL_ANY = compiled("moves", "farewell_any")
 # Saying one will come back (また来るよ) is a farewell, unless it answers a character's question about it.
-_RETURN_PROMISE = lazyre.compile(r"また(?:来|く|き)")
+_RETURN_PROMISE = compiled("moves", "return_promise")
 
 
 def answers_return_question(text: str, asked: str | None) -> bool:
     """Whether a farewell-like line only promises to come back in answer to a character's question about
     coming back (「また来てくれるんでしょ？」→「もちろん、また来るよ」): an answer, not a goodbye.  A line
     that also says goodbye (ごちそうさま, またね, 帰ります) is still one."""
-    if not asked or not re.search(r"来|くる|きて|くれる", asked):
+    if not asked or not compiled("moves", "return_asked").search(asked):
         return False
     text = unstretched(text)
     return bool(_RETURN_PROMISE.search(text)) and not _FAREWELL_ANY.search(text)
 
 
 # 「やっぱ行く」「行きます」「そっち行こう」: going, with no place named (the invitation names it).
-_BARE_GO = lazyre.compile(r"(?:^|[、,。！!\s])(?:やっぱ(?:り)?|じゃあ|じゃ|うん|よし|なら|それなら)?[、,\s]*"
-                      r"(?:そっち|あっち|向こう)?(?:に|へ)?\s*(?:行|い)(?:く|こう|こ|きます|きましょう|ってみる|ってみよう"
-                      r"|っても?(?:いい|良い)(?:です)?(?:か|の)?)"
-                      r"(?:よ|ね|わ|か|な|っ)*\s*[。！!~？?]*$")
+_BARE_GO = compiled("moves", "bare_go")
 
 
-_RETURN_VERB = lazyre.compile(r"戻(?=[らりるれろっ])|もど(?=[らりるれろっ])")
+_RETURN_VERB = compiled("moves", "return_verb")
 
 
 def goes_back(text: str, names: SceneNames, place: str, exits: Sequence[str]) -> bool:
@@ -406,7 +352,8 @@ def goes_back(text: str, names: SceneNames, place: str, exits: Sequence[str]) ->
         return False
     for match in _RETURN_VERB.finditer(text):
         before = text[max(0, match.start() - 3):match.start()]
-        if re.search(r"[がは]$", before) and not re.search(r"(?:僕|俺|私|わたし|あたし)[がは]$", text[:match.start()]):
+        if compiled("moves", "someone_before").search(before) and \
+                not compiled("moves", "self_before").search(text[:match.start()]):
             continue        # someone else going back
         if _committing(text[match.end():]):
             return True
@@ -414,16 +361,14 @@ def goes_back(text: str, names: SceneNames, place: str, exits: Sequence[str]) ->
 
 
 # 「ちょっと覗いてもいいかな」「見てみたい」「お邪魔していい？」: taking up an invitation to a place by looking in.
-_BARE_LOOK = lazyre.compile(r"(?:^|[、,。！!\s])(?:じゃあ|じゃ|うん|よし|ちょっと|ちょっとだけ|少し)?[、,\s]*"
-                        r"(?:覗|のぞ|見|お邪魔し|おじゃまし|入)[いっ]?て(?:み(?:て)?)?(?:も(?:いい|良い|大丈夫)|(?:いい|い|たい|よう))"
-                        r"(?:かな|ですか|か|の|です)?\s*[。！!~？?]*$")
+_BARE_LOOK = compiled("moves", "bare_look")
 
 
 def goes_along(text: str) -> bool:
     """The line ends by agreeing to go somewhere it does not name (after an invitation that names it)."""
     stripped = _TRAILING.sub("", unstretched(text))
     return bool(_BARE_GO.search(stripped) or _BARE_LOOK.search(stripped)) and not cancelled(stripped)
-_VOLITIONAL_END = lazyre.compile(r"(?:ろう|よう|おう|こう|ましょう)か?(?:な)?\s*[？?]?\s*$")
+_VOLITIONAL_END = compiled("moves", "volitional_end")
 
 
 def without_trailing_calls(text: str, names: SceneNames | None) -> str:
@@ -435,7 +380,7 @@ def without_trailing_calls(text: str, names: SceneNames | None) -> str:
     if not called:
         return text
     pattern = re.compile(r"[、,\s]+(?:" + "|".join(re.escape(n) for n in called) + r")(?:"
-                         + word_class("honorifics").alternation + r")?[、,。！!〜~ー\s]*$")
+                         + word_class("honorifics").alternation + r")?" + source_of("moves", "trailing_call_marks"))
     while True:
         shorter = pattern.sub("", text)
         if shorter == text:
@@ -493,8 +438,7 @@ def later(text: str, at: int) -> bool:
     return bool(compiled("later", "prerequisite").search(text[:at]))
 
 
-_LEAVE_CUE = lazyre.compile(r"失礼|お邪魔し|おじゃまし|お暇|おいとま|帰|かえ(?:る|ろ|り)|ごちそうさま|ご馳走|出(?:よう|る|ます|たい)|離れ"
-                        r"|さよ(?:う)?なら|じゃあね|またね|バイバイ|ばいばい|おやすみ|行かなきゃ|そろそろ")
+_LEAVE_CUE = compiled("moves", "leave_cue")
 
 
 def leave_cue(text: str) -> bool:
@@ -509,15 +453,9 @@ def leave_cue(text: str) -> bool:
 
 # ---------------------------------------------------------------- agreeing
 
-_AGREE = lazyre.compile(
-    r"^(?:うん|はい|ええ|ああ|おう|いい|いいよ|いいね|いいですよ|いいですね|いいとも|いいじゃん|もちろん|ぜひ|是非|喜んで|よろこんで"
-    r"|おっけー|オッケー|ok|okay|了解|りょうかい|わかった|分かった|わかりました|分かりました|そうしよう|そうしようか|そうしましょう"
-    r"|そうだね|そうね|そうだな|そうする|行こう|いこう|行こうか|行こっか|いこっか|行きましょう|行ってみよう|行ってみようか|行く|行くよ"
-    r"|行きます|賛成|さんせい|任せて|まかせて|ついていく|ついて行く|ついてく|連れてって|案内して|じゃあ行こう|よし|じゃあ|それじゃ|では"
-    r"|じゃ|ね|ねえ|うんうん|いいよいいよ|そうしよっか|そうしよ|移動しよう|場所を変えよう"
-    r"|(?:行|い)こっ?(?:行こっ?|いこっ?)?|(?:そっちで|向こうで|あっちで|そこで)?話(?:そう|そっ|そ|しましょう|しよう))$")
-_FILLER = lazyre.compile(r"^(?:え|あ|じゃあ|それじゃ|よし|では|じゃ|ね|ねえ|う|ん|お|ま|まあ|うーん|そっか|そうか)$")
-_NEGATIVE = lazyre.compile(r"いや|嫌|やめ|だめ|ダメ|駄目|無理|あとで|後で|今度|ここで|ない|ません|待って|まって|ちょっと")
+_AGREE = compiled("moves", "agree")
+_FILLER = compiled("moves", "agree_filler")
+_NEGATIVE = compiled("moves", "agree_not")
 
 
 def short_agreement(text: str, limit: int = 16) -> bool:
@@ -530,7 +468,7 @@ def short_agreement(text: str, limit: int = 16) -> bool:
         return False
     agreed = False
     for part in parts:
-        part = re.sub(r"(?:ね|よ|な|か|ー|~)+$", "", part) or part
+        part = compiled("moves", "agree_tail").sub("", part) or part
         if _AGREE.match(part):
             agreed = agreed or not _FILLER.match(part)
         elif not _FILLER.match(part):
@@ -538,23 +476,20 @@ def short_agreement(text: str, limit: int = 16) -> bool:
     return agreed
 
 
-_TAKE_UP = lazyre.compile(r"お言葉に甘え|甘えちゃ|甘えよう|甘えます|お邪魔します|おじゃまします|お邪魔しよう|おじゃましよう"
-                      r"|(?:じゃあ|それじゃ|では)[、,\s]*(?:ちょっと|少し|すこし)だけ|(?:ちょっと|少し|すこし)だけ(?:なら|ですよ|ね)?\s*[。!！]*$"
-                      r"|喜んで|よろこんで|ぜひ|是非|ご一緒します|行きます|いきます")
-_TAKE_UP_NOT = lazyre.compile(r"いや|嫌|結構|やめ|遠慮|無理|だめ|ダメ|駄目|今度|あとで|後で|ここで|行かない|いかない|行けない|ません(?!か)")
+_TAKE_UP = compiled("moves", "take_up")
+_TAKE_UP_NOT = compiled("moves", "take_up_not")
 
 
 def takes_up(text: str, limit: int = 30) -> bool:
     """A yes to an invitation that names no place: 「え、いいんですか？じゃあ、ちょっとだけ」「ぜひ！」「お言葉に甘えて」.
     Only for an invitation that is open (the caller's check): it is no request to go anywhere by itself."""
     stripped = _TRAILING.sub("", unstretched(text))
-    if not stripped or len(stripped) > limit or _TAKE_UP_NOT.search(stripped.replace("すみません", "")):
+    if not stripped or len(stripped) > limit or _TAKE_UP_NOT.search(compiled("moves", "apology_word").sub("", stripped)):
         return False
     return bool(_TAKE_UP.search(stripped))
 
 
-_INVITATION_FORM = lazyre.compile(
-    r"(?:ない\s*[？?]|ないか|ましょう|(?:こう|ろう|おう|よう|そう|もう)(?:か|よ)?|おいで|来て|きて|いらっしゃい|行って|てみない)")
+_INVITATION_FORM = compiled("moves", "invitation_form")
 
 
 def invited_place(line_text: str, names: SceneNames, exits: Sequence[str]) -> str | None:
@@ -564,7 +499,7 @@ def invited_place(line_text: str, names: SceneNames, exits: Sequence[str]) -> st
     found = []
     for _start, end, pid in place_mentions(text, names, exits):
         rest = text[end:_clause_end(text, end)]
-        if re.match(r"^\s*(?:に|へ|で|まで|のほう|の方)", rest) and _INVITATION_FORM.search(rest):
+        if compiled("moves", "invitation_particle").match(rest) and _INVITATION_FORM.search(rest):
             found.append(pid)
     found = list(dict.fromkeys(found))
     return found[0] if len(found) == 1 else None

@@ -155,3 +155,9 @@ def pattern(table: str, name: str) -> str:
 def compiled(table: str, name: str, flags: int = 0) -> re.Pattern[str]:
     """One pattern of a table, compiled where it is first used (module-level names stay cheap to import)."""
     return lazyre.compile(pattern(table, name), flags)
+
+
+def group(table: str, prefix: str) -> tuple[re.Pattern[str], ...]:
+    """The patterns of a table whose names start with `prefix`, compiled where first used, in the file's order
+    (moves.json: the forms after a verb's stem that commit to going, tried one by one)."""
+    return tuple(compiled(table, name) for name in patterns(table) if name.startswith(prefix))
