@@ -27,16 +27,11 @@ from ..interpret.cues import SceneNames
 from ..interpret.dialect import standard
 from ..interpret.ja import analyse
 from ..interpret.ja.tokens import Token
-from ..interpret.lexicon import word_class
+from ..interpret.lexicon import compiled, word_class
 from ..interpret.text import find_names, nfkc
 
 # 「AじゃなくてB」「Aの話してない」「Aはやめとけ」「初めてじゃないぞ」: A is taken back (turned down).
-_TAKEN_BACK = lazyre.compile(r"(?:じゃなくて|じゃなく|ではなくて|ではなく|じゃないよ|じゃないって|じゃないから|じゃないぞ"
-                         r"|じゃねえ(?:ぞ|よ|って)?(?=[、,。!！\s]|$)|ではないです"
-                         r"|は(?:やめ(?:とけ|とこう|ておこう|ておけ|よう|ましょう)|なしで|なしだ|ダメ|だめ|駄目|嫌だ|いやだ)"
-                         r"(?=[、,。!！\s]|$)"
-                         r"|の話(?:じゃない|してない|はしてない|をしてるんじゃない)(?:って|よ|から|んだけど)?)"
-                         r"[、,。!！\s~wｗ笑]*")
+_TAKEN_BACK = compiled("corrections", "taken_back")
 # A call at the head: 「ママ、」「ねえ葵ちゃん！」 (the name then answers, it is not what the line is about).
 _CALL_AFTER = lazyre.compile(r"^(?:さん|ちゃん|くん)?\s*(?:[、,!！?？。\s]|ねえ|ね[、,])")
 _CALL_BEFORE = lazyre.compile(r"^[.…‥・~〜\s]*(?:ねえ|ねぇ|なあ|あの|あのさ|ちょっと|で|じゃあ|ところで)?[、,\s]*$")

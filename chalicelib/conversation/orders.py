@@ -511,12 +511,7 @@ class Orders:
         if ordered:
             return self._for_service(self._chosen(normalised, hits, ordered[-1], people, addressee, responder), tab)
         if hits:
-            # 「ビール…いや、やっぱりレモンサワーください」: what is asked for after it
-            later = self._unknown_item(normalised[hits[-1].end:])
-            if later is not None:
-                server = self._server_for_missing(people, addressee, responder)
-                return OrderFound("missing", None, server, later, group=self.group_of(later)) if server else None
-            return None                            # an item talked about, not ordered
+            return self._named_not_ordered(normalised, hits[-1], people, addressee, responder)
         if _THAT_ONE.search(normalised) and mentioned:
             # 「じゃあそれで」: the item just named (by the player or by the one serving)
             return self._served(mentioned, people, addressee, responder, None)
@@ -541,6 +536,20 @@ class Orders:
             group = self._group(normalised[asked.start():] if asked is not None else normalised)
             return OrderFound("ask", None, server, None, group=group) if server else None
         return None
+
+    def _named_not_ordered(self, normalised: str, last: _Hit, people: list[str], addressee: str | None,
+                           responder: str | None) -> OrderFound | None:
+        """A line that names items and orders none of them: a kind the menu does not hold asked after, or a thing
+        asked for after them, is said to be missing; else an item talked about orders nothing."""
+        unsold = self._modifier(normalised, last.start)
+        # 「ピンクの薔薇ってないんですか？」: asked whether a kind the menu does not hold is had — said not to be,
+        # with what is; nothing goes on the tab.  「ビール…いや、やっぱりレモンサワーください」: what is asked for after it
+        missing = unsold if unsold is not None and asks_if_possible(normalised, last.end) else \
+            self._unknown_item(normalised[last.end:])
+        if missing is None:
+            return None
+        server = self._server_for_missing(people, addressee, responder)
+        return OrderFound("missing", None, server, missing, group=self.group_of(missing)) if server else None
 
     def _ordered_hits(self, normalised: str, hits: list[_Hit], offered: bool,
                       tab: Iterable[str] = ()) -> list[_Hit]:

@@ -45,7 +45,7 @@ def turned_down(text: str, end: int) -> bool:
     now."""
     rest = clause_after(text, end)
     return bool(_NEGATED.match(rest) or _NOT_ENOUGH.match(rest) or _REPORTED.match(rest) or _SUPPOSED.match(rest)
-                or compiled("undone", "done_before").match(rest))
+                or compiled("undone", "done_before").match(rest) or compiled("undone", "decision_denied").match(rest))
 
 
 def treats_not(text: str, end: int) -> bool:

@@ -77,7 +77,12 @@ def count_of(text: str, start: int, end: int, bound: int | None = None) -> Count
         again = _count(compiled("counts", "count_alone").search(after, denied.end()), total=True)
         if again is not None:
             return again
-    found = _count(compiled("counts", "total").search(after), total=True) or _count(first)
+    total = compiled("counts", "total").search(after)
+    if total is not None and compiled("counts", "more_lead").search(after[:total.start()]):
+        # 「かすみ草をもう1本にしようかな」: one more of it, not one in all
+        found = _count(total)
+        return replace(found, more=True) if found is not None else None
+    found = _count(total, total=True) or _count(first)
     return found or _count(compiled("counts", "before_item").search(text[max(0, start - 8):start]))
 
 

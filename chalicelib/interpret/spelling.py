@@ -50,6 +50,12 @@ def _leave_tail() -> re.Pattern[str]:
 
 
 @lru_cache(maxsize=1)
+def _restating_tail() -> re.Pattern[str]:
+    # right after the question particle, to the end: 「カード使えるかって聞いたんですけど」
+    return re.compile(rf"(?<=か)(?:{word_class('restating_tails').alternation})[\s？?！!…。〜~ー]*$")
+
+
+@lru_cache(maxsize=1)
 def _laughter() -> re.Pattern[str]:
     return re.compile(rf"(?:{word_class('laughter').alternation})+{_CLAUSE_END}")
 
@@ -87,6 +93,12 @@ def neutral(text: str) -> Neutral:
     if kept != rest:
         aside.append("laughter")
         rest = kept
+    restated = _restating_tail().search(rest)
+    if restated is not None and re.sub(r"[\s、。，．,.!?！？…ー〜~か]", "", rest[:restated.start()]):
+        # (the player's own question said again: what it asked is the question — 「カード使えるかって聞いた
+        # んですけど」 asks whether a card can be used)
+        aside.append(restated.group(0).strip())
+        rest = rest[:restated.start()] + "？"
     rest = re.sub(r"[\s　]{2,}", " ", rest).strip()
     if not re.sub(r"[\s、。，．,.!?！？…ー〜~♪☆★]", "", rest):
         return Neutral(text, ())

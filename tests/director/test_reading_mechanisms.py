@@ -753,3 +753,41 @@ def test_a_price_said_back_is_not_asked_again_and_a_grandmother_is_no_aunt():
     assert "ラッピングは200円" not in on.answer.text, on.answer
     *_, offer = play(florist(), "颯太さんは何歳ですか？", "おばあちゃんを呼んできましょうか？")
     assert "ただの孫" not in offer.answer.text, offer.answer
+
+
+def test_a_kind_the_menu_does_not_hold_asked_after_is_said_missing_and_not_booked():
+    *_, bar = visit("梅酒のハイボールってないんですか？")
+    assert bar.memory.orders == [] and bar.context["order"]["kind"] == "missing", bar.context
+    assert "梅酒" in bar.answer.text, bar.answer
+    *_, shop = play(florist(), "ピンクのスズランってないの？")
+    assert shop.memory.orders == [] and "ピンク" in shop.answer.text, shop.answer
+    # asked for outright, the item is served as the menu has it
+    *_, asked = visit("梅酒のハイボールください")
+    assert asked.memory.orders == ["ハイボール"], asked.context
+
+
+def test_a_choice_denied_as_decided_or_said_orders_nothing():
+    *_, bar = visit("いや、まだナポリタンにするって決めたわけじゃないよ")
+    assert bar.memory.orders == [], bar.context
+    *_, shop = play(florist(), "ひまわりにするとは言ってないですよ")
+    assert shop.memory.orders == [], shop.context
+    *_, decided = play(florist(), "よし、ひまわりにする")
+    assert decided.memory.orders == ["ひまわり"], decided.context
+
+
+def test_a_count_said_as_more_adds_to_the_tab():
+    *_, shop = play(florist(), "スズランを3本ください", "スズランをもう2本にしてください")
+    assert shop.memory.orders.count("スズラン") == 5, shop.memory.orders
+    *_, bar = visit("ハイボールください", "やっぱりおでんじゃなくてハイボールをもう1杯にしようかな")
+    assert bar.memory.orders.count("ハイボール") == 2, bar.memory.orders
+    *_, total = play(florist(), "スズランを3本ください", "スズランは2本にしてください")
+    assert total.memory.orders.count("スズラン") == 2, total.memory.orders
+
+
+def test_a_question_said_again_is_the_question_and_pays_nothing():
+    *_, shop = play(florist(), "赤い薔薇を3本ください", "お会計お願いします", "えっと、カード使えるかって聞いたんですけど笑")
+    assert shop.memory.paid == 0 and "現金" in shop.answer.text, shop.answer
+    *_, wished = play(florist(), "赤い薔薇を3本ください", "お会計お願いします", "カードで払いたいんですが")
+    assert wished.memory.paid == 0, wished.context
+    *_, bar = visit("ビールください", "合計は？")
+    assert "600" in bar.answer.text and bar.memory.paid == 0, bar.answer

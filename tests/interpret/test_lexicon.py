@@ -23,6 +23,7 @@ MATCHERS = {
     "discourse_markers": lambda text: neutral(text).text != text,
     "laughter": lambda text: neutral(text).text != text,
     "asking_leave_tails": lambda text: neutral(text).text != text,
+    "restating_tails": lambda text: neutral(text).text != text,
     # a kana spelling read as the word
     "spellings": lambda text: Respeller().respell(text) != text,
     # a scenario's phrase still said with the verb carried on (外に出る in 外に出てみます)
