@@ -22,8 +22,16 @@ from dataclasses import dataclass, replace
 from typing import Literal
 
 from .. import lazyre
-from ..interpret.asking import sentence_end, sentence_start
-from ..interpret.counts import count_claimed, count_of, count_sentence_after, joined, of_the_last, orders_by_count
+from ..interpret.asking import WH, sentence_end, sentence_start
+from ..interpret.counts import (
+    Count,
+    count_claimed,
+    count_of,
+    count_sentence_after,
+    joined,
+    of_the_last,
+    orders_by_count,
+)
 from ..interpret.ja import analyse, word_meaning
 from ..interpret.ja.tokens import Token
 from ..interpret.lexicon import compiled, pattern, word_class
@@ -38,6 +46,8 @@ OrderKind = Literal["item", "again", "ask", "missing", "adjust", "treat", "decli
 # Cues that order whatever is named right before them.
 _CUE = compiled("shop", "order_cue")
 _COUNT_AS_MEASURE = compiled("shop", "count_as_measure")
+# What joins the items of a list (「かすみ草とひまわり」).
+_LIST_JOINER = compiled("shop", "list_joiner")
 # One item on the tab swapped for another (lexicon shop.swap_*).
 _SWAP_BETWEEN = compiled("shop", "swap_between")
 _SWAP_BY_CHANGE = compiled("shop", "swap_by_change")
@@ -122,7 +132,8 @@ _SAID_OF_ITEM = frozenset("名物 人気 定番 自慢 評判 噂 おすすめ �
                           "最初 最後 二杯目 締め シメ 〆".split())
 _BARE = lazyre.compile(r"^\s*(?:で|を|も)?\s*(?:[。！!…]|$)")
 # A question about the item (いつからある？ どんな味？ 何が入ってる？) is not an order of it.
-_WH = lazyre.compile(r"いつ|何|なに|なん|どう|どんな|どれ|どこ|誰|だれ|なぜ|いくら")
+_WH = WH
+_TOPIC_AFTER = compiled("shop", "topic_after")
 NEAR_FOOD = 0.4
 NEAR_ALONE = 0.6
 _KATAKANA = lazyre.compile(r"[ァ-ヴー・]+")
@@ -338,14 +349,24 @@ class Orders:
         normalised = nfkc(text)
         hits = sorted(self._hits(TextForms.of(normalised)), key=lambda h: h.start)
         held = set(tab)
-        for first, second in zip(hits, hits[1:], strict=False):
+        for i, first in enumerate(hits[:-1]):
+            second = hits[i + 1]
             if first.item not in held or second.item == first.item:
                 continue
-            between, after = normalised[first.end:second.start], normalised[second.end:]
+            # (what it is swapped for may be a list: 「ばらはやめて、かすみ草とひまわりにするわ」)
+            last = i + 1
+            while last + 1 < len(hits) and _LIST_JOINER.fullmatch(normalised[hits[last].end:hits[last + 1].start]):
+                last += 1
+            between, after = normalised[first.end:second.start], normalised[hits[last].end:]
             if (_SWAP_BETWEEN.match(between) and _SWAP_AFTER.match(after)) or \
                     (_SWAP_BY_CHANGE.match(between) and _SWAP_CHANGE.match(after)):
-                return OrderFound("item", second.item, second.owner, named=normalised[second.start:second.end],
-                                  swapped=first.item)
+                taken = list(dict.fromkeys(h.item for h in hits[i + 1:last + 1] if h.item != first.item))
+                counts = self._counts_said(normalised)      # (a count said in a later sentence: 「ひまわり二本ね」)
+                main, said = hits[last], counts.get(taken[-1])
+                return OrderFound("item", taken[-1], main.owner, named=normalised[main.start:main.end],
+                                  swapped=first.item, count=said.n if said else 1, counted=said.said if said else None,
+                                  also=tuple((item, c.n, c.said, False) if (c := counts.get(item)) else (item, 1, None, False)
+                                             for item in taken[:-1]))
         return None
 
     def spans(self, text: str) -> list[tuple[str, int, int]]:
@@ -355,14 +376,17 @@ class Orders:
     def counts_named(self, text: str) -> dict[str, int]:
         """The count said of each item the text names (「水割りは二杯で、ナポリタンは一皿しか…」: 水割り 2,
         ナポリタン 1); an item named without one is not in it."""
-        normalised = nfkc(text)
+        return {item: count.n for item, count in self._counts_said(nfkc(text)).items()}
+
+    def _counts_said(self, normalised: str) -> dict[str, Count]:
+        """The count said of each item the text names, with its words; an item named without one is not in it."""
         hits = sorted(self._hits(TextForms.of(normalised)), key=lambda h: h.start)
-        out: dict[str, int] = {}
+        out: dict[str, Count] = {}
         bounds: list[int | None] = [h.start for h in hits[1:]]
         for hit, after in zip(hits, [*bounds, None] if hits else [], strict=True):
             count = count_of(normalised, hit.start, hit.end, after)
             if count is not None and not count.more:
-                out[hit.item] = count.n
+                out[hit.item] = count
         return out
 
     def orders_outright(self, text: str) -> bool:
@@ -568,7 +592,7 @@ class Orders:
         # 「赤いバラもあるのよね。一本いくら？」: a price asked of it (a count with it says of what), not an order
         ordered = [h for h in ordered if not _PRICE_ASKED.search(normalised, h.end, _clause_end(normalised, h.end)) or
                    _ASKS_FIRMLY.search(normalised, h.end)]
-        if ordered and asks_if_possible(normalised, ordered[-1].start) and not self._for_goods(ordered[-1], tab):
+        if ordered and asks_if_possible(normalised, ordered[-1].start) and not self._for_goods(normalised, ordered[-1], tab):
             return []             # asked whether it can be had: nothing goes on the tab until it is asked for
         if any(self._kind_of(h) == "service" for h in hits):
             # 「薔薇ってラッピングしてもらえますか？」「かすみ草も一本、薔薇と一緒に包んでもらえますか？」 after the rose
@@ -591,11 +615,13 @@ class Orders:
         item = self.item(hit.owner, hit.item)
         return item.kind if item is not None else None
 
-    def _for_goods(self, hit: _Hit, tab: Iterable[str]) -> bool:
-        """Whether `hit` is a service asked for goods being bought (「それ、家まで届けてもらうことってできます？」 with
-        flowers on the tab: a request for them, not a question of whether it is done)."""
+    def _for_goods(self, text: str, hit: _Hit, tab: Iterable[str]) -> bool:
+        """Whether `hit` is a service asked for goods being bought, by the verb that does it (「それ、家まで届けて
+        もらうことってできます？」 with flowers on the tab: a request for them).  The service named as what the
+        question is about (「ラッピングってできますか？」) asks whether there is one: its price is said as an offer
+        and a yes orders it."""
         item = self.item(hit.owner, hit.item)
-        return item is not None and item.kind == "service" and any(
+        return item is not None and item.kind == "service" and not _TOPIC_AFTER.match(text[hit.end:]) and any(
             (got := self.item(hit.owner, had)) is not None and got.kind == "goods" for had in tab)
 
     def _with_fallback(self, normalised: str, fallback: re.Match[str], people: list[str], addressee: str | None,

@@ -278,9 +278,11 @@ class Serving(TurnParts):
             self._book(mem, menu, order.swapped, 0 if given_up is not None and given_up.kind == "goods" else
                        mem.orders[mem.paid:].count(order.swapped) - 1, total=True)
         for also, n, said, total in order.also:
-            self._book(mem, menu, also, n, total=total or self._in_basket(menu, also, said, False, mem))
-        self._book(mem, menu, item.id, order.count,
-                   total=order.total or self._in_basket(menu, item.id, order.counted, order.more, mem))
+            if not self._named_again(menu, also, said, False, mem):
+                self._book(mem, menu, also, n, total=total or self._in_basket(menu, also, said, False, mem))
+        if not (order.also and self._named_again(menu, item.id, order.counted, order.more, mem)):
+            self._book(mem, menu, item.id, order.count,
+                       total=order.total or self._in_basket(menu, item.id, order.counted, order.more, mem))
 
     def _service_price(self, order: OrderFound, item: MenuItem | None, menu: Menu, text: str, state: GameState,
                        turn: int, variety: Variety) -> Answer | None:
@@ -394,6 +396,15 @@ class Serving(TurnParts):
             item_id in mem.orders[mem.paid:]
 
     @staticmethod
+    def _named_again(menu: Menu, item_id: str, said: str | None, more: bool, mem: ConversationMemory) -> bool:
+        """Whether goods already in the basket are only named again beside another item, with no count and no word
+        of more (「ばらはやめて、かすみ草とひまわりにするわ。ひまわり二本ください」 with gypsophila picked): what the
+        basket holds of them stays as it is."""
+        item = next((i for i in menu.items if i.id == item_id), None)
+        return item is not None and item.kind == "goods" and said is None and not more and \
+            item_id in mem.orders[mem.paid:]
+
+    @staticmethod
     def _book(mem: ConversationMemory, menu: Menu, item_id: str, n: int, *, total: bool = False) -> None:
         """Put `n` of an item on the bill (or, with `total`, make it `n` in all).  A service (配達, ラッピング) is
         done once for what is still to pay, however often it is asked for."""
@@ -449,7 +460,7 @@ class Serving(TurnParts):
         """「ハイボールっていくら？」: the item's price; paying (お会計, いくら？) after ordering: the bill; a question
         about the bill (内訳は？ 高くない？ いくら？ after it): what was served, priced.  `served`: the item
         ordered in this line's other part (「水割りお願い。あと、いくら？」 asks its price)."""
-        normalised = nfkc(text)
+        normalised = self._bill_asked_apart(nfkc(text))
         # 「で、ひまわりは？」 right after a price was said: that item's price
         asked_price = bool(_PRICE.search(normalised)) or (
             bool(self._items_named(normalised)) and self._said_last(mem, state, "/prices#") and
@@ -539,6 +550,20 @@ class Serving(TurnParts):
         if not (paying or paid_asked or _BILL.search(without_put_off(normalised))):
             return None
         return self._bill(servers, mem, state, turn, variety, receipt=bool(_RECEIPT.search(normalised)))
+
+    def _bill_asked_apart(self, text: str) -> str:
+        """The sentences that ask for the bill, where items are named only in others that ask neither a price nor
+        the bill (「ナポリタンでお給料いいですね。あの、お会計をお願いします。おいくらになりますか？」: the bill, not
+        the price of what was talked about); else the whole text."""
+        said = sentences(text)
+        if len(said) < 2:
+            return text
+        named = [bool(self._items_named(s)) for s in said]
+        asks = [bool(_BILL.search(s) or _PRICE.search(s)) for s in said]
+        if not any(named) or any(n and a for n, a in zip(named, asks)) or \
+                not any(_BILL.search(s) and not n for s, n in zip(said, named)):
+            return text
+        return "".join(s for s, n in zip(said, named) if not n)
 
     def _bill(self, servers: list[str], mem: ConversationMemory, state: GameState, turn: int,
               variety: Variety, receipt: bool = False) -> Answer | None:

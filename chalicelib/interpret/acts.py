@@ -109,7 +109,10 @@ class ActRecogniser:
             if found and act == ACT.praise and _ASKS_AFTER.search(stripped, found.end()):
                 continue      # 「ふう、うまい。ママ、この辺って夜は治安どうなんです？」: a question after the praise asks
             if found:
-                paying = act == ACT.order and asks_to_pay(stripped)
+                # (a thanks or a greeting first, 「ありがとうございます！…あ、もうこんな時間。…お会計お願いできますか？」,
+                # still asks for the bill)
+                paying = (act == ACT.order or act in ACT.group("courtesy") | ACT.group("opening")) and \
+                    asks_to_pay(stripped)
                 return ActFound(act, found.group(0).strip() or act, paying)
         # (what asks is read in asking.py; 「明日雨降るかな」 wonders to the listener, 「…古い建物を撮るのが多いかな」
         # after the player told of themselves muses)

@@ -351,6 +351,8 @@ def goes_back(text: str, names: SceneNames, place: str, exits: Sequence[str]) ->
     if place_mentions(text, names, [place, *exits]) or cancelled(text):
         return False
     for match in _RETURN_VERB.finditer(text):
+        if compiled("moves", "topic_before_return").search(text[:match.start()]):
+            continue        # 「ほな写真の話戻ろか」: back to a topic, not to a place
         before = text[max(0, match.start() - 3):match.start()]
         if compiled("moves", "someone_before").search(before) and \
                 not compiled("moves", "self_before").search(text[:match.start()]):

@@ -614,7 +614,11 @@ def test_what_was_done_for_one_or_bought_before_orders_nothing():
 
 def test_a_service_booked_says_its_price_and_a_declining_at_a_sentence_start_is_of_the_item_before():
     *_, wrapped = play(florist(), "ひまわり2本ください", "ラッピングってできますか？")
-    assert wrapped.memory.orders[-1] == "ラッピング" and "200円" in wrapped.answer.text, wrapped.answer
+    assert "ラッピング" not in wrapped.memory.orders and "200円" in wrapped.answer.text, wrapped.answer
+    *_, yes = play(florist(), "ひまわり2本ください", "ラッピングってできますか？", "じゃあお願いします")
+    assert yes.memory.orders[-1] == "ラッピング", yes.context
+    *_, booked = play(florist(), "ひまわり2本ください", "ラッピングお願いします")
+    assert booked.memory.orders[-1] == "ラッピング" and "200円" in booked.answer.text, booked.answer
     *_, dropped = play(florist(), "ひまわり2本ください", "ラッピングってできますか？",
                        "ラッピングってお金かかるんですね。聞いただけでした。なしでいいです")
     assert "ラッピング" not in dropped.memory.orders, dropped.context
@@ -791,3 +795,40 @@ def test_a_question_said_again_is_the_question_and_pays_nothing():
     assert wished.memory.paid == 0, wished.context
     *_, bar = visit("ビールください", "合計は？")
     assert "600" in bar.answer.text and bar.memory.paid == 0, bar.answer
+
+
+def test_a_service_named_as_what_is_asked_is_offered_and_one_asked_of_goods_by_its_verb_is_booked():
+    *_, offered = play(florist(), "スズランを2本ください", "配達ってやってますか？")
+    assert "配達" not in offered.memory.orders and "500" in offered.answer.text, offered.answer
+    *_, asked = play(florist(), "スズランを2本ください", "これ、家まで届けてもらうことってできます？")
+    assert asked.memory.orders[-1] == "配達", asked.context
+
+
+def test_a_which_question_between_items_orders_neither():
+    *_, shop = play(florist(), "こんにちは", "母の日に贈るなら、スズランとひまわり、どっちがいいか教えてください")
+    assert shop.memory.orders == [], shop.context
+    *_, bar = visit("こんばんは", "ハイボールと水割り、どちらが飲みやすいか教えてください")
+    assert bar.memory.orders == [], bar.context
+
+
+def test_a_thanks_before_the_bill_still_asks_for_it_and_an_item_talked_of_beside_it_is_not_priced():
+    *_, bar = visit("ウーロン茶ください", "ごちそうさまでした！…うわ、もう終電近い。そろそろお会計お願いできますか？")
+    assert bar.context.get("money", "").endswith(("/bill#1", "/bill#2")), bar.context
+    *_, shop = play(florist(), "ひまわり2本ください", "ありがとう！スズランもいい香りですね。あの、お会計お願いします。おいくらですか？")
+    assert "700" in shop.answer.text and "スズランは" not in shop.answer.text, shop.answer
+
+
+def test_going_back_to_a_topic_is_no_move():
+    *_, back = visit("奥の部屋に行こう", "じゃあさっきの写真の話に戻ろうか。どれにする？")
+    assert not back.step.input.is_move, back.step.input
+    *_, shop = play(florist(), "温室に行ってみたい", "本題に戻りましょう。月下美人っていつ咲くの？")
+    assert not shop.step.input.is_move, shop.step.input
+    *_, moved = visit("奥の部屋に行こう", "そろそろ戻ろうかな")
+    assert moved.step.input.is_move, moved.step.input
+
+
+def test_an_item_swapped_for_a_list_takes_the_new_ones_and_keeps_what_the_basket_holds():
+    *_, shop = play(florist(), "赤い薔薇を3本とかすみ草を1本ください", "やっぱり薔薇はやめて、かすみ草とスズランにします。スズランは2本で")
+    assert sorted(shop.memory.orders) == sorted(["かすみ草", "スズラン", "スズラン"]), shop.memory.orders
+    *_, bar = visit("ハイボールください", "ハイボールやめて、ビールとおでんにして")
+    assert sorted(bar.memory.orders) == sorted(["ビール", "おでん"]), bar.memory.orders
