@@ -1055,6 +1055,8 @@ class Orders:
             if i > 0 and tokens[i - 1].pos[1:2] == ("数詞",) and "助数詞可能" in token.pos:
                 continue          # 「一皿お願いできます？」: the counter of a count, no thing asked for
             form = token.normalised or token.surface
+            if WH.fullmatch(nfkc(token.surface)):
+                continue          # 「全部でおいくらですか？」: a wh-word asks, it names no thing (not the roe)
             if nfkc(token.surface) in self.names or form in _FOOD_ANCHORS or nfkc(token.surface) in self.spoken or \
                     _NOT_SOLD.match(nfkc(token.surface)):
                 continue

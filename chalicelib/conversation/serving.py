@@ -58,6 +58,7 @@ _MORE_IN_WORDS = compiled("shop", "more_in_words")
 _MORE = lazyre.compile(pattern("shop", "more_in_words") + r"|[二三四2-4](?:杯|つ|皿|本)")
 # 「おかわりのハイボール出してください」: the one just ordered, asked to be brought, unless more is asked for in so many words
 _BRING_IT = compiled("shop", "bring_it")
+_MENU_NAMED = compiled("shop", "menu_named")
 _MORE_ASKED = compiled("shop", "more_asked")
 
 
@@ -162,6 +163,10 @@ class Serving(TurnParts):
                                 last_order=mem.orders[-1] if mem.orders else None, offered=offered,
                                 offer_yes=offer_yes, offer_open=question is not None and question.kind == "offer",
                                 mentioned=mentioned, ordered=mem.orders, recent=recent)
+        if found is not None and found.kind == "ask" and found.group is None and addressee is not None and \
+                not (addressee in self.scenario.menus and self.scenario.menus[addressee].items) and \
+                not _MENU_NAMED.search(nfkc(text)):
+            return None           # 「最近観た中でおすすめってありますか？」 to one who serves nothing: theirs, not the menu
         if found is not None and found.kind == "item" and not found.counted and not found.more and not found.also:
             normalised = nfkc(text)
             if found.item == recent and _BRING_IT.search(normalised) and not _MORE_ASKED.search(normalised):
@@ -487,7 +492,9 @@ class Serving(TurnParts):
             return None
         if asked_price and not item_named and not paying and prices_other_thing(normalised):
             return None           # 「レコード針のお値段、どのくらい？」: another thing's price, not the tab's
-        listed = self._listed_last(mem, state) if asked_price and not item_named else []
+        # (the sum of everything, with something on the tab, is the tab's — not the prices of what was listed last)
+        listed = self._listed_last(mem, state) if asked_price and not item_named and \
+            not (mem.orders[mem.paid:] and _WHOLE_SUM.search(normalised)) else []
         unpaid = mem.orders[mem.paid:]
         if unpaid and not price_check and not listed and (unwanted or disputes(normalised, item_named, known) or
                                                           (asked_price and _WHOLE_SUM.search(normalised)) or (asked_price and self._item_named(normalised) is None and (any(

@@ -50,6 +50,11 @@ def _leave_tail() -> re.Pattern[str]:
 
 
 @lru_cache(maxsize=1)
+def _quoted_name() -> re.Pattern[str]:
+    return re.compile(r"[「『“\"]([^」』”\"。！？!?]{1,20})[」』”\"](?=" + pattern("moves", "quoted_name_after").lstrip("^") + ")")
+
+
+@lru_cache(maxsize=1)
 def _restating_tail() -> re.Pattern[str]:
     # right after the question particle, to the end: 「カード使えるかって聞いたんですけど」
     return re.compile(rf"(?<=か)(?:{word_class('restating_tails').alternation})[\s？?！!…。〜~ー]*$")
@@ -75,6 +80,11 @@ def neutral(text: str) -> Neutral:
     if found:
         aside += found
         rest = _EMOJI.sub("", rest)
+    # (a name or a title in brackets, talked about: 「なんで「血の池」って名前なん？」 reads as 血の池って)
+    unquoted = _quoted_name().sub(r"\1", rest)
+    if unquoted != rest:
+        aside.append("quotes")
+        rest = unquoted
     head = _head()
     while True:
         m = head.match(rest)

@@ -832,3 +832,35 @@ def test_an_item_swapped_for_a_list_takes_the_new_ones_and_keeps_what_the_basket
     assert sorted(shop.memory.orders) == sorted(["かすみ草", "スズラン", "スズラン"]), shop.memory.orders
     *_, bar = visit("ハイボールください", "ハイボールやめて、ビールとおでんにして")
     assert sorted(bar.memory.orders) == sorted(["ビール", "おでん"]), bar.memory.orders
+
+
+def test_a_plea_not_to_cancel_takes_nothing_off_and_the_sum_of_everything_is_the_tab():
+    *_, bar = visit("ウーロン茶ください", "ウーロン茶もう一杯", "えっ、キャンセルしないでください！2杯飲みましたよ。全部でいくら？")
+    assert bar.memory.orders == ["ウーロン茶", "ウーロン茶"] and "800" in bar.answer.text, bar.answer
+    *_, shop = play(florist(), "どんな花があるの？", "ひまわりを2本ください", "えっ、取り消さないでください！ひまわり2本で合ってます。全部でおいくらですか？")
+    assert shop.memory.orders == ["ひまわり", "ひまわり"] and "700" in shop.answer.text, shop.answer
+
+
+def test_a_wh_word_is_no_thing_asked_for_and_nanka_is_never_echoed():
+    from chalicelib.conversation.turn import not_echoed
+    assert not_echoed("なんか") and not_echoed("何か")
+    *_, bar = visit("ビールください", "全部でおいくらですか？")
+    assert "そんなのない" not in bar.answer.text and "600" in bar.answer.text, bar.answer
+
+
+def test_a_name_in_brackets_talked_about_is_read_as_the_name():
+    from chalicelib.interpret.spelling import neutral
+    assert neutral("なんで「血の池」って名前なん？").text == "なんで血の池って名前なん？"
+    assert neutral("『ひまわり』は誰の曲？").text == "ひまわりは誰の曲？"
+    assert neutral("「お邪魔しました」って言うの？").text == "「お邪魔しました」って言うの？"
+    *_, bar = visit("こんばんは", "ところで「血の池」っていう店名、どういう意味なんですか？")
+    assert "赤尾妙子。" not in bar.answer.text, bar.answer
+
+
+def test_what_there_is_asked_of_one_who_serves_nothing_is_theirs_not_the_menu():
+    *_, bar = visit("こんばんは", "最近観た中でおすすめってありますか？", to="神楽坂葵")
+    assert (bar.context.get("order") or {}).get("kind") != "ask", bar.context
+    *_, shop = play(florist(), "こんにちは", "最近読んだ中でおすすめの本ってある？", to="颯太")
+    assert (shop.context.get("order") or {}).get("kind") != "ask", shop.context
+    *_, menu = visit("こんばんは", "メニューってある？", to="神楽坂葵")
+    assert menu.context["order"]["kind"] == "ask", menu.context
