@@ -101,10 +101,11 @@ def disputes(text: str, item_named: bool = False, known: frozenset[int] | None =
 def taking_back(text: str) -> str:
     """The sentence of `text` that takes something off the bill (「ひまわりは0本で！かすみ草だけで」: the first), else
     the whole text: the items it names are the ones taken back."""
-    for sentence in sentences(nfkc(text)):
-        if cancels(sentence) or _NOT_ORDERED.search(sentence) or fewer_by(sentence) is not None:
-            return sentence
-    return nfkc(text)
+    found = [sentence for sentence in sentences(nfkc(text))
+             if cancels(sentence) or _NOT_ORDERED.search(sentence) or fewer_by(sentence) is not None]
+    # (a bare 「キャンセル！！」 before the sentence that says what: 「キャンセル！！スズランとかすみ草、取り消して」)
+    named = [sentence for sentence in found if re.sub(r"[\W_]", "", _CANCEL.sub("", sentence))]
+    return (named or found or [nfkc(text)])[0]
 
 
 def asks_an_amount(text: str) -> bool:
@@ -128,6 +129,17 @@ def fewer_claimed(text: str, claimed: Mapping[str, int], ordered: list[str]) -> 
     if not lower or not _CORRECTED.search(nfkc(text)):
         return None
     return _last_taken_off(ordered, {item: ordered.count(item) - n for item, n in lower.items()})
+
+
+def more_claimed(claimed: Mapping[str, int], ordered: list[str], basket: frozenset[str]) -> list[str] | None:
+    """What is counted where the player says more of goods in the basket than it holds (「かすみ草は2本です！ 2本で
+    600円でしょ？」, 「合計いくら？かすみ草2本とスズラン1本で」): goods are picked by the player, who knows how many;
+    None where nothing is said to be more.  (A drink said to be more than was served is not added: it was poured.)"""
+    more = {item: n - ordered.count(item) for item, n in claimed.items()
+            if item in basket and item in ordered and n > ordered.count(item)}
+    if not more:
+        return None
+    return [*ordered, *(item for item, n in more.items() for _ in range(n))]
 
 
 def _last_taken_off(ordered: list[str], drop: dict[str, int]) -> list[str]:
@@ -183,7 +195,12 @@ def taken_back(text: str, named: list[str], ordered: list[str], recent: str | No
         return None
     items = [item for item in dict.fromkeys(named) if item in ordered]
     if len(items) > 1:
-        return None                   # which one is meant is not read here: the breakdown answers
+        if fewer is not None or only or denied or not cancel:
+            # which count is of which is not read here, nor a claim that several served were never ordered
+            # (「コーヒーとカレーは頼んでない」): the breakdown answers
+            return None
+        # 「スズランとかすみ草、やっぱいらないです」: each named comes off (once, a drink; goods, wholly)
+        return _last_taken_off(ordered, {item: ordered.count(item) if item in basket else 1 for item in items})
     item = items[0] if items else (recent if cancel and not named else None)
     if item is None and ordinal and not named:
         # 「さっきの2皿目、取り消しでいいよな？」: the one item of which that many were served

@@ -28,6 +28,7 @@ from .bill import (
     fewer_claimed,
     hands_over,
     itemised,
+    more_claimed,
     taken_back,
     taking_back,
 )
@@ -104,6 +105,14 @@ def _as_on_the_tab(order: OrderFound, tab: list[str]) -> bool:
     wanted = [(order.item, order.count if order.counted else None),
               *((item, count if said else None) for item, count, said, _ in order.also)]
     return all(tab.count(item) == count if count is not None else item in tab for item, count in wanted)
+
+
+def _left_on_tab(text: str, named: list[str], claimed: dict[str, int], unpaid: list[str], recent: str | None,
+                 goods: frozenset[str], ends: frozenset[int]) -> list[str] | None:
+    """What the tab holds after the line corrects it (bill.py): fewer said, items taken back, or more goods said
+    than the basket holds; None where it corrects nothing."""
+    left = fewer_claimed(text, claimed, unpaid) or taken_back(text, named, unpaid, recent, goods, item_ends=ends)
+    return left if left is not None else more_claimed(claimed, unpaid, goods)
 
 
 class Serving(TurnParts):
@@ -492,9 +501,7 @@ class Serving(TurnParts):
             return None
         if asked_price and not item_named and not paying and prices_other_thing(normalised):
             return None           # 「レコード針のお値段、どのくらい？」: another thing's price, not the tab's
-        # (the sum of everything, with something on the tab, is the tab's — not the prices of what was listed last)
-        listed = self._listed_last(mem, state) if asked_price and not item_named and \
-            not (mem.orders[mem.paid:] and _WHOLE_SUM.search(normalised)) else []
+        listed = self._listed_asked(normalised, mem, state) if asked_price and not item_named else []
         unpaid = mem.orders[mem.paid:]
         if unpaid and not price_check and not listed and (unwanted or disputes(normalised, item_named, known) or
                                                           (asked_price and _WHOLE_SUM.search(normalised)) or (asked_price and self._item_named(normalised) is None and (any(
@@ -518,8 +525,7 @@ class Serving(TurnParts):
             if len(named) == 1 and self._names_part(back, named[0], servers) and named[0] not in back:
                 named, recent = [], None     # 「卵はキャンセルで」: a part of the dish taken out, not the dish
             ends = frozenset(end for _, _, end in self.orders.spans(normalised))
-            left = fewer_claimed(normalised, claimed, unpaid) or \
-                taken_back(normalised, named, unpaid, recent, goods, item_ends=ends)
+            left = _left_on_tab(normalised, named, claimed, unpaid, recent, goods, ends)
             removed = [] if left is None else [item for item in dict.fromkeys(unpaid)
                                                if unpaid.count(item) > left.count(item)]
             if left is not None:
@@ -558,6 +564,13 @@ class Serving(TurnParts):
             return None
         return self._bill(servers, mem, state, turn, variety, receipt=bool(_RECEIPT.search(normalised)))
 
+    def _listed_asked(self, text: str, mem: ConversationMemory, state: GameState) -> list[str]:
+        """The items a price asked naming none is of: those listed last — but the sum of everything, with something
+        on the tab, is the tab's."""
+        if mem.orders[mem.paid:] and _WHOLE_SUM.search(text):
+            return []
+        return self._listed_last(mem, state)
+
     def _bill_asked_apart(self, text: str) -> str:
         """The sentences that ask for the bill, where items are named only in others that ask neither a price nor
         the bill (「ナポリタンでお給料いいですね。あの、お会計をお願いします。おいくらになりますか？」: the bill, not
@@ -565,6 +578,8 @@ class Serving(TurnParts):
         said = sentences(text)
         if len(said) < 2:
             return text
+        if any(self.orders.counts_named(s) for s in said):
+            return text           # (a sentence counting the items, 「かすみ草2本とスズラン1本で」, says what the bill holds)
         named = [bool(self._items_named(s)) for s in said]
         asks = [bool(_BILL.search(s) or _PRICE.search(s)) for s in said]
         if not any(named) or any(n and a for n, a in zip(named, asks)) or \

@@ -864,3 +864,19 @@ def test_what_there_is_asked_of_one_who_serves_nothing_is_theirs_not_the_menu():
     assert (shop.context.get("order") or {}).get("kind") != "ask", shop.context
     *_, menu = visit("こんばんは", "メニューってある？", to="神楽坂葵")
     assert menu.context["order"]["kind"] == "ask", menu.context
+
+
+def test_several_items_taken_back_at_once_all_come_off():
+    *_, shop = play(florist(), "スズランとかすみ草ください", "スズランとかすみ草、やっぱいらないです")
+    assert shop.memory.orders == [], shop.memory.orders
+    *_, bare = play(florist(), "ひまわりとスズランください", "キャンセル！ひまわりとスズラン、両方取り消してください")
+    assert bare.memory.orders == [], bare.memory.orders
+    *_, bar = visit("ビールとハイボールください", "ビールとハイボール、やっぱキャンセルで")
+    assert bar.memory.orders == [], bar.memory.orders
+
+
+def test_goods_counted_with_the_total_asked_are_what_the_basket_holds_and_a_drink_is_not_added():
+    *_, shop = play(florist(), "かすみ草とスズランください", "じゃあ全部でいくらですか？かすみ草3本とスズラン1本で")
+    assert shop.memory.orders.count("かすみ草") == 3 and "1,400" in shop.answer.text, shop.answer
+    *_, bar = visit("ビールください", "ビール2杯で合計いくら？")
+    assert bar.memory.orders == ["ビール"], bar.memory.orders
