@@ -22,7 +22,7 @@ from dataclasses import dataclass, replace
 from typing import Literal
 
 from .. import lazyre
-from ..interpret.asking import WH, sentence_end, sentence_start
+from ..interpret.asking import WH, is_question, sentence_end, sentence_start
 from ..interpret.counts import (
     Count,
     count_claimed,
@@ -134,6 +134,8 @@ _BARE = lazyre.compile(r"^\s*(?:で|を|も)?\s*(?:[。！!…]|$)")
 # A question about the item (いつからある？ どんな味？ 何が入ってる？) is not an order of it.
 _WH = WH
 _TOPIC_AFTER = compiled("shop", "topic_after")
+# 「えーまだハイボール2杯だよ！」: how many so far, told (counts.so_far)
+_SO_FAR = compiled("counts", "so_far")
 NEAR_FOOD = 0.4
 NEAR_ALONE = 0.6
 _KATAKANA = lazyre.compile(r"[ァ-ヴー・]+")
@@ -581,7 +583,7 @@ class Orders:
         offer, the first named (「何か飲む？」「じゃあビール」, not 「ナポリタンはさっき食べた」); none where the line
         asks what there is (「おでんの具は何があるんですか？大根とか卵とか」)."""
         ordered = [h for h in hits if (self._ordered(normalised, h.end) or orders_by_count(normalised, h.end)) and
-                   not _had_before(normalised, h, hits)]
+                   not _had_before(normalised, h, hits) and not _SO_FAR.search(normalised[sentence_start(normalised, h.start):h.start])]
         if not ordered and offered and hits and not re.search(r"[？?]\s*$", normalised) and \
                 not _WONDERING.search(normalised) and \
                 not not_ordered(normalised[hits[0].end:], "") and not self._price_said(normalised[hits[0].end:]) and \
@@ -594,6 +596,8 @@ class Orders:
                    _ASKS_FIRMLY.search(normalised, h.end)]
         if ordered and asks_if_possible(normalised, ordered[-1].start) and not self._for_goods(normalised, ordered[-1], tab):
             return []             # asked whether it can be had: nothing goes on the tab until it is asked for
+        if ordered and self._service_asked_after(normalised, ordered[-1]):
+            return []
         if any(self._kind_of(h) == "service" for h in hits):
             # 「薔薇ってラッピングしてもらえますか？」「かすみ草も一本、薔薇と一緒に包んでもらえますか？」 after the rose
             # was bought: goods already had are what the service is for, not bought again
@@ -614,6 +618,19 @@ class Orders:
     def _kind_of(self, hit: _Hit) -> str | None:
         item = self.item(hit.owner, hit.item)
         return item.kind if item is not None else None
+
+    def asks_after_service(self, text: str) -> bool:
+        """Whether `text` (normalised) asks whether a service is done, naming it as what it asks about (「ラッピングは
+        していただけるの？」): answered with its price as an offer."""
+        return any(self._service_asked_after(text, hit) for hit in self._hits(TextForms.of(text)))
+
+    def _service_asked_after(self, text: str, hit: _Hit) -> bool:
+        """A service set up as the topic of a question that asks for nothing firmly (「ラッピングはしていただけるの？」,
+        not 「ラッピングってお願いできますか？」)."""
+        if self._kind_of(hit) != "service" or not _TOPIC_AFTER.match(text[hit.end:]):
+            return False
+        sentence = text[sentence_start(text, hit.start):sentence_end(text, hit.end)]
+        return is_question(sentence) and not _ASKS_FIRMLY.search(sentence)
 
     def _for_goods(self, text: str, hit: _Hit, tab: Iterable[str]) -> bool:
         """Whether `hit` is a service asked for goods being bought, by the verb that does it (「それ、家まで届けて
@@ -675,6 +692,9 @@ class Orders:
             if hit.item == after.item or hit.item == chosen.item or hit.item in {a[0] for a in also}:
                 after = hit if hit.item == after.item and hit.start < after.start else after
                 continue                               # another word for the same item (赤い薔薇, 薔薇)
+            if _SO_FAR.search(text[sentence_start(text, hit.start):hit.start]):
+                joining = False
+                continue                               # 「まだハイボール2杯だよ！…ウーロン茶もらおっかな」: told, had
             joining = joining and joined(text[hit.end:after.start])
             found = count_of(text, hit.start, hit.end, after.start)
             # (an item ordered by its own cue in a sentence before, 「ナポリタンお願い。あとおでんも」, is of the order)

@@ -484,7 +484,7 @@ class Serving(TurnParts):
         price_check = item_named and asks_an_amount(normalised) and not _BILL.search(normalised) and \
             not self._said_last(mem, state, "/bill#", within=2) and not self._said_last(mem, state, "/breakdown#", within=2)
         # 「配達ってできますか？」 of an item on the menu: yes, at its price
-        possible = item_named and asks_if_possible(normalised)
+        possible = item_named and (asks_if_possible(normalised) or self.orders.asks_after_service(normalised))
         asked_price = asked_price or price_check or possible
         known = self._tab_sums(mem)
         # 「バラはいりません」 of an item on the bill takes it off
@@ -578,8 +578,10 @@ class Serving(TurnParts):
         said = sentences(text)
         if len(said) < 2:
             return text
-        if any(self.orders.counts_named(s) for s in said):
-            return text           # (a sentence counting the items, 「かすみ草2本とスズラン1本で」, says what the bill holds)
+        if any(self.orders.counts_named(s) or cancels(s) or disputes(s) or self.orders.orders_outright(s) for s in said):
+            # (a sentence counting the items, 「かすみ草2本とスズラン1本で」, or taking one back, 「ラッピングはいりません」,
+            # says what the bill holds)
+            return text
         named = [bool(self._items_named(s)) for s in said]
         asks = [bool(_BILL.search(s) or _PRICE.search(s)) for s in said]
         if not any(named) or any(n and a for n, a in zip(named, asks)) or \

@@ -421,6 +421,8 @@ def _ends_farewell(text: str, names: SceneNames | None) -> bool:
     found = _FAREWELL_END.search(stripped)
     if found and _APOLOGY_ONLY.match(found.group(0)) and not _LEAVING_CONTEXT.search(stripped[:found.start()]):
         return False        # 「失礼しました」 alone, after a rude question, is an apology, not a goodbye
+    if found and compiled("moves", "brief_excuse").search(stripped[:found.start()]):
+        return False        # 「ママ、ちょっと失礼します」: excused for a moment, not a goodbye
     if found and later(stripped, found.start()):
         return False        # 「もう一杯だけ飲んだら帰ろうかな」: a plan for after something else, not a goodbye now
     if found and takes_home(stripped[:found.start()]):

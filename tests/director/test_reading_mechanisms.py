@@ -880,3 +880,30 @@ def test_goods_counted_with_the_total_asked_are_what_the_basket_holds_and_a_drin
     assert shop.memory.orders.count("かすみ草") == 3 and "1,400" in shop.answer.text, shop.answer
     *_, bar = visit("ビールください", "ビール2杯で合計いくら？")
     assert bar.memory.orders == ["ビール"], bar.memory.orders
+
+
+def test_a_count_told_so_far_orders_nothing_of_it():
+    *_, bar = visit("ハイボールください", "ハイボールもう一杯", "えー、まだハイボール2杯だよ！じゃあウーロン茶もらおうかな")
+    assert bar.memory.orders == ["ハイボール", "ハイボール", "ウーロン茶"], bar.memory.orders
+    *_, shop = play(florist(), "ひまわり2本ください", "今のところひまわり2本ですよね。あとスズランもください")
+    assert shop.memory.orders == ["ひまわり", "ひまわり", "スズラン"], shop.memory.orders
+
+
+def test_excusing_oneself_for_a_moment_is_no_goodbye():
+    *_, bar = visit("こんばんは", "ママ、ちょっと失礼します")
+    assert not bar.step.input.is_leave and not bar.step.state.ended, bar.step.input
+    *_, shop = play(florist(), "こんにちは", "一旦失礼しますね")
+    assert not shop.step.input.is_leave, shop.step.input
+    *_, leaving = visit("こんばんは", "そろそろ失礼します")
+    assert leaving.step.input.is_leave, leaving.step.input
+
+
+def test_a_service_set_up_as_a_question_s_topic_is_offered_and_meaning_restated_pays_nothing():
+    *_, asked = play(florist(), "スズランを3本ください", "ラッピングはしていただけるの？")
+    assert "ラッピング" not in asked.memory.orders and "200" in asked.answer.text, asked.answer
+    *_, firm = play(florist(), "スズランを3本ください", "ラッピングってお願いできますか？")
+    assert firm.memory.orders[-1] == "ラッピング", firm.context
+    *_, meant = play(florist(), "スズランください", "お会計", "いえ、クレジットカードで支払えるかって意味です")
+    assert meant.memory.paid == 0, meant.context
+    *_, declined = play(florist(), "スズランください", "ラッピングお願いします", "ラッピングはいりません。お会計は700円ですよね？")
+    assert declined.memory.orders == ["スズラン"], declined.memory.orders
