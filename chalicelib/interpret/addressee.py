@@ -15,14 +15,16 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import cache
 
 from .. import lazyre
 from ..scenario import GameRules, GameState
+from .lexicon import word_class
 from .options import InterpretChoices, Option
 from .text import nfkc
 
 # (a line may open on a pause: 「…葵さん、」「...ママ」)
-_LEAD = r"[.…‥・~〜\s]*(?:ねえ|ねぇ|ねー|なあ|なぁ|おい|あの|あのさ|あのね|ちょっと|ところで|で|えっと|じゃあ)?[、,\s]*"
+
 _HONORIFICS = ("さん", "ちゃん", "くん", "様", "さま")
 _GLUED_CONTENT = lazyre.compile(r"^[\u4e00-\u9fff\u30a1-\u30fa]")
 # (「ママ？」「ママ？ちょっといい？」 call too; so do 「ママってば」 and 「葵ちゃんね、」「ママよ、」)
@@ -38,6 +40,19 @@ _PHRASE_AFTER = lazyre.compile(
 _NOT_ASKING_NOW = lazyre.compile(r"^[^、。！？!?…]*?(?:[いしえっき]た(?!い|く|け)|(?<![てで])んだ(?!け|よね)|てみ|たら|[えけせれ]ば(?!か)|なよ)")
 # Where a sentence starts: after a sentence end (a name there calls as one at the head of the line does).
 _SENTENCE_START = lazyre.compile(r"(?<=[。！？!?])[\s　]*(?=\S)")
+
+
+@cache
+def _lead() -> re.Pattern[str]:
+    """What may stand before a name at a sentence's head that calls (lexicon call_leads), after a pause."""
+    return re.compile(rf"[.…‥・~〜\s]*(?:{word_class('call_leads').alternation})?[、,\s]*")
+
+
+def calls_at_head(text: str, name: str) -> bool:
+    """Whether `text` (normalised) starts by calling `name` (the lexicon's test reads call_leads by this)."""
+    lead = _lead().match(text)
+    rest = text[lead.end():] if lead else text
+    return rest.startswith(name) and bool(_CALL_AFTER.match(rest[len(name):]))
 
 
 def _asks_by_phrase(after: str) -> bool:
@@ -68,7 +83,7 @@ def _names(rules: GameRules) -> list[tuple[str, str]]:
 
 def _called_at(head: str, names: list[tuple[str, str]]) -> tuple[str, str] | None:
     """(character, how) where a sentence starts by calling someone or putting a question to them."""
-    lead = re.match(_LEAD, head)
+    lead = _lead().match(head)
     head = head[lead.end():] if lead else head
     for name, cid in names:
         if head.startswith(name):

@@ -907,3 +907,10 @@ def test_a_service_set_up_as_a_question_s_topic_is_offered_and_meaning_restated_
     assert meant.memory.paid == 0, meant.context
     *_, declined = play(florist(), "スズランください", "ラッピングお願いします", "ラッピングはいりません。お会計は700円ですよね？")
     assert declined.memory.orders == ["スズラン"], declined.memory.orders
+
+
+def test_a_name_after_a_conjunction_at_a_later_sentence_s_head_chooses_who_answers():
+    *_, bar = visit("こんばんは", "葵さんは映画音楽派なんだ。僕もサントラ好きです。でもママ、レコードいつから集めてるの？")
+    assert bar.addressee == "赤尾妙子", bar.addressee
+    *_, shop = play(florist(), "こんにちは", "千代さんのお店、素敵ですね。でも颯太くん、温室には何があるの？")
+    assert shop.addressee == "颯太", shop.addressee

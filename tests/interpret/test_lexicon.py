@@ -8,6 +8,7 @@ import pytest
 
 from chalicelib.conversation.focus import question_topic
 from chalicelib.conversation.turn import not_echoed
+from chalicelib.interpret.addressee import calls_at_head
 from chalicelib.interpret.asking import is_question
 from chalicelib.interpret.belonging import kin_of_player, read_own
 from chalicelib.interpret.cues import farewell, leave_cue
@@ -24,6 +25,8 @@ MATCHERS = {
     "laughter": lambda text: neutral(text).text != text,
     "asking_leave_tails": lambda text: neutral(text).text != text,
     "restating_tails": lambda text: neutral(text).text != text,
+    # what may stand before a name that calls at a sentence's head (interpret/addressee.py)
+    "call_leads": lambda text: any(calls_at_head(text, name) for name in ("ママ", "葵ちゃん", "葵さん")),
     # a kana spelling read as the word
     "spellings": lambda text: Respeller().respell(text) != text,
     # a scenario's phrase still said with the verb carried on (外に出る in 外に出てみます)
