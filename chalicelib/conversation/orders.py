@@ -134,6 +134,7 @@ _BARE = lazyre.compile(r"^\s*(?:で|を|も)?\s*(?:[。！!…]|$)")
 # A question about the item (いつからある？ どんな味？ 何が入ってる？) is not an order of it.
 _WH = WH
 _TOPIC_AFTER = compiled("shop", "topic_after")
+_RECOGNISED_AFTER = compiled("shop", "recognised_after")
 # 「えーまだハイボール2杯だよ！」: how many so far, told (counts.so_far)
 _SO_FAR = compiled("counts", "so_far")
 NEAR_FOOD = 0.4
@@ -619,6 +620,12 @@ class Orders:
         item = self.item(hit.owner, hit.item)
         return item.kind if item is not None else None
 
+    def recognised(self, text: str) -> bool:
+        """Whether `text` (normalised) says an item alone and then recognises it (「ナポリタン！そうそう、昼は喫茶店
+        でしたな」): a memory, read whole — no part of it orders."""
+        return any(_BARE.match(text[h.end:sentence_end(text, h.end)]) and _RECOGNISED_AFTER.match(text[h.end:])
+                   for h in self._hits(TextForms.of(text)))
+
     def asks_after_service(self, text: str) -> bool:
         """Whether `text` (normalised) asks whether a service is done, naming it as what it asks about (「ラッピングは
         していただけるの？」): answered with its price as an offer."""
@@ -1012,6 +1019,8 @@ class Orders:
         match = _CUE.search(rest)
         if match is None or _WH.search(rest):
             return False
+        if _BARE.match(rest) and _RECOGNISED_AFTER.match(text[end:]):
+            return False          # 「ナポリタン！そうそう、昼は喫茶店でしたな」: remembered, not asked for
         if _ALSO_BARE.match(rest) and re.search(r"[？?]\s*$", text[:sentence_start(text, end)]):
             return False          # 「お通しはいくらなんですか？あとウーロン茶も」: the question goes on, no order
         if (self._price_said(rest) and not _WORTH.match(rest)) or count_claimed(rest):

@@ -570,7 +570,8 @@ class Conversation(Recalling, Serving):
         (its price), 「現金で払いますよ。今日は持ってこれないんで、配達のときでいい？」 (paying put off)."""
         normalised = nfkc(meant)
         return bool((FALLBACK.search(normalised) and self._order(meant, state, None, mem, question) is not None) or
-                    disputes(meant) or only_asks_price(meant) or money("paid_later").search(normalised))
+                    disputes(meant) or only_asks_price(meant) or money("paid_later").search(normalised) or
+                    self.orders.recognised(normalised))
 
     def _calls_joined(self, pieces: list[str], state: GameState) -> list[str]:
         """Pieces with a bare question to someone (「颯太くんは？」「ママは？」) joined to the question after it:

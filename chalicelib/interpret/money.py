@@ -39,9 +39,11 @@ def _price_of_other(text: str, cue: re.Match[str]) -> bool:
     if is_question(text[:start]) and not money("paying_cue").search(text[:start]):
         return True               # (「お会計まだでしたよね？いくらですか」: the question before is the bill's)
     thing = None
-    for found in money("price_of_thing").finditer(text, start):
+    # (the thing may be named, with its cost, in the sentence right before: 「銀星座のチケット代！いくら？」)
+    before = sentence_start(text, start - 1) if start > 0 else start
+    for found in money("price_of_thing").finditer(text, before):
         if found.end() >= cue.end():
-            thing = found.group("thing")
+            thing = found.group("thing") or found.group("cost")
             break
     return thing is not None and not money("bill_of").match(thing)
 
@@ -49,7 +51,7 @@ def _price_of_other(text: str, cue: re.Match[str]) -> bool:
 def prices_other_thing(text: str) -> bool:
     """Whether `text` (normalised) asks the price of a thing it names that is not the tab (「レコード針のお値段、
     どのくらいするものなんですか？」「出張っていくら？」)."""
-    return any(not money("bill_of").match(found.group("thing").lstrip("、, "))
+    return any(not money("bill_of").match((found.group("thing") or found.group("cost")).lstrip("、, "))
                for found in money("price_of_thing").finditer(text))
 
 

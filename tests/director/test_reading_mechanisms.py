@@ -914,3 +914,21 @@ def test_a_name_after_a_conjunction_at_a_later_sentence_s_head_chooses_who_answe
     assert bar.addressee == "赤尾妙子", bar.addressee
     *_, shop = play(florist(), "こんにちは", "千代さんのお店、素敵ですね。でも颯太くん、温室には何があるの？")
     assert shop.addressee == "颯太", shop.addressee
+
+
+def test_an_item_said_alone_then_recognised_is_a_memory_not_an_order():
+    *_, bar = visit("こんばんは", "おでん！そうそう、昔は冬になるとここで食べたなあ。大根が好きでね")
+    assert bar.memory.orders == [], bar.memory.orders
+    *_, shop = play(florist(), "こんにちは", "スズラン！懐かしい。母が庭で育ててたんです")
+    assert shop.memory.orders == [], shop.memory.orders
+    *_, ordered = visit("こんばんは", "おでん！大根と卵で")
+    assert ordered.memory.orders == ["おでん"], ordered.memory.orders
+
+
+def test_a_cost_named_in_the_sentence_before_a_bare_how_much_is_not_the_tab():
+    *_, bar = visit("ウーロン茶ください", "映画館のチケット代！いくら？")
+    assert "/bill#" not in (bar.context.get("money") or ""), bar.context
+    *_, shop = play(florist(), "ひまわり2本ください", "温室の修理代、いくら？")
+    assert "/bill#" not in (shop.context.get("money") or "") and shop.memory.paid == 0, shop.context
+    *_, bill = visit("ウーロン茶ください", "お会計！いくら？")
+    assert "/bill#" in bill.context.get("money", ""), bill.context
