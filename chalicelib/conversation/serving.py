@@ -176,6 +176,11 @@ class Serving(TurnParts):
                 not (addressee in self.scenario.menus and self.scenario.menus[addressee].items) and \
                 not _MENU_NAMED.search(nfkc(text)):
             return None           # 「最近観た中でおすすめってありますか？」 to one who serves nothing: theirs, not the menu
+        if found is not None and found.kind == "item" and not found.counted and not found.more and not found.also \
+                and self._paid_goods(found, mem):
+            # 「これでひまわりもらえるな？」「ひまわりや、ひまわり！さっき払たやつ」 of goods already paid for: asked
+            # to be handed over, not bought again (a count or a word of more buys more)
+            return found.but(kind="coming")
         if found is not None and found.kind == "item" and not found.counted and not found.more and not found.also:
             normalised = nfkc(text)
             if found.item == recent and _BRING_IT.search(normalised) and not _MORE_ASKED.search(normalised):
@@ -408,6 +413,12 @@ class Serving(TurnParts):
         item = next((i for i in menu.items if i.id == item_id), None)
         return item is not None and item.kind == "goods" and said is not None and not more and \
             item_id in mem.orders[mem.paid:]
+
+    def _paid_goods(self, found: OrderFound, mem: ConversationMemory) -> bool:
+        """Whether an order names goods already paid for and not on the tab since."""
+        item = self.orders.item(found.server, found.item) if found.item else None
+        return item is not None and item.kind == "goods" and found.item in mem.orders[:mem.paid] and \
+            found.item not in mem.orders[mem.paid:]
 
     @staticmethod
     def _named_again(menu: Menu, item_id: str, said: str | None, more: bool, mem: ConversationMemory) -> bool:

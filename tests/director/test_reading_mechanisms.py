@@ -932,3 +932,16 @@ def test_a_cost_named_in_the_sentence_before_a_bare_how_much_is_not_the_tab():
     assert "/bill#" not in (shop.context.get("money") or "") and shop.memory.paid == 0, shop.context
     *_, bill = visit("ウーロン茶ください", "お会計！いくら？")
     assert "/bill#" in bill.context.get("money", ""), bill.context
+
+
+def test_goods_paid_for_asked_for_again_are_handed_over_not_bought_again():
+    *_, shop = play(florist(), "ひまわり5本ください", "お会計", "1750円で", "ラッピングお願いします", "いくら？",
+                    "ほな200円な。はい。これでひまわりもらえるな？")
+    assert shop.memory.paid == len(shop.memory.orders) == 6, (shop.memory.orders, shop.memory.paid)
+    *_, again = play(florist(), "スズラン2本ください", "お会計", "1000円で", "スズランや、スズラン！さっき払たやつ")
+    assert again.memory.orders == ["スズラン", "スズラン"], again.memory.orders
+    *_, more = play(florist(), "スズラン2本ください", "お会計", "1000円で", "スズランをもう1本ください")
+    assert more.memory.orders.count("スズラン") == 3, more.memory.orders
+    # a drink had and paid for, asked for again, is another
+    *_, bar = visit("ビールください", "お会計", "600円で", "ビールください")
+    assert bar.memory.orders == ["ビール", "ビール"], bar.memory.orders
