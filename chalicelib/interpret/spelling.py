@@ -34,6 +34,8 @@ _PAUSE = r"(?:[、,，…\s　]+|ー+[、,，…\s　]*|(?=[！!？?。]))"
 _HIRAGANA = lazyre.compile(r"[\u3041-\u309f]+")
 _KANJI = lazyre.compile(r"[\u4e00-\u9fff々]")
 _CLAUSE_END = r"(?=[\s、。，．,.!?！？…♪]|$)"
+# Marks and spaces: what is left of a line that says nothing once they are taken out.
+_MARKS = lazyre.compile(r"[\s、。，．,.!?！？…ー〜~]")
 
 
 @lru_cache(maxsize=1)
@@ -57,7 +59,7 @@ def _quoted_name() -> re.Pattern[str]:
 @lru_cache(maxsize=1)
 def _restating_tail() -> re.Pattern[str]:
     # right after the question particle, to the end: 「カード使えるかって聞いたんですけど」
-    return re.compile(rf"(?<=か)(?:{word_class('restating_tails').alternation})[\s？?！!…。〜~ー]*$")
+    return re.compile(rf"(?:{word_class('restating_tails').alternation})[\s？?！!…。〜~ー]*$")
 
 
 @lru_cache(maxsize=1)
@@ -93,7 +95,7 @@ def neutral(text: str) -> Neutral:
         aside.append(m.group(0).strip())
         rest = rest[m.end():]
     tail = _leave_tail().search(rest)
-    if tail is not None and re.sub(r"[\s、。，．,.!?！？…ー〜~]", "", rest[:tail.start()]):
+    if tail is not None and _MARKS.sub("", rest[:tail.start()]):
         aside.append(tail.group(0).strip())
         # (the tail asked: what it asks leave for is the question — 「ママの名前、聞いてもいい？」 asks the name)
         rest = rest[:tail.start()].rstrip("、,， 　。")
@@ -104,11 +106,11 @@ def neutral(text: str) -> Neutral:
         aside.append("laughter")
         rest = kept
     restated = _restating_tail().search(rest)
-    if restated is not None and re.sub(r"[\s、。，．,.!?！？…ー〜~か]", "", rest[:restated.start()]):
+    if restated is not None and _MARKS.sub("", rest[:restated.start()]):
         # (the player's own question said again: what it asked is the question — 「カード使えるかって聞いた
-        # んですけど」 asks whether a card can be used)
-        aside.append(restated.group(0).strip())
-        rest = rest[:restated.start()] + "？"
+        # んですけど」 asks whether a card can be used; the entry's first character is the particle, kept)
+        aside.append(restated.group(0)[1:].strip())
+        rest = rest[:restated.start() + 1] + "？"
     rest = re.sub(r"[\s　]{2,}", " ", rest).strip()
     if not re.sub(r"[\s、。，．,.!?！？…ー〜~♪☆★]", "", rest):
         return Neutral(text, ())
