@@ -115,6 +115,12 @@ def _left_on_tab(text: str, named: list[str], claimed: dict[str, int], unpaid: l
     return left if left is not None else more_claimed(claimed, unpaid, goods)
 
 
+def _in_the_basket(menu: Menu, item_id: str, mem: ConversationMemory) -> bool:
+    """Whether an item is goods (picked into one basket, not poured or cooked each time) and on the unpaid tab."""
+    item = next((i for i in menu.items if i.id == item_id), None)
+    return item is not None and item.kind == "goods" and item_id in mem.orders[mem.paid:]
+
+
 class Serving(TurnParts):
     """Orders, the menu's lines and money."""
 
@@ -410,9 +416,7 @@ class Serving(TurnParts):
         10本ください」 is ten, not eleven, and an order said again (「ひまわり8本とかすみ草2本のやつ」) or changed
         (「やっぱりひまわりを5本」) is what the basket holds — unless said as more (あと, もう, 追加).  Goods are picked
         into one basket; a drink ordered again is another."""
-        item = next((i for i in menu.items if i.id == item_id), None)
-        return item is not None and item.kind == "goods" and said is not None and not more and \
-            item_id in mem.orders[mem.paid:]
+        return said is not None and not more and _in_the_basket(menu, item_id, mem)
 
     def _paid_goods(self, found: OrderFound, mem: ConversationMemory) -> bool:
         """Whether an order names goods already paid for and not on the tab since."""
@@ -425,9 +429,7 @@ class Serving(TurnParts):
         """Whether goods already in the basket are only named again beside another item, with no count and no word
         of more (「ばらはやめて、かすみ草とひまわりにするわ。ひまわり二本ください」 with gypsophila picked): what the
         basket holds of them stays as it is."""
-        item = next((i for i in menu.items if i.id == item_id), None)
-        return item is not None and item.kind == "goods" and said is None and not more and \
-            item_id in mem.orders[mem.paid:]
+        return said is None and not more and _in_the_basket(menu, item_id, mem)
 
     @staticmethod
     def _book(mem: ConversationMemory, menu: Menu, item_id: str, n: int, *, total: bool = False) -> None:
