@@ -421,6 +421,8 @@ def _ends_farewell(text: str, names: SceneNames | None) -> bool:
     found = _FAREWELL_END.search(stripped)
     if found and _APOLOGY_ONLY.match(found.group(0)) and not _LEAVING_CONTEXT.search(stripped[:found.start()]):
         return False        # 「失礼しました」 alone, after a rude question, is an apology, not a goodbye
+    if found and compiled("moves", "bought_in_kana").search(stripped):
+        return False        # 「700えん？じゃあかえるね！」: 買える written in kana after a sum, not 帰る
     if found and compiled("moves", "brief_excuse").search(stripped[:found.start()]):
         return False        # 「ママ、ちょっと失礼します」: excused for a moment, not a goodbye
     if found and later(stripped, found.start()):
@@ -449,7 +451,7 @@ def leave_cue(text: str) -> bool:
     """Anything that supports a 離脱 the classifier chose (nothing, when the
     text takes the leaving back: 帰ろうと思ったけど、まだいる)."""
     text = unstretched(text)
-    if cancelled(text):
+    if cancelled(text) or compiled("moves", "bought_in_kana").search(text):
         return False
     return farewell(text) or any(not later(text, m.start()) and not takes_home(text[:m.start()])
                                  for m in _LEAVE_CUE.finditer(text))

@@ -377,6 +377,8 @@ def scenario_words(scenario) -> list[str]:
     for menu in scenario.menus.values():
         for item in menu.items:
             words += [item.id, *item.words, *item.parts]
+        for called in (menu.called or {}).values():
+            words += called          # what the menu's things are called as a whole (お花 at a florist's)
     for intent in scenario.intents.values():
         words += intent.words
     return words

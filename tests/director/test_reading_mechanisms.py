@@ -945,3 +945,19 @@ def test_goods_paid_for_asked_for_again_are_handed_over_not_bought_again():
     # a drink had and paid for, asked for again, is another
     *_, bar = visit("ビールください", "お会計", "600円で", "ビールください")
     assert bar.memory.orders == ["ビール", "ビール"], bar.memory.orders
+
+
+def test_what_the_menu_s_things_are_called_is_read_in_kana():
+    *_, shop = play(florist(), "こんにちは", "どんなおはながありますか？")
+    assert shop.context["order"]["kind"] == "ask" and "置いてない" not in shop.answer.text, shop.answer
+    *_, budget = play(florist(), "こんにちは", "1000えんでかえるおはなありますか")
+    assert "置いてない" not in budget.answer.text, budget.answer
+
+
+def test_kaeru_in_kana_after_a_sum_is_buying_not_leaving():
+    *_, shop = play(florist(), "かすみ草とスズランください", "えっと、300と500で…800えん？じゃあかえるね！")
+    assert not shop.step.input.is_leave and not shop.step.state.ended, shop.step.input
+    *_, bar = visit("ビールください", "600えんなら、もう一杯かえるな")
+    assert not bar.step.input.is_leave, bar.step.input
+    *_, leaving = play(florist(), "こんにちは", "じゃあかえるね！またね")
+    assert leaving.step.input.is_leave, leaving.step.input
