@@ -961,3 +961,12 @@ def test_kaeru_in_kana_after_a_sum_is_buying_not_leaving():
     assert not bar.step.input.is_leave, bar.step.input
     *_, leaving = play(florist(), "こんにちは", "じゃあかえるね！またね")
     assert leaving.step.input.is_leave, leaving.step.input
+
+
+def test_nanka_in_kana_stays_a_word_and_is_never_what_is_not_sold():
+    from chalicelib.interpret.spelling import Respeller
+    assert Respeller().respell("ママ、なんか面白い話ない？") == "ママ、なんか面白い話ない？"
+    *_, bar = visit("こんばんは", "それはそうと、なんか面白い噂ない？")
+    assert "ナンカ" not in bar.answer.text and "置いてない" not in bar.answer.text, bar.answer
+    *_, shop = play(florist(), "こんにちは", "ねえ、なんかいい話ない？")
+    assert "ナンカ" not in shop.answer.text and "置いてない" not in shop.answer.text, shop.answer
