@@ -75,6 +75,12 @@ def knowledge(d: Deliberation) -> Answer | Proposal | None:
         # 「このお店の名前って何ていうの？赤いドアしか覚えてなくて」: the topic read from words told beside the
         # question, which sets up its own (名前) — a guess (answering.py)
         return _asked_alone(d, answer, f"the topic is told beside a question about {', '.join(focus.topic_words)}")
+    if fitting is not None and fitting.hit is None and d.asking and not fitting.about and \
+            (asked_of := _what_is_asked(focus)) and not speaks_of(fitting.entry, asked_of) and \
+            not _named_in_what_is_asked(conv, focus, [*fitting.entry.entry.words, *_intent_words(conv, free.intent)]):
+        # 「で、学割は？」 after the menu: the entry came from the topic alone, and neither it nor its topic's
+        # words are what the question is about — a guess, which an honest answer beats (answering.py)
+        return Proposal(answer, Strength.WEAK, f"the entry says nothing of what is asked ({', '.join(asked_of)})")
     if fitting is None or fitting.hit is None:
         return answer
     answer = _echoing_the_word_said(answer, fitting, focus.text, conv.matcher)
@@ -233,3 +239,14 @@ def _echoing_the_word_said(answer: Answer, fitting, text: str, matcher) -> Answe
     if not matcher.hits(TextForms.of(said), [fitting.hit.word]):
         return answer      # (the word's place read in another form of the text: echo nothing the player did not say)
     return replace(answer, text=said + answer.text[opening.end("word"):])
+
+
+def _named_in_what_is_asked(conv, focus, words: list[str]) -> bool:
+    """Whether one of the words is in the topic the question sets up."""
+    return any(focus.in_topic(hit.start, hit.end) for hit in conv.matcher.hits(TextForms.of(focus.text), words))
+
+
+def _what_is_asked(focus) -> tuple[str, ...]:
+    """The words of the topic a question sets up (「学割は？」); none where it sets up none (its head may be only
+    its predicate — 「もったいなくない？」 — and the topic's choice, read from the whole line, stands)."""
+    return focus.topic_words if focus.topic is not None else ()
