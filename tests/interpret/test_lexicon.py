@@ -7,6 +7,7 @@ import json
 import pytest
 
 from chalicelib.conversation.focus import question_topic
+from chalicelib.conversation.forms import read_form
 from chalicelib.conversation.turn import not_echoed
 from chalicelib.interpret.addressee import calls_at_head
 from chalicelib.interpret.asking import is_question
@@ -38,6 +39,8 @@ MATCHERS = {
     "not_echoed": lambda text: not_echoed(text),
     # what before 帰る takes a thing home: no goodbye, nothing that supports leaving (interpret/cues.py)
     "taken_home": lambda text: not farewell(text) and not leave_cue(text),
+    # no thing kept here: the have form is not read (conversation/forms.py)
+    "not_kept": lambda text: (found := read_form(text)) is None or found.form != "have",
     # the noun phrase a question sets up as its topic (conversation/focus.py)
     "topic_markers": lambda text: is_question(text) and question_topic(text) is not None,
 }
