@@ -53,7 +53,33 @@ def analyse(text: str) -> Analysis:
             conjugation = tags[5]
             out.append(Token(m.surface(), m.dictionary_form(), m.normalized_form(), m.reading_form(), pos,
                              "" if conjugation == "*" else conjugation, m.begin(), m.end(), m.is_oov()))
-    return Analysis(text, tuple(out))
+    return Analysis(text, _honorific_nouns(out))
+
+
+
+
+def _honorific_nouns(tokens: list[Token]) -> tuple[Token, ...]:
+    """An honorific prefix before a verb's continuative form that a particle or a mark follows (お + すすめ +
+    は): one noun (おすすめ, お休み), as a reader takes it, not a prefix and a verb (お待ち + ください stays a
+    request)."""
+    out: list[Token] = []
+    i = 0
+    while i < len(tokens):
+        token = tokens[i]
+        verb = tokens[i + 1] if i + 1 < len(tokens) else None
+        after = tokens[i + 2] if i + 2 < len(tokens) else None
+        if token.pos[:1] == ("接頭辞",) and verb is not None and verb.pos[:1] == ("動詞",) and \
+                verb.conjugation.startswith("連用形") and verb.start == token.end and \
+                (after is None or (after.pos[:1] in (("助詞",), ("補助記号",), ("空白",)) and
+                                   after.pos[:2] != ("助詞", "接続助詞"))):
+            surface = token.surface + verb.surface
+            out.append(Token(surface, surface, token.normalised + verb.surface, token.reading + verb.reading,
+                             ("名詞", "普通名詞", "一般"), "", token.start, verb.end, False))
+            i += 2
+            continue
+        out.append(token)
+        i += 1
+    return tuple(out)
 
 
 def record(text: str) -> AnalyserRecord | None:
