@@ -277,7 +277,7 @@ def word_variants(word: str) -> list[str]:
             alts.append(stem_re)
     if last == "い" and is_kanji(stem[-1]):
         alts.append(stem_re + _ADJECTIVE_ENDINGS)
-    if last in _I_ROW_TO_U and is_kanji(stem[-1]):
+    if last in _I_ROW_TO_U and is_kanji(stem[-1]) and not _noun_of_its_own(word):
         alts.append(stem_re + "[" + _GODAN_ROWS[_I_ROW_TO_U[last]] + "]")
     if word.endswith(("して", "って", "んで", "いて", "いで")) and len(word) >= 3 and stem_has_kanji:
         # a listed te-form stands for the whole verb: 流して → 流さ/流し/流す …
@@ -286,6 +286,15 @@ def word_variants(word: str) -> list[str]:
             alts.append(_with_optional_okurigana(core) + "[さしすせそっらりるれろわいうえおまみむめもんかきくけこ]")
     # longest first so the hit covers the most text
     return sorted(set(alts), key=len, reverse=True)
+
+
+def _noun_of_its_own(word: str) -> bool:
+    """Whether the analyser's dictionary holds a verb's stem as a noun of its own (売り: a selling point, 休み,
+    帰り): the author listed the noun, and the verb's forms (売っちゃう) are another word.  A stem it reads as
+    the verb (飲み, 話し) stands for the verb."""
+    from .ja import analyse
+    tokens = analyse(word).tokens
+    return len(tokens) == 1 and tokens[0].pos[:1] == ("名詞",)
 
 
 @kept.table("text.variant_source")

@@ -970,3 +970,52 @@ def test_nanka_in_kana_stays_a_word_and_is_never_what_is_not_sold():
     assert "ナンカ" not in bar.answer.text and "置いてない" not in bar.answer.text, bar.answer
     *_, shop = play(florist(), "こんにちは", "ねえ、なんかいい話ない？")
     assert "ナンカ" not in shop.answer.text and "置いてない" not in shop.answer.text, shop.answer
+
+
+def test_a_topic_s_line_answers_no_question_about_a_thing_it_says_nothing_of():
+    # the topic read from the line (a door, by a word inside another) gives an entry that says nothing of the
+    # thing the question sets up: a guess, which an honest answer beats
+    *_, parking = visit("こんばんは", "で、駐車場は？")
+    weak = [c for c in parking.context.get("deliberation", []) if c["outcome"] == "weak"]
+    assert any("says nothing of what is asked" in c.get("why", "") for c in weak), parking.context
+    assert parking.answer.ref is not None and not parking.answer.ref.startswith("knowledge/"), parking.answer
+    # the topic's own word in what is asked still answers from it
+    *_, door = visit("こんばんは", "あの赤いドアって、いつからあるの？")
+    assert (door.answer.ref or "").startswith(("knowledge/", "line/")) or door.step.lines, door.answer
+
+
+def test_no_thing_kept_is_said_missing_when_a_story_time_or_an_intention_is_asked_for():
+    for line in ("ママ、このへんって夜も人通りある？", "ママ、店を手放すつもりあんの？", "ママ、今夜は時間ある？"):
+        *_, bar = visit("こんばんは", line)
+        assert "置いてない" not in bar.answer.text and "奥を探せば" not in bar.answer.text, (line, bar.answer)
+    for line in ("千代さん、このへんって夜も人通りある？", "千代さん、お店を手放すつもりあるの？", "颯太くん、時間ある？"):
+        *_, shop = play(florist(), "こんにちは", line)
+        assert "置いてない" not in shop.answer.text and "奥を探せば" not in shop.answer.text, (line, shop.answer)
+    # a thing is still asked after as one
+    *_, toothpick = visit("こんばんは", "ママ、爪楊枝ある？")
+    assert (toothpick.context or {}).get("form") == "have", toothpick.context
+
+
+def test_a_stem_the_dictionary_holds_as_a_noun_is_not_its_verb():
+    from chalicelib.interpret.text import TextForms, make_matcher
+    hits = make_matcher().hits
+    assert not hits(TextForms.of("この店売っちゃうの？"), ["売り"])            # a selling point, not selling
+    assert hits(TextForms.of("この店の売りは？"), ["売り"])
+    assert hits(TextForms.of("何飲んだの？"), ["飲み"])                      # a stem read as the verb stands for it
+    *_, sold = visit("こんばんは", "ママ、この店売っちゃうとかって話ないの？")
+    assert "自慢" not in sold.answer.text, sold.answer
+    *_, job = visit("こんばんは", "葵さん、映画館でポップコーン売ったりしてるの？")
+    assert "おかえり" not in job.answer.text, job.answer
+
+
+def test_an_honorific_prefix_and_a_verb_s_stem_before_a_particle_are_one_noun():
+    from chalicelib.interpret.ja import analyse
+    words = [(t.surface, t.pos[0]) for t in analyse("おでんのおすすめは？").tokens]
+    assert ("おすすめ", "名詞") in words, words
+    assert ("待ち", "動詞") in [(t.surface, t.pos[0]) for t in analyse("お待ちください").tokens]
+    # what is recommended of a thing is that thing's, not the film the one asked recommends
+    *_, oden = visit("こんばんは", "おでんのおすすめは？")
+    said = " ".join(line.text for line in oden.step.lines) + (oden.answer.text if oden.answer else "")
+    assert "映画" not in said, said
+    *_, shop = play(florist(), "こんにちは", "ひまわりのおすすめは？")
+    assert "月下美人" not in shop.answer.text, shop.answer
