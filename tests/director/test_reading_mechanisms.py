@@ -1019,3 +1019,15 @@ def test_an_honorific_prefix_and_a_verb_s_stem_before_a_particle_are_one_noun():
     assert "映画" not in said, said
     *_, shop = play(florist(), "こんにちは", "ひまわりのおすすめは？")
     assert "月下美人" not in shop.answer.text, shop.answer
+
+
+def test_after_the_decision_the_florists_say_the_shop_goes_on():
+    conv = florist()
+    first, = play(conv, "こんばんは")
+    moved = conv.play("", first.step.state, first.memory, move="温室")
+    *_, closing, heir = play(conv, "あの白いつぼみが、月下美人？", "じゃ、千代さんに知らせに戻ろう！",
+                             "お店は結局閉めるんですか？", "颯太くん、お店継ぐの？",
+                             state=moved.step.state, memory=moved.memory)
+    assert "温室を残す" in closing.step.state.flags, closing.step.state.flags
+    assert "閉めようと思ってる" not in closing.answer.text and "肩の荷" not in closing.answer.text, closing.answer
+    assert "言えてない" not in heir.answer.text, heir.answer
