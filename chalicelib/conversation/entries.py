@@ -21,7 +21,7 @@ from ..answers import Answerer
 from ..interpret.asking import WH
 from ..interpret.ja import analyse
 from ..interpret.negated import denied_after
-from ..interpret.owners import said_of_person, said_of_thing
+from ..interpret.owners import owner_named, said_of_person, said_of_thing
 from ..interpret.text import TextForms, WordHit, make_matcher, nfkc
 from ..scenario import GameState, PlayerInput
 from ..scenario.loader import CompiledKnowledge
@@ -100,6 +100,10 @@ class Entries:
                 of_topic = intent is not None and intent in entry.intents and \
                     entry.condition.holds(wanted, shown, None, False, False)
                 hits = self._hits(forms, entry, recent)
+                if entry.entry.about:
+                    # 「ママは葵さんの夢知ってる？」: a word said to be another's (葵さんの夢) is no word of a fact
+                    # about this one (ママ's own dream)
+                    hits = [h for h in hits if owner_named(forms.nfkc, h.start, self.names) in (None, *entry.entry.about)]
                 if not hits and not of_topic:
                     continue
                 if not of_topic and not entry.condition.holds_for_intent(shown):

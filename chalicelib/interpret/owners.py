@@ -82,3 +82,21 @@ def said_of_thing(text: str, start: int, names: SceneNames | None) -> bool:
         if any(n and (owner.surface in n or n.startswith(owner.surface)) for n in known):
             return False
     return True
+
+
+def owner_named(text: str, start: int, names: SceneNames | None) -> str | None:
+    """The character whose name, with an honorific or none, and の stand right before the word at `start` of
+    normalised `text` (葵さんの夢, ママの十八番): the one the thing belongs to; None where no name does."""
+    if names is None:
+        return None
+    before = text[:start]
+    if not before.endswith("の"):
+        return None
+    before = before[:-1]
+    honorific = word_class("honorifics").entries
+    for character, spelled in names.characters.items():
+        for name in spelled:
+            n = nfkc(name)
+            if before.endswith(n) or any(before.endswith(n + h) for h in honorific):
+                return character
+    return None

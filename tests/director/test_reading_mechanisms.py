@@ -1031,3 +1031,19 @@ def test_after_the_decision_the_florists_say_the_shop_goes_on():
     assert "温室を残す" in closing.step.state.flags, closing.step.state.flags
     assert "閉めようと思ってる" not in closing.answer.text and "肩の荷" not in closing.answer.text, closing.answer
     assert "言えてない" not in heir.answer.text, heir.answer
+
+
+def test_a_word_said_to_be_another_s_is_no_word_of_a_fact_about_the_one_asked():
+    from chalicelib.interpret.cues import SceneNames
+    from chalicelib.interpret.owners import owner_named
+    names = SceneNames(characters={"神楽坂葵": ("葵",), "赤尾妙子": ("ママ",)})
+    assert owner_named("ママは葵さんの夢知ってる?", 7, names) == "神楽坂葵"
+    assert owner_named("ママの夢は?", 3, names) == "赤尾妙子"
+    assert owner_named("夢はある?", 0, names) is None
+    *_, dream = visit("こんばんは", "ママは葵さんの夢知ってる？")
+    assert "足腰" not in dream.answer.text, dream.answer          # not ママ's own plans
+    *_, own = visit("こんばんは", "ママの夢は？")
+    assert "足腰" in own.answer.text, own.answer
+    # the other's age is the other's, asked of either florist
+    *_, age = play(florist(), "こんにちは", "颯太くん、千代さんの年齢は？")
+    assert "七十八" in age.answer.text and "二十四" not in age.answer.text, age.answer
