@@ -25,7 +25,6 @@ from .text import nfkc
 
 # (a line may open on a pause: 「…葵さん、」「...ママ」)
 
-_HONORIFICS = ("さん", "ちゃん", "くん", "様", "さま")
 _GLUED_CONTENT = lazyre.compile(r"^[\u4e00-\u9fff\u30a1-\u30fa]")
 # (「ママ？」「ママ？ちょっといい？」 call too; so do 「ママってば」 and 「葵ちゃんね、」「ママよ、」)
 _CALL_AFTER = lazyre.compile(r"^(?:[、,!！?？…‥~〜ー\s]|って(?:さ|ば)?[、,\s]|ってば|[さねよ][、,\s])")
@@ -85,12 +84,16 @@ def _called_at(head: str, names: list[tuple[str, str]]) -> tuple[str, str] | Non
     """(character, how) where a sentence starts by calling someone or putting a question to them."""
     lead = _lead().match(head)
     head = head[lead.end():] if lead else head
+    honorifics = word_class("honorifics")
     for name, cid in names:
         if head.startswith(name):
             rest = head[len(name):]
+            # (an honorific the name is written without, drawn out as one calls: 「葵さーん、」)
+            if (honorific := honorifics.at_start(rest)) is not None and _CALL_AFTER.match(rest[len(honorific):]):
+                rest = rest[len(honorific):]
             how = "head" if _CALL_AFTER.match(rest) or not rest.strip() else (
                 "question" if _QUESTION_AFTER.match(rest) else None)
-            if how is None and name.endswith(_HONORIFICS) and _GLUED_CONTENT.match(rest):
+            if how is None and name.endswith(tuple(honorifics.entries)) and _GLUED_CONTENT.match(rest):
                 how = "head"        # 「葵さんインスタやってる？」: the call with its comma dropped
             if how is None and _asks_by_phrase(rest):
                 how = "phrase"
