@@ -406,10 +406,11 @@ class _CompiledWord:
 
 
 def _word_starts_at(forms: TextForms, at: int) -> bool:
-    """Whether the analyser starts a word at `at` of the text (True without an analyser)."""
+    """Whether the analyser starts a word at `at` of the text (True without an analyser), or a noun it reads
+    with an honorific prefix (おやすみ: the word 休み starts after お)."""
     from .ja import analyse
     tokens = analyse(forms.nfkc).tokens
-    return not tokens or any(token.start == at for token in tokens)
+    return not tokens or any(token.start == at or token.start + token.prefix == at for token in tokens)
 
 
 def _other_word_at(forms: TextForms, at: int, word: str) -> bool:

@@ -1047,3 +1047,22 @@ def test_a_word_said_to_be_another_s_is_no_word_of_a_fact_about_the_one_asked():
     # the other's age is the other's, asked of either florist
     *_, age = play(florist(), "こんにちは", "颯太くん、千代さんの年齢は？")
     assert "七十八" in age.answer.text and "二十四" not in age.answer.text, age.answer
+
+
+def test_an_entry_holding_only_what_modifies_the_head_is_a_guess():
+    # 「映画館の時給」: the cinema entry says nothing of the wage; the one asked says honestly they cannot say
+    *_, wage = visit("こんばんは", "葵さん、映画館の時給っていくら？")
+    weak = [c for c in wage.context.get("deliberation", []) if c["outcome"] == "weak"]
+    assert any("is not what is asked (時給)" in c.get("why", "") for c in weak), wage.context
+    assert "銀星座" not in wage.answer.text and "映画" not in wage.answer.text, wage.answer
+    # a wh-word of another head is no better evidence (葵's years of helping are not the wage)
+    *_, drawn = visit("こんばんは", "葵さーん、映画館の時給どのくらい？")
+    assert drawn.interpretation.addressee.character == "神楽坂葵" and "二年" not in drawn.answer.text, drawn.answer
+    *_, bill = play(florist(), "こんにちは", "颯太くん、温室のガラス代ってどのくらい？")
+    assert "二十四" not in bill.answer.text, bill.answer
+    # the head said in kana is still the head (店員 of てんいん)
+    *_, clerk = visit("こんばんは", "葵さんって、ここのてんいんさんなんですか？")
+    assert "姪" in clerk.answer.text or "手伝" in clerk.answer.text, clerk.answer
+    # and 休み after the honorific prefix, in kana, is still a word (おやすみの日)
+    *_, closed = visit("こんばんは", "おやすみの日ってあるんですか？")
+    assert "日曜" in closed.answer.text, closed.answer

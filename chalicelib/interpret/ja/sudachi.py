@@ -74,7 +74,7 @@ def _honorific_nouns(tokens: list[Token]) -> tuple[Token, ...]:
                                    after.pos[:2] != ("助詞", "接続助詞"))):
             surface = token.surface + verb.surface
             out.append(Token(surface, surface, token.normalised + verb.surface, token.reading + verb.reading,
-                             ("名詞", "普通名詞", "一般"), "", token.start, verb.end, False))
+                             ("名詞", "普通名詞", "一般"), "", token.start, verb.end, False, len(token.surface)))
             i += 2
             continue
         out.append(token)

@@ -22,6 +22,7 @@ class Token:
     start: int
     end: int
     oov: bool = False     # not in the dictionary
+    prefix: int = 0       # the length of an honorific prefix read as part of it (お of おすすめ: the word is after)
 
     @property
     def is_content(self) -> bool:
