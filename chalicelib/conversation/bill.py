@@ -23,6 +23,7 @@ from .facts import sentences
 
 _ABOUT_BILL = money("about_bill")
 _AMOUNT_ASKED = money("amount_asked")
+_MEANING_ASKED = money("meaning_asked")
 _CONTENTS = money("contents")
 _MOVES_ON = money("moves_on")
 DEFAULT_BREAKDOWN = "{items}で、{total}円です。"
@@ -70,11 +71,12 @@ def hands_over(text: str) -> bool:
     return bool(_HANDS_OVER.search(normalised)) and not _ABOUT_BILL.search(normalised)
 
 
-def disputes(text: str, item_named: bool = False, known: frozenset[int] | None = None) -> bool:
+def disputes(text: str, item_named: bool = False, known: frozenset[int] | None = None, billed: bool = False) -> bool:
     """Whether `text` asks about the bill or doubts it, rather than pays it.  What comes before a sentence that
     moves on is let go of: 「ラッピングで200円取るのか。まあいい。ところで颯太くんは孫かい？」 asks about 颯太.
     `item_named`: the line names a menu item, so 「おでんって何が入ってます？」 asks what it holds, not the bill;
-    `known`: the sums the tab holds (its total, its items' prices), where the caller knows them."""
+    `known`: the sums the tab holds (its total, its items' prices), where the caller knows them; `billed`: a line
+    of money was said just before, so 「どういうこと？」 asks what that meant."""
     normalised = nfkc(text)
     said = sentences(normalised) or [normalised]
     # a sentence that moves on (ところで, それより) lets go of what came before it
@@ -85,6 +87,7 @@ def disputes(text: str, item_named: bool = False, known: frozenset[int] | None =
         # (what was had recounted, 「飲み食いしたのは…それだけ」, checks the bill too)
         # (「…もうママだったよね」 recounts nothing: a recap without a word of checking needs what was had named)
         about = _ABOUT_BILL.search(sentence) or _RECAP_SAID.search(sentence) or \
+            (billed and _MEANING_ASKED.search(sentence)) or \
             (_RECAP.search(sentence) and (item_named or amounts(normalised) or _COUNT.search(normalised)) and
              not _STATUS_ASKED.search(normalised))
         if about and not (item_named and _CONTENTS.search(sentence) and not _BILL_WORD.search(sentence)):

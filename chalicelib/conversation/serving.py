@@ -506,7 +506,8 @@ class Serving(TurnParts):
         claimed = self.orders.counts_named(normalised) if item_named and mem.orders[mem.paid:] else {}
         unwanted = unwanted or fewer_claimed(normalised, claimed, mem.orders[mem.paid:]) is not None
         paid_asked = asks_if_paid(normalised)
-        if not (asked_price or paying or paid_asked or unwanted or disputes(normalised, item_named, known)):
+        billed = any(self._said_last(mem, state, kind, within=0) for kind in ("/bill#", "/breakdown#", "/prices#"))
+        if not (asked_price or paying or paid_asked or unwanted or disputes(normalised, item_named, known, billed)):
             return None
         people = list(self.rules.people(state.place))
         servers = [p for p in ([speaker] + people) if p in self.scenario.menus]
@@ -516,7 +517,7 @@ class Serving(TurnParts):
             return None           # 「レコード針のお値段、どのくらい？」: another thing's price, not the tab's
         listed = self._listed_asked(normalised, mem, state) if asked_price and not item_named else []
         unpaid = mem.orders[mem.paid:]
-        if unpaid and not price_check and not listed and (unwanted or disputes(normalised, item_named, known) or
+        if unpaid and not price_check and not listed and (unwanted or disputes(normalised, item_named, known, billed) or
                                                           (asked_price and _WHOLE_SUM.search(normalised)) or (asked_price and self._item_named(normalised) is None and (any(
                 ref.startswith("menu/") and "/bill#" in ref for ref in mem.said) or UNIT_PRICE.search(normalised)))):
             # 「内訳は？」「高くない？」, 「いくら？」 after the bill, 「一杯いくら？」: what was served and its prices,
@@ -541,20 +542,12 @@ class Serving(TurnParts):
             left = _left_on_tab(normalised, named, claimed, unpaid, recent, goods, ends)
             removed = [] if left is None else [item for item in dict.fromkeys(unpaid)
                                                if unpaid.count(item) > left.count(item)]
+            if not removed and not asked_price and not disputes(normalised, item_named, known, billed):
+                return None       # 「大根はもう頂いてるので追加はいらないです」: nothing on the tab declined, no bill asked
             if left is not None:
                 mem.orders[mem.paid:] = unpaid = left
-            for server in servers:
-                menu = self.scenario.menus[server]
-                items, total = itemised(unpaid, {i.id: i.price for i in menu.items if i.price is not None})
-                if total > 0:
-                    said = self._menu_line(server, "breakdown", menu.breakdown or [SpokenLine(text=DEFAULT_BREAKDOWN)],
-                                           state, turn, variety, {"{items}": items, "{total}": f"{total:,}"})
-                elif removed:
-                    said = self._menu_line(server, "taken_back", [SpokenLine(text=DEFAULT_TAKEN_BACK)], state, turn,
-                                           variety, {"{item}": "、".join(removed)})
-                else:
-                    continue
-                return dataclasses.replace(said, detail={**said.detail, "taken_back": removed}) if removed else said
+            if (broken_down := self._breakdown(servers, unpaid, removed, state, turn, variety)) is not None:
+                return broken_down
         named = self._items_named(normalised) or \
             ([served] if served is not None and asked_price and not _BILL.search(normalised) else []) or listed
         if asked_price and named and self._price_said_back_before(normalised):
@@ -642,6 +635,24 @@ class Serving(TurnParts):
         """The items a menu's list named on the turn before this one (「今日あるのは赤い薔薇、かすみ草…」), so
         「それぞれ1本いくら？」 asks their prices."""
         return list(mem.listed) if mem.listed and mem.listed_turn >= state.turn - 1 else []
+
+    def _breakdown(self, servers: list[str], unpaid: list[str], removed: list[str], state: GameState, turn: int,
+                   variety: Variety) -> Answer | None:
+        """What is on the tab, priced, said by the first server with something on it; else, where all was taken
+        back, that it was."""
+        for server in servers:
+            menu = self.scenario.menus[server]
+            items, total = itemised(unpaid, {i.id: i.price for i in menu.items if i.price is not None})
+            if total > 0:
+                said = self._menu_line(server, "breakdown", menu.breakdown or [SpokenLine(text=DEFAULT_BREAKDOWN)],
+                                       state, turn, variety, {"{items}": items, "{total}": f"{total:,}"})
+            elif removed:
+                said = self._menu_line(server, "taken_back", [SpokenLine(text=DEFAULT_TAKEN_BACK)], state, turn,
+                                       variety, {"{item}": "、".join(removed)})
+            else:
+                continue
+            return dataclasses.replace(said, detail={**said.detail, "taken_back": removed}) if removed else said
+        return None
 
     @staticmethod
     def _said_last(mem: ConversationMemory, state: GameState, kind: str, within: int = 1) -> bool:

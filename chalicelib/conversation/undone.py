@@ -77,12 +77,15 @@ def not_ordered(between: str, after_cue: str) -> bool:
         return True          # (「ひまわりは0本でお願いします」: none of it, the bill takes it off)
     if compiled("later", "put_off").match(between):
         return True          # 「ナポリタンは今度にします」: put off for another time
+    if compiled("undone", "had_now").search(between):
+        return True          # 「大根はもう頂いてるので追加はいらないです」: had already, not asked for again
     if compiled("undone", "reason_clause").search(between):
         return True          # 「ビール飲んでるから、ここでゆっくりさせてもらう」: the cue is another clause's
     # (after the cue, only what takes the whole back: 「ハイボールください、さっき飲んだのと同じで」 orders; a count
     # that is taken off, 「かすみ草1本減らして」, orders nothing: the bill takes it off)
     # (「バラに一本だけ混ぜたら変かな」: the count supposed, to weigh it)
-    return bool(_AFTER_CUE.search(after_cue)) or reduces(after_cue) or \
+    # (「追加はいらないです」: the ordering word declined)
+    return bool(_AFTER_CUE.search(after_cue)) or reduces(after_cue) or bool(compiled("undone", "declined").match(after_cue)) or \
         bool(compiled("undone", "weighed").search(after_cue))
 
 

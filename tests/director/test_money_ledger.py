@@ -10,7 +10,7 @@ from chalicelib.interpret.interpreter import Interpreter
 from chalicelib.interpret.money import amounts, asks_to_pay, handed_amount
 from chalicelib.scenario import GameRules, load_scenario
 from tests.conftest import ROOT
-from tests.director.playing import play, visit
+from tests.director.playing import play, said, visit
 
 
 @cache
@@ -118,3 +118,28 @@ def test_the_cost_of_something_supposed_is_no_bill_and_a_question_whether_one_ca
 def test_a_recount_right_after_the_bill_orders_only_what_the_tab_does_not_hold():
     *_, recount = visit("こんばんは", "ビールください", "ナポリタンひとつ", "今いくら？", "ナポリタンとビールと、あとハイボールね")
     assert recount.memory.orders == ["ビール", "ナポリタン", "ハイボール"], recount.memory.orders
+
+
+def test_an_item_had_already_and_more_declined_orders_nothing_and_shows_no_bill():
+    *_, bar = visit("おでんの大根ください", "大根はもう頂いてるので追加はいらないです")
+    assert bar.memory.orders == ["おでん"], bar.memory.orders
+    assert "/breakdown#" not in (bar.answer.ref or "") and "/bill#" not in (bar.answer.ref or ""), bar.answer
+    *_, shop = play(florist(), "スズラン2本ください", "スズランはもう頂いてますし、追加はいらないです")
+    assert shop.memory.orders == ["スズラン", "スズラン"], shop.memory.orders
+    assert "円" not in shop.answer.text, shop.answer
+
+
+def test_a_prohibition_to_cancel_takes_nothing_off():
+    *_, bar = visit("水割りください", "おいおい、取り消すな！俺の水割り勝手に消すなよ")
+    assert bar.memory.orders == ["水割り"], bar.memory.orders
+    *_, shop = play(florist(), "ひまわり3本ください", "取り消すなよ！ひまわりはちゃんと買うから")
+    assert shop.memory.orders.count("ひまわり") == 3, shop.memory.orders
+
+
+def test_what_do_you_mean_asks_about_the_bill_only_right_after_one():
+    *_, chat = visit("水割りください", "え、失恋が好き…？？ どういうこと笑")
+    assert "円" not in chat.answer.text, chat.answer
+    *_, billed = visit("水割りください", "お会計", "え、どういうこと？")
+    assert "/breakdown#" in (billed.answer.ref or ""), billed.answer
+    *_, shop = play(florist(), "スズラン2本ください", "颯太くんが温室の王子？どういうこと？")
+    assert "円" not in said(shop), said(shop)
