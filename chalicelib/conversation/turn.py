@@ -117,8 +117,9 @@ def _not_echoed() -> frozenset[str]:
 
 def _cut_from_kana(text: str, word: str) -> bool:
     """Whether a word in kana is a piece the analyser cut from a run of kana it does not know through (the べっ
-    of 「べっぷか いいな」: a word of the run is unknown to its dictionary) or the stem of a word made with a
-    prefix or a suffix (the かあ of おかあさん)."""
+    of 「べっぷか いいな」: a word of the run is unknown to its dictionary), the stem of a word made with a
+    prefix or a suffix (the かあ of おかあさん), or a noun glued to a verb's ending (the がん of 「変えたがんだよ」,
+    said for 変えたがるんだよ)."""
     if not KANA_RUN.fullmatch(word):
         return False
     for run in KANA_RUN.finditer(text):
@@ -127,7 +128,8 @@ def _cut_from_kana(text: str, word: str) -> bool:
             if any(t.oov for t in tokens):
                 return True
             for i, token in enumerate(tokens):
-                if token.surface == word and ((i > 0 and tokens[i - 1].pos[:1] == ("接頭辞",)) or
+                if token.surface == word and ((i > 0 and tokens[i - 1].pos[:1] in (("接頭辞",), ("助動詞",)) and
+                                               tokens[i - 1].end == token.start) or
                                               (i + 1 < len(tokens) and tokens[i + 1].pos[:1] == ("接尾辞",))):
                     return True
     return False

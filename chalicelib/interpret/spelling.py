@@ -288,6 +288,8 @@ def _loanwords(text: str, tokens, taken: list[bool], kept: list[bool], spans: li
                     continue
                 if first is last and not first.oov:
                     continue             # one word the analyser knows as written (あいす is 愛す as said)
+                if _grammar_read(inside[:inside.index(last) + 1]):
+                    continue             # a verb and its particles as said (いるか, だから): no イルカ, no ダカラ
                 katakana = to_katakana(text[at:end])
                 read = analyse(katakana).tokens
                 if len(read) == 1 and read[0].pos[:2] == ("名詞", "普通名詞") and not read[0].oov and \
@@ -295,6 +297,14 @@ def _loanwords(text: str, tokens, taken: list[bool], kept: list[bool], spans: li
                     spans.append((at, end, katakana))
                     taken[at:end] = [True] * (end - at)
                     break
+
+
+def _grammar_read(tokens) -> bool:
+    """Whether kana read as a known verb, adjective, auxiliary or conjunction and only particles and auxiliaries
+    after it, ending on a particle (いる|か, だ|から), say what they say, not a loanword."""
+    first, rest = tokens[0], tokens[1:]
+    return not first.oov and first.pos[:1] in (("動詞",), ("形容詞",), ("助動詞",), ("接続詞",)) and \
+        bool(rest) and all(t.pos[:1] in (("助詞",), ("助動詞",)) for t in rest) and rest[-1].pos[:1] == ("助詞",)
 
 
 _KATAKANA_WORD = lazyre.compile(r"[ァ-ヺー]{3,}")

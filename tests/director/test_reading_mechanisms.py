@@ -1066,3 +1066,24 @@ def test_an_entry_holding_only_what_modifies_the_head_is_a_guess():
     # and 休み after the honorific prefix, in kana, is still a word (おやすみの日)
     *_, closed = visit("こんばんは", "おやすみの日ってあるんですか？")
     assert "日曜" in closed.answer.text, closed.answer
+
+
+def test_a_verb_and_its_particles_in_kana_are_no_loanword_nor_a_noun_to_echo():
+    respell = Respeller(["おでん"]).respell
+    assert respell("いるかいらねえかだよ") == "いるかいらねえかだよ"          # no イルカ
+    assert respell("だから言ったのに") == "だから言ったのに"                  # no ダカラ
+    assert respell("からおけ あるの？") == "カラオケ あるの？"
+    assert respell("かくてるある？") == "カクテルある？"
+    *_, need = visit("こんばんは", "ママ、いるかいらねえかだよ")
+    assert "イルカ" not in need.answer.text, need.answer
+    *_, cut = visit("こんばんは", "ママが頑固だから葵ちゃんが変えたがんだよ")
+    assert "がん" not in said(cut), said(cut)
+    *_, shop = play(florist(), "こんにちは", "千代さん、いるかいらないか決めてよ")
+    assert "イルカ" not in said(shop), said(shop)
+
+
+def test_a_place_to_go_is_no_thing_kept():
+    *_, spot = visit("こんばんは", "この近くで、観光におすすめの場所、ありますか？")
+    assert "奥にあった" not in said(spot) and "置いてない" not in said(spot), said(spot)
+    *_, shop = play(florist(), "こんにちは", "この辺でおすすめの場所ってありますか？")
+    assert "置いてない" not in said(shop), said(shop)
