@@ -143,3 +143,13 @@ def test_what_do_you_mean_asks_about_the_bill_only_right_after_one():
     assert "/breakdown#" in (billed.answer.ref or ""), billed.answer
     *_, shop = play(florist(), "スズラン2本ください", "颯太くんが温室の王子？どういうこと？")
     assert "円" not in said(shop), said(shop)
+
+
+def test_a_sum_handed_over_with_its_count_and_here_you_go_pays():
+    *_, bar = visit("水割りください", "水割りもう一杯", "お勘定", "二杯で千四百円な、ほらよ")
+    assert bar.memory.paid == 2, (bar.memory.orders, bar.memory.paid)
+    *_, shop = play(florist(), "スズラン2本ください", "お会計", "2本で1000円ね、はいよ")
+    assert shop.memory.paid == 2, (shop.memory.orders, shop.memory.paid)
+    # a sum with a complaint pays nothing
+    *_, dear = visit("水割りください", "水割りもう一杯", "お勘定", "二杯で千四百円は高いな")
+    assert dear.memory.paid == 0, dear.memory.paid
