@@ -86,10 +86,16 @@ def said_of_thing(text: str, start: int, names: SceneNames | None) -> bool:
 
 def owner_named(text: str, start: int, names: SceneNames | None) -> str | None:
     """The character whose name, with an honorific or none, and の stand right before the word at `start` of
-    normalised `text` (葵さんの夢, ママの十八番): the one the thing belongs to; None where no name does."""
+    normalised `text` (葵さんの夢, ママの十八番): the one the thing belongs to; a place's id where a place's name, in
+    quotes or not, and の or って do (「血の池」って名前: the shop's name, no one's); None where no name does."""
     if names is None:
         return None
     before = text[:start]
+    for place in names.places.values():
+        for name in place.names:
+            n = nfkc(name)
+            if n and any(before.endswith(n + close + tail) for close in ("", "」", "』") for tail in ("の", "って")):
+                return place.id
     if not before.endswith("の"):
         return None
     before = before[:-1]

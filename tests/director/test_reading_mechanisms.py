@@ -1087,3 +1087,15 @@ def test_a_place_to_go_is_no_thing_kept():
     assert "奥にあった" not in said(spot) and "置いてない" not in said(spot), said(spot)
     *_, shop = play(florist(), "こんにちは", "この辺でおすすめの場所ってありますか？")
     assert "置いてない" not in said(shop), said(shop)
+
+
+def test_a_word_said_of_a_place_belongs_to_no_character():
+    from chalicelib.interpret.cues import Place, SceneNames
+    from chalicelib.interpret.owners import owner_named
+    names = SceneNames(places={"店内": Place("店内", ("店内", "お店"))}, characters={"赤尾妙子": ("ママ",)})
+    assert owner_named("ママ、このお店の名前は?", 8, names) == "店内"
+    assert owner_named("「お店」って名前", 6, names) == "店内"
+    assert owner_named("ママの名前は?", 3, names) == "赤尾妙子"
+    # the topic's entry still answers what the shop's name means, said with the name in brackets
+    *_, meaning = visit("こんばんは", "「血の池」って名前、どういう意味ですか")
+    assert "先代" in meaning.answer.text, meaning.answer

@@ -92,9 +92,10 @@ def _weighed(d: Deliberation, answer: Answer, fitting, topic: bool, trusted: boo
     """How firmly a knowledge line found by a word of the line answers it: a guess where the word is not what the
     line is about (told in passing, before or after the question, beside its topic, only its predicate)."""
     focus = d.focus
-    if d.asking and _beside_the_head(focus, fitting):
+    if d.asking and not topic and _beside_the_head(focus, fitting):
         # 「映画館の時給どのくらい？」: the entry holds what modifies the head (映画館) or a wh-word, and says
-        # nothing of the head itself (時給) — a guess, which an honest answer beats (answering.py)
+        # nothing of the head itself (時給) — a guess, which an honest answer beats (answering.py); an entry of
+        # the topic the line was read as (「『血の池』って名前、どういう意味？」) still answers
         return Proposal(answer, Strength.WEAK, f"「{fitting.hit.word}」 is not what is asked ({focus.head_word})")
     if not d.asking and not fitting.about and not topic and not fitting.at_head and \
             _told_in_passing(focus.text, fitting.hit):
