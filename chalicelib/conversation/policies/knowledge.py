@@ -8,7 +8,6 @@ from dataclasses import replace
 
 from ... import lazyre
 from ...answers import Answer
-from ...interpret.asking import WH
 from ...interpret.ja import analyse
 from ...interpret.lexicon import compiled
 from ...interpret.text import TextForms, nfkc
@@ -92,11 +91,6 @@ def _weighed(d: Deliberation, answer: Answer, fitting, topic: bool, trusted: boo
     """How firmly a knowledge line found by a word of the line answers it: a guess where the word is not what the
     line is about (told in passing, before or after the question, beside its topic, only its predicate)."""
     focus = d.focus
-    if d.asking and not topic and _beside_the_head(focus, fitting):
-        # 「映画館の時給どのくらい？」: the entry holds what modifies the head (映画館) or a wh-word, and says
-        # nothing of the head itself (時給) — a guess, which an honest answer beats (answering.py); an entry of
-        # the topic the line was read as (「『血の池』って名前、どういう意味？」) still answers
-        return Proposal(answer, Strength.WEAK, f"「{fitting.hit.word}」 is not what is asked ({focus.head_word})")
     if not d.asking and not fitting.about and not topic and not fitting.at_head and \
             _told_in_passing(focus.text, fitting.hit):
         # 「今日な、最後に乗せた客がな…ドラマかいな思たわ」: a story the player tells, the word one of its many,
@@ -124,26 +118,6 @@ def _weighed(d: Deliberation, answer: Answer, fitting, topic: bool, trusted: boo
     # a statement that shares only a verb or an adjective with the entry (「おばあちゃんに作ってあげた」 and an
     # entry on what was made): not what the line is about, a guess (answering.py)
     return Proposal(answer, Strength.WEAK, f"「{fitting.hit.word}」 is only the line's predicate")
-
-
-def _beside_the_head(focus, fitting) -> bool:
-    """Whether a question's head is a content noun the entry's word is not and the entry says nothing of."""
-    head = focus.head_word
-    # (a view asked of something, 「どう思ってるんですか、葵さんの計画」, is what the one asked thinks of it)
-    return bool(head) and focus.head is not None and not focus.light_head and not focus.view and not WH.match(head) and \
-        not _same_word(head, fitting.hit.word) and not speaks_of(fitting.entry, (head,))
-
-
-def _same_word(one: str, other: str) -> bool:
-    """Whether one word holds the other, as written or as read (てんいん and 店員)."""
-    if one in other or other in one:
-        return True
-    read_one, read_other = _reading(one), _reading(other)
-    return bool(read_one) and bool(read_other) and (read_one in read_other or read_other in read_one)
-
-
-def _reading(word: str) -> str:
-    return "".join(token.reading for token in analyse(word).tokens)
 
 
 def _evidence(fitting, topic: bool, trusted: bool) -> str:
