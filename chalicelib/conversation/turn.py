@@ -40,6 +40,7 @@ from ..interpret.cues import invited_place, unstretched
 from ..interpret.dialect import standard
 from ..interpret.interpreter import TurnResult
 from ..interpret.ja import analyse
+from ..interpret.ja.tokens import AUXILIARY
 from ..interpret.lexicon import word_class
 from ..interpret.money import money, without_put_off
 from ..interpret.options import InterpretChoices, Recent
@@ -128,7 +129,7 @@ def _cut_from_kana(text: str, word: str) -> bool:
             if any(t.oov for t in tokens):
                 return True
             for i, token in enumerate(tokens):
-                if token.surface == word and ((i > 0 and tokens[i - 1].pos[:1] in (("接頭辞",), ("助動詞",)) and
+                if token.surface == word and ((i > 0 and (tokens[i - 1].is_prefix or tokens[i - 1].kind == AUXILIARY) and
                                                tokens[i - 1].end == token.start) or
                                               (i + 1 < len(tokens) and tokens[i + 1].pos[:1] == ("接尾辞",))):
                     return True

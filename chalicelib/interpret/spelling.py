@@ -24,6 +24,7 @@ from functools import lru_cache
 
 from .. import kept, lazyre
 from .ja import analyse
+from .ja.tokens import AUXILIARY, CONJUNCTION
 from .lexicon import kana_counters, listed, pattern, word_class
 from .text import KANA_RUN, to_katakana
 
@@ -303,8 +304,8 @@ def _grammar_read(tokens) -> bool:
     """Whether kana read as a known verb, adjective, auxiliary or conjunction and only particles and auxiliaries
     after it, ending on a particle (いる|か, だ|から), say what they say, not a loanword."""
     first, rest = tokens[0], tokens[1:]
-    return not first.oov and first.pos[:1] in (("動詞",), ("形容詞",), ("助動詞",), ("接続詞",)) and \
-        bool(rest) and all(t.pos[:1] in (("助詞",), ("助動詞",)) for t in rest) and rest[-1].pos[:1] == ("助詞",)
+    return not first.oov and (first.inflects or first.kind == CONJUNCTION) and bool(rest) and \
+        all(t.is_particle or t.kind == AUXILIARY for t in rest) and rest[-1].is_particle
 
 
 _KATAKANA_WORD = lazyre.compile(r"[ァ-ヺー]{3,}")

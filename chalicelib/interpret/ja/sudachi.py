@@ -11,7 +11,11 @@ import threading
 from functools import lru_cache
 
 from ...turn_record import AnalyserRecord
-from .tokens import Analysis, Token
+from .tokens import VERB, Analysis, Token
+
+# The continuative form (a verb's stem: すすめ of すすめる) and the part of speech of a noun made of it.
+_STEM = "連用形"
+_COMMON_NOUN = ("名詞", "普通名詞", "一般")
 
 _LOCK = threading.Lock()
 _TOKENIZER = None
@@ -68,13 +72,12 @@ def _honorific_nouns(tokens: list[Token]) -> tuple[Token, ...]:
         token = tokens[i]
         verb = tokens[i + 1] if i + 1 < len(tokens) else None
         after = tokens[i + 2] if i + 2 < len(tokens) else None
-        if token.pos[:1] == ("接頭辞",) and verb is not None and verb.pos[:1] == ("動詞",) and \
-                verb.conjugation.startswith("連用形") and verb.start == token.end and \
-                (after is None or (after.pos[:1] in (("助詞",), ("補助記号",), ("空白",)) and
-                                   after.pos[:2] != ("助詞", "接続助詞"))):
+        if token.is_prefix and verb is not None and verb.kind == VERB and verb.conjugation.startswith(_STEM) and \
+                verb.start == token.end and \
+                (after is None or after.is_mark or (after.is_particle and not after.is_conjunctive)):
             surface = token.surface + verb.surface
             out.append(Token(surface, surface, token.normalised + verb.surface, token.reading + verb.reading,
-                             ("名詞", "普通名詞", "一般"), "", token.start, verb.end, False, len(token.surface)))
+                             _COMMON_NOUN, "", token.start, verb.end, False, len(token.surface)))
             i += 2
             continue
         out.append(token)

@@ -5,6 +5,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+# The analyser's top-level parts of speech that are named in code (UniDic / Sudachi tags).
+VERB, ADJECTIVE, AUXILIARY, PARTICLE, PREFIX, CONJUNCTION = "動詞", "形容詞", "助動詞", "助詞", "接頭辞", "接続詞"
 # Parts of speech (UniDic / Sudachi top level) that carry a topic.
 CONTENT_POS = ("名詞", "動詞", "形容詞", "形状詞")
 # Second-level parts of speech that do not, even under a content part of speech.
@@ -44,7 +46,12 @@ class Token:
 
     @property
     def is_particle(self) -> bool:
-        return self.pos[:1] == ("助詞",)
+        return self.kind == PARTICLE
+
+    @property
+    def is_conjunctive(self) -> bool:
+        """A particle that joins clauses (て, ば, から of a reason)."""
+        return self.pos[:2] == (PARTICLE, "接続助詞")
 
     @property
     def is_case_particle(self) -> bool:
@@ -55,6 +62,20 @@ class Token:
     def is_mark(self) -> bool:
         """Punctuation, a symbol or a space: nothing said."""
         return self.pos[:1] in (("補助記号",), ("空白",))
+
+    @property
+    def kind(self) -> str:
+        """The most general part of speech (動詞, 助詞 …), "" where none."""
+        return self.pos[0] if self.pos else ""
+
+    @property
+    def inflects(self) -> bool:
+        """A verb, an adjective or an auxiliary: a word with endings."""
+        return self.kind in (VERB, ADJECTIVE, AUXILIARY)
+
+    @property
+    def is_prefix(self) -> bool:
+        return self.kind == PREFIX
 
     @property
     def is_past(self) -> bool:
