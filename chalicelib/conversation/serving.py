@@ -507,7 +507,8 @@ class Serving(TurnParts):
         unwanted = unwanted or fewer_claimed(normalised, claimed, mem.orders[mem.paid:]) is not None
         paid_asked = asks_if_paid(normalised)
         billed = any(self._said_last(mem, state, kind, within=0) for kind in ("/bill#", "/breakdown#", "/prices#"))
-        if not (asked_price or paying or paid_asked or unwanted or disputes(normalised, item_named, known, billed)):
+        disputed = disputes(normalised, item_named, known, billed)
+        if not (asked_price or paying or paid_asked or unwanted or disputed):
             return None
         people = list(self.rules.people(state.place))
         servers = [p for p in ([speaker] + people) if p in self.scenario.menus]
@@ -517,7 +518,7 @@ class Serving(TurnParts):
             return None           # 「レコード針のお値段、どのくらい？」: another thing's price, not the tab's
         listed = self._listed_asked(normalised, mem, state) if asked_price and not item_named else []
         unpaid = mem.orders[mem.paid:]
-        if unpaid and not price_check and not listed and (unwanted or disputes(normalised, item_named, known, billed) or
+        if unpaid and not price_check and not listed and (unwanted or disputed or
                                                           (asked_price and _WHOLE_SUM.search(normalised)) or (asked_price and self._item_named(normalised) is None and (any(
                 ref.startswith("menu/") and "/bill#" in ref for ref in mem.said) or UNIT_PRICE.search(normalised)))):
             # 「内訳は？」「高くない？」, 「いくら？」 after the bill, 「一杯いくら？」: what was served and its prices,
@@ -542,7 +543,7 @@ class Serving(TurnParts):
             left = _left_on_tab(normalised, named, claimed, unpaid, recent, goods, ends)
             removed = [] if left is None else [item for item in dict.fromkeys(unpaid)
                                                if unpaid.count(item) > left.count(item)]
-            if not removed and not asked_price and not disputes(normalised, item_named, known, billed):
+            if not removed and not asked_price and not disputed:
                 return None       # 「大根はもう頂いてるので追加はいらないです」: nothing on the tab declined, no bill asked
             if left is not None:
                 mem.orders[mem.paid:] = unpaid = left

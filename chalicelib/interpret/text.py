@@ -294,7 +294,7 @@ def _noun_of_its_own(word: str) -> bool:
     the verb (飲み, 話し) stands for the verb."""
     from .ja import analyse
     tokens = analyse(word).tokens
-    return len(tokens) == 1 and tokens[0].pos[:1] == ("名詞",)
+    return len(tokens) == 1 and tokens[0].is_noun
 
 
 @kept.table("text.variant_source")
