@@ -45,6 +45,8 @@ OrderKind = Literal["item", "again", "ask", "missing", "adjust", "treat", "decli
 
 # Cues that order whatever is named right before them.
 _CUE = compiled("shop", "order_cue")
+# Between two items of a line, a word that says the later one instead (「…いや、」「じゃなくて」).
+_SAID_INSTEAD = compiled("corrections", "said_instead")
 _COUNT_AS_MEASURE = compiled("shop", "count_as_measure")
 # What joins the items of a list (「かすみ草とひまわり」).
 _LIST_JOINER = compiled("shop", "list_joiner")
@@ -702,6 +704,9 @@ class Orders:
             if _SO_FAR.search(text[sentence_start(text, hit.start):hit.start]):
                 joining = False
                 continue                               # 「まだハイボール2杯だよ！…ウーロン茶もらおっかな」: told, had
+            if _SAID_INSTEAD.search(text[hit.end:after.start]):
+                joining = False
+                continue                               # 「水割りを一杯……いや、ハイボールにします」: said instead
             joining = joining and joined(text[hit.end:after.start])
             found = count_of(text, hit.start, hit.end, after.start)
             # (an item ordered by its own cue in a sentence before, 「ナポリタンお願い。あとおでんも」, is of the order)

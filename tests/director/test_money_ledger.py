@@ -153,3 +153,15 @@ def test_a_sum_handed_over_with_its_count_and_here_you_go_pays():
     # a sum with a complaint pays nothing
     *_, dear = visit("水割りください", "水割りもう一杯", "お勘定", "二杯で千四百円は高いな")
     assert dear.memory.paid == 0, dear.memory.paid
+
+
+def test_an_item_said_and_another_said_instead_in_one_line_orders_only_the_second():
+    *_, bar = visit("こんばんは", "では水割りを一杯……いや、やっぱりハイボールにします")
+    assert bar.memory.orders == ["ハイボール"], bar.memory.orders
+    *_, tea = visit("こんばんは", "ビール…いや、ウーロン茶ください")
+    assert tea.memory.orders == ["ウーロン茶"], tea.memory.orders
+    *_, shop = play(florist(), "こんにちは", "ひまわりを3本……いや、やっぱりスズランにします")
+    assert shop.memory.orders == ["スズラン"], shop.memory.orders
+    # two items joined are both ordered
+    *_, both = visit("こんばんは", "ビールとウーロン茶ください")
+    assert sorted(both.memory.orders) == ["ウーロン茶", "ビール"], both.memory.orders

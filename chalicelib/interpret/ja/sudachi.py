@@ -60,8 +60,6 @@ def analyse(text: str) -> Analysis:
     return Analysis(text, _honorific_nouns(out))
 
 
-
-
 def _honorific_nouns(tokens: list[Token]) -> tuple[Token, ...]:
     """An honorific prefix before a verb's continuative form that a particle or a mark follows (お + すすめ +
     は): one noun (おすすめ, お休み), as a reader takes it, not a prefix and a verb (お待ち + ください stays a
