@@ -94,11 +94,6 @@ _LIKE = lazyre.compile(r"好き(?!な[^のんー])|嫌い(?!な[^のん])|きら
 # Is there …?: ある/あります/置いてる, not 〜したことある (what someone did) nor 〜てある.
 _THERE_IS = lazyre.compile(r"(?<!こと)(?<!事)(?<![てで])(?:は|って|も|とか|が)?\s*(?:ある|あります|ありますか|あんの|あるんですか|あるの|あるかな"
                        r"|置いて(?:る|ある|ます|あります))(?:の|か|かな|んですか|んだ|です)?\s*[？?]?" + _END)
-# 「何か面白い話ある？」「時間ある？」「つもりある？」: asking for a story, time, an intention — not a thing kept here
-# (lexicon not_kept).
-@lru_cache(maxsize=1)
-def _not_a_thing() -> re.Pattern[str]:
-    return re.compile(word_class("not_kept").alternation)
 _THERE_IS_NOT = lazyre.compile(r"(?P<nai>ない|無い)(?:ですか|かな|の|んですか|か)?\s*[？?]" + _END)
 
 
@@ -228,8 +223,8 @@ def _offer_or_have(tokens: list[Token], sentence: str) -> FormFound | None:
     asking = is_question(sentence)
     if asking and (found := _LIKE.search(sentence)) is not None:
         return FormFound("preference", found.group(0))
-    if _not_a_thing().search(sentence):
-        return None
+    if word_class("not_kept").search(sentence) is not None:
+        return None          # 「何か面白い話ある？」「時間ある？」「つもりある？」: a story, time, an intention — no thing kept
     if asking and (found := _THERE_IS.search(sentence)) is not None:
         return FormFound("have", found.group(0).strip())
     if (found := _THERE_IS_NOT.search(sentence)) is not None and _none_here(tokens, found.start("nai")):

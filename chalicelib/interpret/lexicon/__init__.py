@@ -38,6 +38,11 @@ class WordClass:
         """A regular expression alternation of the entries, longest first (so 先生 wins over a shorter one)."""
         return "|".join(re.escape(e) for e in sorted(self.entries, key=lambda e: (-len(e), e)))
 
+    def search(self, text: str) -> str | None:
+        """The first entry found anywhere in `text` (the longest at that place), if any."""
+        m = _prefix(self.name).search(text)
+        return m.group(0) if m else None
+
     def at_start(self, text: str) -> str | None:
         """The entry `text` starts with (the longest), if any."""
         m = _prefix(self.name).match(text)
