@@ -111,6 +111,17 @@ class Focus:
             return (asked, *(a for a in also if a != asked))
         return ()
 
+    def as_written(self, word: str) -> str:
+        """A noun of the line, which `nouns` holds in its normalised form (御腹), as the player wrote it (お腹): what
+        is said back to them."""
+        if word in self.text:
+            return word
+        tokens = analyse(self.text).tokens
+        for i, token in enumerate(tokens):
+            if token.normalised and word.startswith(token.normalised) and _with_suffix(tokens, i) == word:
+                return token.surface + word[len(token.normalised):]
+        return word
+
     def at_head(self, start: int, end: int) -> bool:
         """Whether a word found at start..end is the noun the question is about."""
         return self.head is not None and start < self.head[1] and end > self.head[0]

@@ -33,7 +33,7 @@ from ..interpret.counts import (
     orders_by_count,
 )
 from ..interpret.ja import analyse, word_meaning
-from ..interpret.ja.tokens import Token
+from ..interpret.ja.tokens import VERB, Token
 from ..interpret.lexicon import compiled, pattern, word_class
 from ..interpret.money import amounts, asks_to_pay, money
 from ..interpret.text import TextForms, make_matcher, nfkc
@@ -48,6 +48,8 @@ _CUE = compiled("shop", "order_cue")
 # Between two items of a line, a word that says the later one instead (「…いや、」「じゃなくて」).
 _SAID_INSTEAD = compiled("corrections", "said_instead")
 _COUNT_AS_MEASURE = compiled("shop", "count_as_measure")
+# A noun after an ordering verb that leaves it an order: 「ビール頼むことにするわ」 decides.
+_DECIDED_AFTER_CUE = compiled("shop", "decided_after_cue")
 # What joins the items of a list (「かすみ草とひまわり」).
 _LIST_JOINER = compiled("shop", "list_joiner")
 # One item on the tab swapped for another (lexicon shop.swap_*).
@@ -62,8 +64,9 @@ _THAT_ONE = lazyre.compile(r"^(?:じゃあ|じゃ|では|なら|それなら|う
 _AGAIN = lazyre.compile(r"(?:おかわり|お代わり|もう一杯|もういっぱい|もう一本|もう1杯|同じ(?:の|もの|やつ)|もう一つ|もうひとつ|もう1つ"
                     r"|もう一皿)(?!\s*(?:は|の(?:方|ほう)|分))")      # (「もう一本分は祝儀」: the worth of one, no order)
 _AGAIN_DENIED = compiled("shop", "again_denied")
-_ANYTHING = lazyre.compile(r"何か(?:飲|食|つま)|(?:何か|なにか)\S{0,6}?(?:お酒|酒|飲み物|ドリンク|食べ物|料理)|(?:お酒|酒)(?:って|は)?(?:ある|あります|ください|ちょうだい|お願い|飲みたい)|なにか(?:飲|食|つま)|飲み物|食べ物|おつまみ|つまみ|何か(?:ちょうだい|ください|頼)"
-                       r"|注文(?:いい|お願い|したい|させて|を)|オーダー")
+_ANYTHING = compiled("shop", "anything_asked")
+# Hunger or thirst told asks for something to eat or drink (「お腹すいたなあ」).
+_HUNGER = compiled("shop", "hunger")
 _WHAT_IS_SOLD = compiled("shop", "what_is_sold")
 _MENU_SUBJECT = compiled("shop", "menu_subject")
 # the particles that mark what a question is about (「映写室って、…」「倉庫には…」)
@@ -87,6 +90,19 @@ def _clause_end(text: str, at: int) -> int:
     sentence that only names things (「赤いバラもあるのよね。一本いくら？」) runs on to the next."""
     end = sentence_end(text, at)
     return sentence_end(text, end) if end < len(text) and text[end - 1] == "。" else end
+
+
+def _describes_noun(text: str, end: int) -> bool:
+    """Whether the ordering verb that ends at `end` describes the noun after it, a relative clause that orders
+    nothing (「常連さんってビール頼む人が多い？」「ナポリタン頼むお客さん多いでしょ」).  A noun that ends its
+    sentence is the one spoken to (「ビール頼むママ！」), and こと makes the verb a decision (「頼むことにする」)."""
+    tokens = analyse(text).tokens
+    at = next((k for k, t in enumerate(tokens) if t.end == end), None)
+    if at is None or tokens[at].kind != VERB or not tokens[at].conjugation.startswith(("連体形", "終止形")):
+        return False
+    after = [t for t in tokens[at + 1:] if not t.is_prefix]
+    return len(after) >= 2 and after[0].is_noun and not after[1].is_mark and \
+        not _DECIDED_AFTER_CUE.match(text[after[0].start:])
 
 
 def _had_before(text: str, hit: _Hit, hits: list[_Hit]) -> bool:
@@ -198,8 +214,8 @@ _EXTRA = lazyre.compile(r"^(?:じゃあ|じゃ|まあ|なら|それなら|せめ
 # 「ピーマン抜いて」「玉ねぎなしで」「氷抜きってできる？」: a thing taken out of the dish, never an order of it.
 _WITHOUT = lazyre.compile(r"(?:を|は|の)?\s*(?P<how>抜いて|抜く|抜ける|抜けな|抜き|ぬき|ヌキ|入れないで|入れずに|なしで|無しで|なし(?=[にっでの？?。!！、,\s]|$)"
                       r"|無し(?=[にっでの？?。!！、,\s]|$))")
-_DRINK_WORD = lazyre.compile(r"飲|酒|ドリンク|杯|割り|サワー|ハイ")
-_FOOD_WORD = lazyre.compile(r"食|つまみ|料理|ご飯|ごはん|腹")
+_DRINK_WORD = compiled("shop", "drink_word")
+_FOOD_WORD = compiled("shop", "food_word")
 
 
 def _fragment(tokens, i: int) -> bool:
@@ -239,6 +255,7 @@ class OrderFound:
     also: tuple[tuple[str, int, str | None, bool], ...] = ()   # (item, count, the words for it, a new total)
     amount: int | None = None    # the money handed over (kind "paid": 「はい、3,000円」)
     keep_change: bool = False    # the change is left to the house (「釣りはいらねえ」「取っといて」)
+    change: int | None = None    # the change asked back (kind "paid": 「お釣り500円お願いします」)
     swapped: str | None = None   # an item on the tab given up for this one (「ハイボールやめてビールにして」)
     listing: bool = False        # what the menu holds was asked (kind "ask"; of `group`, else all but services)
 
@@ -249,7 +266,8 @@ class OrderFound:
                                          ("parts", list(self.parts)), ("count", self.count if self.counted else 0),
                                          ("total", self.total), ("also", [list(a) for a in self.also]),
                                          ("amount", self.amount), ("listing", self.listing),
-                                         ("keep_change", self.keep_change), ("swapped", self.swapped)) if v})
+                                         ("keep_change", self.keep_change), ("change", self.change),
+                                         ("swapped", self.swapped)) if v})
         return found
 
     def but(self, **changes) -> OrderFound:
@@ -550,20 +568,33 @@ class Orders:
             served = self._served(self._again_of(again_cue.group(0), last_order, tab), people, addressee, responder,
                                   None)
             return OrderFound("again", served.item, served.server, None) if served.kind == "item" else served
-        if offer_yes and offered:
-            return self._served(offered, people, addressee, responder, None)
         missing = None if switched else self._unknown_item(normalised)
+        if offer_yes and offered and missing is None:
+            # (「レモンサワーもらおうかな」 after 「ナポリタン、食べていく？」 asks for the thing it names)
+            return self._served(offered, people, addressee, responder, None)
         listing = self._listing(normalised, missing, people, addressee, responder)
         if listing is not None:
             return listing
         if missing is not None:
             server = self._server_for_missing(people, addressee, responder)
             return OrderFound("missing", None, server, missing, group=self.group_of(missing)) if server else None
-        if (asked is not None and (_CUE.search(normalised) or "?" in normalised or "？" in normalised or switched)) \
-                or offer_yes:
-            server = self._server_for_missing(people, addressee, responder, prefer_menu=True)
-            group = self._group(normalised[asked.start():] if asked is not None else normalised)
+        return self._asked_for_any(normalised, asked, switched or offer_yes, people, addressee, responder, tab)
+
+    def _asked_for_any(self, text: str, asked: re.Match[str] | None, asks: bool, people: list[str],
+                       addressee: str | None, responder: str | None, tab: tuple[str, ...]) -> OrderFound | None:
+        """Something to eat or drink asked for with no item named (「何か飲み物ある？」), or hunger told where a
+        menu holds food and none is on the tab yet (「お腹すいたなあ」; not at a florist's, nor while a dish is on
+        its way: 「カレーまだ？腹ぺこだよ」): what there is.  `asks`: the line asks in any case (a request after a
+        switch, a yes to an offer)."""
+        server = self._server_for_missing(people, addressee, responder, prefer_menu=True)
+        if (asked is not None and (_CUE.search(text) or "?" in text or "？" in text)) or asks:
+            group = self._group(text[asked.start():] if asked is not None else text)
             return OrderFound("ask", None, server, None, group=group) if server else None
+        if _HUNGER.search(text) and server is not None:
+            group = self._group(text)
+            kinds = {i.id: i.kind for i in self.menus[server].items}
+            if group in kinds.values() and not any(kinds.get(item) == group for item in tab):
+                return OrderFound("ask", None, server, None, group=group)
         return None
 
     def _named_not_ordered(self, normalised: str, last: _Hit, people: list[str], addressee: str | None,
@@ -1035,8 +1066,9 @@ class Orders:
         between = rest[:match.start()]
         if _COUNT.fullmatch(match.group(0)) and _COUNT_AS_MEASURE.match(rest[match.end():]):
             return False          # 「ナポリタン一皿で3時間粘るような連中」: a measure of what is told, no order
-        if not_ordered(between, rest[match.end():]) or turned_down(rest, match.end()):
-            return False          # 「ナポリタンだけ撮る」「水割りしか頼んでない」「一つずつなら」: no order
+        if not_ordered(between, rest[match.end():]) or turned_down(rest, match.end()) or \
+                _describes_noun(rest, match.end()):
+            return False          # 「ナポリタンだけ撮る」「水割りしか頼んでない」「一つずつなら」「…頼む人」: no order
         # (the other items of the same order, and what joins them, are no other thing named: 「かすみ草を一束、
         # スズランと一緒にお願いします」)
         between = _ORDER_JOINED.sub(lambda m: "　" * len(m.group(0)), between)

@@ -9,7 +9,7 @@ from .. import lazyre
 from ..answers import Answer
 from ..dialogue_acts import ACT
 from ..interpret.lexicon import compiled, pattern
-from ..interpret.money import amounts, handed_amount, money, prices_other_thing, without_put_off
+from ..interpret.money import amounts, change_asked, handed_amount, money, prices_other_thing, without_put_off
 from ..interpret.text import nfkc
 from ..scenario import GameState, Step
 from ..scenario.loader import NEUTRAL
@@ -151,7 +151,7 @@ class Serving(TurnParts):
                 not _asks_how_much(text) and \
                 not (_AMOUNT_ACKNOWLEDGED.search(nfkc(text)) and not hands_over(text)) and \
                 (not disputes(text, bool(self._items_named(text))) or hands_over(text)) and billed[1] in people and self.scenario.menus[billed[1]].paid:
-            return OrderFound("paid", None, billed[1], amount=handed_amount(text),
+            return OrderFound("paid", None, billed[1], amount=handed_amount(text), change=change_asked(text),
                               keep_change=bool(money("keep_change").search(nfkc(text))))
         named = self._items_named(text)
         # 「スズランお願いします。500円な、はい」 of what is on the tab: paying for it, not one more
@@ -379,7 +379,8 @@ class Serving(TurnParts):
         on the next bill."""
         owed = sum(i.price for ordered in mem.orders[mem.paid:] for i in menu.items
                    if i.id == ordered and i.price is not None)
-        given = order.amount
+        # (a sum asked back as change, with none handed, says what was handed: 「釣り、八百円くれ」 on 4,200円)
+        given = order.amount if order.amount is not None or not order.change else owed + order.change
         if given is not None and 0 < given < owed and menu.bill:
             return self._menu_line(order.server, "bill", menu.bill, step.state, turn, variety, {"{total}": f"{owed:,}"})
         mem.paid = len(mem.orders)

@@ -42,7 +42,7 @@ from ..interpret.interpreter import TurnResult
 from ..interpret.ja import analyse
 from ..interpret.ja.tokens import AUXILIARY
 from ..interpret.lexicon import word_class
-from ..interpret.money import money, without_put_off
+from ..interpret.money import change_asked, money, without_put_off
 from ..interpret.options import InterpretChoices, Recent
 from ..interpret.owners import said_of_thing
 from ..interpret.spelling import neutral
@@ -570,10 +570,12 @@ class Conversation(Recalling, Serving):
                     question: AskedQuestion | None) -> bool:
         """Whether the line is read whole, never cut into parts answered apart: 「レモンサワーある？なければ水割り
         で」 (one order), 「2600円！？内訳は？」 (one question about the bill), 「赤いバラもあるのよね。一本いくら？」
-        (its price), 「現金で払いますよ。今日は持ってこれないんで、配達のときでいい？」 (paying put off)."""
+        (its price), 「現金で払いますよ。今日は持ってこれないんで、配達のときでいい？」 (paying put off), 「はい、
+        4000円。お釣り500円お願いします」 (money handed and the change asked back)."""
         normalised = nfkc(meant)
         return bool((FALLBACK.search(normalised) and self._order(meant, state, None, mem, question) is not None) or
                     disputes(meant) or only_asks_price(meant) or money("paid_later").search(normalised) or
+                    change_asked(normalised) is not None or
                     self.orders.recognised(normalised))
 
     def _calls_joined(self, pieces: list[str], state: GameState) -> list[str]:
@@ -777,9 +779,13 @@ class Conversation(Recalling, Serving):
         return last.speaker
 
     def _entry_names(self, word: str, state: GameState) -> bool:
+        """Whether someone here knows of the thing `word` names: an entry's word is the whole of it (からし), not a
+        part (the レモン of レモンサワー, a drink no menu holds, is still said to be missing)."""
         forms = TextForms.of(word)
-        return any(entry.entry.words and self.matcher.hits(forms, entry.entry.words)
-                   for person in self.rules.people(state.place) for entry in self.answerer.entries_of(person))
+        whole = len(forms.nfkc)
+        return any(hit.start == 0 and hit.end >= whole
+                   for person in self.rules.people(state.place) for entry in self.answerer.entries_of(person)
+                   if entry.entry.words for hit in self.matcher.hits(forms, entry.entry.words))
 
     def _topic_words_owned(self, text: str, chosen: PlayerInput) -> bool:
         """Whether every word of the topic the line names is one of the player's own things (belonging.py)."""
@@ -1078,8 +1084,8 @@ class Conversation(Recalling, Serving):
                 continue
             if self._doing(focus.text, word):
                 continue      # 研究してみたい, 楽しみにしてる: what the player does, not a thing to take up
-            if word not in out:
-                out.append(word)
+            if (written := focus.as_written(word)) not in out:
+                out.append(written)
         return out
 
     @staticmethod

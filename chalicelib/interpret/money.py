@@ -79,6 +79,19 @@ def _named(normalised: str) -> list[tuple[int, int]]:
 
 def handed_amount(text: str) -> int | None:
     """The sum of money `text` hands over or names (「はい、3,000円」「一万円で」「5千円札で」), if it names one: the
-    last one named, since a sum checked comes before the one handed (「1750円ね。じゃあ2000円で」)."""
-    named = _named(nfkc(text))
+    last one named, since a sum checked comes before the one handed (「1750円ね。じゃあ2000円で」) — not a sum
+    asked back as change (「4000円。お釣り500円お願いします」)."""
+    normalised = nfkc(text)
+    named = [(start, n) for start, n in _named(normalised) if not _asked_back(normalised, start)]
     return max(named)[1] if named else None
+
+
+def change_asked(text: str) -> int | None:
+    """The sum `text` asks back as change (「釣り、八百円くれ」「おつり2000円ちょうだい」), if it names one."""
+    normalised = nfkc(text)
+    asked = [(start, n) for start, n in _named(normalised) if _asked_back(normalised, start)]
+    return max(asked)[1] if asked else None
+
+
+def _asked_back(normalised: str, start: int) -> bool:
+    return money("change_asked").search(normalised[max(0, start - 12):start]) is not None

@@ -165,3 +165,29 @@ def test_an_item_said_and_another_said_instead_in_one_line_orders_only_the_secon
     # two items joined are both ordered
     *_, both = visit("こんばんは", "ビールとウーロン茶ください")
     assert sorted(both.memory.orders) == ["ウーロン茶", "ビール"], both.memory.orders
+
+
+def test_a_sum_asked_back_as_change_is_no_money_handed():
+    from chalicelib.interpret.money import change_asked
+    assert handed_amount("はい、じゃあこれ4000円。お釣り500円お願いします") == 4000
+    assert change_asked("はい、じゃあこれ4000円。お釣り500円お願いします") == 500
+    assert handed_amount("釣り、八百円くれ") is None and change_asked("釣り、八百円くれ") == 800
+    # handed with the change asked, in one line of two sentences: read whole, the right change counted back
+    *_, bar = visit("ハイボールください", "ナポリタンも", "お会計お願いします", "はい、これ4000円。お釣り500円お願いします")
+    assert bar.memory.paid == 2 and "2,600円のお返し" in said(bar), said(bar)
+    # only the change asked: what was handed is the bill and the change
+    *_, terse = visit("ハイボールください", "ナポリタンも", "お会計", "釣り、六百円くれ")
+    assert terse.memory.paid == 2 and "600円のお返し" in said(terse), said(terse)
+    *_, shop = play(florist(), "スズラン2本ください", "お会計お願いします", "5000円渡しますね。おつり4000円ください")
+    assert shop.memory.paid == 2 and "4,000円のお返し" in said(shop), said(shop)
+
+
+def test_the_tab_so_far_asked_is_itemised_and_says_no_goodbye():
+    for line in ("ここまででいくらになってる", "ちなみに今いくらくらいになってます？"):
+        *_, bar = visit("ハイボールください", "ナポリタンも", line)
+        assert "/breakdown#" in (bar.answer.ref or "") and bar.memory.paid == 0, (line, bar.answer)
+    *_, shop = play(florist(), "ひまわり3本ください", "今の時点でいくらですか？")
+    assert "/breakdown#" in (shop.answer.ref or "") and "1,050" in said(shop), said(shop)
+    # the bill asked for is still the bill
+    *_, bill = visit("ハイボールください", "お会計お願いします")
+    assert "/bill#" in (bill.answer.ref or ""), bill.answer

@@ -1091,3 +1091,55 @@ def test_a_word_said_of_a_place_belongs_to_no_character():
     assert owner_named("「お店」って名前", 6, names) == "店内"
     assert owner_named("ママの名前は?", 3, names) == "赤尾妙子"
     # the topic's entry still answers what the shop's name means, said with the name in brackets
+
+
+def test_an_ordering_verb_that_describes_a_noun_orders_nothing():
+    # a relative clause: the verb tells of the people who order, the line asks about them
+    for line in ("常連さんってビール頼む人が多い？", "ナポリタン頼むお客さん多いでしょ"):
+        *_, asked = visit("こんばんは", line)
+        assert asked.memory.orders == [], (line, asked.context)
+    for line in ("赤い薔薇頼むお客さんって多いの？", "スズランもらう人は少ない？"):
+        *_, asked = play(florist(), "こんにちは", line)
+        assert asked.memory.orders == [], (line, asked.context)
+    # the verb said to the one serving, or made a thing with こと, still orders
+    for line, item in (("ビール頼むママ！", "ビール"), ("ハイボール頼むことにするわ", "ハイボール")):
+        *_, ordered = visit("こんばんは", line)
+        assert ordered.memory.orders == [item], (line, ordered.context)
+    *_, ordered = play(florist(), "こんにちは", "スズランをもらうことにします")
+    assert ordered.memory.orders == ["スズラン"], ordered.context
+
+
+def test_a_thing_named_after_an_offer_is_what_is_asked_for():
+    # 「ナポリタン、食べていく？」 offered, then a drink no menu holds asked for: said to be missing, never the dish
+    *_, offered, asked = visit("ビールください", "名物ってなに？", "名物ってなに？", "レモンサワーもらおうかな")
+    assert "ナポリタン、食べていく" in said(offered), said(offered)
+    assert asked.memory.orders == ["ビール"], asked.context
+    assert asked.context["order"]["kind"] == "missing" and "置いてない" in said(asked), said(asked)
+
+
+def test_a_word_of_an_entry_inside_a_missing_thing_s_name_leaves_it_missing():
+    # the レモン of レモンサワー is a word of what the mama knows (lemon in the highball), yet the drink is not had
+    *_, asked = visit("こんばんは", "レモンサワーください")
+    assert asked.context["order"]["kind"] == "missing" and asked.memory.orders == [], asked.context
+    # the whole word still finds what someone knows of it
+    *_, known = visit("こんばんは", "からしってある？")
+    assert known.answer.source == "knowledge", known.context
+
+
+def test_hunger_told_asks_what_there_is_to_eat_where_a_menu_holds_food():
+    *_, hungry = visit("こんばんは", "お腹すいたなあ")
+    assert hungry.context["order"]["kind"] == "ask" and hungry.context["order"]["group"] == "food", hungry.context
+    assert "ナポリタン" in said(hungry) and hungry.memory.orders == []
+    *_, thirsty = visit("こんばんは", "ママ、喉かわいたよ")
+    assert thirsty.context["order"]["group"] == "drink" and "ビール" in said(thirsty), thirsty.context
+    # denied, or at a florist's, it asks for nothing
+    *_, full = visit("こんばんは", "お腹すいてないから大丈夫")
+    assert (full.context or {}).get("order") is None, full.context
+    *_, florist_hungry = play(florist(), "こんにちは", "お腹すいたなあ")
+    assert (florist_hungry.context or {}).get("order") is None and "薔薇" not in said(florist_hungry)
+
+
+def test_a_word_taken_up_is_said_as_the_player_wrote_it():
+    # the analyser's normalised form (御腹) is for matching; what is said back is the player's spelling
+    *_, told = visit("こんばんは", "最近お腹が出てきてさ")
+    assert told.answer.source == "echo" and "お腹" in said(told) and "御腹" not in said(told), said(told)
