@@ -45,6 +45,8 @@ UNIT_PRICE = money("unit_price")
 _HANDS_OVER = money("hands_over")
 _PAID_ASKED = money("paid_asked")
 _RECAP = money("recap")
+# (a recap word with a firm request in its sentence orders: 「かすみ草を一つ追加、それだけ」)
+_ASKS_FIRMLY = compiled("shop", "asks_firmly")
 _RECAP_SAID = money("recap_said")
 # 「いや、それだけですけど。で、ハイボールまだかな？」: a line asking after an order recounts nothing
 _STATUS_ASKED = compiled("shop", "status_asked")
@@ -89,7 +91,7 @@ def disputes(text: str, item_named: bool = False, known: frozenset[int] | None =
         about = _ABOUT_BILL.search(sentence) or _RECAP_SAID.search(sentence) or \
             (billed and _MEANING_ASKED.search(sentence)) or \
             (_RECAP.search(sentence) and (item_named or amounts(normalised) or _COUNT.search(normalised)) and
-             not _STATUS_ASKED.search(normalised))
+             not _STATUS_ASKED.search(normalised) and not _ASKS_FIRMLY.search(sentence))
         if about and not (item_named and _CONTENTS.search(sentence) and not _BILL_WORD.search(sentence)):
             return True
     # (a sum in a question — not said back — is about the bill when it is one the tab holds, where the tab's sums are given: 「予算
@@ -188,8 +190,12 @@ def taken_back(text: str, named: list[str], ordered: list[str], recent: str | No
         # (declined only of an item named right before: 「配達なしで」; 「水割り、氷なしで」 takes back no drink)
         # (or, said at the start of a sentence, of the item named last before it: 「ラッピングお金かかるんだ…。
         # なしでいいです」)
+        # (the item may be named by another of its words: 「包装なしで」 of ラッピング)
+        def right_after_item(at: int) -> bool:
+            before = normalised[:at].rstrip(" 、,")
+            return any(before.endswith(item) for item in named) or (item_ends is not None and len(before) in item_ends)
         cancel = next((m for m in _DECLINED.finditer(normalised)
-                       if any(normalised[:m.start()].rstrip(" 、,").endswith(item) for item in named) or
+                       if right_after_item(m.start()) or
                        (not normalised[sentence_start(normalised, m.start()):m.start()].strip(" 、,…") and
                         _last_named_before(normalised, m.start(), named) is not None)), None)
         if cancel is not None and not any(normalised[:cancel.start()].rstrip(" 、,").endswith(i) for i in named):

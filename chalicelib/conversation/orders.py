@@ -61,8 +61,7 @@ _SWAP_CHANGE = compiled("shop", "swap_change")
 _THAT_ONE = lazyre.compile(r"^(?:じゃあ|じゃ|では|なら|それなら|うん)?[、,\s]*(?:それ|そっち|これ)(?:で|を|に|も)?\s*"
                        r"(?:お願い|ください|下さい|ちょうだい|頂戴|する|します|しよう|いい|[。！!]|$)")
 # (「もう一つは入院してる友達だ」: the other one, a topic, orders nothing)
-_AGAIN = lazyre.compile(r"(?:おかわり|お代わり|もう一杯|もういっぱい|もう一本|もう1杯|同じ(?:の|もの|やつ)|もう一つ|もうひとつ|もう1つ"
-                    r"|もう一皿)(?!\s*(?:は|の(?:方|ほう)|分))")      # (「もう一本分は祝儀」: the worth of one, no order)
+_AGAIN = compiled("shop", "again")
 _AGAIN_DENIED = compiled("shop", "again_denied")
 _ANYTHING = compiled("shop", "anything_asked")
 # Hunger or thirst told asks for something to eat or drink (「お腹すいたなあ」).

@@ -191,3 +191,38 @@ def test_the_tab_so_far_asked_is_itemised_and_says_no_goodbye():
     # the bill asked for is still the bill
     *_, bill = visit("ハイボールください", "お会計お願いします")
     assert "/bill#" in (bill.answer.ref or ""), bill.answer
+
+
+def test_paying_said_as_what_comes_later_pays_nothing_and_one_more_question_orders_nothing():
+    *_, shop = play(florist(), "ひまわり3本ください", "お会計お願いします",
+                    "払う前にちょいと聞くけどさ、颯太くんは学校どうしてるんだい？")
+    assert shop.memory.paid == 0, (shop.memory.orders, shop.memory.paid, said(shop))
+    *_, bar = visit("ハイボールください", "お会計の前に、もう一つだけ聞いていい？")
+    assert bar.memory.orders == ["ハイボール"] and bar.memory.paid == 0, (bar.memory.orders, said(bar))
+    *_, favour = play(florist(), "スズラン2本ください", "もう一つお願いがあるんですけど")
+    assert favour.memory.orders == ["スズラン", "スズラン"], favour.memory.orders
+    # one more of the last order still orders it
+    *_, again = visit("ハイボールください", "もう一杯！")
+    assert again.memory.orders == ["ハイボール", "ハイボール"]
+
+
+def test_a_service_declined_by_another_of_its_words_or_in_rough_speech_comes_off():
+    wrapped = ("ひまわり三本ください", "さっき頼んだひまわり三本、包んでもらえるかい")
+    *_, plain = play(florist(), *wrapped, "包装なしで頼むよ。で、全部でいくらになる？")
+    assert "ラッピング" not in plain.memory.orders and "1,050" in said(plain), said(plain)
+    *_, rough = play(florist(), *wrapped, "ラッピングはいらねえってことさ。そのままでいいよ")
+    assert "ラッピング" not in rough.memory.orders, rough.memory.orders
+    *_, bar = visit("ハイボールください", "水割りも", "水割りはいらねえ")
+    assert bar.memory.orders == ["ハイボール"], bar.memory.orders
+
+
+def test_an_addition_with_that_s_all_orders_it():
+    *_, added = play(florist(), "ひまわり三本ください", "贈り物じゃねえよ、自分の店用さ。かすみ草を一つ追加、それだけ")
+    assert added.memory.orders.count("かすみ草") == 1, added.memory.orders
+    *_, put_in = play(florist(), "ひまわり三本ください", "じゃあ、かすみ草も一束入れといておくれ")
+    assert put_in.memory.orders.count("かすみ草") == 1, put_in.memory.orders
+    *_, bar = visit("ハイボールください", "おでんを一つ追加、それだけ")
+    assert bar.memory.orders == ["ハイボール", "おでん"], bar.memory.orders
+    # a recount that only names what was had still orders nothing
+    *_, recount = visit("ハイボールください", "ナポリタンも", "飲み食いしたのはハイボールとナポリタン。それだけ")
+    assert recount.memory.orders == ["ハイボール", "ナポリタン"], recount.memory.orders
