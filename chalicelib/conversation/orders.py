@@ -63,6 +63,10 @@ _THAT_ONE = lazyre.compile(r"^(?:じゃあ|じゃ|では|なら|それなら|う
 # (「もう一つは入院してる友達だ」: the other one, a topic, orders nothing)
 _AGAIN = compiled("shop", "again")
 _AGAIN_DENIED = compiled("shop", "again_denied")
+# How many there are, asked (「在庫は今何本くらいありますか？」): the item said bare after it is what is asked of.
+_QUANTITY_ASKED = compiled("shop", "quantity_asked")
+_LATER_DAY = compiled("shop", "later_day")
+_COLOUR = compiled("shop", "colour")
 _ANYTHING = compiled("shop", "anything_asked")
 # Hunger or thirst told asks for something to eat or drink (「お腹すいたなあ」).
 _HUNGER = compiled("shop", "hunger")
@@ -629,6 +633,9 @@ class Orders:
                    _ASKS_FIRMLY.search(normalised, h.end)]
         if ordered and asks_if_possible(normalised, ordered[-1].start) and not self._for_goods(normalised, ordered[-1], tab):
             return []             # asked whether it can be had: nothing goes on the tab until it is asked for
+        if ordered and is_question(normalised[sentence_start(normalised, ordered[0].start):]) and \
+                _LATER_DAY.search(normalised, sentence_start(normalised, ordered[0].start)):
+            return []             # 「六月の土曜日、ひまわりを30本、配達でお願いすることはできますか？」: asked of a day to come
         if ordered and self._service_asked_after(normalised, ordered[-1]):
             return []
         if any(self._kind_of(h) == "service" for h in hits):
@@ -657,6 +664,13 @@ class Orders:
         でしたな」): a memory, read whole — no part of it orders."""
         return any(_BARE.match(text[h.end:sentence_end(text, h.end)]) and _RECOGNISED_AFTER.match(text[h.end:])
                    for h in self._hits(TextForms.of(text)))
+
+    def of_quantity_asked(self, text: str) -> bool:
+        """Whether the line asks how many there are and then names the item it asks of, bare (「在庫は今何本くらい
+        ありますか？かすみ草で。」): one question, read whole."""
+        normalised = nfkc(text)
+        return any(_BARE.match(normalised[hit.end:]) and _QUANTITY_ASKED.search(normalised[:sentence_start(normalised, hit.end)])
+                   for hit in self._hits(TextForms.of(normalised)))
 
     def asks_after_service(self, text: str) -> bool:
         """Whether `text` (normalised) asks whether a service is done, naming it as what it asks about (「ラッピングは
@@ -712,7 +726,23 @@ class Orders:
                                         (h.start >= begins or self._ordered(normalised, h.end)) and
                                         not _STOCK_NOTICED.match(normalised[h.end:])))
             served = self._counted(normalised, hits, chosen, served.but(parts=parts), people, addressee, responder)
-        return served.but(instead=modifier) if modifier and served.kind == "item" else served
+        written = normalised[chosen.start:chosen.end]
+        unsold = f"{modifier}の{written}" if modifier else self._other_colour(normalised, chosen)
+        if unsold and served.kind == "item":
+            # 「焼酎の水割りください」「白いバラください」 (the menu's is 赤い薔薇): a kind the menu does not hold is asked
+            # for — said not to be had, with what is; the plain item is never served in its place unasked
+            # (「なければ水割りで」 asks for it: _with_fallback)
+            return OrderFound("missing", None, served.server, unsold, group=self._kind_of(chosen))
+        return served
+
+    def _other_colour(self, text: str, hit: _Hit) -> str | None:
+        """The item as said with a colour right before it that is not the menu item's own (「白いバラ」 of 赤い薔薇),
+        or None."""
+        said = [m for m in _COLOUR.finditer(text[max(0, hit.start - 6):hit.start]) if m.end() == min(6, hit.start)]
+        own = _COLOUR.match(hit.item)
+        if not said or own is None or said[-1].group(0).rstrip("いの色") == own.group(0).rstrip("いの色"):
+            return None
+        return said[-1].group(0) + text[hit.start:hit.end]
 
     def _counted(self, text: str, hits: list[_Hit], chosen: _Hit, served: OrderFound, people: list[str],
                  addressee: str | None, responder: str | None) -> OrderFound:
@@ -1056,8 +1086,11 @@ class Orders:
             return False
         if _BARE.match(rest) and _RECOGNISED_AFTER.match(text[end:]):
             return False          # 「ナポリタン！そうそう、昼は喫茶店でしたな」: remembered, not asked for
-        if _ALSO_BARE.match(rest) and re.search(r"[？?]\s*$", text[:sentence_start(text, end)]):
+        before = text[:sentence_start(text, end)]
+        if _ALSO_BARE.match(rest) and re.search(r"[？?]\s*$", before):
             return False          # 「お通しはいくらなんですか？あとウーロン茶も」: the question goes on, no order
+        if _BARE.match(rest) and _QUANTITY_ASKED.search(before):
+            return False          # 「在庫は今何本くらいありますか？かすみ草で。」: what the question is of, no order
         if (self._price_said(rest) and not _WORTH.match(rest)) or count_claimed(rest):
             return False          # 「おでんは一皿六百円なのですね」「ハイボールは三杯だと思う」: said of it, no order
         if not bare and _BARE.match(rest):

@@ -304,10 +304,12 @@ class Serving(TurnParts):
                        mem.orders[mem.paid:].count(order.swapped) - 1, total=True)
         for also, n, said, total in order.also:
             if not self._named_again(menu, also, said, False, mem):
-                self._book(mem, menu, also, n, total=total or self._in_basket(menu, also, said, False, mem))
+                self._book(mem, menu, also, n, total=total or self._in_basket(menu, also, said, False, mem),
+                           counted=said is not None)
         if not (order.also and self._named_again(menu, item.id, order.counted, order.more, mem)):
             self._book(mem, menu, item.id, order.count,
-                       total=order.total or self._in_basket(menu, item.id, order.counted, order.more, mem))
+                       total=order.total or self._in_basket(menu, item.id, order.counted, order.more, mem),
+                       counted=order.counted is not None)
 
     def _service_price(self, order: OrderFound, item: MenuItem | None, menu: Menu, text: str, state: GameState,
                        turn: int, variety: Variety) -> Answer | None:
@@ -433,12 +435,16 @@ class Serving(TurnParts):
         return said is None and not more and _in_the_basket(menu, item_id, mem)
 
     @staticmethod
-    def _book(mem: ConversationMemory, menu: Menu, item_id: str, n: int, *, total: bool = False) -> None:
+    def _book(mem: ConversationMemory, menu: Menu, item_id: str, n: int, *, total: bool = False,
+              counted: bool = False) -> None:
         """Put `n` of an item on the bill (or, with `total`, make it `n` in all).  A service (配達, ラッピング) is
-        done once for what is still to pay, however often it is asked for."""
+        done once for what is still to pay, however often it is asked for — or as many times in all as a count
+        said for it (`counted`: 「包みを二つに分けて」 is two wrappings)."""
         unpaid = mem.orders[mem.paid:]
         item = next((i for i in menu.items if i.id == item_id), None)
-        if item is not None and item.kind == "service":
+        if item is not None and item.kind == "service" and counted and n > 1:
+            total = True
+        elif item is not None and item.kind == "service":
             # (and once a visit: a service already paid for, 「大学まで届けてもらえますか？」 after the bill, is that one)
             n, total = (0 if item_id in mem.orders[:mem.paid] else 1), True
         more = n - unpaid.count(item_id) if total else n

@@ -575,7 +575,7 @@ class Conversation(Recalling, Serving):
         normalised = nfkc(meant)
         return bool((FALLBACK.search(normalised) and self._order(meant, state, None, mem, question) is not None) or
                     disputes(meant) or only_asks_price(meant) or money("paid_later").search(normalised) or
-                    change_asked(normalised) is not None or
+                    change_asked(normalised) is not None or self.orders.of_quantity_asked(normalised) or
                     self.orders.recognised(normalised))
 
     def _calls_joined(self, pieces: list[str], state: GameState) -> list[str]:

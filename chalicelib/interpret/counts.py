@@ -58,7 +58,7 @@ def _count(match: re.Match[str] | None, *, total: bool = False) -> Count | None:
     n = _value(match)
     if n is None or n < 1:
         return None
-    more = "more" in match.re.groupindex and bool(match.group("more"))
+    more = any(bool(match.group(group)) for group in ("more", "more_after") if group in match.re.groupindex)
     said = match.group("said")
     if n > MOST and said:
         # said back as booked: the counter kept, the number the most an order takes

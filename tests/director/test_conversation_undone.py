@@ -172,8 +172,13 @@ def test_a_word_that_praises_or_places_the_item_is_no_other_thing_asked_for():
         _, ordered = visit("こんばんは", text)
         assert ordered.context["order"]["item"] == item and "instead" not in ordered.context["order"], text
         assert "ない" not in ordered.answer.text, text
-    _, other = visit("こんばんは", "焼酎の水割りください")       # a thing not served, said first
-    assert other.context["order"]["instead"] == "焼酎"
+    # a kind not served (焼酎 of 焼酎の水割り): said not to be had, the plain item never served in its place unasked
+    _, other = visit("こんばんは", "焼酎の水割りください")
+    assert other.context["order"]["kind"] == "missing" and other.memory.orders == [], other.context
+    assert other.context["order"]["named"] == "焼酎の水割り"
+    # asked for in so many words, it is served instead
+    _, fallback = visit("こんばんは", "焼酎ある？なければ水割りで")
+    assert fallback.context["order"]["instead"] == "焼酎" and fallback.memory.orders == ["水割り"]
 
 
 def test_the_price_of_one_the_running_total_or_an_amount_asked_about_never_pays():

@@ -226,3 +226,46 @@ def test_an_addition_with_that_s_all_orders_it():
     # a recount that only names what was had still orders nothing
     *_, recount = visit("ハイボールください", "ナポリタンも", "飲み食いしたのはハイボールとナポリタン。それだけ")
     assert recount.memory.orders == ["ハイボール", "ナポリタン"], recount.memory.orders
+
+
+def test_a_kind_the_menu_does_not_hold_is_said_missing_never_served_as_the_plain_item():
+    *_, bar = visit("こんばんは", "昔はあったんだがな。じゃあ焼酎の水割りでいい")
+    assert bar.memory.orders == [] and "焼酎の水割り" in said(bar), said(bar)
+    for line, named in (("白いバラください", "白いバラ"), ("ピンクの薔薇を3本ください", "ピンクの薔薇")):
+        *_, shop = play(florist(), "こんにちは", line)
+        assert shop.memory.orders == [] and shop.context["order"]["named"] == named, (line, shop.context)
+    # the item's own colour, or none, is the item
+    *_, red = play(florist(), "こんにちは", "赤いバラを2本ください")
+    assert red.memory.orders == ["赤い薔薇", "赤い薔薇"]
+
+
+def test_more_said_after_the_count_adds_to_the_basket():
+    *_, added = play(florist(), "赤いバラを2本ください", "バラ1本追加で")
+    assert added.memory.orders.count("赤い薔薇") == 3, added.memory.orders
+    *_, more = play(florist(), "かすみ草を3本", "かすみ草を2本足してください")
+    assert more.memory.orders.count("かすみ草") == 5, more.memory.orders
+    # a count said alone is still the basket's new total
+    *_, total = play(florist(), "かすみ草を3本", "かすみ草を2本にしてください")
+    assert total.memory.orders.count("かすみ草") == 2, total.memory.orders
+
+
+def test_a_service_counted_is_booked_as_many_times():
+    *_, wrapped = play(florist(), "スズラン3本ください", "ラッピングはお願いできますか？",
+                       "包みを二つに分けてほしいんです。スズランで一つ、ひまわりで一つ。")
+    assert wrapped.memory.orders.count("ラッピング") == 2, wrapped.memory.orders
+    *_, once = play(florist(), "スズラン3本ください", "ラッピングお願いします", "ラッピングもお願いね")
+    assert once.memory.orders.count("ラッピング") == 1, once.memory.orders
+
+
+def test_goods_asked_of_another_day_a_stock_question_or_a_past_bouquet_go_on_no_tab():
+    *_, later = play(florist(), "こんにちは", "六月の土曜日、ひまわりを30本、配達でお願いすることはできますか？")
+    assert later.memory.orders == [], later.memory.orders
+    *_, tomorrow = visit("こんばんは", "明日ナポリタン二つ頼めますか？")
+    assert tomorrow.memory.orders == [], tomorrow.memory.orders
+    *_, stock = play(florist(), "こんにちは", "在庫は今何本くらいありますか？かすみ草で。")
+    assert stock.memory.orders == [], stock.memory.orders
+    *_, told = play(florist(), "こんにちは", "赤い薔薇4本とかすみ草3本とひまわり1本の花束だったんですけど。")
+    assert told.memory.orders == [], told.memory.orders
+    # asked for now, they are ordered
+    *_, now = play(florist(), "こんにちは", "どれにしようかな？ひまわりで！")
+    assert now.memory.orders == ["ひまわり"], now.memory.orders
