@@ -571,11 +571,12 @@ class Conversation(Recalling, Serving):
         """Whether the line is read whole, never cut into parts answered apart: 「レモンサワーある？なければ水割り
         で」 (one order), 「2600円！？内訳は？」 (one question about the bill), 「赤いバラもあるのよね。一本いくら？」
         (its price), 「現金で払いますよ。今日は持ってこれないんで、配達のときでいい？」 (paying put off), 「はい、
-        4000円。お釣り500円お願いします」 (money handed and the change asked back)."""
+        4000円。お釣り500円お願いします」「ほい、4000円。釣りはいらない」 (money handed and what of the change)."""
         normalised = nfkc(meant)
         return bool((FALLBACK.search(normalised) and self._order(meant, state, None, mem, question) is not None) or
                     disputes(meant) or only_asks_price(meant) or money("paid_later").search(normalised) or
-                    change_asked(normalised) is not None or self.orders.of_quantity_asked(normalised) or
+                    change_asked(normalised) is not None or money("keep_change").search(normalised) or
+                    self.orders.of_quantity_asked(normalised) or
                     self.orders.recognised(normalised))
 
     def _calls_joined(self, pieces: list[str], state: GameState) -> list[str]:

@@ -28,6 +28,8 @@ from .text import nfkc
 _GLUED_CONTENT = lazyre.compile(r"^[\u4e00-\u9fff\u30a1-\u30fa]")
 # (「ママ？」「ママ？ちょっといい？」 call too; so do 「ママってば」 and 「葵ちゃんね、」「ママよ、」)
 _CALL_AFTER = lazyre.compile(r"^(?:[、,!！?？…‥~〜ー\s]|って(?:さ|ば)?[、,\s]|ってば|[さねよ][、,\s])")
+# (a call that ends its own sentence, 「おい、葵。お前はどうしたいんだ」, calls when a call word leads it)
+_CALL_ENDS = lazyre.compile(r"^[。.]")
 _QUESTION_AFTER = lazyre.compile(r"^(?:は|って|も|こそ)(?:[^。！？!?]*)[？?]|^(?:は|って)(?:どう|どんな|何|なに|いつ|どこ|だれ|誰)")
 _PHRASE_AFTER = lazyre.compile(
     r"^(?:に|へ)(?:聞|き(?:き|く|い)|訊|質問|相談|話|言い|いい(?:たい)|頼|お願い|伝え|教え)"
@@ -35,8 +37,8 @@ _PHRASE_AFTER = lazyre.compile(
     r"|^の(?:意見|考え|気持ち|感想)")
 # a phrase naming whom the player asks calls them only while the player asks now: not a past deed (「ママに聞いた
 # んだけど」), nor one put to someone else to try (「ママに言ってみたら？」「ママに相談すれば？」)
-# (「葵ちゃんに聞いてんだよ」 asks now: 〜てんだ is 〜ているんだ)
-_NOT_ASKING_NOW = lazyre.compile(r"^[^、。！？!?…]*?(?:[いしえっき]た(?!い|く|け)|(?<![てで])んだ(?!け|よね)|てみ|たら|[えけせれ]ば(?!か)|なよ)")
+# (「葵ちゃんに聞いてんだよ」「葵さんに聞いてるんだ」 ask now: 〜てんだ and 〜てるんだ are 〜ているんだ)
+_NOT_ASKING_NOW = lazyre.compile(r"^[^、。！？!?…]*?(?:[いしえっき]た(?!い|く|け)|(?<![てで])(?<!てる)(?<!でる)んだ(?!け|よね)|てみ|たら|[えけせれ]ば(?!か)|なよ)")
 # Where a sentence starts: after a sentence end (a name there calls as one at the head of the line does).
 _SENTENCE_START = lazyre.compile(r"(?<=[。！？!?])[\s　]*(?=\S)")
 
@@ -83,6 +85,7 @@ def _names(rules: GameRules) -> list[tuple[str, str]]:
 def _called_at(head: str, names: list[tuple[str, str]]) -> tuple[str, str] | None:
     """(character, how) where a sentence starts by calling someone or putting a question to them."""
     lead = _lead().match(head)
+    led = lead is not None and bool(head[:lead.end()].strip(" 、,.…‥・~〜"))
     head = head[lead.end():] if lead else head
     honorifics = word_class("honorifics")
     for name, cid in names:
@@ -91,7 +94,7 @@ def _called_at(head: str, names: list[tuple[str, str]]) -> tuple[str, str] | Non
             # (an honorific the name is written without, drawn out as one calls: 「葵さーん、」)
             if (honorific := honorifics.at_start(rest)) is not None and _CALL_AFTER.match(rest[len(honorific):]):
                 rest = rest[len(honorific):]
-            how = "head" if _CALL_AFTER.match(rest) or not rest.strip() else (
+            how = "head" if _CALL_AFTER.match(rest) or not rest.strip() or (led and _CALL_ENDS.match(rest)) else (
                 "question" if _QUESTION_AFTER.match(rest) else None)
             if how is None and name.endswith(tuple(honorifics.entries)) and _GLUED_CONTENT.match(rest):
                 how = "head"        # 「葵さんインスタやってる？」: the call with its comma dropped

@@ -765,9 +765,9 @@ def test_a_kind_the_menu_does_not_hold_asked_after_is_said_missing_and_not_booke
     assert "梅酒" in bar.answer.text, bar.answer
     *_, shop = play(florist(), "ピンクのスズランってないの？")
     assert shop.memory.orders == [] and "ピンク" in shop.answer.text, shop.answer
-    # asked for outright, the item is served as the menu has it
+    # asked for outright, it is still said not to be had: the plain item is never served in its place unasked
     *_, asked = visit("梅酒のハイボールください")
-    assert asked.memory.orders == ["ハイボール"], asked.context
+    assert asked.memory.orders == [] and "梅酒のハイボール" in asked.answer.text, asked.context
 
 
 def test_a_choice_denied_as_decided_or_said_orders_nothing():
@@ -1143,3 +1143,19 @@ def test_a_word_taken_up_is_said_as_the_player_wrote_it():
     # the analyser's normalised form (御腹) is for matching; what is said back is the player's spelling
     *_, told = visit("こんばんは", "最近お腹が出てきてさ")
     assert told.answer.source == "echo" and "お腹" in said(told) and "御腹" not in said(told), said(told)
+
+
+def test_the_one_asked_by_name_answers_however_the_name_is_said():
+    # 「Xに聞いてるんだ」 asks X now; a call word and the name as a sentence of its own calls; X's own view asked
+    # with another named as what the question is about is still X's to answer
+    for line in ("葵さんに聞いてるんだ。何を変えたい", "おい、葵。お前はどうしたいんだ",
+                 "葵ちゃんはどう思う？ママさん説得するには何が一番ええと思う？"):
+        *_, asked = visit("こんばんは", "ハイボールください", line)
+        assert asked.answer.speaker == "神楽坂葵", (line, asked.answer)
+    for line in ("颯太くんに聞いてるんだ。どうしたいの？", "おい、颯太。お前は店を継ぎたいのか",
+                 "颯太くんはどう思う？千代さん説得するには何がいいかな？"):
+        *_, asked = play(florist(), "こんにちは", line)
+        assert asked.answer.speaker == "颯太", (line, asked.answer)
+    # a past deed with the name asks nobody by it
+    *_, told = visit("こんばんは", "ママに聞いたんだけど、葵ちゃんって映画好きなの？")
+    assert told.answer.speaker == "神楽坂葵", told.answer

@@ -30,6 +30,8 @@ def about_other(d: Deliberation) -> Proposal | None:
     speaker, focus = d.free.speaker, d.focus
     if not (d.asking and d.act in (ACT.question, ACT.about_self, NO_ACT) and speaker not in focus.about and not focus.you):
         return None
+    if focus.view and focus.called == speaker:
+        return None           # 「葵ちゃんはどう思う？ママさん説得するには…」: their own view is asked, not ママ's
     asked = _asking_sentences(focus.text)
     people_here = tuple(d.conv.rules.people(d.state.place))
     read = d.conv.focus_reader.read(asked, people_here) if asked != focus.text else focus
