@@ -24,6 +24,7 @@ from .facts import sentences
 _ABOUT_BILL = money("about_bill")
 _AMOUNT_ASKED = money("amount_asked")
 _MEANING_ASKED = money("meaning_asked")
+_MEANING_OF_THING = money("meaning_of_thing")
 _CONTENTS = money("contents")
 _MOVES_ON = money("moves_on")
 DEFAULT_BREAKDOWN = "{items}で、{total}円です。"
@@ -73,6 +74,16 @@ def hands_over(text: str) -> bool:
     return bool(_HANDS_OVER.search(normalised)) and not _ABOUT_BILL.search(normalised)
 
 
+def _meaning_of_other(sentence: str) -> bool:
+    """Whether the sentence asks what a thing other than the tab meant (「チラシの話って結局どういうこと？」; not
+    「2600円ってどういうこと？」)."""
+    found = _MEANING_OF_THING.search(sentence)
+    if found is None:
+        return False
+    thing = found.group("thing").lstrip("、, ")
+    return not amounts(thing) and not money("bill_of").match(thing)
+
+
 def disputes(text: str, item_named: bool = False, known: frozenset[int] | None = None, billed: bool = False) -> bool:
     """Whether `text` asks about the bill or doubts it, rather than pays it.  What comes before a sentence that
     moves on is let go of: 「ラッピングで200円取るのか。まあいい。ところで颯太くんは孫かい？」 asks about 颯太.
@@ -89,7 +100,7 @@ def disputes(text: str, item_named: bool = False, known: frozenset[int] | None =
         # (what was had recounted, 「飲み食いしたのは…それだけ」, checks the bill too)
         # (「…もうママだったよね」 recounts nothing: a recap without a word of checking needs what was had named)
         about = _ABOUT_BILL.search(sentence) or _RECAP_SAID.search(sentence) or \
-            (billed and _MEANING_ASKED.search(sentence)) or \
+            (billed and _MEANING_ASKED.search(sentence) and not _meaning_of_other(sentence)) or \
             (_RECAP.search(sentence) and (item_named or amounts(normalised) or _COUNT.search(normalised)) and
              not _STATUS_ASKED.search(normalised) and not _ASKS_FIRMLY.search(sentence))
         if about and not (item_named and _CONTENTS.search(sentence) and not _BILL_WORD.search(sentence)):

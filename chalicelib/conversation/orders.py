@@ -48,6 +48,7 @@ _CUE = compiled("shop", "order_cue")
 # Between two items of a line, a word that says the later one instead (「…いや、」「じゃなくて」).
 _SAID_INSTEAD = compiled("corrections", "said_instead")
 _COUNT_AS_MEASURE = compiled("shop", "count_as_measure")
+_COUNT_ASKED_OF = compiled("shop", "count_asked_of")
 # A noun after an ordering verb that leaves it an order: 「ビール頼むことにするわ」 decides.
 _DECIDED_AFTER_CUE = compiled("shop", "decided_after_cue")
 # What joins the items of a list (「かすみ草とひまわり」).
@@ -1096,8 +1097,9 @@ class Orders:
         if not bare and _BARE.match(rest):
             return False
         between = rest[:match.start()]
-        if _COUNT.fullmatch(match.group(0)) and _COUNT_AS_MEASURE.match(rest[match.end():]):
-            return False          # 「ナポリタン一皿で3時間粘るような連中」: a measure of what is told, no order
+        if _COUNT.fullmatch(match.group(0)) and (_COUNT_AS_MEASURE.match(rest[match.end():]) or
+                                                 _COUNT_ASKED_OF.match(rest[match.end():])):
+            return False          # 「ナポリタン一皿で3時間粘るような連中」「ひまわり一本って合いますか？」: no order
         if not_ordered(between, rest[match.end():]) or turned_down(rest, match.end()) or \
                 _describes_noun(rest, match.end()):
             return False          # 「ナポリタンだけ撮る」「水割りしか頼んでない」「一つずつなら」「…頼む人」: no order

@@ -512,7 +512,8 @@ class Serving(TurnParts):
         # (the counts said of each item, read once: whether they correct the tab, and what they leave on it)
         claimed = self.orders.counts_named(normalised) if item_named and mem.orders[mem.paid:] else {}
         unwanted = unwanted or fewer_claimed(normalised, claimed, mem.orders[mem.paid:]) is not None
-        paid_asked = asks_if_paid(normalised)
+        # (change asked for, 「釣り、八百円くれ」, with nothing handed now: the ledger answers — settled, or what is owed)
+        paid_asked = asks_if_paid(normalised) or change_asked(normalised) is not None
         billed = any(self._said_last(mem, state, kind, within=0) for kind in ("/bill#", "/breakdown#", "/prices#"))
         disputed = disputes(normalised, item_named, known, billed)
         if not (asked_price or paying or paid_asked or unwanted or disputed):

@@ -269,3 +269,25 @@ def test_goods_asked_of_another_day_a_stock_question_or_a_past_bouquet_go_on_no_
     # asked for now, they are ordered
     *_, now = play(florist(), "こんにちは", "どれにしようかな？ひまわりで！")
     assert now.memory.orders == ["ひまわり"], now.memory.orders
+
+
+def test_a_count_asked_about_orders_nothing_and_change_asked_after_paying_is_settled():
+    *_, shop = play(florist(), "赤い薔薇を4本ください", "颯太さんはどう思います？薔薇とかすみ草にひまわり一本って合いますか？")
+    assert shop.memory.orders == ["赤い薔薇"] * 4, shop.memory.orders
+    *_, bar = visit("こんばんは", "ハイボール一杯って多い？")
+    assert bar.memory.orders == [], bar.memory.orders
+    *_, asked = visit("こんばんは", "ビール一杯って頼める？")
+    assert asked.memory.orders == ["ビール"], asked.memory.orders
+    # change asked again once paid: the ledger says it is settled
+    *_, again = visit("水割りください", "お会計", "五千円で。釣りは四千三百円だな", "釣り、四千三百円くれ")
+    assert again.memory.paid == 1 and "/settled#" in (again.answer.ref or ""), again.answer
+
+
+def test_the_price_of_a_thing_done_or_the_meaning_of_a_thing_named_is_no_question_of_the_tab():
+    *_, glass = play(florist(), "ひまわり3本ください", "じゃあ颯太くん、温室のガラス、何枚か替えるといくらぐらいかかるんだい？")
+    assert (glass.context or {}).get("money") is None, glass.context
+    *_, meant = visit("ハイボールください", "お会計", "葵さん、さっきのチラシの話って結局どういうことなんです？お店変えたいの？")
+    assert (meant.context or {}).get("money") is None and meant.answer.speaker == "神楽坂葵", meant.context
+    # of the bill itself, right after it: the breakdown
+    *_, sum_meant = visit("ハイボールください", "お会計", "600円ってどういうこと？")
+    assert "/breakdown#" in (sum_meant.answer.ref or ""), sum_meant.answer

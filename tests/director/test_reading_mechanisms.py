@@ -1159,3 +1159,23 @@ def test_the_one_asked_by_name_answers_however_the_name_is_said():
     # a past deed with the name asks nobody by it
     *_, told = visit("こんばんは", "ママに聞いたんだけど、葵ちゃんって映画好きなの？")
     assert told.answer.speaker == "神楽坂葵", told.answer
+
+
+def test_a_goodbye_in_plain_or_rough_speech_ends_the_visit():
+    for line in ("じゃあな千代さん、颯太くん。また明日寄るよ", "よし、帰るわ。またな", "今日はこの辺で帰るとするよ"):
+        *_, bye = play(florist(), "こんにちは", line)
+        assert bye.step.state.ended, (line, said(bye))
+    *_, bar = visit("こんばんは", "じゃあな、また明日寄るよ")
+    assert bar.step.state.ended, said(bar)
+    # a prohibition to leave is no goodbye
+    *_, stay = visit("こんばんは", "葵ちゃん、まだ帰るなよ")
+    assert not stay.step.state.ended, said(stay)
+
+
+def test_what_has_come_in_today_asks_what_the_shop_holds():
+    for line in ("今日はどんなお花が入っていますか？", "で、花はどんなのが入ってるんだい？"):
+        *_, asked = play(florist(), "こんにちは", line)
+        assert asked.context["order"]["kind"] == "ask" and "スズラン" in said(asked), (line, said(asked))
+    # what is in a dish asks of the dish
+    *_, oden = visit("こんばんは", "おでんって何が入ってるの？")
+    assert "大根" in said(oden) and (oden.context or {}).get("order", {}).get("listing") is None, said(oden)
