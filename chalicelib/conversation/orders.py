@@ -727,8 +727,9 @@ class Orders:
                                         (h.start >= begins or self._ordered(normalised, h.end)) and
                                         not _STOCK_NOTICED.match(normalised[h.end:])))
             served = self._counted(normalised, hits, chosen, served.but(parts=parts), people, addressee, responder)
-        written = normalised[chosen.start:chosen.end]
-        unsold = f"{modifier}の{written}" if modifier else self._other_colour(normalised, chosen)
+        # (the kind not held as the player said it: 「焼酎の水割り」)
+        unsold = normalised[normalised.rfind(modifier, 0, chosen.start):chosen.end] if modifier else \
+            self._other_colour(normalised, chosen)
         if unsold and served.kind == "item":
             # 「焼酎の水割りください」「白いバラください」 (the menu's is 赤い薔薇): a kind the menu does not hold is asked
             # for — said not to be had, with what is; the plain item is never served in its place unasked
@@ -741,7 +742,7 @@ class Orders:
         or None."""
         said = [m for m in _COLOUR.finditer(text[max(0, hit.start - 6):hit.start]) if m.end() == min(6, hit.start)]
         own = _COLOUR.match(hit.item)
-        if not said or own is None or said[-1].group(0).rstrip("いの色") == own.group(0).rstrip("いの色"):
+        if not said or own is None or said[-1].group("hue") == own.group("hue"):
             return None
         return said[-1].group(0) + text[hit.start:hit.end]
 
