@@ -875,9 +875,13 @@ class Orders:
 
     def _about(self, text: str, people: list[str], addressee: str | None, responder: str | None,
                last_order: str | None) -> OrderFound | None:
-        """「銘柄は何だ」「サントリーか？」 about the item named or just ordered: the item's `about` lines."""
+        """「銘柄は何だ」「サントリーか？」 about the item named or just ordered: the item's `about` lines — not where
+        the item is ordered with a word of what it is (「じゃあそのダルマの水割り、一杯くれ」)."""
         forms = TextForms.of(text)
-        named = {h.item for h in self._hits(forms)}
+        hits = self._hits(forms)
+        if any(self._ordered(text, h.end) or orders_by_count(text, h.end) for h in hits):
+            return None
+        named = {h.item for h in hits}
         for (owner, item_id), _words in self._words.items():
             item = self.item(owner, item_id)
             if item is None or item.about is None or not item.about.words or not item.about.lines:

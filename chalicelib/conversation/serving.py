@@ -541,7 +541,9 @@ class Serving(TurnParts):
             back = taking_back(normalised)
             # (「バラはいりません。キャンセルで」: the sentence that cancels names nothing, the one item of the line is
             # what it takes back)
-            named = self._items_named(back) or (lambda whole: whole if len(set(whole)) == 1 else [])(
+            # (「…は、…分でしたよね？それも外してください」: what is pointed at is the item the line named first)
+            named = self._items_named(back) or (lambda whole: whole if len(set(whole)) == 1 else
+                                                whole[:1] if money("pointer_taken_back").search(back) else [])(
                 self._items_named(normalised))
             recent = self._recently_served(mem, state, within=0) or \
                 (last if (last := self._recently_served(mem, state, within=2)) in goods else None)

@@ -445,6 +445,16 @@ def later(text: str, at: int) -> bool:
 
 
 _LEAVE_CUE = compiled("moves", "leave_cue")
+_MEAL_THANKS = compiled("moves", "meal_thanks")
+
+
+def meal_thanks_only(text: str) -> bool:
+    """「ごちそうさまでした」: thanks for what was had, with no other word of leaving (not 「ごちそうさま、また来ます」)."""
+    found = _MEAL_THANKS.search(unstretched(text))
+    if found is None:
+        return False
+    rest = found.string[:found.start()] + found.string[found.end():]
+    return not farewell(rest) and not any(_LEAVE_CUE.finditer(rest))
 
 
 def leave_cue(text: str) -> bool:

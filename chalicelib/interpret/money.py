@@ -43,7 +43,7 @@ def _price_of_other(text: str, cue: re.Match[str]) -> bool:
     before = sentence_start(text, start - 1) if start > 0 else start
     for found in money("price_of_thing").finditer(text, before):
         if found.end() >= cue.end():
-            thing = found.group("thing") or found.group("cost")
+            thing = _thing_priced(found)
             break
     return thing is not None and not money("bill_of").match(thing)
 
@@ -51,8 +51,13 @@ def _price_of_other(text: str, cue: re.Match[str]) -> bool:
 def prices_other_thing(text: str) -> bool:
     """Whether `text` (normalised) asks the price of a thing it names that is not the tab (「レコード針のお値段、
     どのくらいするものなんですか？」「出張っていくら？」)."""
-    return any(not money("bill_of").match((found.group("thing") or found.group("cost")).lstrip("、, "))
+    return any(not money("bill_of").match(_thing_priced(found).lstrip("、, "))
                for found in money("price_of_thing").finditer(text))
+
+
+def _thing_priced(found: re.Match[str]) -> str:
+    """The thing a price_of_thing match names: named (出張って), a cost (チケット代！), or a fare pointed at (電車賃…それ)."""
+    return next(v for v in (found.group("thing"), found.group("cost"), found.group("fare")) if v is not None)
 
 
 def amounts(text: str) -> list[int]:

@@ -291,3 +291,43 @@ def test_the_price_of_a_thing_done_or_the_meaning_of_a_thing_named_is_no_questio
     # of the bill itself, right after it: the breakdown
     *_, sum_meant = visit("ハイボールください", "お会計", "600円ってどういうこと？")
     assert "/breakdown#" in (sum_meant.answer.ref or ""), sum_meant.answer
+
+
+def test_thanks_for_the_meal_with_the_tab_unpaid_brings_the_bill_and_the_visit_goes_on():
+    *_, done = visit("ナポリタンください", "ごちそうさまでした！")
+    assert not done.step.state.ended and "/bill#" in (done.answer.ref or ""), said(done)
+    *_, shop = play(florist(), "ひまわり1本ください", "ごちそうさまでした")
+    assert not shop.step.state.ended and "350" in said(shop), said(shop)
+    # with a word of leaving, or once paid, it is a goodbye
+    *_, bye = visit("ナポリタンください", "ごちそうさま、また来ます")
+    assert bye.step.state.ended
+    *_, paid = visit("ナポリタンください", "お会計", "はい、800円", "ごちそうさまでした")
+    assert paid.step.state.ended
+
+
+def test_a_service_asked_of_days_to_come_is_not_booked_and_declined_with_ii_comes_off():
+    *_, weekly = play(florist(), "かすみ草2本ください", "颯太くん、毎週お花頼んだら届けてくれる？")
+    assert "配達" not in weekly.memory.orders, weekly.memory.orders
+    *_, declined = play(florist(), "かすみ草2本ください", "配達お願いします", "今日は持って帰るから配達はいいわ。お会計、今いくらになってる？")
+    assert "配達" not in declined.memory.orders and "600" in said(declined), said(declined)
+
+
+def test_a_thing_pointed_at_is_taken_off_and_a_fare_pointed_at_is_no_question_of_the_tab():
+    *_, pointed = play(florist(), "スズラン1本とひまわり3本ください", "スズランは別に包んでください",
+                       "スズランはやめます。キャンセルできますか？",
+                       "ラッピング200円は、スズランを別に包む分でしたよね？それも外してください。")
+    assert pointed.memory.orders == ["ひまわり"] * 3, pointed.memory.orders
+    *_, fare = visit("ハイボールください", "葵さん、さっき私に電車賃を貸したって言ってましたけど、それ、いくらでした？")
+    assert (fare.context or {}).get("money") is None and fare.memory.paid == 0, fare.context
+
+
+def test_a_greeting_on_coming_in_and_tears_told_are_read_as_such():
+    *_, came = visit("……邪魔するよ")
+    assert came.answer.act == "挨拶", came.answer
+    *_, shop = play(florist(), "邪魔するよ")
+    assert shop.answer.act == "挨拶", shop.answer
+    *_, sad = visit("こんばんは", "測定のデータが三か月分パーになっちゃって。泣きそうですよ")
+    assert sad.answer.act == "悲報", sad.answer
+    # an item ordered with a word of what it is is ordered, not only talked about
+    *_, daruma = visit("こんばんは", "じゃあそのダルマの水割り、一杯くれ")
+    assert daruma.memory.orders == ["水割り"], daruma.context

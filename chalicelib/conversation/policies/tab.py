@@ -6,7 +6,9 @@ from ..answering import Deliberation
 
 
 def money(d: Deliberation) -> Answer | None:
-    answer = d.conv._money(d.text, d.state, d.free.speaker, d.mem, d.turn, d.variety, d.found_act.paying,
+    # (「ごちそうさまでした」 with the tab unpaid asks for the bill: turn.py, meal_done)
+    paying = d.found_act.paying or "meal_done" in d.context
+    answer = d.conv._money(d.text, d.state, d.free.speaker, d.mem, d.turn, d.variety, paying,
                            served=(d.context.get("order") or {}).get("item"))
     if answer is not None:
         d.context["money"] = answer.ref
