@@ -506,6 +506,8 @@ class Orders:
                 (found.server if found is not None else self._server_for_missing(people, addressee, responder))
             if server is not None:
                 item = found.item if found is not None and found.kind == "item" else None
+                if found is None and (hits := self._hits(TextForms.of(normalised))):
+                    item = hits[-1].item     # 「葵ちゃんのウーロン茶は俺のおごりなんで」: the drink named is the treat
                 return OrderFound("treat", item, server, found.named if found else None, treated=treated)
         if found is None and treated is None and (declined := self._declined(normalised, people, addressee,
                                                                            responder)) is not None:

@@ -132,7 +132,7 @@ def orders_by_count(text: str, end: int) -> bool:
 def of_the_last(text: str) -> tuple[Count, int] | None:
     """The count a sentence naming no item asks of an item named or ordered before it, and where the sentence
     starts: a new total in a sentence that asks nothing (「七本にしてくれ」), or a sentence asking for more
-    (「あと2本」「もう二杯ください」)."""
+    (「あと2本」「もう二杯ください」), or a count asked for alone (「ハイボールにしよ！1杯ください」)."""
     for sentence in re.finditer(r"[^。！!？?\n]+[。！!？?]?", text):
         if sentence.group(0).rstrip().endswith(("？", "?")) and \
                 not compiled("counts", "asked_as_request").search(sentence.group(0)):
@@ -141,7 +141,8 @@ def of_the_last(text: str) -> tuple[Count, int] | None:
         if total is not None and not compiled("counts", "total_lead").match(sentence.group(0)[:total.start()]):
             total = None
         more = _count(compiled("counts", "more_of_last").match(sentence.group(0)))
-        found = _count(total, total=True) or (replace(more, more=True) if more is not None else None)
+        found = _count(total, total=True) or (replace(more, more=True) if more is not None else None) or \
+            _count(compiled("counts", "count_request_alone").match(sentence.group(0)))
         if found is not None:
             return found, sentence.start()
     return None

@@ -331,3 +331,22 @@ def test_a_greeting_on_coming_in_and_tears_told_are_read_as_such():
     # an item ordered with a word of what it is is ordered, not only talked about
     *_, daruma = visit("こんばんは", "じゃあそのダルマの水割り、一杯くれ")
     assert daruma.memory.orders == ["水割り"], daruma.context
+
+
+def test_casual_orders_a_count_asked_alone_and_an_order_not_come_yet():
+    for line in ("んー、でもせっかくだしハイボールいっちゃお！1杯ください🍻", "ハイボールにしよ！1杯ください", "ハイボール行こうかな"):
+        *_, ordered = visit("ナポリタンください", line)
+        assert ordered.memory.orders == ["ナポリタン", "ハイボール"], (line, ordered.memory.orders)
+    *_, shop = play(florist(), "こんにちは", "ひまわりにしよ！3本ください")
+    assert shop.memory.orders == ["ひまわり"] * 3, shop.memory.orders
+    # not come yet, asked: brought, not ordered again
+    for line in ("ハイボールまだ来てない？", "あれ、ハイボールまだ来てなくないっすか？"):
+        *_, asked = visit("ハイボールください", line)
+        assert asked.memory.orders == ["ハイボール"] and asked.context["order"]["kind"] == "coming", (line, asked.context)
+
+
+def test_a_drink_said_to_be_on_the_player_is_the_named_one_s_treat_and_the_change_left_in_slang():
+    *_, treat = visit("ナポリタンください", "あと葵ちゃんのウーロン茶は俺のおごりなんで、それも付けといてくださいね")
+    assert treat.context["order"]["treated"] == "神楽坂葵" and treat.memory.orders == ["ナポリタン", "ウーロン茶"]
+    *_, kept = visit("ナポリタンください", "お会計", "はい、1000円で！おつりいいっす")
+    assert kept.memory.paid == 1 and "お返し" not in said(kept), said(kept)
