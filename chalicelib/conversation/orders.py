@@ -400,6 +400,10 @@ class Orders:
         """The menu items `text` (normalised) names, each with where its words start and end."""
         return [(h.item, h.start, h.end) for h in self._hits(TextForms.of(text))]
 
+    def counts_said(self, text: str) -> dict[str, Count]:
+        """The count said of each item the text names, with the player's words for it (「2本」)."""
+        return self._counts_said(nfkc(text))
+
     def counts_named(self, text: str) -> dict[str, int]:
         """The count said of each item the text names (「水割りは二杯で、ナポリタンは一皿しか…」: 水割り 2,
         ナポリタン 1); an item named without one is not in it."""

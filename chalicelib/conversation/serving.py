@@ -8,6 +8,7 @@ import re
 from .. import lazyre
 from ..answers import Answer
 from ..dialogue_acts import ACT
+from ..interpret.counts import Count
 from ..interpret.lexicon import compiled, pattern
 from ..interpret.money import amounts, change_asked, handed_amount, money, prices_other_thing, without_put_off
 from ..interpret.text import nfkc
@@ -82,6 +83,14 @@ def pays(text: str) -> bool:
     return bool(_SUM_ALONE.match(normalised)) or hands_over(text)
 
 
+def _priced_fill(item: str, price: int, count: Count | None) -> dict[str, str]:
+    """The {item} and {price} of a price line: the item's own, or, with a count said, that many and their sum
+    (「ひまわり2本」, 700)."""
+    if count is None or count.n < 2 or not count.said:
+        return {"{item}": item, "{price}": f"{price:,}"}
+    return {"{item}": f"{item}{count.said}", "{price}": f"{price * count.n:,}"}
+
+
 def _not_again(order: OrderFound, tab: set[str]) -> OrderFound | None:
     """An order read from a recount (「最初のビールは入れといて。ビール1、ナポリタン、ハイボールね」) less what the
     tab already holds: only what is not on it is ordered."""
@@ -146,6 +155,8 @@ class Serving(TurnParts):
         billed = max(((turns[-1], ref.split("/")[1]) for ref, turns in mem.said.items()
                       if ref.startswith("menu/") and ref.rsplit("#", 1)[0].endswith(("/bill", "/breakdown")) and turns),
                      default=None)
+        if billed is not None and billed[0] < state.turn - 2 and hands_over(text):
+            billed = (state.turn, billed[1])     # (money handed in so many words pays a bill said a while ago)
         if billed is not None and billed[0] >= state.turn - 2 and mem.orders[mem.paid:] and pays(text) and \
                 not _AMOUNT_SUPPOSED.search(nfkc(text)) and not money("put_on_tab").search(nfkc(text)) and \
                 not _asks_how_much(text) and \
@@ -571,8 +582,10 @@ class Serving(TurnParts):
                 if priced and menu.prices:
                     # (asked whether one can be had: its price, said as an offer of it — turn.py)
                     kind = "possible" if possible and len(priced) == 1 else "prices"
+                    # (with a count, 「ひまわり2本でいくら？」: what that many come to)
+                    counted = self.orders.counts_said(normalised)
                     each = [self._menu_line(server, kind, menu.prices, state, turn, variety,
-                                            {"{item}": i.id, "{price}": f"{i.price:,}"}) for i in priced]
+                                            _priced_fill(i.id, i.price or 0, counted.get(i.id))) for i in priced]
                     return dataclasses.replace(each[-1], text="".join(a.text for a in each),
                                                refs=tuple(r for a in each for r in a.refs)) if len(each) > 1 \
                         else each[0]

@@ -350,3 +350,16 @@ def test_a_drink_said_to_be_on_the_player_is_the_named_one_s_treat_and_the_chang
     assert treat.context["order"]["treated"] == "神楽坂葵" and treat.memory.orders == ["ナポリタン", "ウーロン茶"]
     *_, kept = visit("ナポリタンください", "お会計", "はい、1000円で！おつりいいっす")
     assert kept.memory.paid == 1 and "お返し" not in said(kept), said(kept)
+
+
+def test_a_price_asked_with_a_count_says_what_that_many_come_to_and_cash_handed_pays_a_bill_said_before():
+    *_, two = play(florist(), "こんにちは", "ひまわり2本でいくら？")
+    assert "700" in said(two) and two.memory.orders == [], said(two)
+    *_, bar = visit("こんばんは", "ビール2本だといくら？")
+    assert "1,200" in said(bar) and bar.memory.orders == [], said(bar)
+    *_, one = play(florist(), "こんにちは", "ひまわりはいくら？")
+    assert "350" in said(one), said(one)
+    # money handed in so many words pays though the bill was said a while ago
+    *_, cash = play(florist(), "ひまわり3本ください", "お会計お願いします", "颯太くんは学生？", "彼女喜んでくれるかな…",
+                    "じゃあ現金で。二千円でお願いします")
+    assert cash.memory.paid == 3 and "950" in said(cash), said(cash)

@@ -1179,3 +1179,12 @@ def test_what_has_come_in_today_asks_what_the_shop_holds():
     # what is in a dish asks of the dish
     *_, oden = visit("こんばんは", "おでんって何が入ってるの？")
     assert "大根" in said(oden) and (oden.context or {}).get("order", {}).get("listing") is None, said(oden)
+
+
+def test_a_goodbye_with_when_one_comes_back_and_a_counter_is_never_taken_up():
+    *_, bye = play(florist(), "こんにちは", "お疲れさまです。失礼します、また夜に来ます。")
+    assert bye.step.state.ended, said(bye)
+    *_, told = play(florist(), "こんにちは", "えっと、彼女です。付き合ってまだ一ヶ月くらいで")
+    assert "ヶ月？" not in said(told), said(told)
+    *_, bar = visit("こんばんは", "東京に来てまだ三ヶ月くらいなんです")
+    assert "ヶ月？" not in said(bar), said(bar)
