@@ -33,7 +33,7 @@ from ..interpret.counts import (
     orders_by_count,
 )
 from ..interpret.ja import analyse, word_meaning
-from ..interpret.ja.tokens import VERB, Token
+from ..interpret.ja.tokens import ATTRIBUTIVE_OR_FINAL, VERB, Token
 from ..interpret.lexicon import compiled, pattern, word_class
 from ..interpret.money import amounts, asks_to_pay, money
 from ..interpret.text import TextForms, make_matcher, nfkc
@@ -102,7 +102,7 @@ def _describes_noun(text: str, end: int) -> bool:
     sentence is the one spoken to (「ビール頼むママ！」), and こと makes the verb a decision (「頼むことにする」)."""
     tokens = analyse(text).tokens
     at = next((k for k, t in enumerate(tokens) if t.end == end), None)
-    if at is None or tokens[at].kind != VERB or not tokens[at].conjugation.startswith(("連体形", "終止形")):
+    if at is None or tokens[at].kind != VERB or not tokens[at].conjugation.startswith(ATTRIBUTIVE_OR_FINAL):
         return False
     after = [t for t in tokens[at + 1:] if not t.is_prefix]
     return len(after) >= 2 and after[0].is_noun and not after[1].is_mark and \

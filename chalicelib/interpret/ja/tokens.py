@@ -7,6 +7,8 @@ from typing import Protocol
 
 # The analyser's top-level parts of speech that are named in code (UniDic / Sudachi tags).
 VERB, ADJECTIVE, AUXILIARY, PARTICLE, PREFIX, CONJUNCTION = "動詞", "形容詞", "助動詞", "助詞", "接頭辞", "接続詞"
+# Conjugation forms named in code: a verb that may end a clause or describe the noun after it (頼む人).
+ATTRIBUTIVE_OR_FINAL = ("連体形", "終止形")
 # Parts of speech (UniDic / Sudachi top level) that carry a topic.
 CONTENT_POS = ("名詞", "動詞", "形容詞", "形状詞")
 # Second-level parts of speech that do not, even under a content part of speech.
