@@ -36,7 +36,7 @@ from ..answers import Answer, Found, asks_the_player, said_again
 from ..dialogue_acts import ACT
 from ..interpret.acts import CALL_ONLY, NO_ACT
 from ..interpret.belonging import read_own
-from ..interpret.cues import invited_place, meal_thanks_only, unstretched
+from ..interpret.cues import invited_place, said_in_passing, unstretched
 from ..interpret.dialect import standard
 from ..interpret.interpreter import TurnResult
 from ..interpret.ja import analyse
@@ -310,9 +310,9 @@ class Conversation(Recalling, Serving):
             errors.append(f"classifier: {result.error}")
         line = LineRead(text, text, result.input, addressee, result.debug, result, reading=reading,
                         named_now=named_now)
-        if line.chosen.is_leave and mem.orders[mem.paid:] and meal_thanks_only(text):
-            # 「ごちそうさまでした」 with the tab unpaid: the meal is done and the bill comes (policies/tab.py); the
-            # visit ends when the player leaves
+        if line.chosen.is_leave and mem.orders[mem.paid:] and said_in_passing(text):
+            # 「ごちそうさまでした」, or 「…また来ますね」 in passing, with the tab unpaid: the bill comes
+            # (policies/tab.py); the visit ends when the player leaves
             context["meal_done"] = str(line.chosen)
             line = replace(line, chosen=NONE)
         if not (line.chosen.is_intent or line.chosen.is_none):

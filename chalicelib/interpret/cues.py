@@ -448,12 +448,21 @@ _LEAVE_CUE = compiled("moves", "leave_cue")
 _MEAL_THANKS = compiled("moves", "meal_thanks")
 
 
-def meal_thanks_only(text: str) -> bool:
-    """「ごちそうさまでした」: thanks for what was had, with no other word of leaving (not 「ごちそうさま、また来ます」)."""
-    found = _MEAL_THANKS.search(unstretched(text))
-    if found is None:
+_COME_AGAIN = compiled("moves", "come_again")
+_LEAVE_LEAD = compiled("moves", "leave_lead")
+
+
+def said_in_passing(text: str) -> bool:
+    """A goodbye that is only thanks for what was had (「ごちそうさまでした」) or only a promise to come again, with no
+    lead of leaving (「今日初めて来たんですけど、また来ますね」), and no other word of leaving: said while the tab is
+    unpaid, the bill comes and the visit goes on.  Both together (「ごちそうさま、また来ます」) are the goodbye."""
+    plain = unstretched(text)
+    thanks, again = _MEAL_THANKS.search(plain), _COME_AGAIN.search(plain)
+    if (thanks is None) == (again is None) or (again is not None and _LEAVE_LEAD.search(plain)):
         return False
-    rest = found.string[:found.start()] + found.string[found.end():]
+    found = thanks or again
+    assert found is not None
+    rest = plain[:found.start()] + plain[found.end():]
     return not farewell(rest) and not any(_LEAVE_CUE.finditer(rest))
 
 

@@ -363,3 +363,17 @@ def test_a_price_asked_with_a_count_says_what_that_many_come_to_and_cash_handed_
     *_, cash = play(florist(), "ひまわり3本ください", "お会計お願いします", "颯太くんは学生？", "彼女喜んでくれるかな…",
                     "じゃあ現金で。二千円でお願いします")
     assert cash.memory.paid == 3 and "950" in said(cash), said(cash)
+
+
+def test_a_promise_to_come_again_said_in_passing_brings_the_bill_and_a_sum_only_exclaimed_pays_nothing():
+    *_, passing = visit("ナポリタンください", "妙子さん、素敵な名前。私は美咲っていいます。今日初めて来たんですけど、また来ますね")
+    assert not passing.step.state.ended and "/bill#" in (passing.answer.ref or ""), said(passing)
+    *_, shop = play(florist(), "ひまわり1本ください", "また来ますね")
+    assert not shop.step.state.ended, said(shop)
+    # with a lead of leaving, or with thanks for the meal, it is the goodbye
+    for line in ("じゃあ、また来ますね", "ごちそうさま、また来ます"):
+        *_, bye = visit("ナポリタンください", line)
+        assert bye.step.state.ended, (line, said(bye))
+    *_, exclaimed = play(florist(), "かすみ草3本とひまわり2本ください", "合計いくら？",
+                         "1600円！予算ぴったりくらい🙌 包装代ってかかりますか？")
+    assert exclaimed.memory.paid == 0, said(exclaimed)
