@@ -251,7 +251,7 @@ def _cached(reader: FocusReader, text: str, back: str, present: tuple[str, ...])
         _place_topic(text, reader) or (not about and _thing_topic(tokens, text, names, head_index))))
     # (a counter after a number, 一|ヶ月, is no thing talked about)
     nouns = tuple(_with_suffix(tokens, i) for i, t in enumerate(tokens) if _headable(t, names) and
-                  not (i > 0 and "助数詞可能" in t.pos and tokens[i - 1].pos[1:2] == ("数詞",))
+                  not (i > 0 and t.may_count and tokens[i - 1].is_numeral)
                   and not (i + 1 < len(tokens) and tokens[i + 1].pos[:1] == ("接尾辞",) and
                            tokens[i + 1].surface in ("さん", "ちゃん", "くん", "様")))
     predicate = None

@@ -7,6 +7,8 @@ from typing import Protocol
 
 # The analyser's top-level parts of speech that are named in code (UniDic / Sudachi tags).
 VERB, ADJECTIVE, AUXILIARY, PARTICLE, PREFIX, CONJUNCTION = "動詞", "形容詞", "助動詞", "助詞", "接頭辞", "接続詞"
+# Second-level parts of speech named in code: a number, and a noun that can count after one (ヶ月, 本).
+NUMERAL, MAY_COUNT = "数詞", "助数詞可能"
 # Conjugation forms named in code: a verb that may end a clause or describe the noun after it (頼む人).
 ATTRIBUTIVE_OR_FINAL = ("連体形", "終止形")
 # Parts of speech (UniDic / Sudachi top level) that carry a topic.
@@ -45,6 +47,16 @@ class Token:
     @property
     def is_noun(self) -> bool:
         return bool(self.pos) and self.pos[0] == "名詞" and (len(self.pos) < 2 or self.pos[1] != "数詞")
+
+    @property
+    def is_numeral(self) -> bool:
+        """A number (一, 3, 三十)."""
+        return self.pos[1:2] == (NUMERAL,)
+
+    @property
+    def may_count(self) -> bool:
+        """A noun that can be a counter after a number (ヶ月 of 一ヶ月, 本, 杯)."""
+        return MAY_COUNT in self.pos
 
     @property
     def is_particle(self) -> bool:
