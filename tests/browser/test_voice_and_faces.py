@@ -28,6 +28,8 @@ pytestmark = pytest.mark.browser
 
 OBSERVE = """
 window.__voice = [];
+window.__lines = [];
+document.addEventListener("butai:line", function (ev) { window.__lines.push(ev.detail); });
 (function () {
   var play = HTMLMediaElement.prototype.play;
   HTMLMediaElement.prototype.play = function () {
@@ -117,6 +119,8 @@ def test_audio_plays_after_a_gesture_and_the_toggle_reads_lines(browser, local_r
     # (the bubble shows the line, and so hands it to the voice, a moment after the page is ready: on a busy
     # machine later than any fixed wait)
     page.wait_for_selector("#speech-text:text('こんにちは、聞こえますか？')", timeout=POLL_WAIT_MS)
+    # (and the voice has been handed the line — the toggle reads the line it holds: clicked before, it reads none)
+    wait_js(page, "window.__lines.length > 0")
     time.sleep(0.5)
     assert calls(page) == []                                             # no autoplay
 
