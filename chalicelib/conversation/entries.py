@@ -104,8 +104,8 @@ class Entries:
                     # 「ママは葵さんの夢知ってる？」: a word said to be another's (葵さんの夢) is no word of a fact
                     # about this one (ママ's own dream)
                     hits = [h for h in hits if owner_named(forms.nfkc, h.start, self.names) in (None, *entry.entry.about)]
-                if not hits and not of_topic:
-                    continue
+                if not hits and (not of_topic or entry.entry.choice is not None):
+                    continue      # (an option is chosen by its words, never by the topic alone)
                 if not of_topic and not entry.condition.holds_for_intent(shown):
                     continue
                 fitting = self._fit(person, entry, hits, focus, subjects, of_topic)

@@ -10,7 +10,7 @@ from ..answers import Answer
 from ..dialogue_acts import ACT
 from ..interpret.counts import Count
 from ..interpret.lexicon import compiled, pattern
-from ..interpret.money import amounts, change_asked, handed_amount, money, prices_other_thing, without_put_off
+from ..interpret.money import amounts, change_asked, handed_amount, keeps_change, money, prices_other_thing, without_put_off
 from ..interpret.text import nfkc
 from ..scenario import GameState, Step
 from ..scenario.loader import NEUTRAL
@@ -163,7 +163,7 @@ class Serving(TurnParts):
                 not (_AMOUNT_ACKNOWLEDGED.search(nfkc(text)) and not hands_over(text)) and \
                 (not disputes(text, bool(self._items_named(text))) or hands_over(text)) and billed[1] in people and self.scenario.menus[billed[1]].paid:
             return OrderFound("paid", None, billed[1], amount=handed_amount(text), change=change_asked(text),
-                              keep_change=bool(money("keep_change").search(nfkc(text))))
+                              keep_change=keeps_change(text))
         named = self._items_named(text)
         # 「スズランお願いします。500円な、はい」 of what is on the tab: paying for it, not one more
         if pays(text) and named and set(named) <= set(mem.orders[mem.paid:]) and not _MORE_IN_WORDS.search(nfkc(text)):
@@ -524,7 +524,8 @@ class Serving(TurnParts):
         claimed = self.orders.counts_named(normalised) if item_named and mem.orders[mem.paid:] else {}
         unwanted = unwanted or fewer_claimed(normalised, claimed, mem.orders[mem.paid:]) is not None
         # (change asked for, 「釣り、八百円くれ」, with nothing handed now: the ledger answers — settled, or what is owed)
-        paid_asked = asks_if_paid(normalised) or change_asked(normalised) is not None
+        paid_asked = asks_if_paid(normalised) or change_asked(normalised) is not None or \
+            (handed_amount(normalised) is None and money("change_questioned").search(normalised) is not None)
         billed = any(self._said_last(mem, state, kind, within=0) for kind in ("/bill#", "/breakdown#", "/prices#"))
         disputed = disputes(normalised, item_named, known, billed)
         if not (asked_price or paying or paid_asked or unwanted or disputed):

@@ -98,5 +98,13 @@ def change_asked(text: str) -> int | None:
     return max(asked)[1] if asked else None
 
 
+def keeps_change(text: str) -> bool:
+    """Whether `text` leaves the change to the house (「釣りはいらねえ」「お釣りは取っといて」) — not where those words
+    are only reported (「おつりいいよって言いたいけど…おつりちょうだい」: wished, then the change asked for)."""
+    normalised = nfkc(text)
+    return any(compiled("moves", "reported").match(normalised[found.end():]) is None
+               for found in money("keep_change").finditer(normalised))
+
+
 def _asked_back(normalised: str, start: int) -> bool:
     return money("change_asked").search(normalised[max(0, start - 12):start]) is not None
