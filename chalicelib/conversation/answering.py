@@ -25,6 +25,7 @@ from ..answers import Answer
 from ..dialogue_acts import ACT
 from ..interpret.acts import NO_ACT, ActFound
 from ..interpret.belonging import Own, read_own
+from ..interpret.text import nfkc
 from ..scenario import FreeTalk, GameState, Step
 from ..stage.records import AskedQuestion, ConversationMemory
 from .facts import is_question
@@ -98,6 +99,14 @@ class Deliberation:
         """The player tells of their own life, themselves or their kin (「息子が反抗期で困ってる」): their story."""
         return self.self_told or (not self.asking and self.free.intent is None and self.act == NO_ACT and
                                   self.owned.kin)
+
+    @cached_property
+    def said_by_characters(self) -> str:
+        """Every line the characters said in this game, as one normalised text (what they told is no news to
+        them)."""
+        texts = [self.conv.book.text(ref) for ref in self.mem.said]
+        texts += [spoken.text for spoken in self.mem.spoken]
+        return nfkc("\n".join(t for t in texts if t))
 
     def word(self) -> str | None:
         if not self.echo_word_read:

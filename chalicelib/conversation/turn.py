@@ -524,7 +524,9 @@ class Conversation(Recalling, Serving):
             earlier = nfkc(mem.player_last)
             for word in self._topic_nouns(back):
                 earlier = earlier.replace(word, "")
-            meant = f"{earlier}　{meant}".strip()
+            if is_question(earlier) or self._topic_nouns(earlier):
+                # (not a greeting before it: 「こんにちは」 then 「花束じゃなくて、一輪だけでいいです」 greets nobody)
+                meant = f"{earlier}　{meant}".strip()
         if back and not is_question(meant) and is_question(mem.player_last or "") and \
                 self._order(meant, state, None, mem, question) is None:
             # a correction of a question asks it again (not one that goes on to order: 「…じゃなくて元カレの話ね。
