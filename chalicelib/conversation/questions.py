@@ -25,6 +25,7 @@ from typing import Literal
 
 from .. import lazyre
 from ..interpret.asking import asks_without_mark
+from ..interpret.lexicon import compiled
 from ..interpret.text import nfkc
 
 Kind = Literal["invitation", "offer", "wh", "request", "yes_no"]
@@ -146,8 +147,8 @@ def polarity(text: str, kind: Kind | str = "yes_no", *, change: bool = False) ->
     Negation wins over a yes cue in the same sentence (いいと思わない); of several sentences, the first that
     answers does.  `change`: the question proposes a change (`proposes_change`)."""
     normalised = nfkc(text).strip()
-    if not normalised:
-        return None
+    if not normalised or compiled("acts", "alternative").search(normalised):
+        return None          # (「やるの？やらないの？」 asks which: no yes, no no)
     pieces = [p.strip() for p in _SENTENCE.findall(normalised) if p.strip(" 　…")] or [normalised]
     if len(pieces) > 1:
         for piece in pieces:

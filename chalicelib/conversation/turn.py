@@ -41,7 +41,7 @@ from ..interpret.dialect import standard
 from ..interpret.interpreter import TurnResult
 from ..interpret.ja import analyse
 from ..interpret.ja.tokens import AUXILIARY
-from ..interpret.lexicon import word_class
+from ..interpret.lexicon import compiled, word_class
 from ..interpret.money import change_asked, money, without_put_off
 from ..interpret.options import InterpretChoices, Recent
 from ..interpret.owners import said_of_thing
@@ -77,6 +77,7 @@ from .serving import _BILL, _MORE_IN_WORDS, _PRICE, Serving
 from .stitch import kept, named_in, part_addressee
 from .variety import Variety, remember_said
 
+_QUOTED_BACK = compiled("acts", "quoted_back")
 INVITATION_TURNS = 3      # an invitation can still be taken up this many turns later
 QUESTION_TURNS = 3        # a question can still be answered (by a clear yes or no) this many turns later
 SPOKEN_KEPT = 6           # model lines kept for recall
@@ -532,6 +533,8 @@ class Conversation(Recalling, Serving):
             # a correction of a question asks it again (not one that goes on to order: 「…じゃなくて元カレの話ね。
             # まあいいや。もう一杯ほしいな。ハイボールで」)
             meant = meant.rstrip("!！。 ") + "?"
+        # (「だよね、って。教えてくれるんですか」: the character's words quoted back are not the player's own)
+        meant = _QUOTED_BACK.sub("", meant, count=1) or meant
         side = None
         if self._read_whole(meant, state, mem, question):
             return Reading(meant, None, back, whole.called)

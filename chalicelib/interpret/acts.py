@@ -94,6 +94,9 @@ class ActRecogniser:
 
     def recognise(self, text: str) -> ActFound:
         normalised = without_quoted_phrases(player_words(nfkc(text)), self.names).strip()
+        # (「だよねって、やるの？」: the character's words quoted back are not the player's agreement)
+        normalised = _p("quoted_back").sub("", normalised, count=1) or normalised
+        alternative = _p("alternative").search(normalised) is not None
         stripped = _TRAILING.sub("", normalised) if not normalised.endswith(("?", "？")) else normalised
         if self._call_only.match(stripped):
             return ActFound(NO_ACT, CALL_ONLY)
@@ -106,6 +109,8 @@ class ActRecogniser:
             if found and act == ACT.about_self and not self._named_self.search(stripped) and \
                     self._asks_of_other(stripped):
                 continue      # 「クロちゃんは何歳まで生きたの？」「このお店の名前の由来は？」: not the character's own
+            if found and alternative and act in (ACT.agree, ACT.disagree, ACT.praise):
+                continue      # 「やるの？やらないの？」: a question offering two answers agrees to neither
             if found and act == ACT.praise and _ASKS_AFTER.search(stripped, found.end()):
                 continue      # 「ふう、うまい。ママ、この辺って夜は治安どうなんです？」: a question after the praise asks
             if found:
