@@ -28,7 +28,7 @@ from ..interpret.dialect import standard
 from ..interpret.ja import analyse
 from ..interpret.ja.tokens import Token
 from ..interpret.lexicon import compiled, word_class
-from ..interpret.text import find_names, nfkc
+from ..interpret.text import find_names, is_kanji, nfkc
 
 # 「AじゃなくてB」「Aの話してない」「Aはやめとけ」「初めてじゃないぞ」: A is taken back (turned down).
 _TAKEN_BACK = compiled("corrections", "taken_back")
@@ -239,9 +239,10 @@ def _cached(reader: FocusReader, text: str, back: str, present: tuple[str, ...])
         while first > 0 and _headable(tokens[first - 1], names) and tokens[first - 1].end == tokens[first].start:
             first -= 1
         last = head_index
-        while last + 1 < len(tokens) and tokens[last + 1].pos[:1] == ("接尾辞",) and \
-                tokens[last + 1].start == tokens[last].end and tokens[last + 1].surface not in ("さん", "ちゃん", "くん", "様"):
-            last += 1         # 営業 + マン
+        while last + 1 < len(tokens) and tokens[last + 1].start == tokens[last].end and (
+                tokens[last + 1].pos[:1] == ("接尾辞",) and tokens[last + 1].surface not in ("さん", "ちゃん", "くん", "様")
+                or _closes_compound(tokens[last + 1])):
+            last += 1         # 営業 + マン, 誕生 + 日
         head = (tokens[first].start, tokens[last].end)
     phrase = None
     if head_index is not None and head is not None:
@@ -332,13 +333,20 @@ def question_topic(text: str, tokens: tuple[Token, ...] | None = None, names: li
 
 
 def _with_suffix(tokens: tuple[Token, ...], i: int) -> str:
-    """A noun with the suffixes glued after it (営業 + マン)."""
+    """A noun with the suffixes glued after it (営業 + マン), or a one-kanji noun that closes a compound
+    (誕生 + 日, 東京 + 駅)."""
     word = tokens[i].normalised or tokens[i].surface
     j = i + 1
-    while j < len(tokens) and tokens[j].pos[:1] == ("接尾辞",) and tokens[j].start == tokens[j - 1].end:
+    while j < len(tokens) and tokens[j].start == tokens[j - 1].end and (
+            tokens[j].pos[:1] == ("接尾辞",) or _closes_compound(tokens[j])):
         word += tokens[j].surface
         j += 1
     return word
+
+
+def _closes_compound(token: Token) -> bool:
+    """A one-kanji noun written right after a noun closes a compound with it (誕生 + 日, 東京 + 駅)."""
+    return token.is_noun and len(token.surface) == 1 and is_kanji(token.surface)
 
 
 def _headable(token: Token, names: list[tuple[int, int]]) -> bool:

@@ -10,7 +10,15 @@ from ..answers import Answer
 from ..dialogue_acts import ACT
 from ..interpret.counts import Count
 from ..interpret.lexicon import compiled, pattern
-from ..interpret.money import amounts, change_asked, handed_amount, keeps_change, money, prices_other_thing, without_put_off
+from ..interpret.money import (
+    amounts,
+    change_asked,
+    handed_amount,
+    keeps_change,
+    money,
+    prices_other_thing,
+    without_put_off,
+)
 from ..interpret.text import nfkc
 from ..scenario import GameState, Step
 from ..scenario.loader import NEUTRAL

@@ -377,3 +377,17 @@ def test_a_promise_to_come_again_said_in_passing_brings_the_bill_and_a_sum_only_
     *_, exclaimed = play(florist(), "かすみ草3本とひまわり2本ください", "合計いくら？",
                          "1600円！予算ぴったりくらい🙌 包装代ってかかりますか？")
     assert exclaimed.memory.paid == 0, said(exclaimed)
+
+
+def test_keeping_the_change_only_wished_for_still_counts_it_back_and_a_change_question_pays_nothing():
+    *_, wished = visit("ウーロン茶ください", "お会計お願い",
+                       "はい、一万円で。お釣りはいいよって言いたいところだけど、今月厳しいからお釣りください")
+    assert wished.memory.paid == 1 and "9,600" in said(wished), said(wished)
+    *_, kept = visit("ウーロン茶ください", "お会計お願い", "はい、千円。お釣りはとっといて")
+    assert kept.memory.paid == 1 and "600" not in said(kept), said(kept)
+    # the change asked after with nothing handed pays nothing: the ledger answers with what is owed
+    *_, asked = shop("こんにちは", "かすみ草2本ください", "お会計お願いします", "おつりってある？")
+    assert asked.memory.paid == 0 and "600" in said(asked), said(asked)
+    # and money handed with a rough request pays, its change counted back
+    *_, rough = shop("こんにちは", "かすみ草2本ください", "お会計お願いします", "ほれ、千円で頼まあ")
+    assert rough.memory.paid == 2 and "400" in said(rough), said(rough)

@@ -1188,3 +1188,60 @@ def test_a_goodbye_with_when_one_comes_back_and_a_counter_is_never_taken_up():
     assert "ヶ月？" not in said(told), said(told)
     *_, bar = visit("こんばんは", "東京に来てまだ三ヶ月くらいなんです")
     assert "ヶ月？" not in said(bar), said(bar)
+
+
+def test_an_option_is_chosen_by_its_words_never_by_the_topic_alone():
+    # a blind player's game: the wrapping paper was asked, the bouquet's lines ran out, and a line about whom it
+    # is for — of the bouquet's topic, naming no paper — had chosen the first paper
+    game = ("こんにちは〜！ちょっと見てもいいですか？🌷", "えっ、閉めちゃうんですか…？五十年ってすごいですね😢",
+            "お孫さんなんですか？お仕事辞めてお店手伝ってるの？",
+            "わかります〜満員電車つらいですよね💦 あ、実は明日同僚の誕生日で、小さい花束探してるんです！",
+            "予算は二千五百円くらいなんですけど、それで作れますか？", "花束っていくらくらいからありますか？",
+            "あ、まだ決めてなくて💦 お値段を先に知りたいです！ひまわりって一本いくらですか？", "かすみ草はいくらですか？",
+            "他にどんなお花がありますか？今日のおすすめとか🌼",
+            "同僚の子、黄色とかオレンジが好きなんです！黄色と白の組み合わせってどうですか？",
+            "颯太さん、黄色と白ってかわいいと思います？😊", "そっか〜笑 じゃあひまわりとかすみ草で作ったら、明るい感じになりますかね？")
+    *_, told = play(florist(), *game, "姉にあげるんです。来週が誕生日で")
+    assert "生成りね" not in said(told) and "紺にするの" not in said(told), said(told)
+    *_, chose = play(florist(), *game, "包み紙は紺でお願いします")
+    assert "紺" in said(chose), said(chose)
+
+
+def test_a_compound_noun_is_taken_up_whole():
+    *_, told = play(florist(), "こんにちは", "姉の誕生日なんです")
+    assert "誕生？" not in said(told), said(told)
+
+
+def test_a_word_taken_back_with_a_polite_negative_and_a_correction_after_a_greeting():
+    *_, polite = play(florist(), "こんにちは", "お祝いじゃないです。自分の部屋に飾りたくて")
+    assert "祝い？" not in said(polite) and "お祝いなら" not in said(polite), said(polite)
+    # a correction right after a greeting is read alone, not joined to the greeting
+    *_, alone = play(florist(), "こんばんは", "鉢植えじゃなくて、一本だけでいいんです")
+    assert alone.answer.act != "挨拶" and "こんばんは" not in said(alone), said(alone)
+    *_, bar = visit("こんばんは", "ビールじゃないです。ウーロン茶をください")
+    assert bar.memory.orders == ["ウーロン茶"], said(bar)
+
+
+def test_a_word_the_characters_said_is_no_news_to_them():
+    *_, said_back = play(florist(), "こんにちは", "店じまいなんですね。寂しくなります")
+    assert "店じまい？" not in said(said_back) and "店じまい。それは知らなかった" not in said(said_back), said(said_back)
+    # a word of the player's own is still taken up
+    *_, own = play(florist(), "こんにちは", "趣味で盆栽をやってましてね")
+    assert "盆栽" in said(own), said(own)
+
+
+def test_a_wish_for_an_item_orders_it():
+    *_, wished = play(florist(), "こんにちは", "スズランが一輪欲しいんですが")
+    assert wished.memory.orders == ["スズラン"], said(wished)
+    *_, bar = visit("こんばんは", "ハイボール欲しいなあ")
+    assert bar.memory.orders == ["ハイボール"], said(bar)
+    *_, reported = play(florist(), "こんにちは", "娘がスズラン欲しいって言ってたんですよ")
+    assert reported.memory.orders == [], said(reported)
+
+
+def test_words_quoted_back_and_a_question_of_two_answers_agree_to_nothing():
+    for line in ("そうよねって、結局やるんですか？やらないんですか？", "いいわよ、って。行くの？行かないの？"):
+        *_, asked = visit("こんばんは", line)
+        assert asked.answer.act not in ("同意", "称賛") and "味方" not in said(asked), (line, said(asked))
+    *_, either = play(florist(), "こんにちは", "それって、今日閉めるってこと？それとも来月？")
+    assert "ええ、それでいいわよ" not in said(either) and either.answer.act != "同意", said(either)
