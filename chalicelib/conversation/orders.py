@@ -505,14 +505,9 @@ class Orders:
                            offer_yes=offer_yes, offer_open=offer_open, mentioned=mentioned, tab=tuple(ordered))
         treated = self._treated(normalised, people, addressee, responder)
         if treated is not None and (found is None or found.kind in ("item", "ask", "missing")):
-            # 「一杯おごります」「ママにも水割りを」: thanks from the one treated (the item counts in the bill)
-            server = treated if treated in self.menus and self.menus[treated].treat else \
-                (found.server if found is not None else self._server_for_missing(people, addressee, responder))
-            if server is not None:
-                item = found.item if found is not None and found.kind == "item" else None
-                if found is None and (hits := self._hits(TextForms.of(normalised))):
-                    item = hits[-1].item     # 「葵ちゃんのウーロン茶は俺のおごりなんで」: the drink named is the treat
-                return OrderFound("treat", item, server, found.named if found else None, treated=treated)
+            treat = self._treat(normalised, treated, found, people, addressee, responder)
+            if treat is not None:
+                return treat
         if found is None and treated is None and (declined := self._declined(normalised, people, addressee,
                                                                            responder)) is not None:
             return declined           # 「おごりません」「奢れないっす」: turned down, never accepted
@@ -1046,6 +1041,21 @@ class Orders:
                                              (responder if responder in people else None))
         server = who if who in self.menus else self._server_for_missing(people, addressee, responder)
         return OrderFound("declined", None, server, None, treated=who) if server is not None else None
+
+    def _treat(self, normalised: str, treated: str, found: OrderFound | None, people: list[str],
+               addressee: str | None, responder: str | None) -> OrderFound | None:
+        """「一杯おごります」「ママにも水割りを」: thanks from the one treated, and the item on the tab — the one named,
+        else what the one treated has when treated (the menu's `treated_to`)."""
+        server = treated if treated in self.menus and self.menus[treated].treat else \
+            (found.server if found is not None else self._server_for_missing(people, addressee, responder))
+        if server is None:
+            return None
+        item = found.item if found is not None and found.kind == "item" else None
+        if found is None and (hits := self._hits(TextForms.of(normalised))):
+            item = hits[-1].item     # 「葵ちゃんのウーロン茶は俺のおごりなんで」: the drink named is the treat
+        if item is None and treated in self.menus:
+            item = self.menus[treated].treated_to
+        return OrderFound("treat", item, server, found.named if found else None, treated=treated)
 
     def _named_treated(self, text: str) -> str | None:
         named = None

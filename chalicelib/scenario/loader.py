@@ -593,6 +593,11 @@ def _check_conversation(out: _Collector, scenario: Scenario, characters: Mapping
         if character.menu is not None:
             menus[character.id] = character.menu
             _check_menu(out, character, character.menu, characters)
+    items = {item.id for menu in menus.values() for item in menu.items}
+    for cid, menu in menus.items():
+        if menu.treated_to is not None and menu.treated_to not in items:
+            out.add(f"character {cid} menu treated_to", f'treated_to "{menu.treated_to}" is no menu item; expected '
+                                                        f'one of {", ".join(sorted(items)) or "(none)"}', menu.treated_to)
     _check_place_replies(out, scenario, characters)
     _check_clarify(out, scenario, intents)
     return menus

@@ -236,6 +236,11 @@ class Menu(_Strict):
         default_factory=list,
         description="The player treats this character (一杯おごります, ママにも水割りを): thanks; {item} stands for "
                     "the item when one is named. おごられたときの台詞")
+    treated_to: str | None = Field(
+        default=None,
+        description="The menu item (of any character's menu) this character has when the player treats them "
+                    "naming none (一杯おごります): it is put on the player's tab and stands for {item} in the "
+                    "`treat` lines. Absent, such a treat is thanks only and bills nothing. おごられたときに飲むもの")
     declined: list[SpokenLine] = Field(
         default_factory=list,
         description="The player turns a treat down or only talks of one (おごりません, おごるほどお金ない, "

@@ -391,3 +391,33 @@ def test_keeping_the_change_only_wished_for_still_counts_it_back_and_a_change_qu
     # and money handed with a rough request pays, its change counted back
     *_, rough = shop("こんにちは", "かすみ草2本ください", "お会計お願いします", "ほれ、千円で頼まあ")
     assert rough.memory.paid == 2 and "400" in said(rough), said(rough)
+
+
+def test_a_treat_naming_no_item_bills_what_the_one_treated_has():
+    *_, treated, bill = visit("ハイボールください", "葵ちゃんにも一杯、俺から", "ママ、内訳頼むよ")
+    assert treated.answer.speaker == "神楽坂葵" and treated.memory.orders == ["ハイボール", "ウーロン茶"], said(treated)
+    assert "ウーロン茶400円" in said(bill), said(bill)
+    *_, mama = visit("ママも何か飲んでよ。ごちそうするから")
+    assert mama.memory.orders == ["水割り"] and "水割り" in said(mama), said(mama)
+
+
+def test_treated_to_must_name_a_menu_item(tmp_path):
+    import json
+
+    import pytest
+
+    from chalicelib.scenario.loader import ScenarioError
+    data = json.loads((ROOT / "scenarios" / "chinoike.json").read_text(encoding="utf-8"))
+    data["characters"][0]["menu"]["treated_to"] = "シャンパン"
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
+    with pytest.raises(ScenarioError, match="treated_to"):
+        load_scenario(path)
+    # without it, a treat naming nothing is thanks only
+    for character in data["characters"]:
+        if character.get("menu"):
+            character["menu"].pop("treated_to", None)
+    path.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
+    rules = GameRules(load_scenario(path))
+    *_, thanks = play(Conversation(rules, Interpreter(rules)), "こんばんは", "ママも一杯どうぞ")
+    assert thanks.memory.orders == [] and thanks.context["order"]["kind"] == "treat", said(thanks)
