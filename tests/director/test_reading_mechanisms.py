@@ -1245,3 +1245,23 @@ def test_words_quoted_back_and_a_question_of_two_answers_agree_to_nothing():
         assert asked.answer.act not in ("同意", "称賛") and "味方" not in said(asked), (line, said(asked))
     *_, either = play(florist(), "こんにちは", "それって、今日閉めるってこと？それとも来月？")
     assert "ええ、それでいいわよ" not in said(either) and either.answer.act != "同意", said(either)
+
+
+def test_a_line_that_sets_another_day_than_the_player_named_is_only_a_guess():
+    from chalicelib.conversation.policies.knowledge import _another_day
+    assert _another_day("日曜の午後なら空いてるよ", "じゃあ土曜の夕方、駅前ね。約束だよ。") == "土曜"
+    assert _another_day("土曜なら行けるよ", "じゃあ土曜の夕方、駅前ね。") is None
+    assert _another_day("手伝うよ", "じゃあ土曜の夕方、駅前ね。") is None
+    # a blind player's game: after asking when, Sunday afternoon offered, the promise for Saturday was made for him
+    game = ("こんばんはー！やってる？一人なんだけどいいかな！", "え、いきなり？何の話？変えるって店のこと？",
+            "その前にさ、ウーロン茶もらえる？今日車なんだよ", "で、葵ちゃんは何を変えたいの？俺でよければ聞くよ！",
+            "なるほどなあ。少年野球も同じでさ、子供が減ってチーム存続の危機なんだよ。具体的にはどう変えたいの？",
+            "チラシか！いいじゃない。ところでウーロン茶まだかな？", "おっ、ありがとう！ママ、ここおでんある？俺おでんに目がないんだよ",
+            "大根いいねえ！じゃあ大根と卵とちくわ、お願い！", "うまい！この大根、最高だよママ。何時間煮込んでるの？",
+            "そっか、ママの勘ってやつだな！俺も昔はピッチャーでさ、配球はほとんど勘だったよ",
+            "いやいや、俺ね、実は元プロ野球選手なんだよ。十年くらいやってたんだ",
+            "一番覚えてるのはさ、甲子園じゃなくてプロ入り三年目の完封試合！九回裏満塁で三振取ったんだよ！",
+            "へえ、野球やってた常連さんがいたの？どんな人？", "葵ちゃんは野球とか見る？",
+            "ははは、そっか！じゃあチラシの話に戻ろう。写真選びって、何の写真なの？")
+    *_, offered = visit(*game, "じゃあチラシ配るのはいつ？俺、日曜の午前は用事があるけど午後なら空いてるよ")
+    assert "土曜の夕方" not in said(offered), said(offered)

@@ -91,6 +91,10 @@ def _weighed(d: Deliberation, answer: Answer, fitting, topic: bool, trusted: boo
     """How firmly a knowledge line found by a word of the line answers it: a guess where the word is not what the
     line is about (told in passing, before or after the question, beside its topic, only its predicate)."""
     focus = d.focus
+    if (other_day := _another_day(focus.text, answer.text)) is not None:
+        # 「…日曜の午後なら空いてるよ」 and a line setting 土曜: not what the player offered — a guess, never a
+        # promise made for them (answering.py)
+        return Proposal(answer, Strength.WEAK, f"the line sets {other_day}, not the day the player named")
     if not d.asking and not fitting.about and not topic and not fitting.at_head and \
             _told_in_passing(focus.text, fitting.hit):
         # 「今日な、最後に乗せた客がな…ドラマかいな思たわ」: a story the player tells, the word one of its many,
@@ -118,6 +122,15 @@ def _weighed(d: Deliberation, answer: Answer, fitting, topic: bool, trusted: boo
     # a statement that shares only a verb or an adjective with the entry (「おばあちゃんに作ってあげた」 and an
     # entry on what was made): not what the line is about, a guess (answering.py)
     return Proposal(answer, Strength.WEAK, f"「{fitting.hit.word}」 is only the line's predicate")
+
+
+def _another_day(said: str, line: str) -> str | None:
+    """The day a character's line sets where the player named days and none of them (「日曜の午後なら」 against
+    「じゃあ土曜の夕方」), else None."""
+    day = compiled("later", "day_named")
+    named = {m.group(0) for m in day.finditer(nfkc(said))}
+    set_by_line = [m.group(0) for m in day.finditer(nfkc(line))]
+    return set_by_line[0] if named and set_by_line and not named & set(set_by_line) else None
 
 
 def _evidence(fitting, topic: bool, trusted: bool) -> str:
