@@ -211,12 +211,19 @@ class Respeller:
         that follows a bare noun (する, ちょうだい: lexicon `spellings`' `followers`) — and no word the analyser
         read in kana with meaning (しょうがない, おつり) runs across either end."""
         kept = _kept(text)
+        # (whole particles and endings only are no one-kanji word cut otherwise: the か|い of 「颯太かい？」 is no 壊;
+        # the な|まで of なまで, cut inside まで, may be 生, and のみ|も|の is 飲み物)
+        particles = {i for t in tokens if t.pos[:1] in (("助詞",), ("助動詞",)) for i in range(t.start, t.end)}
+        bounds = {t.start for t in tokens} | {t.end for t in tokens}
         for run in _HIRAGANA.finditer(text):
             for reading in self._loose_readings:
                 at = run.start()
                 while (at := text.find(reading, at, run.end())) >= 0:
                     end = at + len(reading)
-                    if not any(taken[at:end]) and not any(kept[at:end]) and self._stands(text, tokens, at, end):
+                    if not any(taken[at:end]) and not any(kept[at:end]) and \
+                            not (len(self._loose_by_reading[reading]) == 1 and at in bounds and end in bounds and
+                                 all(i in particles for i in range(at, end))) and \
+                            self._stands(text, tokens, at, end):
                         spans.append((at, end, self._loose_by_reading[reading]))
                         taken[at:end] = [True] * (end - at)
                     at += 1

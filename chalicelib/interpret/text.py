@@ -343,7 +343,9 @@ class _CompiledWord:
         self._negated: str | None | bool = False
         if variant and readings:
             reading = word_reading(normalised) if self.has_kanji else to_hiragana(normalised)
-            if reading and len(reading) >= MIN_READING and (self.has_kanji or readings_available()):
+            # (one kanji alone is no word to find by its sound: 壊 read かい is in every 「…かい？」)
+            if reading and len(reading) >= MIN_READING and (self.has_kanji or readings_available()) and \
+                    not (self.has_kanji and len(normalised) == 1):
                 self.reading_source = variant_source(reading)
                 self.reading_required = _held_by_every_form(reading)
                 if not self.has_kanji:
@@ -410,7 +412,9 @@ def _word_starts_at(forms: TextForms, at: int) -> bool:
     with an honorific prefix (おやすみ: the word 休み starts after お)."""
     from .ja import analyse
     tokens = analyse(forms.nfkc).tokens
-    return not tokens or any(token.start == at or token.start + token.prefix == at for token in tokens)
+    # (not a particle or an ending: the かい of 「颯太かい？」 is no 壊)
+    return not tokens or any((token.start == at or token.start + token.prefix == at) and
+                             token.pos[:1] not in (("助詞",), ("助動詞",)) for token in tokens)
 
 
 def _other_word_at(forms: TextForms, at: int, word: str) -> bool:

@@ -1265,3 +1265,14 @@ def test_a_line_that_sets_another_day_than_the_player_named_is_only_a_guess():
             "ははは、そっか！じゃあチラシの話に戻ろう。写真選びって、何の写真なの？")
     *_, offered = visit(*game, "じゃあチラシ配るのはいつ？俺、日曜の午前は用事があるけど午後なら空いてるよ")
     assert "土曜の夕方" not in said(offered), said(offered)
+
+
+def test_particles_are_never_read_as_a_one_kanji_word_and_a_rough_goodbye_ends_the_visit():
+    # the florist's scenario lists 壊 (取り壊す): the か|い of a question is no 壊
+    assert florist().respeller.respell("そっちの兄ちゃんが颯太かい？") == "そっちの兄ちゃんが颯太かい？"
+    *_, asked = play(florist(), "こんにちは", "で、兄ちゃんがお孫さんかい？")
+    assert "取り壊して" not in said(asked), said(asked)
+    *_, bye = play(florist(), "こんにちは", "よし、今日はこの辺で帰るわ。また寄るぜ")
+    assert bye.step.state.ended, said(bye)
+    *_, bar = visit("こんばんは", "ほな帰るわ。また来るぜ")
+    assert bar.step.state.ended, said(bar)
