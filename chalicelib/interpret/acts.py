@@ -109,6 +109,8 @@ class ActRecogniser:
             if found and act == ACT.about_self and not self._named_self.search(stripped) and \
                     self._asks_of_other(stripped):
                 continue      # 「クロちゃんは何歳まで生きたの？」「このお店の名前の由来は？」: not the character's own
+            if found and act == ACT.about_self and not is_question(stripped) and not wonders(stripped):
+                continue      # 「お前さんが生まれる前の話だけどよ」: told of them, nothing asked
             if found and alternative and act in (ACT.agree, ACT.disagree, ACT.praise):
                 continue      # 「やるの？やらないの？」: a question offering two answers agrees to neither
             if found and act == ACT.praise and _ASKS_AFTER.search(stripped, found.end()):

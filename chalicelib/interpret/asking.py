@@ -33,9 +33,10 @@ _TELL_ME = lazyre.compile(r"教えて|聞かせて|知りたい|って何|って
 _WH_END = lazyre.compile(r"(?:ん|の)?(?:だ|です)(?:よ|い|ね|な)?|(?:ん|の)?かい|かな|かね|ん|のさ|なのよ|なんだい|っけ|のよ")
 # An afterthought after the question proper (「何の作業してんだ、ここで」): a few words, no verb ending of its own.
 _AFTERTHOUGHT = lazyre.compile(r"(?:[、,]\s*[^、,。！!？?]{1,10})?\s*[。!！…ー~]*\s*$")
-# Saying one is asking (again): 「名前を聞いてるんだよ」「だから名前って言ってんだ」「それを訊いてるの」.
+# Saying one is asking (again): 「名前を聞いてるんだよ」「だから名前って言ってんだ」「それを訊いてるの」 — not a
+# reason told (「千代さんが取り壊すって言ってんだもんな」).
 _ASKING_AGAIN = lazyre.compile(r"(?:を|って|のこと|は)\s*(?:聞|訊|尋ね)いて(?:る|い|ん)|(?:を|って)聞(?:いて)?(?:る|ん)"
-                           r"|って(?:言って|いって)(?:る|ん)(?:だ|の)")
+                           r"|って(?:言って|いって)(?:る|ん)(?:だ|の)(?!\s*(?:もん|から|けど|し[、,]|って))")
 # A bare topic asked about (「で、名前は」「あんたは」「ママは」) or the one spoken to's something (「あんたの名前」).
 _BARE = lazyre.compile(r"^(?!今日は|今晩は|こんばんは|こんにちは)(?:で|それで|じゃあ|じゃ|んで|そんで)?[、,\s]*(?:[^\s、,。！!？?はがをにでと]{1,8}は"
                    r"|(?:あんた|あなた|君|きみ|お前|おまえ)の[^\s、,。！!？?はがをにでと]{1,6})\s*[。…]*$")

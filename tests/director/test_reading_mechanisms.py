@@ -1276,3 +1276,21 @@ def test_particles_are_never_read_as_a_one_kanji_word_and_a_rough_goodbye_ends_t
     assert bye.step.state.ended, said(bye)
     *_, bar = visit("こんばんは", "ほな帰るわ。また来るぜ")
     assert bar.step.state.ended, said(bar)
+
+
+def test_a_reason_told_and_a_story_told_of_someone_ask_nothing():
+    from chalicelib.interpret.acts import ActRecogniser
+    from chalicelib.interpret.asking import is_question
+    assert not is_question("そうか、颯太くんが継ぐって言ってんだもんな。よし、俺も応援するよ")
+    assert is_question("だから名前って言ってんだ")
+    recogniser = ActRecogniser()
+    assert recogniser.recognise("昔の話、してやろうか。あんたが生まれる前のことだけどよ").act != "本人"
+    assert recogniser.recognise("あんたが生まれたのはいつ？").act == "本人"
+    *_, told = play(florist(), "こんにちは", "そうか、千代さんがやめるって言ってんだもんな。よし、俺からも話してみるよ")
+    assert told.answer.act != "質問", said(told)
+
+
+def test_a_downtown_request_reads_as_one():
+    from chalicelib.interpret.dialect import standard
+    assert standard("ちょいと待っちゃくんねえか") == "ちょいと待ってくれないか"
+    assert standard("これ包んでくんねえか") == "これ包んでくれないか"
