@@ -14,7 +14,7 @@ import re
 from collections import Counter
 from collections.abc import Iterable, Mapping
 
-from ..interpret.asking import is_question, sentence_start
+from ..interpret.asking import is_question, sentence_end, sentence_start
 from ..interpret.counts import fewer_by, number
 from ..interpret.lexicon import compiled
 from ..interpret.money import amounts, money
@@ -121,7 +121,13 @@ def taking_back(text: str) -> str:
              if cancels(sentence) or _NOT_ORDERED.search(sentence) or fewer_by(sentence) is not None]
     # (a bare 「キャンセル！！」 before the sentence that says what: 「キャンセル！！スズランとかすみ草、取り消して」)
     named = [sentence for sentence in found if re.sub(r"[\W_]", "", _CANCEL.sub("", sentence))]
-    return (named or found or [nfkc(text)])[0]
+    chosen = (named or found or [nfkc(text)])[0]
+    cue = _CANCEL.search(chosen)
+    if cue is not None and (rest := re.search(r"[、,]", chosen[cue.end():])) is not None and \
+            re.sub(r"[\W_]", "", chosen[:cue.start()]):
+        # 「かすみ草やめて、ひまわり一本で」: what is said after the clause that cancels is no item taken back
+        chosen = chosen[:cue.end() + rest.start()]
+    return chosen
 
 
 def asks_an_amount(text: str) -> bool:
@@ -188,6 +194,9 @@ def taken_back(text: str, named: list[str], ordered: list[str], recent: str | No
     normalised = nfkc(text)
     cancel, denied = _CANCEL.search(normalised), _NOT_ORDERED.search(normalised)
     ordinal, only = _ORDINAL.search(normalised), _ONLY_COUNT.search(normalised)
+    if cancel is not None and only is not None and \
+            not sentence_start(normalised, cancel.start()) <= only.start() < sentence_end(normalised, cancel.start()):
+        only = None          # (「かすみ草はキャンセル。一本しか買えねえって」: the count is of another sentence)
     if denied is not None:
         # 「一杯目は濃いめ、二杯目は薄め。三杯目は飲んでないわ」: the ordinal of what is denied, the last before it
         ordinal = next(reversed([m for m in _ORDINAL.finditer(normalised, 0, denied.start())]), ordinal)
@@ -237,7 +246,9 @@ def taken_back(text: str, named: list[str], ordered: list[str], recent: str | No
     elif only:
         keep = min(keep, (number(only.group(1)) or 0))
     else:
-        keep = keep - 1 if cancel and not denied and item not in basket else 0
+        # (「今の大根は頼んでないから、取り消して」: the one just served, pointed at, comes off alone)
+        keep = keep - 1 if cancel and (not denied or money("latest_pointed").search(normalised)) and \
+            item not in basket else 0
     if keep >= ordered.count(item):
         return None
     return _last_taken_off(ordered, {item: ordered.count(item) - keep})

@@ -45,6 +45,7 @@ OrderKind = Literal["item", "again", "ask", "missing", "adjust", "treat", "decli
 
 # Cues that order whatever is named right before them.
 _CUE = compiled("shop", "order_cue")
+_OTHER_ACT_ASKED = compiled("shop", "other_act_asked")
 # Between two items of a line, a word that says the later one instead (「…いや、」「じゃなくて」).
 _SAID_INSTEAD = compiled("corrections", "said_instead")
 _COUNT_AS_MEASURE = compiled("shop", "count_as_measure")
@@ -1118,6 +1119,8 @@ class Orders:
         if not bare and _BARE.match(rest):
             return False
         between = rest[:match.start()]
+        if _OTHER_ACT_ASKED.search(between):
+            return False          # 「スズランとバラも教えてください」: telling is asked for, not the flowers
         if _COUNT.fullmatch(match.group(0)) and (_COUNT_AS_MEASURE.match(rest[match.end():]) or
                                                  _COUNT_ASKED_OF.match(rest[match.end():])):
             return False          # 「ナポリタン一皿で3時間粘るような連中」「ひまわり一本って合いますか？」: no order

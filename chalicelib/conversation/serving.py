@@ -128,7 +128,10 @@ def _left_on_tab(text: str, named: list[str], claimed: dict[str, int], unpaid: l
                  goods: frozenset[str], ends: frozenset[int]) -> list[str] | None:
     """What the tab holds after the line corrects it (bill.py): fewer said, items taken back, or more goods said
     than the basket holds; None where it corrects nothing."""
-    left = fewer_claimed(text, claimed, unpaid) or taken_back(text, named, unpaid, recent, goods, item_ends=ends)
+    fewer = fewer_claimed(text, claimed, unpaid)
+    if fewer == unpaid:
+        fewer = None          # (「かすみ草はキャンセル。一本しか買えねえって」: the count said changes nothing, the cancel does)
+    left = fewer or taken_back(text, named, unpaid, recent, goods, item_ends=ends)
     return left if left is not None else more_claimed(claimed, unpaid, goods)
 
 

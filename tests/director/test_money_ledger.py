@@ -421,3 +421,33 @@ def test_treated_to_must_name_a_menu_item(tmp_path):
     rules = GameRules(load_scenario(path))
     *_, thanks = play(Conversation(rules, Interpreter(rules)), "こんばんは", "ママも一杯どうぞ")
     assert thanks.memory.orders == [] and thanks.context["order"]["kind"] == "treat", said(thanks)
+
+
+def test_a_cancel_is_read_in_its_own_clause_and_sentence():
+    # a count in another sentence does not keep what is cancelled
+    *_, cancelled = shop("こんにちは", "スズラン一本ください", "ひまわり一本ください", "あ、スズランはキャンセルで。一本しか持てないんで")
+    assert cancelled.memory.orders == ["ひまわり"], said(cancelled)
+    # what is said after the clause that gives something up is not given up
+    *_, swapped = shop("こんにちは", "ひまわり一本ください", "スズランやめて、ひまわり一本で")
+    assert swapped.memory.orders == ["ひまわり"], said(swapped)
+    # the one just served, pointed at, comes off alone
+    *_, latest = visit("ナポリタンください", "ナポリタンもう一皿", "ママ、今のナポリタンは頼んでないから取り消して")
+    assert latest.memory.orders == ["ナポリタン"], said(latest)
+
+
+def test_counts_told_or_questioned_and_other_acts_asked_order_nothing():
+    *_, told = visit("水割りください", "水割りもう一杯", "ママ、水割りはもう二杯飲んだ。おでんは一皿だ")
+    assert told.memory.orders == ["水割り", "水割り"], said(told)
+    *_, questioned = visit("ナポリタンください", "ナポリタン三つ？一皿しか食べてないよ")
+    assert questioned.memory.orders == ["ナポリタン"], said(questioned)
+    *_, asked = shop("こんにちは", "ひまわりはいくら？", "かすみ草と薔薇の値段も教えてください")
+    assert asked.memory.orders == [], said(asked)
+    *_, shown = shop("こんにちは", "スズラン見せてもらえますか")
+    assert shown.memory.orders == [], said(shown)
+
+
+def test_tohoku_requests_and_reasons_read_as_standard():
+    from chalicelib.interpret.dialect import standard
+    assert standard("おでんは頼んでねぇがら、取り消してけろ") == "おでんは頼んでないから、取り消してくれ"
+    *_, back = visit("おでんください", "おでんもう一皿", "今のおでんは頼んでねぇがら、取り消してけろ")
+    assert back.memory.orders == ["おでん"], said(back)
