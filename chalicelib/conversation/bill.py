@@ -182,6 +182,19 @@ def _last_named_before(text: str, at: int, named: list[str]) -> str | None:
     return max(found)[1] if found else None
 
 
+def _kept(had: int, fewer, ordinal: re.Match[str] | None, only: re.Match[str] | None, one_off: bool) -> int:
+    """How many of an item stay after it is taken back: `fewer` off (「ひまわり8本キャンセル」), those before the
+    ordinal (「2杯目は」), the count said (「2杯しか」), one (a cancel, or the one just served pointed at: 「今の大根は
+    頼んでないから、取り消して」), else none."""
+    if fewer is not None:
+        return max(0, had - fewer.n)
+    if ordinal:
+        return min(had, (number(ordinal.group(1)) or 0) - 1)
+    if only:
+        return min(had, (number(only.group(1)) or 0))
+    return had - 1 if one_off else 0
+
+
 def taken_back(text: str, named: list[str], ordered: list[str], recent: str | None,
                basket: frozenset[str] = frozenset(), item_ends: frozenset[int] | None = None) -> list[str] | None:
     """What is left counted after `text` takes items back, or None where it takes nothing back.
@@ -238,17 +251,9 @@ def taken_back(text: str, named: list[str], ordered: list[str], recent: str | No
         item = often[0] if len(often) == 1 else None
     if item is None:
         return None
-    keep = ordered.count(item)
-    if fewer is not None:
-        keep = max(0, keep - fewer.n)              # 「ひまわり8本キャンセル」「かすみ草1本減らして」: that many off
-    elif ordinal:
-        keep = min(keep, (number(ordinal.group(1)) or 0) - 1)
-    elif only:
-        keep = min(keep, (number(only.group(1)) or 0))
-    else:
-        # (「今の大根は頼んでないから、取り消して」: the one just served, pointed at, comes off alone)
-        keep = keep - 1 if cancel and (not denied or money("latest_pointed").search(normalised)) and \
-            item not in basket else 0
+    keep = _kept(ordered.count(item), fewer, ordinal, only,
+                 one_off=bool(cancel and (not denied or money("latest_pointed").search(normalised)) and
+                              item not in basket))
     if keep >= ordered.count(item):
         return None
     return _last_taken_off(ordered, {item: ordered.count(item) - keep})
