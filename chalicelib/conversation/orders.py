@@ -46,6 +46,8 @@ OrderKind = Literal["item", "again", "ask", "missing", "adjust", "treat", "decli
 # Cues that order whatever is named right before them.
 _CUE = compiled("shop", "order_cue")
 _OTHER_ACT_ASKED = compiled("shop", "other_act_asked")
+_AT_HAND = compiled("shop", "at_hand")
+_SUPPOSED_AFTER_CUE = compiled("shop", "supposed_after_cue")
 # Between two items of a line, a word that says the later one instead (「…いや、」「じゃなくて」).
 _SAID_INSTEAD = compiled("corrections", "said_instead")
 _COUNT_AS_MEASURE = compiled("shop", "count_as_measure")
@@ -198,9 +200,10 @@ _RECEIVED = compiled("shop", "received")
 _TREAT_PARTICLES = compiled("shop", "treat_particles")
 # 「ナポリタンまだ？」「いつ来るんだ」: asking after an item ordered.
 _STATUS = compiled("shop", "status_asked")
-# 「水割りは出てくるんすか？」: asking after an item only once it was ordered (before, it asks what is served).
+# 「水割りは出てくるんすか？」: asking after an item only once it was ordered (before, it asks what is served);
+# not 「…でお願いできますか？」, which asks for it.
 _STATUS_ORDERED = lazyre.compile(r"出て(?:くる|こない|きます|来る|来ない)|来ます(?:か)?\s*[？?]|くる(?:ん|の)?(?:です|すか|か)?\s*[？?]"
-                                 r"|(?:でき|出来)(?:た|ました|てる|ます)(?:か|の)?\s*[？?]")
+                                 r"|(?<!お願い)(?<!おねがい)(?<!注文)(?:でき|出来)(?:た|ました|てる|ます)(?:か|の)?\s*[？?]")
 # 「いや、さっき頼みましたよ」: the player already ordered (the item named, the last ordered, or the one offered).
 _ALREADY = lazyre.compile(r"(?:さっき|もう|先に|前に)\s*(?:頼(?:んだ|みました|んでる|んでます|んである)|注文(?:した|しました|してる|してます)"
                           r"|お願い(?:した|しました|してる|してます))")
@@ -623,6 +626,7 @@ class Orders:
         offer, the first named (「何か飲む？」「じゃあビール」, not 「ナポリタンはさっき食べた」); none where the line
         asks what there is (「おでんの具は何があるんですか？大根とか卵とか」)."""
         ordered = [h for h in hits if (self._ordered(normalised, h.end) or orders_by_count(normalised, h.end)) and
+                   not (_AT_HAND.search(normalised[:h.start]) and _BARE.match(normalised[h.end:sentence_end(normalised, h.end)])) and
                    not _had_before(normalised, h, hits) and not _SO_FAR.search(normalised[sentence_start(normalised, h.start):h.start])]
         if not ordered and offered and hits and not re.search(r"[？?]\s*$", normalised) and \
                 not _WONDERING.search(normalised) and \
@@ -1110,8 +1114,9 @@ class Orders:
         if _BARE.match(rest) and _RECOGNISED_AFTER.match(text[end:]):
             return False          # 「ナポリタン！そうそう、昼は喫茶店でしたな」: remembered, not asked for
         before = text[:sentence_start(text, end)]
-        if _ALSO_BARE.match(rest) and re.search(r"[？?]\s*$", before):
-            return False          # 「お通しはいくらなんですか？あとウーロン茶も」: the question goes on, no order
+        if (_ALSO_BARE.match(rest) or _BARE.match(rest)) and re.search(r"[？?]\s*$", before):
+            return False          # 「お通しはいくらなんですか？あとウーロン茶も」「…はどうですか？ひまわりとかすみ草で。」:
+            #                        the question goes on, no order
         if _BARE.match(rest) and _QUANTITY_ASKED.search(before):
             return False          # 「在庫は今何本くらいありますか？かすみ草で。」: what the question is of, no order
         if (self._price_said(rest) and not _WORTH.match(rest)) or count_claimed(rest):
@@ -1121,6 +1126,8 @@ class Orders:
         between = rest[:match.start()]
         if _OTHER_ACT_ASKED.search(between):
             return False          # 「スズランとバラも教えてください」: telling is asked for, not the flowers
+        if _SUPPOSED_AFTER_CUE.match(rest[match.end():]):
+            return False          # 「配達をお願いすると3,300円になりますよね」: supposed, not asked
         if _COUNT.fullmatch(match.group(0)) and (_COUNT_AS_MEASURE.match(rest[match.end():]) or
                                                  _COUNT_ASKED_OF.match(rest[match.end():])):
             return False          # 「ナポリタン一皿で3時間粘るような連中」「ひまわり一本って合いますか？」: no order

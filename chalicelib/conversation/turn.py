@@ -78,6 +78,8 @@ from .stitch import kept, named_in, part_addressee
 from .variety import Variety, remember_said
 
 _QUOTED_BACK = compiled("acts", "quoted_back")
+# A sentence that only names things, ending on で or も (「ひまわりとかすみ草で。」).
+_BARE_ITEMS = lazyre.compile(r"^[^、,。！!？?]{1,30}?(?:で|も)\s*[。！!…]*\s*$")
 INVITATION_TURNS = 3      # an invitation can still be taken up this many turns later
 QUESTION_TURNS = 3        # a question can still be answered (by a clear yes or no) this many turns later
 SPOKEN_KEPT = 6           # model lines kept for recall
@@ -587,7 +589,14 @@ class Conversation(Recalling, Serving):
                     disputes(meant) or only_asks_price(meant) or money("paid_later").search(normalised) or
                     change_asked(normalised) is not None or money("keep_change").search(normalised) or
                     self.orders.of_quantity_asked(normalised) or
-                    self.orders.recognised(normalised))
+                    self.orders.recognised(normalised) or self._items_after_question(normalised))
+
+    def _items_after_question(self, normalised: str) -> bool:
+        """「黄色と白でまとめるのはどうですか？ひまわりとかすみ草で。」: items said bare after the player's own question
+        go on with it — one question, never an order apart."""
+        said = sentences(normalised)
+        return len(said) >= 2 and is_question(said[-2]) and not is_question(said[-1]) and \
+            bool(_BARE_ITEMS.match(said[-1])) and bool(self._items_named(said[-1]))
 
     def _calls_joined(self, pieces: list[str], state: GameState) -> list[str]:
         """Pieces with a bare question to someone (「颯太くんは？」「ママは？」) joined to the question after it:

@@ -451,3 +451,21 @@ def test_tohoku_requests_and_reasons_read_as_standard():
     assert standard("おでんは頼んでねぇがら、取り消してけろ") == "おでんは頼んでないから、取り消してくれ"
     *_, back = visit("おでんください", "おでんもう一皿", "今のおでんは頼んでねぇがら、取り消してけろ")
     assert back.memory.orders == ["おでん"], said(back)
+
+
+def test_what_is_at_hand_supposed_or_imagined_orders_nothing():
+    *_, praised = visit("おでんください", "うまいなあ、この卵。うちの鶏の卵も今が旬なんだ")
+    assert praised.memory.orders == ["おでん"], said(praised)
+    *_, more = visit("おでんください", "この卵、もう一つちょうだい")
+    assert more.memory.orders == ["おでん", "おでん"], said(more)
+    *_, supposed = shop("こんにちは", "かすみ草三本ください", "ラッピングをお願いすると1,100円ですよね。ちょっと考えます")
+    assert supposed.memory.orders == ["かすみ草"] * 3, said(supposed)
+    *_, idea = visit("ねえ葵ちゃん、お店の宣伝なんだけど、チラシ持ってきた人はハイボール一杯無料とかどう？")
+    assert idea.memory.orders == [], said(idea)
+    *_, proposed = shop("こんにちは", "赤と白でまとめるのはどうですか？薔薇とかすみ草で。")
+    assert proposed.memory.orders == [], said(proposed)
+
+
+def test_counts_asked_for_with_can_you_set_the_basket():
+    *_, counted = shop("こんにちは", "スズランとかすみ草ください", "では、スズランを三本と、かすみ草を三本でお願いできますか？")
+    assert counted.memory.orders.count("スズラン") == 3 and counted.memory.orders.count("かすみ草") == 3, said(counted)
