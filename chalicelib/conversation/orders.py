@@ -47,6 +47,7 @@ OrderKind = Literal["item", "again", "ask", "missing", "adjust", "treat", "decli
 _CUE = compiled("shop", "order_cue")
 _OTHER_ACT_ASKED = compiled("shop", "other_act_asked")
 _AT_HAND = compiled("shop", "at_hand")
+_MUSING = compiled("acts", "musing")
 _SUPPOSED_AFTER_CUE = compiled("shop", "supposed_after_cue")
 # Between two items of a line, a word that says the later one instead (「…いや、」「じゃなくて」).
 _SAID_INSTEAD = compiled("corrections", "said_instead")
@@ -1114,9 +1115,10 @@ class Orders:
         if _BARE.match(rest) and _RECOGNISED_AFTER.match(text[end:]):
             return False          # 「ナポリタン！そうそう、昼は喫茶店でしたな」: remembered, not asked for
         before = text[:sentence_start(text, end)]
-        if (_ALSO_BARE.match(rest) or _BARE.match(rest)) and re.search(r"[？?]\s*$", before):
+        if (_ALSO_BARE.match(rest) or _BARE.match(rest)) and re.search(r"[？?]\s*$", before) and \
+                not _MUSING.search(before):
             return False          # 「お通しはいくらなんですか？あとウーロン茶も」「…はどうですか？ひまわりとかすみ草で。」:
-            #                        the question goes on, no order
+            #                        the question goes on, no order (「どれにしようかな？ひまわりで！」 muses, then orders)
         if _BARE.match(rest) and _QUANTITY_ASKED.search(before):
             return False          # 「在庫は今何本くらいありますか？かすみ草で。」: what the question is of, no order
         if (self._price_said(rest) and not _WORTH.match(rest)) or count_claimed(rest):

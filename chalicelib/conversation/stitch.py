@@ -38,8 +38,9 @@ def brush_off(answer: Answer | None) -> bool:
 
 
 def _menu_kind(answer: Answer | None) -> str | None:
-    """treat, declined, bill… of a menu answer (menu/<server>/<kind>#n), else None."""
-    if answer is None or answer.source != AnswerSource.MENU or answer.ref is None:
+    """treat, declined, bill… of a menu answer (menu/<server>/<kind>#n; a treat with its item is an order), else
+    None."""
+    if answer is None or answer.source not in (AnswerSource.MENU, AnswerSource.ORDER) or answer.ref is None:
         return None
     return answer.ref.split("#", 1)[0].rsplit("/", 1)[-1]
 

@@ -78,6 +78,7 @@ from .stitch import kept, named_in, part_addressee
 from .variety import Variety, remember_said
 
 _QUOTED_BACK = compiled("acts", "quoted_back")
+_MUSING = compiled("acts", "musing")
 # A sentence that only names things, ending on で or も (「ひまわりとかすみ草で。」).
 _BARE_ITEMS = lazyre.compile(r"^[^、,。！!？?]{1,30}?(?:で|も)\s*[。！!…]*\s*$")
 INVITATION_TURNS = 3      # an invitation can still be taken up this many turns later
@@ -595,7 +596,7 @@ class Conversation(Recalling, Serving):
         """「黄色と白でまとめるのはどうですか？ひまわりとかすみ草で。」: items said bare after the player's own question
         go on with it — one question, never an order apart."""
         said = sentences(normalised)
-        return len(said) >= 2 and is_question(said[-2]) and not is_question(said[-1]) and \
+        return len(said) >= 2 and is_question(said[-2]) and not _MUSING.search(said[-2]) and not is_question(said[-1]) and \
             bool(_BARE_ITEMS.match(said[-1])) and bool(self._items_named(said[-1]))
 
     def _calls_joined(self, pieces: list[str], state: GameState) -> list[str]:

@@ -343,9 +343,10 @@ class _CompiledWord:
         self._negated: str | None | bool = False
         if variant and readings:
             reading = word_reading(normalised) if self.has_kanji else to_hiragana(normalised)
-            # (one kanji alone is no word to find by its sound: 壊 read かい is in every 「…かい？」)
+            # (one kanji alone, read in two kana, is no word to find by its sound: 壊 read かい is in every 「…かい？」;
+            # 扉 read とびら still is)
             if reading and len(reading) >= MIN_READING and (self.has_kanji or readings_available()) and \
-                    not (self.has_kanji and len(normalised) == 1):
+                    not (self.has_kanji and len(normalised) == 1 and len(reading) < 3):
                 self.reading_source = variant_source(reading)
                 self.reading_required = _held_by_every_form(reading)
                 if not self.has_kanji:
