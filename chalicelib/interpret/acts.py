@@ -113,6 +113,9 @@ class ActRecogniser:
                 continue      # 「お前さんが生まれる前の話だけどよ」: told of them, nothing asked
             if found and alternative and act in (ACT.agree, ACT.disagree, ACT.praise):
                 continue      # 「やるの？やらないの？」: a question offering two answers agrees to neither
+            if found and act == ACT.agree and _ASKS_AFTER.search(stripped, found.end()) and \
+                    re.search(r"[。、,！!]", stripped[found.end():found.end() + 12]):
+                continue      # 「なるほど、色は二つくらいに。では…はどうですか？」: taken in, then asked — a question
             if found and act == ACT.praise and _ASKS_AFTER.search(stripped, found.end()):
                 continue      # 「ふう、うまい。ママ、この辺って夜は治安どうなんです？」: a question after the praise asks
             if found:

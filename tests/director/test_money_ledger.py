@@ -469,3 +469,11 @@ def test_what_is_at_hand_supposed_or_imagined_orders_nothing():
 def test_counts_asked_for_with_can_you_set_the_basket():
     *_, counted = shop("こんにちは", "スズランとかすみ草ください", "では、スズランを三本と、かすみ草を三本でお願いできますか？")
     assert counted.memory.orders.count("スズラン") == 3 and counted.memory.orders.count("かすみ草") == 3, said(counted)
+
+
+def test_a_count_waved_off_orders_nothing_and_a_question_after_taking_in_is_a_question():
+    *_, waved = visit("ナポリタンください", "ナポリタン三つなんて食べられるわけないよ")
+    assert waved.memory.orders == ["ナポリタン"], said(waved)
+    from chalicelib.interpret.acts import ActRecogniser
+    assert ActRecogniser().recognise("なるほど、赤が多めに。では白も足すのはどうですか？").act == "質問"
+    assert ActRecogniser().recognise("なるほどね").act == "同意"
