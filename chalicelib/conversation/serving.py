@@ -83,6 +83,8 @@ def pays(text: str) -> bool:
     (「はい、1800円」「千円で」) — a sum said with something else (「1400円、予算内でよかったです」「1800円だろ。
     財布出すから待て」) pays nothing by itself."""
     normalised = without_put_off(nfkc(text))      # (「配達のときに現金で払いますね」 pays later, not now)
+    if money("change_questioned").search(normalised) and handed_amount(normalised) is not None:
+        return True           # 「一万円から…お釣りある？」: a sum handed, and its change asked after
     cues = [m.group(0) for m in PAID.finditer(normalised)]
     if not cues or money("paid_later").search(normalised) or money("pays_for_it").search(normalised):
         return False          # (「…払いますよ。今日は持ってこれないんで、配達のときでいい？」: not now)

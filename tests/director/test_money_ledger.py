@@ -477,3 +477,8 @@ def test_a_count_waved_off_orders_nothing_and_a_question_after_taking_in_is_a_qu
     from chalicelib.interpret.acts import ActRecogniser
     assert ActRecogniser().recognise("なるほど、赤が多めに。では白も足すのはどうですか？").act == "質問"
     assert ActRecogniser().recognise("なるほどね").act == "同意"
+
+
+def test_a_sum_handed_with_its_change_asked_after_pays_and_counts_it_back():
+    *_, paid = visit("ハイボールください", "お会計お願い", "じゃあ五千円から…お釣りってある？")
+    assert paid.memory.paid == 1 and "4,400" in said(paid), said(paid)

@@ -1294,3 +1294,9 @@ def test_a_downtown_request_reads_as_one():
     from chalicelib.interpret.dialect import standard
     assert standard("ちょいと待っちゃくんねえか") == "ちょいと待ってくれないか"
     assert standard("これ包んでくんねえか") == "これ包んでくれないか"
+
+
+def test_each_florist_says_their_name_however_it_is_asked():
+    for line, speaker in (("おばあさんのおなまえは？", "千代"), ("颯太くん、なんて呼べばいい？", "颯太")):
+        *_, asked = play(florist(), "こんにちは", line)
+        assert asked.answer.speaker == speaker and speaker in said(asked), (line, said(asked))
