@@ -80,7 +80,7 @@ from .variety import Variety, remember_said
 _QUOTED_BACK = compiled("acts", "quoted_back")
 _MUSING = compiled("acts", "musing")
 # A sentence that only names things, ending on で or も (「ひまわりとかすみ草で。」).
-_BARE_ITEMS = lazyre.compile(r"^[^、,。！!？?]{1,30}?(?:で|も)\s*[。！!…]*\s*$")
+_BARE_ITEMS = compiled("shop", "items_alone")
 INVITATION_TURNS = 3      # an invitation can still be taken up this many turns later
 QUESTION_TURNS = 3        # a question can still be answered (by a clear yes or no) this many turns later
 SPOKEN_KEPT = 6           # model lines kept for recall

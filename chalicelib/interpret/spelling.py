@@ -213,7 +213,7 @@ class Respeller:
         kept = _kept(text)
         # (whole particles and endings only are no one-kanji word cut otherwise: the か|い of 「颯太かい？」 is no 壊;
         # the な|まで of なまで, cut inside まで, may be 生, and のみ|も|の is 飲み物)
-        particles = {i for t in tokens if t.pos[:1] in (("助詞",), ("助動詞",)) for i in range(t.start, t.end)}
+        particles = {i for t in tokens if t.is_function for i in range(t.start, t.end)}
         bounds = {t.start for t in tokens} | {t.end for t in tokens}
         for run in _HIRAGANA.finditer(text):
             for reading in self._loose_readings:

@@ -415,7 +415,7 @@ def _word_starts_at(forms: TextForms, at: int) -> bool:
     tokens = analyse(forms.nfkc).tokens
     # (not a particle or an ending: the かい of 「颯太かい？」 is no 壊)
     return not tokens or any((token.start == at or token.start + token.prefix == at) and
-                             token.pos[:1] not in (("助詞",), ("助動詞",)) for token in tokens)
+                             not token.is_function for token in tokens)
 
 
 def _other_word_at(forms: TextForms, at: int, word: str) -> bool:

@@ -63,6 +63,11 @@ class Token:
         return self.kind == PARTICLE
 
     @property
+    def is_function(self) -> bool:
+        """A particle or an auxiliary: a word of grammar only (か, い, だ)."""
+        return self.kind in (PARTICLE, AUXILIARY)
+
+    @property
     def is_conjunctive(self) -> bool:
         """A particle that joins clauses (て, ば, から of a reason)."""
         return self.pos[:2] == (PARTICLE, "接続助詞")
