@@ -36,11 +36,11 @@ from functools import lru_cache
 from .. import lazyre
 from ..answers import Answer, Answerer
 from ..faces import NEUTRAL
-from ..interpret.asking import WH, is_question
+from ..interpret.asking import WH, is_question, offers_two_answers
 from ..interpret.belonging import kin_of_player
 from ..interpret.ja import analyse
 from ..interpret.ja.tokens import Token
-from ..interpret.lexicon import compiled, word_class
+from ..interpret.lexicon import word_class
 from ..interpret.text import nfkc
 from ..scenario import GameState
 from ..scenario.model import Character
@@ -302,7 +302,7 @@ def read_form(text: str) -> FormFound | None:
     advice = _advice(nfkc(text))
     if advice is not None:
         return advice
-    if compiled("acts", "alternative").search(nfkc(text)):
+    if offers_two_answers(text):
         return None          # (「日曜でいいってこと？それとも来なくていいってこと？」: which, not may I or shall I)
     sentences = [s.strip(" 　") for s in _SENTENCE.findall(nfkc(text).strip())]
     for sentence in reversed([s for s in sentences if s.strip(" 　。！!…")]):

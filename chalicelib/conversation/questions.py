@@ -24,8 +24,7 @@ from collections.abc import Callable
 from typing import Literal
 
 from .. import lazyre
-from ..interpret.asking import asks_without_mark
-from ..interpret.lexicon import compiled
+from ..interpret.asking import asks_without_mark, offers_two_answers
 from ..interpret.text import nfkc
 
 Kind = Literal["invitation", "offer", "wh", "request", "yes_no"]
@@ -147,7 +146,7 @@ def polarity(text: str, kind: Kind | str = "yes_no", *, change: bool = False) ->
     Negation wins over a yes cue in the same sentence (いいと思わない); of several sentences, the first that
     answers does.  `change`: the question proposes a change (`proposes_change`)."""
     normalised = nfkc(text).strip()
-    if not normalised or compiled("acts", "alternative").search(normalised):
+    if not normalised or offers_two_answers(normalised):
         return None          # (「やるの？やらないの？」 asks which: no yes, no no)
     pieces = [p.strip() for p in _SENTENCE.findall(normalised) if p.strip(" 　…")] or [normalised]
     if len(pieces) > 1:

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from .. import lazyre
 from ..dialogue_acts import ACT
-from .asking import is_question, wonders
+from .asking import is_question, offers_two_answers, wonders
 from .cues import SceneNames, player_words, without_quoted_phrases
 from .lexicon import compiled, pattern, recognition, word_class
 from .money import asks_to_pay, without_put_off
@@ -96,7 +96,7 @@ class ActRecogniser:
         normalised = without_quoted_phrases(player_words(nfkc(text)), self.names).strip()
         # (「だよねって、やるの？」: the character's words quoted back are not the player's agreement)
         normalised = _p("quoted_back").sub("", normalised, count=1) or normalised
-        alternative = _p("alternative").search(normalised) is not None
+        alternative = offers_two_answers(normalised)
         stripped = _TRAILING.sub("", normalised) if not normalised.endswith(("?", "？")) else normalised
         if self._call_only.match(stripped):
             return ActFound(NO_ACT, CALL_ONLY)

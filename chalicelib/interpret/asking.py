@@ -88,6 +88,13 @@ def is_question(text: str) -> bool:
     return any(_wh_asks(sentence) for sentence in found)
 
 
+def offers_two_answers(text: str) -> bool:
+    """Whether the line asks which of two answers, one the other's negation or set against it with それとも
+    (「やるの？やらないの？」「日曜でいいってこと？それとも…」, lexicon `acts.alternative`): no yes or no answers it,
+    it agrees to nothing, and it is no may-I or shall-I."""
+    return compiled("acts", "alternative").search(nfkc(text)) is not None
+
+
 def asks_without_mark(text: str) -> bool:
     """A wh-word question without a question mark, or saying one is asking (「何作ってんだ」「名前を聞いてるんだよ」):
     a question back, never an answer, even where a line ending on の or か could be one."""
