@@ -389,7 +389,8 @@ class _CompiledWord:
             # the player wrote the word in kana (おんがく): its reading, in a span without kanji, where a word of
             # the line starts (the たかい inside あったかい is no 高い)
             for m in self._reading_matches(forms.folded):
-                if not any(is_kanji(c) for c in forms.nfkc[m.start():m.end()]) and _word_starts_at(forms, m.start()):
+                if not any(is_kanji(c) for c in forms.nfkc[m.start():m.end()]) and \
+                        _word_starts_at(forms, m.start()) and not _another_verb_at(forms, m.start(), self.word):
                     out.append((m.start(), m.end()))
             return out
         if self.prefilter is None or not _after_kanji(forms.nfkc, self.prefilter):
@@ -416,6 +417,25 @@ def _word_starts_at(forms: TextForms, at: int) -> bool:
     # (not a particle or an ending: the かい of 「颯太かい？」 is no 壊)
     return not tokens or any((token.start == at or token.start + token.prefix == at) and
                              not token.is_function for token in tokens)
+
+
+def _another_verb_at(forms: TextForms, at: int, word: str) -> bool:
+    """Whether the analyser reads the kana at `at` as a verb of another dictionary form than the listed verb
+    `word`: kana that sound alike in a conjugated form are read as the analyser reads them (the あって of
+    「温泉あってよ」 is ある, not 会う of 会ってる)."""
+    from .ja import analyse
+    analysis = analyse(forms.nfkc)
+    index = analysis.index_at(at)
+    if index is None or analysis.tokens[index].pos[:1] != ("動詞",):
+        return False
+    listed = next((t for t in analyse(nfkc(word)).tokens if t.pos[:1] == ("動詞",)), None)
+    if listed is None:
+        return False
+    return _lemma_kana(analysis.tokens[index].lemma) != _lemma_kana(listed.lemma)
+
+
+def _lemma_kana(lemma: str) -> str:
+    return to_hiragana(word_reading(lemma) or lemma) if any(is_kanji(c) for c in lemma) else to_hiragana(lemma)
 
 
 def _other_word_at(forms: TextForms, at: int, word: str) -> bool:
