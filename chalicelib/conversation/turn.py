@@ -120,6 +120,12 @@ def _not_echoed() -> frozenset[str]:
 
 
 
+def _declined(text: str, word: str) -> bool:
+    """Whether `word` is declined right where the line says it (「花束はいらない」, lexicon undone.declined_thing)."""
+    at = text.find(word)
+    return at >= 0 and bool(compiled("undone", "declined_thing").match(text[at + len(word):]))
+
+
 def _cut_from_kana(text: str, word: str) -> bool:
     """Whether a word in kana is a piece the analyser cut from a run of kana it does not know through (the べっ
     of 「べっぷか いいな」: a word of the run is unknown to its dictionary), the stem of a word made with a
@@ -1105,7 +1111,10 @@ class Conversation(Recalling, Serving):
                 continue
             if self._doing(focus.text, word):
                 continue      # 研究してみたい, 楽しみにしてる: what the player does, not a thing to take up
-            if (written := focus.as_written(word)) not in out:
+            written = focus.as_written(word)
+            if _declined(focus.text, written):
+                continue      # 「ブーケは要らないです」: a thing declined, nothing to be curious about
+            if written not in out:
                 out.append(written)
         return out
 

@@ -47,6 +47,7 @@ from .cues import (
     takes_up,
     without_quoted_phrases,
 )
+from .lexicon import compiled
 from .options import Interpretation, InterpretChoices, InterpretContext
 from .related import IntentMeaning
 from .text import TextForms, WordMatcher, lcs_length, make_matcher, nfkc, strip_punctuation
@@ -156,6 +157,12 @@ def refine(chosen: PlayerInput, text: str, choices: InterpretChoices, context: I
     return Decision(chosen, None)
 
 
+def _only_declined(forms: TextForms, hits) -> bool:
+    """Whether every word found is declined right after it (「花束はいらない」, lexicon undone.declined_thing)."""
+    declined = compiled("undone", "declined_thing")
+    return bool(hits) and all(declined.match(forms.nfkc[hit.end:]) for hit in hits)
+
+
 class RefinedInterpreter:
     """Wraps a backend: word narrowing, the backend, the rules.
 
@@ -178,8 +185,13 @@ class RefinedInterpreter:
         related = {m.intent for m in self.meaning.matches(forms.raw)} if self.meaning is not None else set()
 
         def allowed(option) -> bool:
-            if not option.is_intent or not option.words or self.matcher.allows(forms, option.words):
+            if not option.is_intent or not option.words:
                 return True
+            if self.matcher.allows(forms, option.words):
+                if not _only_declined(forms, self.matcher.hits(forms, option.words)):
+                    return True
+                removed.append(option.token)      # 「ブーケは要らないです」: the thing is declined, not asked about
+                return False
             if str(option.input) in related:       # none of its words, but a word near them in meaning
                 return True
             removed.append(option.token)

@@ -1300,3 +1300,19 @@ def test_each_florist_says_their_name_however_it_is_asked():
     for line, speaker in (("おばあさんのおなまえは？", "千代"), ("颯太くん、なんて呼べばいい？", "颯太")):
         *_, asked = play(florist(), "こんにちは", line)
         assert asked.answer.speaker == speaker and speaker in said(asked), (line, said(asked))
+
+
+def test_a_thing_declined_is_neither_its_topic_nor_taken_up():
+    # the florist's bouquet topic lists ブーケ and 花束: declined, neither its line nor an echo of it answers
+    for line in ("ブーケは要らないです。一本だけで", "いや花束はいらない。一本でいいって"):
+        *_, declined = play(florist(), "こんにちは", line)
+        assert "包み紙" not in said(declined) and "どなたに贈る" not in said(declined), (line, said(declined))
+        assert not said(declined).startswith(("ブーケ？", "花束？")), said(declined)
+    # in the bar, the hand towel declined gets no 「そこにあるわよ」
+    *_, towel = visit("こんばんは", "ママ、おしぼりは要らないです")
+    assert "そこにある" not in said(towel), said(towel)
+    # wanted, or an opinion that the thing is not needed, it is still what the line is about
+    *_, wanted = play(florist(), "こんにちは", "花束がほしいんです")
+    assert "包み紙" in said(wanted), said(wanted)
+    *_, opinion = visit("こんばんは", "チラシはいらないと思うな")
+    assert "口コミ" in said(opinion), said(opinion)
