@@ -482,3 +482,15 @@ def test_a_count_waved_off_orders_nothing_and_a_question_after_taking_in_is_a_qu
 def test_a_sum_handed_with_its_change_asked_after_pays_and_counts_it_back():
     *_, paid = visit("ハイボールください", "お会計お願い", "じゃあ五千円から…お釣りってある？")
     assert paid.memory.paid == 1 and "4,400" in said(paid), said(paid)
+
+
+def test_paying_after_eating_pays_nothing_and_presents_no_bill_now():
+    *_, later = visit("ナポリタンください", "ママ、ナポリタン持ってきてくれる？食べてから払うわ")
+    assert later.memory.paid == 0 and "800円" not in said(later), said(later)
+    *_, bill_later = visit("ナポリタンください", "お会計は食べてからにするね")
+    assert bill_later.memory.paid == 0 and "800円" not in said(bill_later), said(bill_later)
+    *_, flowers = shop("こんにちは", "ひまわり一本ください", "見終わってから払いますね")
+    assert flowers.memory.paid == 0 and "350円" not in said(flowers), said(flowers)
+    # asked now, the bill comes, and money handed pays
+    *_, now = visit("ナポリタンください", "お会計お願い", "はい、千円")
+    assert now.memory.paid == 1, said(now)
