@@ -148,8 +148,8 @@ def fewer_claimed(text: str, claimed: Mapping[str, int], ordered: list[str]) -> 
     (「水割りは二杯で、ナポリタンは一皿しかいただいてないと思うんだけど」: `claimed` holds the count said of each item
     named); None where it says no fewer, or says it without a word of correcting (「ハイボール2杯追加」 orders)."""
     lower = {item: n for item, n in claimed.items() if item in ordered and n < ordered.count(item)}
-    if not lower or not _CORRECTED.search(nfkc(text)):
-        return None
+    if not lower or not _CORRECTED.search(nfkc(text)) or fewer_by(nfkc(text)) is not None:
+        return None       # (「ひまわりを1本減らして」: a count taken off, not the count had — taken_back reads it)
     return _last_taken_off(ordered, {item: ordered.count(item) - n for item, n in lower.items()})
 
 

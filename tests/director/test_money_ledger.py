@@ -494,3 +494,10 @@ def test_paying_after_eating_pays_nothing_and_presents_no_bill_now():
     # asked now, the bill comes, and money handed pays
     *_, now = visit("ナポリタンください", "お会計お願い", "はい、千円")
     assert now.memory.paid == 1, said(now)
+
+
+def test_a_count_taken_off_beside_a_sum_said_takes_that_many_off():
+    *_, fewer = shop("ひまわりを十本とかすみ草を四本ください", "五千円超えちゃうな…じゃあ、ひまわりを1本減らしてください")
+    assert fewer.memory.orders.count("ひまわり") == 9 and fewer.memory.orders.count("かすみ草") == 4, said(fewer)
+    *_, drinks = visit("ハイボール三杯ちょうだい", "三千円超えそうやな…ハイボール1杯減らしてくれる？")
+    assert drinks.memory.orders.count("ハイボール") == 2, said(drinks)
