@@ -79,6 +79,8 @@ def not_ordered(between: str, after_cue: str) -> bool:
         return True          # 「ナポリタンは今度にします」: put off for another time
     if compiled("undone", "had_now").search(between):
         return True          # 「大根はもう頂いてるので追加はいらないです」: had already, not asked for again
+    if compiled("undone", "declined").match(between):
+        return True          # 「お通しは付けないでください」「きんぴらは下げてください」: declined, the cue asks that
     if compiled("undone", "reason_clause").search(between):
         return True          # 「ビール飲んでるから、ここでゆっくりさせてもらう」: the cue is another clause's
     # (after the cue, only what takes the whole back: 「ハイボールください、さっき飲んだのと同じで」 orders; a count

@@ -501,3 +501,15 @@ def test_a_count_taken_off_beside_a_sum_said_takes_that_many_off():
     assert fewer.memory.orders.count("ひまわり") == 9 and fewer.memory.orders.count("かすみ草") == 4, said(fewer)
     *_, drinks = visit("ハイボール三杯ちょうだい", "三千円超えそうやな…ハイボール1杯減らしてくれる？")
     assert drinks.memory.orders.count("ハイボール") == 2, said(drinks)
+
+
+def test_a_dish_declined_or_sent_back_is_not_served_and_comes_off_the_tab():
+    *_, declined = visit("水割りください", "いえ、きんぴらは結構です。おでんで十分ですから。お通しは付けないでくださいね")
+    assert declined.memory.orders == ["水割り"], said(declined)
+    *_, sent_back = visit("水割りください", "お通しください", "ママ、きんぴらは下げてください")
+    assert sent_back.memory.orders == ["水割り"], said(sent_back)
+    *_, wrapping = shop("ひまわり一本ください", "ラッピングは付けないでくださいね")
+    assert wrapping.memory.orders == ["ひまわり"], said(wrapping)
+    # asked for, it is served
+    *_, wanted = visit("水割りください", "お通しもつけてください")
+    assert wanted.memory.orders == ["水割り", "お通し"], said(wanted)
