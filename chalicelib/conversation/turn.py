@@ -67,7 +67,7 @@ from .facts import is_question, sentences
 from .focus import Focus, parts
 from .forms import FormFound, form_answer, only_asks_view, read_form
 from .mention import asked_about, only_mentioned
-from .orders import FALLBACK, OrderFound, already_ordered, asks_if_possible, only_asks_price
+from .orders import FALLBACK, OrderFound, already_ordered, asks_if_possible, only_asks_price, style_of
 from .own import told_again
 from .picks import chooses, open_choices, options_asked, picked
 from .policies import ORDER as POLICIES
@@ -548,8 +548,10 @@ class Conversation(Recalling, Serving):
         if self._read_whole(meant, state, mem, question):
             return Reading(meant, None, back, whole.called)
         pieces = self._calls_joined(parts(meant), state)
-        if len(pieces) >= 2 and self._more_then_named(pieces, state, mem, question):
-            # 「ママ、おかわりください！次はビールで」「もう一杯ほしいな。ハイボールで」: one more, of the item named after
+        if len(pieces) >= 2 and (self._more_then_named(pieces, state, mem, question) or
+                                 self._named_then_styled(pieces, state, mem, question)):
+            # 「ママ、おかわりください！次はビールで」「もう一杯ほしいな。ハイボールで」: one more, of the item named after;
+            # 「ナポリタン食べたいねん。大盛りでお願いします」: the item, then how it is wanted
             return Reading(meant, None, back, whole.called)
         asking = [i for i, piece in enumerate(pieces) if is_question(piece)]
         if len(pieces) >= 2 and not asking and question is not None:
@@ -648,6 +650,15 @@ class Conversation(Recalling, Serving):
             return False
         order = self._order(before, state, None, mem, question)
         return order is not None and order.kind == "again"
+
+    def _named_then_styled(self, pieces: list[str], state: GameState, mem: ConversationMemory,
+                           question: AskedQuestion | None) -> bool:
+        """Whether the line orders an item, then says how it is wanted in its last part, naming none."""
+        last = nfkc(pieces[-1])
+        if self.orders.named(pieces[-1]) or style_of(last)[0] is None:
+            return False
+        order = self._order("".join(pieces[:-1]), state, None, mem, question)
+        return order is not None and order.kind == "item"
 
     def _side_act(self, text: str, state: GameState, mem: ConversationMemory,
                   question: AskedQuestion | None) -> bool:

@@ -513,3 +513,10 @@ def test_a_dish_declined_or_sent_back_is_not_served_and_comes_off_the_tab():
     # asked for, it is served
     *_, wanted = visit("水割りください", "お通しもつけてください")
     assert wanted.memory.orders == ["水割り", "お通し"], said(wanted)
+
+
+def test_how_an_item_is_wanted_said_after_it_is_of_that_item():
+    for line in ("いや、だからナポリタン食べたいねん。大盛りでお願いします", "ハイボールください。薄めで"):
+        *_, styled = visit("水割りちょうだい", line)
+        assert "水割り、" not in said(styled) and styled.memory.orders.count("水割り") == 1, (line, said(styled))
+        assert (styled.context or {}).get("order", {}).get("style"), styled.context
