@@ -265,6 +265,8 @@ def explicit_moves(text: str, names: SceneNames, place: str, exits: Sequence[str
     for start, end, pid in place_mentions(text, names, candidates):
         if _quoted_phrase(text, start, end) or _REPORTED.match(text[end:]):
             continue
+        if compiled("moves", "possessor_after").match(text[end:]):
+            continue        # 「お店の地図、絶対入れてね」: the shop's map is spoken of, not going to the shop
         talk = bool(_TALK_PLACE.match(text[end:]))
         if talk and WH.search(text, end, _clause_end(text, end)):
             continue        # 「控え室で何話したいの？」: what would be said there is asked, not going there

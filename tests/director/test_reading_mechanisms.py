@@ -11,7 +11,7 @@ from chalicelib.interpret.interpreter import Interpreter
 from chalicelib.interpret.spelling import Respeller
 from chalicelib.scenario import GameRules, load_scenario
 from tests.conftest import ROOT
-from tests.director.playing import play, said, visit
+from tests.director.playing import play, reference, said, visit
 
 
 @cache
@@ -1316,3 +1316,14 @@ def test_a_thing_declined_is_neither_its_topic_nor_taken_up():
     assert "包み紙" in said(wanted), said(wanted)
     *_, opinion = visit("こんばんは", "チラシはいらないと思うな")
     assert "口コミ" in said(opinion), said(opinion)
+
+
+def test_a_place_named_as_the_owner_of_a_thing_is_no_destination():
+    from chalicelib.interpret import cues
+    for conv, line, here, there in ((florist(), "温室の写真、チラシに絶対入れてね", "店先", "温室"),
+                                    (reference(), "お店の地図、絶対入れてね", "控え室", "店内")):
+        names = conv.interpreter.names
+        assert not cues.movement_cue(line, names, here, [there], there), line
+    names = florist().interpreter.names
+    assert cues.explicit_moves("温室の中に入ってみたい", names, "店先", ["温室"]) == ["温室"]
+    assert cues.explicit_moves("じゃあ温室のほう行ってみまーす", names, "店先", ["温室"]) == ["温室"]
