@@ -520,3 +520,10 @@ def test_how_an_item_is_wanted_said_after_it_is_of_that_item():
         *_, styled = visit("水割りちょうだい", line)
         assert "水割り、" not in said(styled) and styled.memory.orders.count("水割り") == 1, (line, said(styled))
         assert (styled.context or {}).get("order", {}).get("style"), styled.context
+
+
+def test_one_more_taken_back_for_another_item_to_try_orders_only_that_one():
+    *_, bar = visit("ハイボールちょうだい", "ハイボールもう一杯いこかな…いや、やっぱ水割りにしてみよか。ダルマで")
+    assert bar.memory.orders == ["ハイボール", "水割り"], said(bar)
+    *_, florist_ = shop("ひまわり一本ください", "ひまわりもう一本いこかな…いや、やっぱスズランにしてみよか")
+    assert florist_.memory.orders == ["ひまわり", "スズラン"], said(florist_)
