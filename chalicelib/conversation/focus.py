@@ -474,7 +474,13 @@ def _place_topic(text: str, reader: FocusReader) -> bool:
         i = text.find(name)
         while i >= 0:
             after = text[i + len(name):]
-            if re.match(r"(?:って|は|の|も|で|、)", after):
+            if re.match(r"(?:って|は|の|も|で|、)", after) or _predicate_at(text, i + len(name)):
                 return True
             i = text.find(name, i + 1)
     return False
+
+
+def _predicate_at(text: str, at: int) -> bool:
+    """Whether a verb or an adjective starts at `at`: the place before it is its subject, the particle left out
+    (「昼間って店開いてる？」)."""
+    return any(t.start == at and t.pos[:1] in (("動詞",), ("形容詞",)) for t in analyse(text).tokens)

@@ -1327,3 +1327,14 @@ def test_a_place_named_as_the_owner_of_a_thing_is_no_destination():
     names = florist().interpreter.names
     assert cues.explicit_moves("温室の中に入ってみたい", names, "店先", ["温室"]) == ["温室"]
     assert cues.explicit_moves("じゃあ温室のほう行ってみまーす", names, "店先", ["温室"]) == ["温室"]
+
+
+def test_the_shop_asked_about_with_its_particle_left_out_is_the_topic_and_tonight_is_today():
+    # 「昼間って店開いてる？」 to the niece asks of the shop's hours, not of her own day
+    *_, bar = visit("こんばんは", "葵ちゃん、昼間って店開いてる？")
+    assert "映画館でバイト" not in said(bar), said(bar)
+    *_, mama = visit("こんばんは", "ママ、昼間って店開いてる？")
+    assert "七時" in said(mama), said(mama)
+    # the florist's hours line speaks of 今夜: the day the player named (今日), not another
+    *_, florist_ = play(florist(), "こんにちは", "おばあさん、今日って店何時までやってる？")
+    assert "七時" in said(florist_), said(florist_)

@@ -128,9 +128,15 @@ def _another_day(said: str, line: str) -> str | None:
     """The day a character's line sets where the player named days and none of them (「日曜の午後なら」 against
     「じゃあ土曜の夕方」), else None."""
     day = compiled("later", "day_named")
-    named = {m.group(0) for m in day.finditer(nfkc(said))}
+    named = {_the_day(m.group(0)) for m in day.finditer(nfkc(said))}
     set_by_line = [m.group(0) for m in day.finditer(nfkc(line))]
-    return set_by_line[0] if named and set_by_line and not named & set(set_by_line) else None
+    return set_by_line[0] if named and set_by_line and not named & {_the_day(d) for d in set_by_line} else None
+
+
+def _the_day(word: str) -> str:
+    """One name for the words of one day (今日 and 今夜 are one day: lexicon later.same_day)."""
+    found = compiled("later", "same_day").fullmatch(word)
+    return found.lastgroup or word if found is not None else word
 
 
 def _evidence(fitting, topic: bool, trusted: bool) -> str:
