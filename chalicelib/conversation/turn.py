@@ -79,6 +79,7 @@ from .variety import Variety, remember_said
 
 _QUOTED_BACK = compiled("acts", "quoted_back")
 _MUSING = compiled("acts", "musing")
+_POINTS_BACK = compiled("acts", "points_back")
 # A sentence that only names things, ending on で or も (「ひまわりとかすみ草で。」).
 _BARE_ITEMS = compiled("shop", "items_alone")
 INVITATION_TURNS = 3      # an invitation can still be taken up this many turns later
@@ -544,9 +545,16 @@ class Conversation(Recalling, Serving):
             meant = meant.rstrip("!！。 ") + "?"
         # (「だよね、って。教えてくれるんですか」: the character's words quoted back are not the player's own)
         meant = _QUOTED_BACK.sub("", meant, count=1) or meant
-        side = None
         if self._read_whole(meant, state, mem, question):
             return Reading(meant, None, back, whole.called)
+        return self._in_parts(meant, back, whole, state, mem, question)
+
+    def _in_parts(self, meant: str, back: str, whole: Focus, state: GameState, mem: ConversationMemory,
+                  question: AskedQuestion | None) -> Reading:
+        """The line cut where a first part does something of its own (see _reading), else whole."""
+        present = tuple(self.rules.people(state.place))
+        side = None
+        line = meant
         pieces = self._calls_joined(parts(meant), state)
         if len(pieces) >= 2 and (self._more_then_named(pieces, state, mem, question) or
                                  self._named_then_styled(pieces, state, mem, question)):
@@ -580,6 +588,9 @@ class Conversation(Recalling, Serving):
                 # 「葵さん、こんばんは。ママ、ビールね」: a greeting, then an order; 「いいと思うよ。ママ、ビールね」: an
                 # answer to the open question, then an order to someone else by name
                 side, meant = rest, last
+        if side is not None and not (pieces and meant == pieces[0]) and _POINTS_BACK.search(meant):
+            # 「血の池って店名すごいな。なんでその名前なん？」: その points at the part before — one question, read whole
+            return Reading(line, None, back, whole.called)
         if side is not None:
             # a name called in the first part does not reach across (「ママ、ビール。うーん、変えるのもいいと思う」
             # answers 葵's question, not ママ)

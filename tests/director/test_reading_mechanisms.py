@@ -1338,3 +1338,13 @@ def test_the_shop_asked_about_with_its_particle_left_out_is_the_topic_and_tonigh
     # the florist's hours line speaks of 今夜: the day the player named (今日), not another
     *_, florist_ = play(florist(), "こんにちは", "おばあさん、今日って店何時までやってる？")
     assert "七時" in said(florist_), said(florist_)
+
+
+def test_a_part_pointing_back_at_the_part_before_is_read_with_it():
+    *_, named = visit("こんばんは", "ママ、血の池って店名すごいな笑。なんでその名前なん？")
+    assert "parts" not in (named.context or {}) and "先代" in said(named), said(named)
+    *_, florist_ = play(florist(), "こんにちは", "千代さん、花言葉って素敵ですね。それってスズランにもあるんですか？")
+    assert "parts" not in (florist_.context or {}), florist_.context
+    # a part that points at nothing said before is still answered apart
+    *_, apart = visit("こんばんは", "ママ、ビールちょうだい。葵ちゃんは何歳？")
+    assert "parts" in (apart.context or {}), apart.context
