@@ -121,6 +121,11 @@ def _not_echoed() -> frozenset[str]:
 
 
 
+def _in_any(text: str, at: int, said: list[str]) -> bool:
+    """Whether position `at` of `text` lies in one of the sentences `said` (sentences of `text`)."""
+    return any(0 <= (start := text.find(sentence)) <= at < start + len(sentence) for sentence in said)
+
+
 def _declined(text: str, word: str) -> bool:
     """Whether `word` is declined right where the line says it (「花束はいらない」, lexicon undone.declined_thing)."""
     at = text.find(word)
@@ -446,9 +451,11 @@ class Conversation(Recalling, Serving):
         if chosen.is_intent and result.rule is None and self._topic_words_of_another(text, chosen):
             # 「その常連さんの名前は？」: the topic's word (名前) is a third party's, not the shop's
             return "other_owner"
-        if unread and not self._names_topic(text, chosen) and not is_question(text) and len(sentences(text)) >= 2:
+        if unread and not self._names_topic(text, chosen) and len(sentences(text)) >= 2 and \
+                not any(is_question(sentence) for sentence in sentences(text)):
             # 「今日な、最後に乗せた客がな…ドラマかいな思たわ」: a story of two sentences or more that names no word of
-            # the topic guessed (乗せ is near 載せ only in meaning): the player's story, not that topic
+            # the topic guessed (乗せ is near 載せ only in meaning): the player's story, not that topic — a line that
+            # asks in one of its sentences is no story (「つまめるものはありますか。お腹が少し空いてきまして」)
             return "story_not_topic"
         if unread and self._stance(chosen) and only_asks_back(text):
             return "asked_not_stance"   # 「色はそのままで小窓とか？」: asking back takes no stance
@@ -950,9 +957,14 @@ class Conversation(Recalling, Serving):
         intent = self.scenario.intents[chosen.target_id]
         if intent.words and self.matcher.hits(forms, intent.words):
             return False
+        # (where the line asks in one of its sentences, an entry's word told in another is no better reading:
+        # 「つまめるものはありますか。お腹が少し空いてきまして」 asks of the menu, not of the shop being 空いて)
+        asked = [sentence for sentence in sentences(forms.nfkc) if is_question(sentence)]
         for person in self.rules.people(state.place):
             for entry in self.answerer.entries_of(person):
-                if not entry.condition.inputs and entry.entry.words and self.matcher.hits(forms, entry.entry.words):
+                if not entry.condition.inputs and entry.entry.words and \
+                        any(not asked or _in_any(forms.nfkc, hit.start, asked)
+                            for hit in self.matcher.hits(forms, entry.entry.words)):
                     return True
         return False
 

@@ -1348,3 +1348,15 @@ def test_a_part_pointing_back_at_the_part_before_is_read_with_it():
     # a part that points at nothing said before is still answered apart
     *_, apart = visit("こんばんは", "ママ、ビールちょうだい。葵ちゃんは何歳？")
     assert "parts" in (apart.context or {}), apart.context
+
+
+def test_a_question_with_a_story_after_it_asks_and_one_kanji_keeps_only_its_own_kana():
+    # the reference lists 撮 (写真を撮る), which the dictionary reads つまみ alone: おつまみ stays a snack
+    bar = reference()
+    assert bar.respeller.respell("おつまみある？") == "おつまみある？"
+    assert florist().respeller.respell("はなが好き") == "花が好き"
+    assert florist().respeller.respell("みせを出る") == "店を出る"
+    *_, snack = visit("こんばんは", "ママ、何かちょっとつまめるものはありますか。お腹が少し空いてきまして")
+    assert "ナポリタン" in said(snack), said(snack)
+    *_, flowers = play(florist(), "こんにちは", "何か明るい色の花はありますか。友達が入院してしまって")
+    assert "ひまわり" in said(flowers), said(flowers)
