@@ -76,8 +76,9 @@ def is_question(text: str) -> bool:
     normalised = nfkc(text).strip()
     if not normalised:
         return False
-    if _MARK.search(normalised) or _TELL_ME.search(normalised) or _ASKING_AGAIN.search(normalised):
-        return True
+    if _MARK.search(normalised) or _TELL_ME.search(normalised) or _ASKING_AGAIN.search(normalised) or \
+            compiled("acts", "asked_indirectly").search(normalised):
+        return True               # (「お名前をまだ伺ってませんでしたね」: asked as not asked yet)
     found = [s.strip(" 　。！!\n…") for s in _SENTENCE.findall(normalised)]
     found = [s for s in found if s]
     if found and _BACKCHANNEL.match(found[-1]):

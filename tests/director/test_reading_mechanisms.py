@@ -1360,3 +1360,12 @@ def test_a_question_with_a_story_after_it_asks_and_one_kanji_keeps_only_its_own_
     assert "ナポリタン" in said(snack), said(snack)
     *_, flowers = play(florist(), "こんにちは", "何か明るい色の花はありますか。友達が入院してしまって")
     assert "ひまわり" in said(flowers), said(flowers)
+
+
+def test_a_name_asked_as_not_asked_yet_is_asked():
+    *_, bar = visit("こんばんは", "ママ、そういえばお名前をまだ伺ってませんでしたね")
+    assert "妙子" in said(bar), said(bar)
+    *_, shop = play(florist(), "こんにちは", "そういえば、お名前をまだ伺ってませんでしたね")
+    assert "千代" in said(shop), said(shop)
+    from chalicelib.interpret.asking import is_question
+    assert not is_question("ごめん、話を聞いてなかったから、もう一回")
