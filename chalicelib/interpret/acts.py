@@ -20,7 +20,7 @@ from ..dialogue_acts import ACT
 from .asking import is_question, offers_two_answers, wonders
 from .cues import SceneNames, player_words, without_quoted_phrases
 from .lexicon import compiled, pattern, recognition, word_class
-from .money import asks_to_pay, without_put_off
+from .money import asks_to_pay, money, without_put_off
 from .text import nfkc
 
 NO_ACT = "なし"
@@ -121,8 +121,10 @@ class ActRecogniser:
             if found:
                 # (a thanks or a greeting first, 「ありがとうございます！…あ、もうこんな時間。…お会計お願いできますか？」,
                 # still asks for the bill)
+                # (a receipt asked for, 「で、領収書なんですけど」, is the receipt's matter: what is known of receipts
+                # answers, and the bill only where it is asked for too)
                 paying = (act == ACT.order or act in ACT.group("courtesy") | ACT.group("opening")) and \
-                    asks_to_pay(stripped)
+                    asks_to_pay(money("receipt").sub("", stripped))
                 return ActFound(act, found.group(0).strip() or act, paying)
         # (what asks is read in asking.py; 「明日雨降るかな」 wonders to the listener, 「…古い建物を撮るのが多いかな」
         # after the player told of themselves muses)

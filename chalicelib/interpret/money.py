@@ -27,6 +27,7 @@ def asks_to_pay(text: str) -> bool:
     a price asked of something else: of a thing named (「出張っていくら？」), or after another question
     (「飾りつけってやってます？料金いくらくらい？」 asks what that costs)."""
     kept = money("pays_for_it").sub("", without_put_off(text))    # (「私が払います」 treats: no bill asked)
+    kept = money("receipt_asked").sub("", kept)    # (「領収書って出せます？」 asks about receipts, not for the bill)
     cues = list(money("paying_cue").finditer(kept))
     return any(not _price_of_other(kept, cue) for cue in cues)
 

@@ -527,3 +527,16 @@ def test_one_more_taken_back_for_another_item_to_try_orders_only_that_one():
     assert bar.memory.orders == ["ハイボール", "水割り"], said(bar)
     *_, florist_ = shop("ひまわり一本ください", "ひまわりもう一本いこかな…いや、やっぱスズランにしてみよか")
     assert florist_.memory.orders == ["ひまわり", "スズラン"], said(florist_)
+
+
+def test_a_receipt_asked_about_is_the_receipts_matter_not_the_bill():
+    *_, asked = visit("ウーロン茶ください", "一つお願いがあるんですけど、お会計のとき領収書って出せます？")
+    assert "400円" not in said(asked) and "領収書" in said(asked), said(asked)
+    *_, after = visit("ウーロン茶ください", "お会計お願いします", "はい、五千円",
+                      "ありがとうございます。で、領収書なんですけど、宛名は会社名でお願いできますか？")
+    assert "お勘定" not in said(after) and "領収書" in said(after), said(after)
+    *_, florist_ = shop("ひまわり一本ください", "レシートもらえますか？")
+    assert "350円" not in said(florist_) and "レシート" in said(florist_), said(florist_)
+    # the bill asked for with it is still the bill
+    *_, both = visit("ウーロン茶ください", "お会計と領収書お願い")
+    assert "400円" in said(both), said(both)
