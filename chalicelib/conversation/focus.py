@@ -483,4 +483,4 @@ def _place_topic(text: str, reader: FocusReader) -> bool:
 def _predicate_at(text: str, at: int) -> bool:
     """Whether a verb or an adjective starts at `at`: the place before it is its subject, the particle left out
     (「昼間って店開いてる？」)."""
-    return any(t.start == at and t.pos[:1] in (("動詞",), ("形容詞",)) for t in analyse(text).tokens)
+    return any(t.start == at and t.is_predicate for t in analyse(text).tokens)

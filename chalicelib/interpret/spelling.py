@@ -335,7 +335,7 @@ def _by_reading(words: Iterable[str]) -> dict[str, str]:
     found: dict[str, str] = {}
     for word in dict.fromkeys(w.strip() for w in words if w and _KANJI.search(w)):
         reading = _reading(word)
-        if len(word) == 1 and any(t.pos[:2] == ("名詞", "普通名詞") and _KANJI.search(t.normalised) and
+        if len(word) == 1 and any(t.is_common_noun and _KANJI.search(t.normalised) and
                                   t.normalised != word for t in analyse(reading).tokens):
             continue      # one kanji read alone is the dictionary's guess (撮 → つまみ): not where the kana is another noun (摘み)
         if reading and len(reading) >= 2 and reading != word:

@@ -426,9 +426,9 @@ def _another_verb_at(forms: TextForms, at: int, word: str) -> bool:
     from .ja import analyse
     analysis = analyse(forms.nfkc)
     index = analysis.index_at(at)
-    if index is None or analysis.tokens[index].pos[:1] != ("動詞",):
+    if index is None or not analysis.tokens[index].is_verb:
         return False
-    listed = next((t for t in analyse(nfkc(word)).tokens if t.pos[:1] == ("動詞",)), None)
+    listed = next((t for t in analyse(nfkc(word)).tokens if t.is_verb), None)
     if listed is None:
         return False
     return _lemma_kana(analysis.tokens[index].lemma) != _lemma_kana(listed.lemma)

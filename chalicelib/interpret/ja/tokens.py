@@ -9,6 +9,8 @@ from typing import Protocol
 VERB, ADJECTIVE, AUXILIARY, PARTICLE, PREFIX, CONJUNCTION = "動詞", "形容詞", "助動詞", "助詞", "接頭辞", "接続詞"
 # Second-level parts of speech named in code: a number, and a noun that can count after one (ヶ月, 本).
 NUMERAL, MAY_COUNT = "数詞", "助数詞可能"
+# A common noun (not a name): its top and second levels.
+COMMON_NOUN = ("名詞", "普通名詞")
 # Conjugation forms named in code: a verb that may end a clause or describe the noun after it (頼む人).
 ATTRIBUTIVE_OR_FINAL = ("連体形", "終止形")
 # Parts of speech (UniDic / Sudachi top level) that carry a topic.
@@ -86,6 +88,19 @@ class Token:
     def kind(self) -> str:
         """The most general part of speech (動詞, 助詞 …), "" where none."""
         return self.pos[0] if self.pos else ""
+
+    @property
+    def is_verb(self) -> bool:
+        return self.kind == VERB
+
+    @property
+    def is_predicate(self) -> bool:
+        """A verb or an adjective: what a clause may end on."""
+        return self.kind in (VERB, ADJECTIVE)
+
+    @property
+    def is_common_noun(self) -> bool:
+        return self.pos[:2] == COMMON_NOUN
 
     @property
     def inflects(self) -> bool:
