@@ -196,14 +196,15 @@ def _kept(had: int, fewer, ordinal: re.Match[str] | None, only: re.Match[str] | 
 
 
 def taken_back(text: str, named: list[str], ordered: list[str], recent: str | None,
-               basket: frozenset[str] = frozenset(), item_ends: frozenset[int] | None = None) -> list[str] | None:
+               basket: frozenset[str] = frozenset(), item_ends: Mapping[int, str] | None = None) -> list[str] | None:
     """What is left counted after `text` takes items back, or None where it takes nothing back.
 
     `named`: the menu items the text names; `ordered`: what was served, in order; `recent`: the item served in the
     last turns (「キャンセル」 alone takes it back).  A count says how many stay (「2杯目は」 keeps one, 「2杯しか」
     keeps two); an item named without one is taken off once when cancelled (取り消して) and wholly when denied
     (頼んでない); goods (`basket`: chosen into one basket, 「ひまわり抜いてください」) are taken off wholly.
-    `item_ends`: where the text's menu items end, so a giving up said with は or も is of the item right before it."""
+    `item_ends`: where the text's menu items end, and which item each is, so a giving up said with は or も is of the
+    item right before it (「ナポリタンでお腹いっぱいだから、きんぴらはやめとく」: the きんぴら, whatever else is named)."""
     normalised = nfkc(text)
     cancel, denied = _CANCEL.search(normalised), _NOT_ORDERED.search(normalised)
     ordinal, only = _ORDINAL.search(normalised), _ONLY_COUNT.search(normalised)
@@ -214,11 +215,15 @@ def taken_back(text: str, named: list[str], ordered: list[str], recent: str | No
         # 「一杯目は濃いめ、二杯目は薄め。三杯目は飲んでないわ」: the ordinal of what is denied, the last before it
         ordinal = next(reversed([m for m in _ORDINAL.finditer(normalised, 0, denied.start())]), ordinal)
     fewer = fewer_by(normalised)
-    if cancel is not None and item_ends is not None and cancel.group(0)[:1] in ("は", "も") and \
-            len(normalised[:cancel.start()].rstrip(" 、,")) not in item_ends:
-        # (「ナポリタンでお腹いっぱいなので今日はやめときます」: what is given up is not the item named — only one
-        # named right before the particle is taken back: 「ナポリタンはやめとく」)
-        cancel = None
+    if cancel is not None and item_ends is not None and cancel.group(0)[:1] in ("は", "も"):
+        before = len(normalised[:cancel.start()].rstrip(" 、,"))
+        if before in item_ends:
+            if item_ends[before] in named:
+                named = [item_ends[before]]   # only the item right before the particle is given up
+        else:
+            # (「ナポリタンでお腹いっぱいなので今日はやめときます」: what is given up is not the item named — only one
+            # named right before the particle is taken back: 「ナポリタンはやめとく」)
+            cancel = None
     if named and cancel is None:
         # (declined only of an item named right before: 「配達なしで」; 「水割り、氷なしで」 takes back no drink)
         # (or, said at the start of a sentence, of the item named last before it: 「ラッピングお金かかるんだ…。

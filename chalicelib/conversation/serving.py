@@ -127,7 +127,7 @@ def _as_on_the_tab(order: OrderFound, tab: list[str]) -> bool:
 
 
 def _left_on_tab(text: str, named: list[str], claimed: dict[str, int], unpaid: list[str], recent: str | None,
-                 goods: frozenset[str], ends: frozenset[int]) -> list[str] | None:
+                 goods: frozenset[str], ends: dict[int, str]) -> list[str] | None:
     """What the tab holds after the line corrects it (bill.py): fewer said, items taken back, or more goods said
     than the basket holds; None where it corrects nothing."""
     fewer = fewer_claimed(text, claimed, unpaid)
@@ -574,7 +574,7 @@ class Serving(TurnParts):
                 (last if (last := self._recently_served(mem, state, within=2)) in goods else None)
             if len(named) == 1 and self._names_part(back, named[0], servers) and named[0] not in back:
                 named, recent = [], None     # 「卵はキャンセルで」: a part of the dish taken out, not the dish
-            ends = frozenset(end for _, _, end in self.orders.spans(normalised))
+            ends = {end: item for item, _, end in self.orders.spans(normalised)}
             left = _left_on_tab(normalised, named, claimed, unpaid, recent, goods, ends)
             removed = [] if left is None else [item for item in dict.fromkeys(unpaid)
                                                if unpaid.count(item) > left.count(item)]

@@ -121,6 +121,13 @@ def _not_echoed() -> frozenset[str]:
 
 
 
+def _said_as_state(text: str, word: str) -> bool:
+    """Whether `word` is a noun said as a state with だ or です after it (「お腹いっぱいです」)."""
+    tokens = analyse(text).tokens
+    return any(t.surface == word and t.may_describe and i + 1 < len(tokens) and tokens[i + 1].kind == AUXILIARY
+               for i, t in enumerate(tokens))
+
+
 def _in_any(text: str, at: int, said: list[str]) -> bool:
     """Whether position `at` of `text` lies in one of the sentences `said` (sentences of `text`)."""
     return any(0 <= (start := text.find(sentence)) <= at < start + len(sentence) for sentence in said)
@@ -1146,6 +1153,8 @@ class Conversation(Recalling, Serving):
             if self._doing(focus.text, word):
                 continue      # 研究してみたい, 楽しみにしてる: what the player does, not a thing to take up
             written = focus.as_written(word)
+            if _said_as_state(focus.text, written):
+                continue      # 「お腹いっぱいです」: a state said of something, no thing to take up
             if _declined(focus.text, written):
                 continue      # 「ブーケは要らないです」: a thing declined, nothing to be curious about
             if written not in out:

@@ -540,3 +540,14 @@ def test_a_receipt_asked_about_is_the_receipts_matter_not_the_bill():
     # the bill asked for with it is still the bill
     *_, both = visit("ウーロン茶ください", "お会計と領収書お願い")
     assert "400円" in said(both), said(both)
+
+
+def test_giving_up_an_item_right_before_its_particle_takes_only_that_one():
+    *_, passed = visit("ナポリタンください", "ナポリタンでお腹いっぱいですから、今夜はきんぴらはやめておきますわ。")
+    assert passed.memory.orders == ["ナポリタン"], said(passed)
+    assert not said(passed).startswith("いっぱい"), said(passed)
+    *_, flowers = shop("ひまわり一本ください", "ひまわりで十分だから、スズランはやめとくね")
+    assert flowers.memory.orders == ["ひまわり"], said(flowers)
+    # named right before the particle and on the tab, it comes off
+    *_, gone = visit("ナポリタンください", "ナポリタンはやめとく")
+    assert gone.memory.orders == [], said(gone)

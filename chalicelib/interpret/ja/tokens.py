@@ -8,7 +8,7 @@ from typing import Protocol
 # The analyser's top-level parts of speech that are named in code (UniDic / Sudachi tags).
 VERB, ADJECTIVE, AUXILIARY, PARTICLE, PREFIX, CONJUNCTION = "動詞", "形容詞", "助動詞", "助詞", "接頭辞", "接続詞"
 # Second-level parts of speech named in code: a number, and a noun that can count after one (ヶ月, 本).
-NUMERAL, MAY_COUNT = "数詞", "助数詞可能"
+NUMERAL, MAY_COUNT, MAY_DESCRIBE = "数詞", "助数詞可能", "形状詞可能"
 # A common noun (not a name): its top and second levels.
 COMMON_NOUN = ("名詞", "普通名詞")
 # Conjugation forms named in code: a verb that may end a clause or describe the noun after it (頼む人).
@@ -97,6 +97,11 @@ class Token:
     def is_predicate(self) -> bool:
         """A verb or an adjective: what a clause may end on."""
         return self.kind in (VERB, ADJECTIVE)
+
+    @property
+    def may_describe(self) -> bool:
+        """A noun that can be said of something as its state (いっぱい, 元気): with だ or です after it, a predicate."""
+        return MAY_DESCRIBE in self.pos
 
     @property
     def is_common_noun(self) -> bool:
