@@ -51,6 +51,8 @@ _MUSING = compiled("acts", "musing")
 _SUPPOSED_AFTER_CUE = compiled("shop", "supposed_after_cue")
 # Between two items of a line, a word that says the later one instead (「…いや、」「じゃなくて」).
 _SAID_INSTEAD = compiled("corrections", "said_instead")
+# A part of a dish given up where it is named (「卵やめて、牛すじに」「卵はいらんって」): not served.
+_PART_GIVEN_UP = compiled("undone", "part_given_up")
 _COUNT_AS_MEASURE = compiled("shop", "count_as_measure")
 _COUNT_ASKED_OF = compiled("shop", "count_asked_of")
 # A noun after an ordering verb that leaves it an order: 「ビール頼むことにするわ」 decides.
@@ -732,7 +734,8 @@ class Orders:
             parts = tuple(dict.fromkeys(normalised[h.start:h.end] for h in hits if h.item == chosen.item and
                                         normalised[h.start:h.end] in self._parts.get((served.server, h.item), ()) and
                                         (h.start >= begins or self._ordered(normalised, h.end)) and
-                                        not _STOCK_NOTICED.match(normalised[h.end:])))
+                                        not _STOCK_NOTICED.match(normalised[h.end:]) and
+                                        not _PART_GIVEN_UP.match(normalised[h.end:])))
             served = self._counted(normalised, hits, chosen, served.but(parts=parts), people, addressee, responder)
         # (the kind not held as the player said it: 「焼酎の水割り」)
         unsold = normalised[normalised.rfind(modifier, 0, chosen.start):chosen.end] if modifier else \

@@ -551,3 +551,13 @@ def test_giving_up_an_item_right_before_its_particle_takes_only_that_one():
     # named right before the particle and on the tab, it comes off
     *_, gone = visit("ナポリタンください", "ナポリタンはやめとく")
     assert gone.memory.orders == [], said(gone)
+
+
+def test_a_part_of_a_dish_given_up_where_it_is_named_is_not_served():
+    for line, parts in (("あ、やっぱ卵やめて、牛すじにしてもらえる？", ["牛すじ"]),
+                        ("大根はいらんって。卵と牛すじで", ["卵", "牛すじ"])):
+        *_, swapped = visit("おでんください。卵と大根で", line)
+        assert swapped.context["order"]["parts"] == parts, (line, swapped.context)
+    # the parts asked for are all served
+    *_, asked = visit("おでんください。卵と牛すじで")
+    assert asked.context["order"]["parts"] == ["卵", "牛すじ"], asked.context
