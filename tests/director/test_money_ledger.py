@@ -561,3 +561,10 @@ def test_a_part_of_a_dish_given_up_where_it_is_named_is_not_served():
     # the parts asked for are all served
     *_, asked = visit("おでんください。卵と牛すじで")
     assert asked.context["order"]["parts"] == ["卵", "牛すじ"], asked.context
+
+
+def test_a_service_turned_down_with_a_change_of_mind_comes_off():
+    *_, wrapped = shop("ひまわり一本ください", "ラッピングお願いします", "ラッピングはやっぱりいいです。ひまわりだけでおねがいします")
+    assert wrapped.memory.orders == ["ひまわり"], said(wrapped)
+    *_, bar = visit("水割りください", "お通しください", "お通しはやっぱりいいです。水割りだけで")
+    assert bar.memory.orders == ["水割り"], said(bar)
