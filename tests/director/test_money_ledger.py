@@ -568,3 +568,13 @@ def test_a_service_turned_down_with_a_change_of_mind_comes_off():
     assert wrapped.memory.orders == ["ひまわり"], said(wrapped)
     *_, bar = visit("水割りください", "お通しください", "お通しはやっぱりいいです。水割りだけで")
     assert bar.memory.orders == ["水割り"], said(bar)
+
+
+def test_an_item_asked_for_with_a_polite_wish_is_ordered():
+    *_, flowers = shop("こんにちは", "いえ、ですから、かすみ草を五本いただきたいんです。")
+    assert flowers.memory.orders == ["かすみ草"] * 5, said(flowers)
+    *_, dish = visit("こんばんは", "ナポリタンをいただきたいです")
+    assert dish.memory.orders == ["ナポリタン"], said(dish)
+    # told in the past, it orders nothing
+    *_, had = visit("こんばんは", "ナポリタンはさっきいただきました")
+    assert had.memory.orders == [], said(had)
