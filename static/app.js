@@ -427,15 +427,22 @@
   }
 
   // voice.js reads each line the bubble shows for the first time (not those on the page when it opened).
+  // voice.js may start after the first line was announced (the scripts load apart; on a slow network the
+  // stage's first answer can come before it): when it says it is ready, it is told the line shown now.
+  var announced = null;
   function announceLine(line) {
     var id = String(line.id);
     var fresh = !bubble.seen.has(id) && !(bubble.opened && bubble.opened.has(id));
     bubble.seen.add(id);
     var first = bubble.lines.length ? String(bubble.lines[0].id) : id;
-    document.dispatchEvent(new CustomEvent("butai:line", { detail: {
+    announced = {
       id: id, turn: first, key: id + "|" + str(line.text), text: str(line.text), audio: str(line.audio),
-      pending: line.audio_status === "pending" && !str(line.audio), voice: voiceOf(line), fresh: fresh } }));
+      pending: line.audio_status === "pending" && !str(line.audio), voice: voiceOf(line), fresh: fresh };
+    document.dispatchEvent(new CustomEvent("butai:line", { detail: announced }));
   }
+  document.addEventListener("butai:voice-ready", function () {
+    if (announced) document.dispatchEvent(new CustomEvent("butai:current", { detail: announced }));
+  });
 
   // A line's own voice, rendered by the stage after the line was written, arrives on the push (or with a
   // later view): kept on the line, and handed to voice.js, which may be waiting for it.

@@ -202,14 +202,25 @@
     next();
   }
 
+  function lineOf(d) {
+    return { id: str(d.id) || str(d.key), turn: str(d.turn), text: str(d.text), audio: audioUrl(str(d.audio)),
+             pending: d.pending === true, voice: isObject(d.voice) ? d.voice : null };
+  }
+
   document.addEventListener("butai:line", function (ev) {
     var d = isObject(ev.detail) ? ev.detail : null;
     if (!d) return;
-    var line = { id: str(d.id) || str(d.key), turn: str(d.turn), text: str(d.text), audio: audioUrl(str(d.audio)),
-                 pending: d.pending === true, voice: isObject(d.voice) ? d.voice : null };
+    var line = lineOf(d);
     latest = line;
     // A line on the page when it opened is not read out; each new one is, once allowed, after the others.
     if (d.fresh === true && on && unlocked && line.text) enqueue(line);
+  });
+
+  // The line shown before this file started (app.js answers butai:voice-ready): the toggle reads it, nothing
+  // else is done with it.
+  document.addEventListener("butai:current", function (ev) {
+    var d = isObject(ev.detail) ? ev.detail : null;
+    if (d && !latest) latest = lineOf(d);
   });
 
   // A line's audio arrived after the line (rendered by the stage), or the stage could not render it.
@@ -259,4 +270,5 @@
 
   toggle.hidden = false;
   showState();
+  document.dispatchEvent(new CustomEvent("butai:voice-ready"));
 })();

@@ -161,3 +161,35 @@ def test_audio_plays_after_a_gesture_and_the_toggle_reads_lines(browser, local_r
     assert len(calls(page)) == before
     assert errors == []
     context_.close()
+
+
+def test_the_toggle_reads_the_line_shown_before_the_voice_script_started(browser, local_runtime, runtime_services,
+                                                                          tmp_path):
+    # voice.js is held back until the page has shown its line: the two scripts load apart, and on a slow network
+    # (or a busy machine) the stage's first answer comes first — the toggle still reads the line shown
+    api = local_runtime.info["api_url"]
+    settings = Settings(aws_endpoint=local_runtime.info["aws_endpoint"])
+    wav = tmp_path / "late.wav"
+    wav.write_bytes(silence_wav())
+    path = "/" + audio.upload_audio(aws.client("s3", settings), settings.bucket, wav)
+    stage = runtime_services.stage.create_stage("voice-late")
+    speak(api, stage, {"text": "遅れて読みます。", "expression": "smile", "audio": path})
+    context_ = browser.new_context(viewport={"width": 360, "height": 800})
+    context_.add_init_script(OBSERVE)
+    page = context_.new_page()
+    held = []
+    page.route("**/voice.js", lambda route: held.append(route))
+    # (the page's load waits for the held script: only its start is awaited)
+    page.goto(f"{api}/#stage={stage.stage_id}&key={stage.player_key}", wait_until="commit")
+    page.wait_for_selector("#speech-text:text('遅れて読みます。')", timeout=POLL_WAIT_MS)
+    wait_js(page, "window.__lines.length > 0")
+    deadline = time.monotonic() + POLL_WAIT_MS / 1000
+    while not held and time.monotonic() < deadline:
+        page.wait_for_timeout(50)
+    assert held, "voice.js was never asked for"
+    held[0].continue_()
+    page.wait_for_selector("#voice-toggle:not([hidden])", timeout=POLL_WAIT_MS)
+    page.click("#voice-toggle")
+    wait_js(page, "window.__voice.length > 0")
+    assert calls(page)[0] == {"kind": "play", "src": api + path}
+    context_.close()
