@@ -17,7 +17,9 @@
  * manifest. A new turn drops what the last one had not said yet.
  *
  * app.js announces each line its bubble shows with a `butai:line` event and
- * each line's audio that arrives later with `butai:audio`; this file tells it
+ * each line's audio that arrives later with `butai:audio`; the line shown before
+ * this file started is asked for with `butai:voice-ready` and comes back as
+ * `butai:current` (the scripts load apart); this file tells it
  * with `butai:voice` ({id, state: queued | playing | done}) so that the bubble
  * stays on a line while it is being said. Without this file the page works
  * the same, silently.
