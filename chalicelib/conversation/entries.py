@@ -20,8 +20,7 @@ from dataclasses import dataclass
 from ..answers import Answerer
 from ..interpret.asking import WH
 from ..interpret.ja import analyse
-from ..interpret.lexicon import compiled
-from ..interpret.negated import denied_after
+from ..interpret.negated import declined_after, denied_after
 from ..interpret.owners import owner_named, said_of_person, said_of_thing
 from ..interpret.text import TextForms, WordHit, make_matcher, nfkc
 from ..scenario import GameState, PlayerInput
@@ -132,7 +131,7 @@ class Entries:
         # thing declined, 「花束はいらない」, is not asked about)
         return [h for h in self.answerer.word_hits(forms, entry, recent)
                 if not _grammar_only(forms.nfkc, h.start, h.end)
-                and not compiled("undone", "declined_thing").match(forms.nfkc[h.end:])
+                and not declined_after(forms.nfkc, h.end)
                 and not (h.word in owned and (said_of_person(forms.nfkc, h.start, self.names) or
                                               said_of_thing(forms.nfkc, h.start, self.names)))
                 and not denied_after(forms.nfkc, h.end) and not treat_undone(forms.nfkc, h.start, h.end)]

@@ -43,6 +43,7 @@ from ..interpret.ja import analyse
 from ..interpret.ja.tokens import AUXILIARY
 from ..interpret.lexicon import compiled, word_class
 from ..interpret.money import change_asked, money, without_put_off
+from ..interpret.negated import declined_after
 from ..interpret.options import InterpretChoices, Recent
 from ..interpret.owners import said_of_thing
 from ..interpret.spelling import neutral
@@ -136,7 +137,7 @@ def _in_any(text: str, at: int, said: list[str]) -> bool:
 def _declined(text: str, word: str) -> bool:
     """Whether `word` is declined right where the line says it (「花束はいらない」, lexicon undone.declined_thing)."""
     at = text.find(word)
-    return at >= 0 and bool(compiled("undone", "declined_thing").match(text[at + len(word):]))
+    return at >= 0 and declined_after(text, at + len(word))
 
 
 def _cut_from_kana(text: str, word: str) -> bool:

@@ -14,6 +14,7 @@ from functools import lru_cache
 from .. import lazyre
 from .ja import analyse
 from .ja.tokens import Token
+from .lexicon import compiled
 
 _NEGATION = ("ない", "ず", "ぬ")
 # What may stand between the verb and its negation: 変わりません, 変わってない, 変えたくない.
@@ -95,3 +96,9 @@ def denied_after(text: str, end: int) -> bool:
         return True
     verb_ending = (end > 0 and text[end - 1] in "てでっ") or rest.startswith(("て", "で", "くれ", "もらえ"))
     return verb_ending and bool(_VERB_DENIED.search(rest))
+
+
+def declined_after(text: str, end: int) -> bool:
+    """Whether the thing named just before `end` of `text` (normalised) is declined right there, for oneself
+    (「花束はいらない」, lexicon undone.declined_thing): neither asked about nor wanted."""
+    return bool(compiled("undone", "declined_thing").match(text[end:]))

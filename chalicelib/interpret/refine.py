@@ -47,7 +47,7 @@ from .cues import (
     takes_up,
     without_quoted_phrases,
 )
-from .lexicon import compiled
+from .negated import declined_after
 from .options import Interpretation, InterpretChoices, InterpretContext
 from .related import IntentMeaning
 from .text import TextForms, WordMatcher, lcs_length, make_matcher, nfkc, strip_punctuation
@@ -159,8 +159,7 @@ def refine(chosen: PlayerInput, text: str, choices: InterpretChoices, context: I
 
 def _only_declined(forms: TextForms, hits) -> bool:
     """Whether every word found is declined right after it (「花束はいらない」, lexicon undone.declined_thing)."""
-    declined = compiled("undone", "declined_thing")
-    return bool(hits) and all(declined.match(forms.nfkc[hit.end:]) for hit in hits)
+    return bool(hits) and all(declined_after(forms.nfkc, hit.end) for hit in hits)
 
 
 class RefinedInterpreter:

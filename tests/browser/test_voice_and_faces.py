@@ -96,18 +96,30 @@ def test_three_feelings_three_judged_faces(browser, local_runtime, runtime_servi
     page.close()
 
 
-def test_audio_plays_after_a_gesture_and_the_toggle_reads_lines(browser, local_runtime, runtime_services, tmp_path):
+def _spoken_with_audio(local_runtime, runtime_services, tmp_path, name: str, text: str):
+    """A new stage whose character said `text` with a silent audio file uploaded beside it: (api, stage, path)."""
     api = local_runtime.info["api_url"]
     settings = Settings(aws_endpoint=local_runtime.info["aws_endpoint"])
-    wav = tmp_path / "hello.wav"
+    wav = tmp_path / f"{name}.wav"
     wav.write_bytes(silence_wav())
     path = "/" + audio.upload_audio(aws.client("s3", settings), settings.bucket, wav)
-    stage = runtime_services.stage.create_stage("voice")
-    answer = speak(api, stage, {"text": "こんにちは、聞こえますか？", "expression": "smile", "audio": path})
+    stage = runtime_services.stage.create_stage(name)
+    answer = speak(api, stage, {"text": text, "expression": "smile", "audio": path})
     assert answer["audio"] == path
+    return api, stage, path
 
+
+def _observed_context(browser):
+    """A phone-sized browser context whose pages record what they play and say (OBSERVE)."""
     context_ = browser.new_context(viewport={"width": 360, "height": 800})
     context_.add_init_script(OBSERVE)
+    return context_
+
+
+def test_audio_plays_after_a_gesture_and_the_toggle_reads_lines(browser, local_runtime, runtime_services, tmp_path):
+    api, stage, path = _spoken_with_audio(local_runtime, runtime_services, tmp_path, "voice", "こんにちは、聞こえますか？")
+
+    context_ = _observed_context(browser)
     page = context_.new_page()
     errors = []
     page.on("pageerror", lambda exc: errors.append(str(exc)))
@@ -167,15 +179,8 @@ def test_the_toggle_reads_the_line_shown_before_the_voice_script_started(browser
                                                                           tmp_path):
     # voice.js is held back until the page has shown its line: the two scripts load apart, and on a slow network
     # (or a busy machine) the stage's first answer comes first — the toggle still reads the line shown
-    api = local_runtime.info["api_url"]
-    settings = Settings(aws_endpoint=local_runtime.info["aws_endpoint"])
-    wav = tmp_path / "late.wav"
-    wav.write_bytes(silence_wav())
-    path = "/" + audio.upload_audio(aws.client("s3", settings), settings.bucket, wav)
-    stage = runtime_services.stage.create_stage("voice-late")
-    speak(api, stage, {"text": "遅れて読みます。", "expression": "smile", "audio": path})
-    context_ = browser.new_context(viewport={"width": 360, "height": 800})
-    context_.add_init_script(OBSERVE)
+    api, stage, path = _spoken_with_audio(local_runtime, runtime_services, tmp_path, "voice-late", "遅れて読みます。")
+    context_ = _observed_context(browser)
     page = context_.new_page()
     held = []
     page.route("**/voice.js", lambda route: held.append(route))
