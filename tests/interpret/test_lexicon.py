@@ -81,6 +81,18 @@ def test_every_pattern_finds_its_positive_examples_and_not_its_negative(table, n
     assert not missed and not wrongly, f"{table}.{name}: missed {missed}, wrongly {wrongly}"
 
 
+def test_every_mapping_says_what_it_reads_and_is_read_by_mapping():
+    from pathlib import Path
+
+    import chalicelib.interpret.lexicon as lexicon
+    from chalicelib.interpret.lexicon import _data, mapping
+    for path in sorted(Path(lexicon.__file__).parent.glob("*.json")):
+        for key, entry in _data(path.stem).items():
+            if isinstance(entry, dict) and "map" in entry:
+                assert entry.get("note") and entry["map"], f"{path.stem}.{key}"
+                assert mapping(path.stem, key) == entry["map"]
+
+
 def test_a_pattern_uses_its_siblings_and_refuses_a_loop(tmp_path, monkeypatch):
     import chalicelib.interpret.lexicon as lexicon
     (tmp_path / "t.json").write_text(json.dumps({"class": "t", "patterns": {

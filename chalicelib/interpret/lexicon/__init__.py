@@ -151,6 +151,12 @@ def values(table: str) -> dict[str, int]:
     return dict(_data(table).get("values", {}))
 
 
+def mapping(table: str, key: str) -> dict[str, str]:
+    """A table's words read as other words (focus.json's `style_words`: 薄く → 薄め), where a file keeps one
+    beside its patterns: {"key": {"note": ..., "map": {said: read}}}."""
+    return dict(_data(table)[key]["map"])
+
+
 def pattern(table: str, name: str) -> str:
     """The source of one pattern, to compile or to build a larger expression with."""
     return patterns(table)[name].source
