@@ -34,7 +34,7 @@ from ..interpret.counts import (
 )
 from ..interpret.ja import analyse, word_meaning
 from ..interpret.ja.tokens import ATTRIBUTIVE_OR_FINAL, VERB, Token
-from ..interpret.lexicon import compiled, pattern, word_class
+from ..interpret.lexicon import compiled, mapping, pattern, word_class
 from ..interpret.money import amounts, asks_to_pay, money
 from ..interpret.text import TextForms, make_matcher, nfkc
 from ..scenario import CompiledScenario
@@ -173,12 +173,10 @@ _STRONG_CUE = lazyre.compile(r"\s*(?:を|も)?\s*(?:ください|下さい|ち�
 
 
 # How a drink is wanted (薄めで, 濃いめ, 氷多め): acknowledged, never contradicted by the item's own line.
-_STYLE = lazyre.compile(r"(氷(?:を)?(?:多め|多く|少なめ|少なく|なし|抜き)|薄め|薄く|うすめ|うすく|弱め|弱く|軽め|軽く|濃いめ|濃く|こいめ"
-                    r"|少なめ|少なく|多め|大盛り|たっぷり)(?:の(?:やつ|もの|を)?|に|で)?(?:して|作って)?")
-_STYLE_WORD = {"薄く": "薄め", "うすめ": "薄め", "うすく": "薄め", "弱く": "弱め", "軽く": "軽め", "濃く": "濃いめ",
-               "こいめ": "濃いめ", "少なく": "少なめ", "氷多く": "氷多め", "氷を多め": "氷多め", "氷を多く": "氷多め",
-               "氷少なく": "氷少なめ", "氷を少なめ": "氷少なめ", "氷を少なく": "氷少なめ"}
-_STYLE_NOT = lazyre.compile(r"\s*(?:の|が|は)?(?:困|嫌|いや|やだ|だめ|ダメ|じゃなく|じゃない|でなく|すぎ|過ぎ)")
+_STYLE = compiled("orders", "style")
+_STYLE_WORD = mapping("orders", "style_words")
+_STYLE_NOT = compiled("orders", "style_not")
+_STYLE_OF_WHOLE = compiled("orders", "style_of_whole")
 # 「わしにだけ大盛りにしてくれよった」: a way of making it told of another time, no request
 _DONE_FOR_ONE = compiled("undone", "done_for_one")
 _HAD_BEFORE = compiled("undone", "had_before_item")
@@ -295,7 +293,7 @@ def style_of(text: str, items: Iterable[str] = ()) -> tuple[str | None, str]:
         start = match.start()
         style = _STYLE_WORD.get(match.group(1), match.group(1))
         before = re.search(r"([一-龯ァ-ヴーぁ-ゖ]{1,8}?)(?:を|は)?$", text[:start])
-        if before is not None and not style.startswith("氷"):
+        if before is not None and not _STYLE_OF_WHOLE.match(style):
             nouns = [t for t in analyse(before.group(1)).tokens if t.is_noun]
             if nouns and nouns[-1].end == len(before.group(1)) and nouns[-1].surface not in items:
                 thing = "".join(t.surface for t in nouns if t.start >= nouns[0].start)
@@ -518,7 +516,12 @@ class Orders:
         if found is None and treated is None and (declined := self._declined(normalised, people, addressee,
                                                                            responder)) is not None:
             return declined           # 「おごりません」「奢れないっす」: turned down, never accepted
-        if found is None and style is not None and last_order is not None and \
+        if found is None and style is not None and asks_if_possible(normalised) and len(named := self.named(plain)) == 1:
+            # 「ハイボール、濃いめにできる？」: the one item asked for made so (a thing asked whether it can be had at
+            # all orders nothing, 「配達ってできますか？」; a drink asked of a way to make it is asked for)
+            served = self._served(named[0], people, addressee, responder, None)
+            found = served.but(style=style) if served.kind == "item" else None
+        if found is None and style is not None and last_order is not None and not self.named(plain) and \
                 any((m.group(0).endswith(("して", "作って")) or _ADJUST.match(normalised, m.end())) and
                     not _DONE_FOR_ONE.match(normalised[m.end():]) for m in _STYLE.finditer(normalised)):
             # 「薄くしてもらえる？」 right after a drink: the drink made again that way
@@ -864,7 +867,8 @@ class Orders:
         if status is not None and not already:
             # asked of the item in the sentence that asks it: the 出てくる of 「鉄板で出てくるやつ」 after a story
             # about another town's ナポリタン asks nothing of the one ordered here
-            text = text[sentence_start(text, status.start()):sentence_end(text, max(status.start(), status.end() - 1))]
+            end = sentence_end(text, max(status.start(), status.end() - 1))
+            text = text[sentence_start(text, status.start()):end] + self._item_told_after(text[end:], ordered)
             if not _STATUS.search(text):
                 hits = self._hits(TextForms.of(text))
                 if not hits or hits[-1].item not in ordered:
@@ -882,6 +886,16 @@ class Orders:
         if served.kind == "item" and item in ordered:
             return served.but(kind="coming")
         return served if served.kind == "item" else None
+
+    def _item_told_after(self, rest: str, ordered: list[str]) -> str:
+        """The sentence after a status question when it only names the item ordered (「…作ってくださっているんでしょう？
+        ケチャップ多めのナポリタン。」): what the question asked after, said as an afterthought; else nothing."""
+        following = rest[:sentence_end(rest, 0)]
+        hits = self._hits(TextForms.of(following))
+        if len(hits) != 1 or hits[0].item not in ordered or _ASKS_FIRMLY.search(following) or \
+                not _BARE.match(following[hits[0].end:]):
+            return ""
+        return following
 
     def _about(self, text: str, people: list[str], addressee: str | None, responder: str | None,
                last_order: str | None) -> OrderFound | None:

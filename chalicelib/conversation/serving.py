@@ -42,7 +42,7 @@ from .bill import (
     taking_back,
 )
 from .facts import is_question, sentences
-from .orders import PAID, OrderFound, asks_after_order, asks_firmly, asks_if_possible
+from .orders import PAID, OrderFound, asks_after_order, asks_firmly, asks_if_possible, style_of
 from .parts_of_turn import TurnParts
 from .questions import polarity
 from .undone import DEFAULT_DECLINED
@@ -212,18 +212,28 @@ class Serving(TurnParts):
             # to be handed over, not bought again (a count or a word of more buys more)
             return found.but(kind="coming")
         if found is not None and found.kind == "item" and not found.counted and not found.more and not found.also:
-            normalised = nfkc(text)
-            if found.item == recent and _BRING_IT.search(normalised) and not _MORE_ASKED.search(normalised):
-                # 「おかわりのハイボール出してください」 right after it was ordered: that one, asked after, no other
-                return found.but(kind="coming")
-            if found.parts and found.item == self._recently_served(mem, state, within=0):
-                # 「おでんもあるか？」, served, then 「ほな大根と玉子とちくわ」: the parts of the one just served, no other
-                return found.but(kind="adjust")
+            if (served := self._of_one_served(found, nfkc(text), recent, mem, state)) is not found:
+                return served
         if billed is not None and billed[0] >= state.turn - 2 and found is not None and \
                 _as_on_the_tab(found, mem.orders[mem.paid:]) and not _MORE_IN_WORDS.search(nfkc(text)) and \
                 not asks_firmly(nfkc(text)):
             return None      # 「ハイボール3杯、ナポリタン…うん合ってる」 after the bill: the tab read back, counts and all
         return _not_again(found, set(mem.orders[mem.paid:])) if recounting and found is not None else found
+
+    def _of_one_served(self, found: OrderFound, normalised: str, recent: str | None, mem: ConversationMemory,
+                       state: GameState) -> OrderFound:
+        """An item named with no count nor word of more, right after it was served: that one asked after or
+        changed, no other (else the order as found)."""
+        if found.item == recent and _BRING_IT.search(normalised) and not _MORE_ASKED.search(normalised):
+            # 「おかわりのハイボール出してください」 right after it was ordered: that one, asked after, no other
+            return found.but(kind="coming")
+        if found.style and found.item == recent and asks_if_possible(normalised):
+            # 「温かいウーロン茶、できますかね？」 right after it was served: that one made so, no other
+            return found.but(kind="adjust")
+        if found.parts and found.item == self._recently_served(mem, state, within=0):
+            # 「おでんもあるか？」, served, then 「ほな大根と玉子とちくわ」: the parts of the one just served, no other
+            return found.but(kind="adjust")
+        return found
 
     def _corrects_tab(self, text: str, mem: ConversationMemory) -> bool:
         """Whether the line counts fewer of items on the tab than it holds, in words of correcting (「ビールは二杯で、
@@ -528,7 +538,9 @@ class Serving(TurnParts):
         price_check = item_named and asks_an_amount(normalised) and not _BILL.search(normalised) and \
             not self._said_last(mem, state, "/bill#", within=2) and not self._said_last(mem, state, "/breakdown#", within=2)
         # 「配達ってできますか？」 of an item on the menu: yes, at its price
-        possible = item_named and (asks_if_possible(normalised) or self.orders.asks_after_service(normalised))
+        # (not of a way of making it: 「ウーロン茶、薄くできる？」 asks for it so, not its price)
+        possible = item_named and (asks_if_possible(normalised) or self.orders.asks_after_service(normalised)) and \
+            style_of(normalised)[0] is None
         asked_price = asked_price or price_check or possible
         known = self._tab_sums(mem)
         # 「バラはいりません」 of an item on the bill takes it off

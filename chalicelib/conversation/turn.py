@@ -68,7 +68,16 @@ from .facts import is_question, sentences
 from .focus import Focus, parts
 from .forms import FormFound, form_answer, only_asks_view, read_form
 from .mention import asked_about, only_mentioned
-from .orders import FALLBACK, OrderFound, already_ordered, asks_if_possible, only_asks_price, style_of
+from .orders import (
+    FALLBACK,
+    OrderFound,
+    already_ordered,
+    asks_after_order,
+    asks_firmly,
+    asks_if_possible,
+    only_asks_price,
+    style_of,
+)
 from .own import told_again
 from .picks import chooses, open_choices, options_asked, picked
 from .policies import ORDER as POLICIES
@@ -630,8 +639,11 @@ class Conversation(Recalling, Serving):
         """「黄色と白でまとめるのはどうですか？ひまわりとかすみ草で。」: items said bare after the player's own question
         go on with it — one question, never an order apart."""
         said = sentences(normalised)
-        return len(said) >= 2 and is_question(said[-2]) and not _MUSING.search(said[-2]) and not is_question(said[-1]) and \
-            bool(_BARE_ITEMS.match(said[-1])) and bool(self._items_named(said[-1]))
+        if len(said) < 2 or not is_question(said[-2]) or is_question(said[-1]) or not self._items_named(said[-1]):
+            return False
+        if asks_after_order(said[-2]) and self.orders.named(style_of(said[-1])[1]) and not asks_firmly(said[-1]):
+            return True     # 「…作ってくださっているんでしょう？ケチャップ多めのナポリタン。」: what it asks after, said after
+        return not _MUSING.search(said[-2]) and bool(_BARE_ITEMS.match(said[-1]))
 
     def _calls_joined(self, pieces: list[str], state: GameState) -> list[str]:
         """Pieces with a bare question to someone (「颯太くんは？」「ママは？」) joined to the question after it:

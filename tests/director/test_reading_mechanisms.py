@@ -1369,3 +1369,47 @@ def test_a_name_asked_as_not_asked_yet_is_asked():
     assert "千代" in said(shop), said(shop)
     from chalicelib.interpret.asking import is_question
     assert not is_question("ごめん、話を聞いてなかったから、もう一回")
+
+
+@cache
+def renamed_world() -> Conversation:
+    """The reference scenario with its people, menu and rooms renamed (scenarios/eval/chinoike-renames.json)."""
+    import tempfile
+    from pathlib import Path
+
+    from scripts.rename_scenario import rename_files
+    [path] = rename_files(ROOT / "scenarios" / "eval" / "chinoike-renames.json", Path(tempfile.mkdtemp()),
+                          ROOT / "scenarios" / "chinoike.json")
+    rules = GameRules(load_scenario(path))
+    return Conversation(rules, Interpreter(rules))
+
+
+def test_a_way_of_making_the_item_just_served_asked_as_possible_changes_that_one():
+    for world, drink, other in ((reference(), "ウーロン茶", "ハイボール"), (renamed_world(), "ウーロン茶", "ジントニック")):
+        served, warm = play(world, f"{drink}ください", f"温かい{drink}、できますかね？冷たいのはお腹に来るもので")
+        assert warm.memory.orders == [drink], warm.context
+        assert warm.context["order"]["kind"] == "adjust" and warm.context["order"]["style"] == "温かいの"
+        # the cold one spoken of is no wish: the warm one is what is said back
+        assert "温かいの" in warm.answer.text and "円" not in warm.answer.text, warm.answer.text
+        # asked of another item, that one is asked for made so, and billed
+        *_, strong = play(world, f"{drink}ください", f"{other}、濃いめにできる？")
+        assert strong.memory.orders == [drink, other] and strong.context["order"]["style"] == "濃いめ", strong.context
+        # a warm one asked for with a word of more is another
+        *_, more = play(world, f"{drink}ください", f"もう一杯、温かい{drink}ください")
+        assert more.memory.orders == [drink, drink], more.context
+    # a thing asked whether it can be had at all is still answered with its price (「配達ってできますか？」)
+    *_, delivery = play(florist(), "配達ってできますか？")
+    assert delivery.memory.orders == [] and "円" in delivery.answer.text, delivery.answer.text
+
+
+def test_an_item_told_after_a_question_about_its_making_is_asked_after_not_ordered_again():
+    for world, dish in ((reference(), "ナポリタン"), (renamed_world(), "オムライス")):
+        *_, reminded = play(world, f"{dish}、ケチャップ多めでお願いします",
+                            f"あら、作ってくださっているんでしょう？ケチャップ多めの{dish}。")
+        assert reminded.memory.orders == [dish] and reminded.context["order"]["kind"] == "coming", reminded.context
+        # a sentence-final かしら is no 貸し: still asked after
+        *_, wondering = play(world, f"{dish}お願いします", f"{dish}、まだかしら。")
+        assert wondering.memory.orders == [dish] and wondering.context["order"]["kind"] == "coming", wondering.context
+        # and one asked for in so many words after the question is ordered
+        *_, again = play(world, f"{dish}お願いします", f"もうできましたか？{dish}もう一皿ください。")
+        assert again.memory.orders == [dish, dish], again.context
