@@ -29,7 +29,7 @@ from .. import lazyre
 from ..interpret.asking import WH, is_question
 from ..interpret.ja import analyse
 from ..interpret.ja.tokens import Token
-from ..interpret.lexicon import word_class
+from ..interpret.lexicon import compiled, pattern, word_class
 from ..interpret.text import nfkc
 from ..scenario.loader import CompiledKnowledge
 from .choices import CHOOSING as _CHOOSING
@@ -37,40 +37,47 @@ from .choices import chosen
 from .questions import asks, last_sentence
 
 # The word that asks which (not どっちも / どれも / どちらでも: both, any).
-_WHICH = lazyre.compile(r"どっち|どちら|どれ|どの|いずれ")
-_NOT_WHICH = lazyre.compile(r"(?:どっち|どちら|どれ|いずれ)(?:も|でも)")
+_WHICH = compiled("picks", "which")
+_NOT_WHICH = compiled("picks", "not_which")
 _SENTENCE = lazyre.compile(r"[^。！？!?]*[。！？!?]+|[^。！？!?]+$")
 # Nouns that name no thing of their own (the ほう of ドアのほう, the やつ of カウンターのやつ).
-_FORMAL = frozenset("方 ほう の こと もの 物 やつ 奴 感じ 時 とき 所 ところ 今 前 後 あと 中 うち 辺 たち 達 "
-                    "奴ら 方々 他 ほか 以外 枚 目 番 つ 一 二 三 ふたつ ひとつ 両方 片方 全部 どっち どちら どれ".split())
+_FORMAL = compiled("picks", "formal_noun")
 # Adjectives that judge (いい, すごい) rather than tell options apart (赤い).
-_JUDGING = frozenset("良い いい よい 悪い 無い ない すごい 凄い 素敵 好き 嫌い 大好き 最高 微妙 素晴らしい".split())
+_JUDGING = compiled("picks", "judging")
 # A sentence that gives a reason or passes on what was said (「…って言ってたし」「…だから」), after the pick
-_REASON = lazyre.compile(r"(?:って|と)(?:言|い)って(?:た|る|ました)(?:し|から|よね|じゃん)?\s*[。!！…]*$|(?:だ|です|た)?し\s*[。!！…]*$"
-                     r"|(?:だ|です)から\s*[。!！…]*$")
+_REASON = compiled("picks", "reason_after_pick")
 # 「演歌で決まりでいい？」「それで決定ね？」: an option settled by asking to settle it (named in the sentence or the
 # one before)
-_PICK_CONFIRMED = lazyre.compile(r"(?:で|に)(?:決まり|決定)(?:で(?:いい|良い|OK|オッケー))?(?:です|だ)?(?:か|ね|よね|な)?\s*[？?]\s*$")
+_PICK_CONFIRMED = compiled("picks", "pick_confirmed")
 # After an option named: passed over (「カウンターよりドア」「カウンターじゃなくてドア」「カウンターはちょっと」).
-_PASSED_OVER = lazyre.compile(r"^(?:の(?:ほう|方|写真|やつ)?)?(?:は|も)?[、,\s]*(?:より|じゃなく|ではなく|じゃない(?![？?]|か|で)"
-                          r"|ではない|よりも|は(?:ちょっと|微妙|いまいち|イマイチ|なし|ない|やめ|パス)|はいや|は嫌|はだめ|はダメ"
-                          r"|は(?:好きじゃ|よくな|良くな)|(?:は|が)?(?:微妙|イマイチ|いまいち|嫌い|苦手))")
+_PASSED_OVER = compiled("picks", "passed_over")
 # Where a sentence turns from one option to another (「ドアもいいけど、カウンターかな」).
-_TURN = lazyre.compile(r"(?:けど|けれど|けども|だけど|から|ので|でも)[、,\s]*|し[、,]\s*")
+_TURN = compiled("picks", "turn")
 # Turning an option down, said of the one option named (「ドアはやめとく」): no pick.
-_REJECTING = lazyre.compile(r"やめ|止め|嫌|いやだ|微妙|いまいち|イマイチ|よくない|良くない|好きじゃ|好きではな|ダメ|だめ|駄目"
-                        r"|苦手|なし(?:かな|で|だ)|ない(?:かな|と思う)|じゃない(?![？?])|ではない")
+_REJECTING = compiled("picks", "rejecting")
 # An opinion put as a question (「ドアがいいんじゃない？」「ドアかな？」): it answers, it does not ask.
-_OPINION_ASKED = lazyre.compile(r"(?:じゃない|じゃん|でしょ|だろ|かな|よね)\s*[？?]\s*$")
+_OPINION_ASKED = compiled("picks", "opinion_asked")
 # By order, where the question lists its options in order.
-_FIRST = lazyre.compile(r"(?:一|1|ひと)(?:枚|つ|個|番)目|前者|最初(?:の|に)|初め(?:の|に)|はじめ(?:の|に)|左(?:の|側|がわ)"
-                    r"|先に[^。、,]{0,12}?(?:方|ほう|の|やつ)")
-_SECOND = lazyre.compile(r"(?:二|2|ふた)(?:枚|つ|個|番)目")
-_THIRD = lazyre.compile(r"(?:三|3|みっ)(?:枚|つ|個|番)目")
-_LATTER = lazyre.compile(r"後者|最後(?:の|に)|右(?:の|側|がわ)|(?:後|あと)(?:の(?:ほう|方|やつ|写真)|(?:から|に|で)[^。、,]{0,12}?(?:方|ほう|の|やつ))")
+_FIRST = compiled("picks", "first")
+_SECOND = compiled("picks", "second")
+_THIRD = compiled("picks", "third")
+_LATTER = compiled("picks", "latter")
 # Words a line that is just the option may hold besides it (やっぱり, 断然, 私は … です).
-_FILLER = frozenset("やっぱり やっぱ やはり 断然 絶対 ぜったい 絶対に もちろん まあ うーん うん じゃあ じゃ 個人的 私的 迷う 迷わず "
-                    "思う 為る する なる 成る 言う 決まる 決める 選ぶ 結局 ここ これ それ 今回 さっき 言う".split())
+_FILLER = compiled("picks", "filler")
+# The rest of a noun phrase after the word that names an option (赤い|ドア).
+_PHRASE_REST = lazyre.compile(f"(?:{pattern('picks', 'noun_run')})?")
+# Cutting a question's line into the options it lists.
+_OR_ELSE = compiled("picks", "or_else")
+_LIST_AND = compiled("picks", "list_and")
+_NOT_A_LIST_AFTER_TO = compiled("picks", "not_a_list_after_to")
+_LIST_OR = compiled("picks", "list_or")
+_LINKING_NO = compiled("picks", "linking_no")
+_BARE_LIST_SEPARATOR = compiled("picks", "bare_list_separator")
+_BARE_LIST_END = lazyre.compile(pattern("picks", "bare_list_no") + r"?[、,\s]*$")
+_LEAD_IN_CUT = compiled("picks", "lead_in_cut")
+_LAST_OPTION_TAIL = lazyre.compile(rf"(?:{pattern('picks', 'last_option_particle')})?"
+                                   rf"(?:{pattern('picks', 'last_option_condition')})?[、,\s]*$")
+_LAST_OPTION_THERE_IS = compiled("picks", "last_option_there_is")
 _OPTION_POS = ("名詞", "形容詞", "形状詞")
 
 
@@ -246,7 +253,7 @@ def _turned(sentence: str, asked: Asked) -> tuple[set[int], set[int], list[tuple
 
 def _phrase_end(sentence: str, end: int) -> int:
     """Past the rest of a noun phrase (赤い|ドア, カウンター|の写真 is the same option)."""
-    m = re.match(r"(?:[ァ-ヶー一-龯]+)?", sentence[end:])
+    m = _PHRASE_REST.match(sentence[end:])
     return end + (m.end() if m else 0)
 
 
@@ -267,7 +274,8 @@ def _just_option(sentence: str, spans: Sequence[tuple[int, int]], asked: Asked) 
                                              "接尾辞", "連体詞", "記号", "接続詞"):
             continue
         forms = set(_forms(token))
-        if forms & asked.frame or forms & _FORMAL or forms & _FILLER or token.pos[:2] == ("名詞", "数詞"):
+        if forms & asked.frame or _any_word(_FORMAL, forms) or _any_word(_FILLER, forms) or \
+                token.pos[:2] == ("名詞", "数詞"):
             continue
         if any(forms & o.words for o in asked.options):
             continue
@@ -297,7 +305,7 @@ def _listed(text: str) -> list[tuple[str, set[str]]]:
 
 def _split(span: str, bare: bool = False) -> list[tuple[str, set[str]]]:
     """`bare`: the span ends where the question asks which, so a bare list (「A、B、Cのどれ」) lists options."""
-    span = re.sub(r"[、,]?\s*それとも\s*", "|", span)
+    span = _OR_ELSE.sub("|", span)
     tokens = _tokens(span)
     cuts: list[tuple[int, int]] = []
     for i, token in enumerate(tokens):
@@ -305,12 +313,12 @@ def _split(span: str, bare: bool = False) -> list[tuple[str, set[str]]]:
         after = next((t for t in tokens[i + 1:] if t.pos and t.pos[0] not in ("補助記号", "空白")), None)
         if before is None or after is None:
             continue
-        joins_nouns = (before.pos[0] in ("名詞", "接尾辞") or before.surface == "の") and \
+        joins_nouns = (before.pos[0] in ("名詞", "接尾辞") or bool(_LINKING_NO.fullmatch(before.surface))) and \
             after.pos[0] in ("名詞", "形容詞", "形状詞", "接頭辞", "連体詞", "代名詞", "動詞")
-        if token.surface == "と" and token.pos[:2] == ("助詞", "格助詞") and joins_nouns and \
-                after.lemma not in ("一緒", "共", "同じ", "違う", "比べる", "言う", "思う"):
+        if _LIST_AND.fullmatch(token.surface) and token.pos[:2] == ("助詞", "格助詞") and joins_nouns and \
+                not _NOT_A_LIST_AFTER_TO.fullmatch(after.lemma):
             cuts.append((token.start, token.end))
-        elif token.surface in ("か", "や") and token.pos[:2] == ("助詞", "副助詞") and joins_nouns:
+        elif _LIST_OR.fullmatch(token.surface) and token.pos[:2] == ("助詞", "副助詞") and joins_nouns:
             cuts.append((token.start, token.end))
     pieces: list[str] = []
     start = 0
@@ -321,7 +329,7 @@ def _split(span: str, bare: bool = False) -> list[tuple[str, set[str]]]:
     pieces = [p for chunk in pieces for p in chunk.split("|")]
     if len(pieces) < 2:
         # 「ナポリタン、おでん、カレー、どれにする？」: a bare list before the word that asks
-        listed = [p for p in re.split(r"[、,・]", re.sub(r"の?[、,\s]*$", "", span)) if p.strip()]
+        listed = [p for p in _BARE_LIST_SEPARATOR.split(_BARE_LIST_END.sub("", span)) if p.strip()]
         if bare and len(listed) >= 2 and all(len(p.strip()) <= 12 and all(
                 t.pos and t.pos[0] in ("名詞", "接頭辞", "接尾辞", "補助記号", "空白") for t in _tokens(p.strip()))
                 for p in listed):
@@ -329,14 +337,14 @@ def _split(span: str, bare: bool = False) -> list[tuple[str, set[str]]]:
         else:
             return []
     # the first option starts after what the question says before it (「ねえ、お店の写真なんだけど、Xのと…」)
-    pieces[0] = re.split(r"[、,]|けど|けれど|なら", pieces[0])[-1]
+    pieces[0] = _LEAD_IN_CUT.split(pieces[0])[-1]
     # (nor is what it is about one's own word: the 包み紙 of 「包み紙は生成りと紺があるけど」 is both options')
     markers = word_class("topic_markers").entries
     topic_end = max((t.end for t in _tokens(pieces[0]) if t.pos[:1] == ("助詞",) and t.surface in markers), default=0)
     if 0 < topic_end < len(pieces[0].rstrip()):
         pieces[0] = pieces[0][topic_end:]
-    pieces[-1] = re.sub(r"(?:の|か)?(?:なら|だったら|では)?[、,\s]*$", "", pieces[-1])
-    pieces[-1] = re.sub(r"(?:が|も)(?:ある|あります|いる|います)\S*$", "", pieces[-1])   # 「…と紺の傘がある。」
+    pieces[-1] = _LAST_OPTION_TAIL.sub("", pieces[-1])
+    pieces[-1] = _LAST_OPTION_THERE_IS.sub("", pieces[-1])   # 「…と紺の傘がある。」
     found = []
     for piece in pieces:
         words = {w for t in _tokens(piece) if _option_word(t) for w in _forms(t)}
@@ -427,4 +435,9 @@ def _option_word(token: Token) -> bool:
     if token.pos[:2] == ("名詞", "数詞") or (len(token.pos) > 1 and token.pos[1] in ("非自立可能", "助動詞語幹")):
         return False
     forms = set(_forms(token))
-    return not (forms & _FORMAL or forms & _JUDGING)
+    return not (_any_word(_FORMAL, forms) or _any_word(_JUDGING, forms))
+
+
+def _any_word(words: re.Pattern[str], forms: Iterable[str]) -> bool:
+    """Whether any of a token's forms is a whole word of `words` (a pattern of the picks table)."""
+    return any(words.fullmatch(form) for form in forms)
