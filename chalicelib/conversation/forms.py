@@ -40,7 +40,7 @@ from ..interpret.asking import WH, is_question, offers_two_answers
 from ..interpret.belonging import kin_of_player
 from ..interpret.ja import analyse
 from ..interpret.ja.tokens import Token
-from ..interpret.lexicon import word_class
+from ..interpret.lexicon import compiled, word_class
 from ..interpret.text import nfkc
 from ..scenario import GameState
 from ..scenario.model import Character
@@ -48,53 +48,48 @@ from ..turn_record import AnswerSource
 from .variety import Variety
 
 _SENTENCE = lazyre.compile(r"[^。！？!?\n]*[。！？!?\n]+|[^。！？!?\n]+$")
-_END = r"\s*[？?。!！…~ー]*\s*$"
+# (each shape below is a pattern of the lexicon table forms.json, with its examples; a sentence's ending tail,
+# 「？」「。」「…」 and the like, is part of each sentence pattern's source)
 # 「撮影OKってことでいいですか？」「じゃあそれで決まりね？」「店内ならOKってこと？」
-_CONFIRM = lazyre.compile(r"(?:って|という|との)こと(?:で|です|だ)?\s*(?:いい|良い|よろし|ok|オッケー|おっけー|大丈夫)?"
-                      r"(?:んです|んだ|です)?(?:か|ね|よね|の|でしょうか|かな)?\s*[？?]"
-                      r"|(?:で|って|に)(?:決まり|決定)(?:ね|だね|ですね|でいい|か|で)?\s*[？?]"
-                      r"|(?:ok|オッケー|おっけー|大丈夫|いい)(?:って|という)こと(?:ね|だね|ですね|よね)?" + _END
-                      + r"|(?:って|という)ことで(?:よろしく|お願い)?" + _END, re.IGNORECASE)
+_CONFIRM = compiled("forms", "confirm", re.IGNORECASE)
 # A verb's て then may-I: 「座っていい？」「座ってもいいですか」「ここ座っても？」「吸っても大丈夫？」
-_MAY = lazyre.compile(r"(?P<te>て|で)(?:も)?\s*(?:いい|良い|よい|ええ|大丈夫|平気|構わない|かまわない|ok|オッケー|おっけー|問題ない)"
-                  r"(?:です|でしょう|でしょうか|ですか|の|か|かな|かしら|よね|んですか|んだよね)?" + _END
-                  + r"|(?P<te2>て|で)も\s*[？?]" + _END, re.IGNORECASE)
+_MAY = compiled("forms", "may_i", re.IGNORECASE)
 # A doing named by a noun or a verb and の, then may-I: 「撮影OKですか？」「撮るのは大丈夫？」「喫煙可能？」
-_DOING_OK = lazyre.compile(r"(?P<no>の(?:は|って|も)?)?\s*(?P<ok>ok|オッケー|おっけー|ng|可能|大丈夫|平気|アリ|あり|だめ|ダメ|構わない|かまわない)"
-                       r"(?:です|でしょう|なの|なん)?(?:か|かな|ですか|すか)?\s*[？?]" + _END, re.IGNORECASE)
+_DOING_OK = compiled("forms", "doing_ok", re.IGNORECASE)
 # 「入っちゃだめ？」「触ってはいけませんか」
-_MUST_NOT = lazyre.compile(r"(?:ちゃ|じゃ|ては|では)(?:だめ|ダメ|駄目|まずい|いけない|いけません)(?:ですか|かな|の|か)?\s*[？?]")
+_MUST_NOT = compiled("forms", "must_not")
 # Letting the player do it: 撮らせて(もらえる/ください/ほしい)
-_LET_ME = lazyre.compile(r"せて\s*(?:もら|いただ|頂|くれ|くださ|下さ|ほし|欲し|ちょうだい)")
+_LET_ME = compiled("forms", "let_me")
 # The one spoken to asked to do something: 「見せてくれる？」「かけてください」「撮ってもらっていい？」
 # (「母がよく作ってくれたのを思い出します」: what someone did for one, told, asks nothing)
-_ASK_TO_DO = lazyre.compile(r"(?P<te>て|で)\s*(?:ください|下さい|くださる|くれ(?:る|ない|ません|ます)?(?![たてれ])|ちょうだい|頂戴|ほしい|欲しい"
-                        r"|もらえ(?:る|ます|ない|ません|たら)?|もらって(?:も)?(?:いい|良い|大丈夫)|いただけ|頂け|いただきたい)")
+_ASK_TO_DO = compiled("forms", "ask_to_do")
 # A thing asked for (「名刺もらえますか？」「おしぼりください」): what is not on the menu (an order is read before).
-_GIVE_ME = lazyre.compile(r"(?P<give>(?:を|も)?\s*(?:もらえ(?:る|ます|ない|ません)|いただけ(?:る|ます|ない|ません)|ください|下さい|ちょうだい"
-                      r"|頂戴|くれ(?:る|ない|ません)))(?:か|かな|の)?" + _END)
+_GIVE_ME = compiled("forms", "give_me")
 # A bare て-form at the end asks too: 「一曲かけて」「写真見せてよ」
-_TE_END = lazyre.compile(r"(?P<te>て|で)(?:よ|ね|な|ってば|くれ|ちょ)?" + _END)
+_TE_END = compiled("forms", "te_end")
 # 教えて, 聞かせて ask to be told: a question for knowledge, not a thing to do.
-_TELL = lazyre.compile(r"教えて|聞かせて|話して|説明して|聞いて")
-# What may stand before a bare request's verb: a thing (一曲かけて, それ取って), its を, or a word that urges
-# (ちょっと待って, 早く来て) — not a frame of a story told (雨に降られて, 彼女と別れて, 昨日行ってて).
-_URGING = frozenset("ちょっと 早く はやく もう一回 もう一度 もう少し ゆっくり 少し ちょい".split())
-_HELPER_VERBS = frozenset("ちゃう じゃう しまう いる ある おる くる いく".split())
+_TELL = compiled("forms", "tell")
+# What may stand before a bare request's verb: a thing (一曲かけて, それ取って), its を or a pause, or a word that
+# urges (ちょっと待って, 早く来て) — not a frame of a story told (雨に降られて, 彼女と別れて, 昨日行ってて).
+_URGING = compiled("forms", "urging")
+_OBJECT_OR_PAUSE = compiled("forms", "object_or_pause")
+_HELPER_VERBS = compiled("forms", "helper_verbs")
 # The player offering: 「手伝おうか」「僕が撮りましょうか」「持ってあげる」「運びますよ」
-_VOLITIONAL_ASK = lazyre.compile(r"(?:う|よう|ましょう)か\s*(?:[？?]|$|。)")
-_FOR_YOU = lazyre.compile(r"て(?:あげ(?:る|よう|ましょう|ます)|やろう|やる(?:よ|か))|(?:て|で)おき(?:ます|ましょう)か")
-_I_DO = lazyre.compile(r"(?:^|[、,\s])(?:俺|おれ|オレ|僕|ぼく|私|わたし|あたし|自分|わし)が[^。、,]{0,12}?"
-                   r"(?:ます|ますよ|るよ|るから|るね|とく|ときます)" + _END)
-_HELP = lazyre.compile(r"(?:手伝|てつだ)(?:います|う(?:よ|わ|って|から)|おう|わせて|いましょう|える(?:こと|もの))|(?:よかったら|良かったら|なんなら|代わりに)[^。]*"
-                   r"(?:ます|ますよ|るよ|ましょうか|ようか|おうか)" + _END)
+_VOLITIONAL_ASK = compiled("forms", "volitional_ask")
+_FOR_YOU = compiled("forms", "for_you")
+_I_DO = compiled("forms", "i_do")
+_HELP = compiled("forms", "help")
+# 「帰ろうかな」: musing, no offer
+_WONDERING = compiled("forms", "wondering_end")
 # Do you like …?: 好き (not 好きな+noun: 「好きな歌手は？」 asks which), 嫌い, 苦手, 得意, ハマってる, どう思う.
-_LIKE = lazyre.compile(r"好き(?!な[^のんー])|嫌い(?!な[^のん])|きらい|苦手|得意|興味(?:ある|あり|が)|好み|気に入って|ハマ|はまって"
-                   r"|どう思(?:う|い|います)|(?:って|は)(?:どう|いかが)(?:です|だ)?(?:か|かな)?\s*[？?]")
+_LIKE = compiled("forms", "like")
+# 「猫好き？」 read as one noun: the word of liking taken off the thing liked
+_LIKING_SUFFIX = compiled("forms", "liking_suffix")
 # Is there …?: ある/あります/置いてる, not 〜したことある (what someone did) nor 〜てある.
-_THERE_IS = lazyre.compile(r"(?<!こと)(?<!事)(?<![てで])(?:は|って|も|とか|が)?\s*(?:ある|あります|ありますか|あんの|あるんですか|あるの|あるかな"
-                       r"|置いて(?:る|ある|ます|あります))(?:の|か|かな|んですか|んだ|です)?\s*[？?]?" + _END)
-_THERE_IS_NOT = lazyre.compile(r"(?P<nai>ない|無い)(?:ですか|かな|の|んですか|か)?\s*[？?]" + _END)
+_THERE_IS = compiled("forms", "there_is")
+_THERE_IS_NOT = compiled("forms", "there_is_not")
+# (the particles between a thing and the ない of 灰皿はない？)
+_TOPIC_PARTICLES = compiled("forms", "topic_particles")
 
 
 @dataclass(frozen=True)
@@ -123,24 +118,27 @@ def _bare_request(tokens: list[Token], start: int) -> bool:
     if at is None or at == 0 or tokens[at].pos[:2] != ("助詞", "接続助詞"):
         return False
     verb = tokens[at - 1]
-    if verb.pos[:1] != ("動詞",) or verb.lemma in _HELPER_VERBS:
+    if verb.pos[:1] != ("動詞",) or _HELPER_VERBS.fullmatch(verb.lemma):
         return False
     if at == 1:
         return True
     before = tokens[at - 2]
-    return before.pos[:1] in (("名詞",), ("代名詞",)) or before.surface == "を" or \
-        before.surface in _URGING or before.surface in ("、", ",")
+    return before.pos[:1] in (("名詞",), ("代名詞",)) or bool(_OBJECT_OR_PAUSE.fullmatch(before.surface)) or \
+        bool(_URGING.fullmatch(before.surface))
 
 
 # Doings whose 大丈夫？ asks how someone is, not leave: 「仕事大丈夫？」「体調大丈夫？」
-_WELLBEING = frozenset("仕事 体調 具合 怪我 病気 勉強 運転 残業 出張 生活 準備 連絡".split())
+_WELLBEING = compiled("forms", "wellbeing_doings")
+# (what may stand between the doing and the OK: 撮影は大丈夫？; the OKs that may also ask how one is)
+_BETWEEN_DOING_AND_OK = compiled("forms", "between_doing_and_ok")
+_LEAVE_WORDS = compiled("forms", "leave_words")
 
 
 def _doing_before(tokens: list[Token], found: re.Match[str]) -> bool:
     """A doing before the OK asked (a verb and の: 撮るのは大丈夫; a noun: 撮影OK, 持ち込み可能), は/って/も
     between allowed — not wellbeing (「体調大丈夫？」「仕事大丈夫なの？」), nor a thing or a person (「ママ大丈夫？」)."""
     start = found.start("no") if found.group("no") else found.start("ok")
-    before = [t for t in tokens if t.end <= start and t.surface not in ("は", "って", "も", "、", ",")]
+    before = [t for t in tokens if t.end <= start and not _BETWEEN_DOING_AND_OK.fullmatch(t.surface)]
     if not before:
         return False
     if found.group("no"):
@@ -148,15 +146,18 @@ def _doing_before(tokens: list[Token], found: re.Match[str]) -> bool:
     noun = before[-1]
     if noun.pos[:2] != ("名詞", "普通名詞"):
         return False
-    if found.group("ok").lower() in ("大丈夫", "平気", "だめ", "ダメ", "あり"):
+    if _LEAVE_WORDS.fullmatch(found.group("ok").lower()):
         # (「撮影大丈夫？」 asks leave; 「仕事大丈夫？」「体調大丈夫？」 ask how one is)
-        return "サ変可能" in noun.pos and noun.lemma not in _WELLBEING
+        return "サ変可能" in noun.pos and not _WELLBEING.fullmatch(noun.lemma)
     return True
+
+
+_CAUSATIVE = compiled("forms", "causative")
 
 
 def _lets(tokens: list[Token]) -> bool:
     """A causative せる/させる: the player asks to be let do it (撮らせて), not 見せて (to show)."""
-    return any(t.pos[:1] == ("助動詞",) and t.lemma in ("せる", "させる") for t in tokens)
+    return any(t.pos[:1] == ("助動詞",) and _CAUSATIVE.fullmatch(t.lemma) for t in tokens)
 
 
 def _none_here(tokens: list[Token], start: int) -> bool:
@@ -167,22 +168,27 @@ def _none_here(tokens: list[Token], start: int) -> bool:
     # (a thing, or a thing and は/も/って: not 〜じゃない, 〜くない, an opinion asked for agreement)
     before = tokens[at - 1]
     return before.pos[:1] in (("名詞",), ("代名詞",)) or \
-        (before.surface in ("は", "も", "って", "とか") and at >= 2 and tokens[at - 2].pos[:1] in (("名詞",), ("代名詞",)))
+        (bool(_TOPIC_PARTICLES.fullmatch(before.surface)) and at >= 2 and
+         tokens[at - 2].pos[:1] in (("名詞",), ("代名詞",)))
 
 
 # Serving and helping verbs a guest offers to do (「運びますよ」「洗いましょうか」「注ぎます」).
-_SERVICE = frozenset("手伝う 運ぶ 片付ける 片づける 洗う 拭く 持つ 注ぐ 取る 代わる 並べる 配る".split())
-_SERVICE_END = lazyre.compile(r"(?:ます|ますよ|ますね|るよ|ってく|とく|ときます)" + _END)
+_SERVICE = compiled("forms", "service_verbs")
+_SERVICE_END = compiled("forms", "service_end")
 
 
 def _serves(tokens: list[Token], sentence: str) -> bool:
     """A serving or helping verb in a plain statement of what the player will do (「運びますよ」)."""
-    return bool(_SERVICE_END.search(sentence)) and any(t.pos[:1] == ("動詞",) and t.lemma in _SERVICE for t in tokens)
+    return bool(_SERVICE_END.search(sentence)) and any(t.pos[:1] == ("動詞",) and _SERVICE.fullmatch(t.lemma) for t in tokens)
+
+
+_POLITE = compiled("forms", "polite_auxiliary")
 
 
 def _volitional(tokens: list[Token]) -> bool:
     """A verb in its volitional form, or ましょう after one (手伝おう, 撮りましょう): the speaker means to do it."""
-    return any(t.conjugation.startswith("意志推量形") and (t.pos[:1] == ("動詞",) or t.lemma == "ます") for t in tokens)
+    return any(t.conjugation.startswith("意志推量形") and (t.pos[:1] == ("動詞",) or bool(_POLITE.fullmatch(t.lemma)))
+               for t in tokens)
 
 
 def _sentence_form(sentence: str) -> FormFound | None:
@@ -215,7 +221,7 @@ def _offer_or_have(tokens: list[Token], sentence: str) -> FormFound | None:
     if _serves(tokens, sentence) and not is_question(sentence):
         return FormFound("offer", sentence)
     if (found := _VOLITIONAL_ASK.search(sentence)) is not None and _volitional(tokens) and \
-            not re.search(r"かな\s*[。…]*$", sentence):
+            not _WONDERING.search(sentence):
         return FormFound("offer", found.group(0))
     if (found := _TE_END.search(sentence)) is not None and _bare_request(tokens, found.start("te")) and \
             not _TELL.search(sentence):
@@ -234,18 +240,9 @@ def _offer_or_have(tokens: list[Token], sentence: str) -> FormFound | None:
 
 # How are you (「元気？」「最近どう？」「調子はどう？」「お変わりありませんか」), after whom it asks of (`who`: empty, a
 # call, a name): the sentence is nothing else.
-_HOW_ARE_YOU = lazyre.compile(
-    r"^(?:(?P<who>[^、,。？?!！\s]{1,12}?)(?:は|って|も)?[、,\s]+|(?P<who2>[^、,。？?!！\s]{1,12}?)(?:は|って|も)"
-    r"|(?P<who3>[^、,。？?!！\s]{0,10}?(?:さん|ちゃん|くん|ママ|マスター)))?"
-    r"(?:(?:最近|近頃|今日|あれから|その後|相変わらず)(?:は|って|も)?[、,\s]*)?"
-    r"(?:お?元気(?:だった|でした|してた|してる|してます|してました|にしてた|にしてる|にしてます|にしてました|です|なの"
-    r"|なん(?:だ|です)|そう|やってる|やってた)?(?:か|かい|ですか|の|かな|すか)?"
-    r"|調子(?:は|って|の方は)?[、,\s]*(?:どう|いかが)(?:です|だい|っす)?(?:か)?"
-    r"|お?変わり(?:ない|ありません|なかった|ありませんでした)(?:か|ですか|の|です)?"
-    r"|(?:どう|いかが)(?:お過ごし|してた|してる|してました)(?:です|でした)?(?:か|の)?)" + _END)
+_HOW_ARE_YOU = compiled("forms", "how_are_you")
 # 「最近どう？」「その後どう？」: how things are since, only after a word of time
-_HOW_SINCE = lazyre.compile(r"^(?:(?P<who>[^、,。？?!！\s]{1,12}?)(?:は|って|も)?[、,\s]*)?(?:最近|近頃|あれから|その後)"
-                        r"(?:は|って)?[、,\s]*(?:どう|いかが)(?:です|だい|っす|してる|してた)?(?:か|の)?" + _END)
+_HOW_SINCE = compiled("forms", "how_since")
 
 
 def wellbeing(sentence: str) -> FormFound | None:
@@ -258,15 +255,14 @@ def wellbeing(sentence: str) -> FormFound | None:
 
 
 # Asking what the one spoken to thinks or would do: 「どう思います？」「どうしたらいいかな」「アドバイスください」
-_VIEW_ASKED = lazyre.compile(r"どう思(?:う|います|いません|われ|っ)|どう(?:したら|すれば|すりゃ)(?:いい|良い|ええ)|どうしよう"
-                         r"|アドバイス|助言|相談(?:に乗|して|したい|なんだけど|なんですけど)|(?:なら|だったら)[^。？?]{0,12}?どう(?:する|します|してた|しました)")
+_VIEW_ASKED = compiled("forms", "view_asked")
 # Matters of the player's own life a character can be asked about (the thing is echoed as {word}).
-_OWN_MATTER = lazyre.compile(r"就活|就職|転職|面接|内定|仕事|会社|上司|部下|職場|残業|夜勤|バイト|試験|受験|勉強|進路|将来"
-                         r"|恋愛|彼女|彼氏|片思い|結婚|離婚|婚活|子育て|親|引っ越し|引越し|ダイエット|お金|借金|夢"
-                         r"|喧嘩|けんか|仲直り|家族|兄弟|姉妹|弟|兄|姉|妹|友達|友人|連絡")
+_OWN_MATTER = compiled("forms", "own_matter")
 # 「葵ちゃんの夢」「お店の将来」「ママの仕事」: someone else's matter (a person called by an honorific or a role, the
 # shop); 「映像系の会社」「俺の将来」 stay the player's own.
-_SOMEONES = lazyre.compile(r"(?:ちゃん|さん|くん|君|様|ママ|マスター|先代|店|あなた|きみ|彼|彼女|あの子|あいつ)の\s*$")
+_SOMEONES = compiled("forms", "someones")
+# A line with a wh-word still has a form when it asks a view or how something is (「この曲ってどう？」)
+_VIEW_OR_HOW = compiled("forms", "view_or_how_asked")
 
 
 def only_asks_view(text: str) -> bool:
@@ -309,7 +305,7 @@ def read_form(text: str) -> FormFound | None:
         if (found := wellbeing(sentence)) is not None:
             return found
         wh = WH.search(sentence)
-        if wh is not None and not re.search(r"どう思|(?:って|は)(?:どう|いかが)", sentence):
+        if wh is not None and not _VIEW_OR_HOW.search(sentence):
             return None
         found = _sentence_form(sentence)
         if found is not None:
@@ -338,7 +334,7 @@ def form_answer(found: FormFound, character: Character, text: str, word: str | N
         return None
     if word is not None:
         # (「猫好き？」 is read as one noun: what is liked is the thing, 猫)
-        word = re.sub(r"(?:好き|嫌い|苦手|得意|派)$", "", word) or None
+        word = _LIKING_SUFFIX.sub("", word) or None
     stance = _stance(character, found.form, text)
     sets = {name: (mode, lines) for name, mode, lines in forms.line_sets()}
     name = f"stance{stance}" if stance is not None else found.form
