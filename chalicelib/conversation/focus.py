@@ -21,57 +21,68 @@ import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from .. import lazyre
 from ..interpret.asking import is_question
 from ..interpret.cues import SceneNames
 from ..interpret.dialect import standard
 from ..interpret.ja import analyse
 from ..interpret.ja.tokens import Token
-from ..interpret.lexicon import compiled, word_class
+from ..interpret.lexicon import compiled, listed, word_class
 from ..interpret.text import find_names, is_kanji, nfkc
 
 # 「AじゃなくてB」「Aの話してない」「Aはやめとけ」「初めてじゃないぞ」: A is taken back (turned down).
 _TAKEN_BACK = compiled("corrections", "taken_back")
 # A call at the head: 「ママ、」「ねえ葵ちゃん！」 (the name then answers, it is not what the line is about).
-_CALL_AFTER = lazyre.compile(r"^(?:さん|ちゃん|くん)?\s*(?:[、,!！?？。\s]|ねえ|ね[、,])")
-_CALL_BEFORE = lazyre.compile(r"^[.…‥・~〜\s]*(?:ねえ|ねぇ|なあ|あの|あのさ|ちょっと|で|じゃあ|ところで)?[、,\s]*$")
+_CALL_AFTER = compiled("focus", "call_after")
+_CALL_BEFORE = compiled("focus", "call_before")
 # Whose view is asked: 「葵から見て」「葵的には」「葵はどう思う」「ママだったら、こういう時どうします？」.
-_ASKED_AFTER = lazyre.compile(r"^(?:さん|ちゃん|くん)?(?:から見て|からみて|的には|はどう思|ってどう思|の意見|の目から"
-                          r"|だったら|なら(?:ば)?[、,\s]*(?:どう|何|なに))")
+_ASKED_AFTER = compiled("focus", "asked_after")
 # Second person: the one spoken to.
-_YOU = lazyre.compile(r"あなた|あんた|君|きみ|お前|おまえ|そっち|(?:ご|御)自身|そちら(?:の方|のかた|さん|様)")
+_YOU = compiled("focus", "you")
 # Both characters present.
-_BOTH = lazyre.compile(r"お二人|おふたり|二人とも|ふたりとも|お二方|(?:^|[、,\s])(?:二人|ふたり)(?:って|は|の関係|、)")
-# Pointers to something said, and words that say nothing besides.
-_VAGUE = lazyre.compile(r"(?<![^、,\s。！!？?])(?:あれ(?![、,!！?？]))|それ(?![で、,]|から|に|と)|あの(?:件|話|こと|やつ)|例の|さっきの(?:件|話|こと|やつ)?|その(?:件|話|後)|この前の(?:件|話)"
-                    r"|前の(?:件|話)")
-_VAGUE_EMPTY = frozenset("件 話 やつ こと 結局 今 最近 例 さっき 前 この前 後 その後 感じ 方 ほう".split())
-_WH = lazyre.compile(r"誰|だれ|何|なに|なん|どこ|いつ|いくら|なぜ|なんで|どうして|どう|どんな|どれ|どっち|どちら")
-_REQUEST = lazyre.compile(r"て(?:ください|下さい|くれ|ほしい|欲しい|よ\s*[!！。]*$|ってば)|で(?:ください|くれ|ほしい)")
+_BOTH = compiled("focus", "both")
+# Pointers to something said, and words that say nothing besides (one noun, matched whole).
+_VAGUE = compiled("focus", "vague")
+_VAGUE_EMPTY = compiled("focus", "vague_empty")
+_WH = compiled("focus", "wh")
+_REQUEST = compiled("focus", "request")
 # Where a line turns to a second thing (「ビールください。あと、トイレどこ？」「乾杯！ところで…」).
-_PART_BREAK = lazyre.compile(r"(?<=[。！!？?\n])\s*|\s*(?:[、,]\s*)?(?=(?:あと|それと|それから|ところで|ていうか|てか)[、,\s])"
-                         r"|(?<=けど)[、,]\s*|(?<=けれど)[、,]\s*")
+_PART_BREAK = compiled("focus", "part_break")
 # Nouns of time: a frame set up as the topic (休みの日は, 夜は), not a thing the question is about.
-_TIMES = frozenset("日 夜 朝 昼 週末 休日 休み 時 頃 ころ 毎日 毎晩 今夜 昨日 明日 夕方 平日".split())
+_TIMES = compiled("focus", "times")
 # People named by a common noun (not a thing the line is about).
-_PERSONS = frozenset("姉 兄 妹 弟 姉さん 兄さん お姉さん お兄さん 彼 彼女 あの子 その子 店員 マスター 女将 大将 先輩 後輩 友達 "
-                     "お客さん 客 常連 姪 叔母 おば 娘 息子 母 父 親".split())
+_PERSONS = compiled("focus", "persons")
 # People who are not here to answer for themselves: a question about one of them (「その常連さん、お名前は？」) is
 # not about the one asked.
-_THIRD = frozenset("常連 客 お客 友達 友人 先輩 後輩 彼 彼女 あの子 その子 先代 師匠 旦那 奥さん".split())
+_THIRD = compiled("focus", "third")
 # A name owned by someone not here or another place (先代のママ, 隣の店のママ, 友達のママ) is not the character.
-_OTHER_OWNER = lazyre.compile(r"(?:" + "|".join(sorted(_THIRD | {"前", "初代", "先々代", "隣", "よそ", "他", "ほか", "別"},
-                                                      key=len, reverse=True)) +
-                          r")(?:さん|ちゃん|くん|様|さま)?の$|(?<!この)(?<!うちの)(?<!ここの)(?:店|お店|スナック|バー|屋)の$")
-_THIRD_AFTER = lazyre.compile(r"^(?:さん|ちゃん|くん|様|さま)?(?:って|は|の|、|,|が)")
-_CALLED_THIRD = lazyre.compile(r"^(?:ちゃん|くん)(?:って|は|の|が)")
+_OTHER_OWNER = compiled("focus", "other_owner")
+_THIRD_AFTER = compiled("focus", "third_after")
+_CALLED_THIRD = compiled("focus", "called_third")
 # Heads that say little by themselves: what modifies them is what is asked (何してる人, どんな子).
-_LIGHT_HEADS = frozenset("人 子 方 タイプ もの 物 やつ 奴 感じ 系 派".split())
-# Nouns that never are what a question is about.
-_NOT_HEAD = frozenset("こと もの の ん ところ とき 時 方 ほう 感じ 今 ここ そこ あそこ これ それ あれ どこ 何 なに なん "
-                      "誰 だれ いつ どれ 自身 本人 自分 みんな 皆 さん ちゃん くん 件 話 やつ あと 後 例 本当 本真 ほんま ほんと まじ マジ "
-                      # formal nouns: 継ぐつもり, 来るはず, やるわけ ask about the verb before them
-                      "つもり 積もり はず 筈 わけ 訳 ため 為 よう まま 通り とおり".split())
+_LIGHT_HEADS = compiled("focus", "light_heads")
+_PLURAL = compiled("focus", "plural")
+# Nouns that never are what a question is about (formal nouns among them: 継ぐつもり, 来るはず, やるわけ ask
+# about the verb before them).
+_NOT_HEAD = compiled("focus", "not_head")
+# A part that is only marks and laughter (matched whole).
+_ONLY_MARKS = compiled("focus", "only_marks")
+# Suffixes of address, one token matched whole: さん, ちゃん, くん, 様; and the first three alone.
+_HONORIFIC_SUFFIX = compiled("focus", "honorific_suffix")
+_CALLING_SUFFIX = compiled("focus", "calling_suffix")
+# なん before a copula (なんです) is no question word; か after a wh-word (何か) makes it some, not which.
+_NAN = compiled("focus", "nan")
+_COPULA_AFTER = compiled("focus", "copula_after")
+_SOME_KA = compiled("focus", "some_ka")
+_COPULA_LEMMAS = compiled("focus", "copula_lemmas")
+# What after a noun sets it up as the topic (は, って, a comma), read on the two characters after it.
+_TOPIC_AFTER = compiled("focus", "topic_after")
+# Tokens matched whole: の, the honorific prefix's normalised form, owners that are a thing or the self.
+_OF = compiled("focus", "of")
+_HONORIFIC_PREFIX = compiled("focus", "honorific_prefix")
+_THING_PRONOUNS = compiled("focus", "thing_pronouns")
+_SELF_WORDS = compiled("focus", "self_words")
+# A place made the line's topic by what follows it (この店って, お店は).
+_PLACE_TOPIC_AFTER = compiled("focus", "place_topic_after")
 
 
 @dataclass(frozen=True)
@@ -136,7 +147,7 @@ class Focus:
     @property
     def light_head(self) -> bool:
         """A head that says little by itself (何してる人, どんな子): what modifies it is what is asked."""
-        return self.head_word is not None and re.sub(r"(?:たち|達|ら)$", "", self.head_word) in _LIGHT_HEADS
+        return self.head_word is not None and bool(_LIGHT_HEADS.fullmatch(_PLURAL.sub("", self.head_word)))
 
     @property
     def wh_modifies_head(self) -> bool:
@@ -176,7 +187,7 @@ def taken_back(text: str) -> tuple[str, str]:
 def parts(text: str) -> list[str]:
     """The line cut where it turns to a second thing (sentences, あと / ところで); empty pieces dropped."""
     pieces = [p.strip(" 　、,") for p in _PART_BREAK.split(nfkc(text))]
-    return [p for p in pieces if p and not re.fullmatch(r"[。！!？?…w笑ｗ~ー\s]+", p)]
+    return [p for p in pieces if p and not _ONLY_MARKS.fullmatch(p)]
 
 
 class FocusReader:
@@ -240,38 +251,38 @@ def _cached(reader: FocusReader, text: str, back: str, present: tuple[str, ...])
             first -= 1
         last = head_index
         while last + 1 < len(tokens) and tokens[last + 1].start == tokens[last].end and (
-                tokens[last + 1].pos[:1] == ("接尾辞",) and tokens[last + 1].surface not in ("さん", "ちゃん", "くん", "様")
+                tokens[last + 1].pos[:1] == ("接尾辞",) and not _HONORIFIC_SUFFIX.fullmatch(tokens[last + 1].surface)
                 or _closes_compound(tokens[last + 1])):
             last += 1         # 営業 + マン, 誕生 + 日
         head = (tokens[first].start, tokens[last].end)
     phrase = None
     if head_index is not None and head is not None:
         phrase = (tokens[_phrase(tokens, first)].start, head[1])
-    light = head is not None and text[head[0]:head[1]] in _LIGHT_HEADS
+    light = head is not None and bool(_LIGHT_HEADS.fullmatch(text[head[0]:head[1]]))
     thing = _owned_by_thing(tokens, head_index, text, reader) or (not light and (
         _place_topic(text, reader) or (not about and _thing_topic(tokens, text, names, head_index))))
     # (a counter after a number, 一|ヶ月, is no thing talked about)
     nouns = tuple(_with_suffix(tokens, i) for i, t in enumerate(tokens) if _headable(t, names) and
                   not (i > 0 and t.may_count and tokens[i - 1].is_numeral)
                   and not (i + 1 < len(tokens) and tokens[i + 1].pos[:1] == ("接尾辞",) and
-                           tokens[i + 1].surface in ("さん", "ちゃん", "くん", "様")))
+                           _HONORIFIC_SUFFIX.fullmatch(tokens[i + 1].surface)))
     predicate = None
     if sentence is not None:
         verbs = [t for t in tokens if sentence[0] <= t.start < sentence[1] and t.pos[:1] in (("動詞",), ("形容詞",))
-                 and t.lemma not in _LIGHT_VERBS and t.normalised not in _LIGHT_VERBS]
+                 and not _LIGHT_VERBS.fullmatch(t.lemma) and not _LIGHT_VERBS.fullmatch(t.normalised)]
         if verbs and head is None:
             predicate = (verbs[-1].start, verbs[-1].end)
     whs = [m for m in _WH.finditer(text) if (sentence is None or sentence[0] <= m.start() < sentence[1])
-           and not (m.group(0) == "なん" and re.match(r"(?:だ|です|じゃ)", text[m.end():]))
-           and not re.match(r"か(?!ら|\s*[？?]|\s*$)", text[m.end():])]      # 何か, どっちか: some, not which
+           and not (_NAN.fullmatch(m.group(0)) and _COPULA_AFTER.match(text[m.end():]))
+           and not _SOME_KA.match(text[m.end():])]      # 何か, どっちか: some, not which
     if not question:
         whs = []
     wh_found = whs[-1] if whs else None
     # (the pointer is what the sentence that asks is about: 「それ次第だと思います」 after a question points at nothing)
     vague = any(sentence is None or sentence[0] <= m.start() < sentence[1] for m in _VAGUE.finditer(text)) and \
-        not [n for n in nouns if n not in _VAGUE_EMPTY] and not about
+        not [n for n in nouns if not _VAGUE_EMPTY.fullmatch(n)] and not about
     named_spans = [(start, end) for start, end, _ in reader.named(text)]
-    third = not you and any(t.is_noun and (((t.surface in _THIRD or t.normalised in _THIRD) and
+    third = not you and any(t.is_noun and (((_THIRD.fullmatch(t.surface) or _THIRD.fullmatch(t.normalised)) and
                                             _THIRD_AFTER.match(text[t.end:])) or
                                            # 「クロちゃんは何歳？」: someone called by name who is none of the characters
                                            (_CALLED_THIRD.match(text[t.end:]) and
@@ -321,7 +332,7 @@ def question_topic(text: str, tokens: tuple[Token, ...] | None = None, names: li
         first = last
         while first > inside[0]:
             before = tokens[first - 1]
-            if before.is_mark or (before.is_particle and before.surface != "の"):
+            if before.is_mark or (before.is_particle and not _OF.fullmatch(before.surface)):
                 break
             first -= 1
         # (a clause that ends before the question does, 「えいがは いかねえよ スマホで なにを…」, was its own)
@@ -352,8 +363,8 @@ def _closes_compound(token: Token) -> bool:
 def _headable(token: Token, names: list[tuple[int, int]]) -> bool:
     """A noun a question can be about: not a pronoun, a name, a time adverb (最近, 今日) or a formal noun."""
     form = token.normalised or token.surface
-    return token.is_noun and token.pos[:1] != ("代名詞",) and form not in _NOT_HEAD and \
-        token.surface not in _NOT_HEAD and "副詞可能" not in token.pos and \
+    return token.is_noun and token.pos[:1] != ("代名詞",) and not _NOT_HEAD.fullmatch(form) and \
+        not _NOT_HEAD.fullmatch(token.surface) and "副詞可能" not in token.pos and \
         not any(s <= token.start and token.end <= e for s, e in names)
 
 
@@ -374,7 +385,7 @@ def _head(tokens: tuple[Token, ...], text: str, names: list[tuple[int, int]],
         return None
     # the sentence before only when the one that asks has no content word of its own (「誰ですか？」)
     asks_alone = not any(t.is_content and sentence[0] <= t.start < sentence[1] and not _headable(t, names) and
-                         t.pos[:1] != ("名詞",) and (t.lemma not in ("だ", "です", "ある", "いる", "する")) for t in tokens)
+                         t.pos[:1] != ("名詞",) and not _COPULA_LEMMAS.fullmatch(t.lemma) for t in tokens)
     for a, b in ((sentence, (0, sentence[0])) if asks_alone else (sentence,)):
         best = topic = None
         for i, token in enumerate(tokens):
@@ -384,7 +395,7 @@ def _head(tokens: tuple[Token, ...], text: str, names: list[tuple[int, int]],
                 continue
             best = i
             after = text[token.end:token.end + 2]
-            if after[:1] in ("、", ",", "は") or after == "って":
+            if _TOPIC_AFTER.match(after):
                 topic = i
         if best is not None:
             if (a, b) == sentence and _predicate_after(tokens, best, b):
@@ -396,9 +407,9 @@ def _head(tokens: tuple[Token, ...], text: str, names: list[tuple[int, int]],
     return None
 
 
-# Verbs that say little of their own after a noun: 「お茶ってある？」 still asks about the tea.
-_LIGHT_VERBS = frozenset("ある いる する できる なる 居る 有る 出来る 為る 思う いう 言う しまう 仕舞う くる 来る いく 行く "
-                         "みる 見る おく 置く くれる 呉れる もらう 貰う あげる 上げる ない 無い いい 良い".split())
+# Verbs that say little of their own after a noun: 「お茶ってある？」 still asks about the tea (one lemma or
+# normalised form, matched whole).
+_LIGHT_VERBS = compiled("focus", "light_verbs")
 
 
 def _predicate_after(tokens: tuple[Token, ...], index: int, end: int) -> bool:
@@ -406,15 +417,15 @@ def _predicate_after(tokens: tuple[Token, ...], index: int, end: int) -> bool:
     for token in tokens[index + 1:]:
         if token.start >= end:
             break
-        if token.pos[:1] in (("動詞",), ("形容詞",)) and token.lemma not in _LIGHT_VERBS \
-                and token.normalised not in _LIGHT_VERBS:
+        if token.pos[:1] in (("動詞",), ("形容詞",)) and not _LIGHT_VERBS.fullmatch(token.lemma) \
+                and not _LIGHT_VERBS.fullmatch(token.normalised):
             return True
     return False
 
 
 # Particles that end the phrase of a noun, looking back from it: what comes before them is another part of
 # the clause (壁に | 飾ってある写真; 休みの日は | だいたい釣り).
-_PHRASE_END = frozenset("は が を に で と も って へ から まで より や".split())
+_PHRASE_END = compiled("focus", "phrase_end")
 
 
 def _phrase(tokens: tuple[Token, ...], first: int) -> int:
@@ -426,7 +437,7 @@ def _phrase(tokens: tuple[Token, ...], first: int) -> int:
         if token.pos[:1] == ("補助記号",) or token.pos[:1] == ("副詞",) or token.pos[:1] == ("接続詞",) \
                 or token.pos[:1] == ("感動詞",):
             break
-        if token.pos[:1] == ("助詞",) and token.surface in _PHRASE_END:
+        if token.pos[:1] == ("助詞",) and _PHRASE_END.fullmatch(token.surface):
             break
         i -= 1
     return i
@@ -439,42 +450,42 @@ def _owned_by_thing(tokens: tuple[Token, ...], head: int | None, text: str, read
     i = head - 1
     if i >= 0 and tokens[i].pos[:1] == ("接頭辞",):
         i -= 1
-    if i < 1 or tokens[i].surface != "の":
+    if i < 1 or not _OF.fullmatch(tokens[i].surface):
         return False
     owner = tokens[i - 1]
     if owner.pos[:1] == ("代名詞",):
-        return owner.surface in ("これ", "それ", "あれ", "ここ", "そこ")
+        return bool(_THING_PRONOUNS.fullmatch(owner.surface))
     if not owner.is_noun or "副詞可能" in owner.pos:
         return False
     if any(s <= owner.start < e for s, e, _ in reader.named(text)):
         return False
-    return owner.surface not in ("自身", "本人", "自分") and not _YOU.fullmatch(owner.surface)
+    return not _SELF_WORDS.fullmatch(owner.surface) and not _YOU.fullmatch(owner.surface)
 
 
 def _thing_topic(tokens: tuple[Token, ...], text: str, names: list[tuple[int, int]], head: int | None) -> bool:
     """The line sets up a thing as its topic (「ナポリタン、いつからあるの？」「この曲って…」): a noun, not a
     person or a time (休みの日は, 今日は), followed by は, って or a comma."""
     for i, token in enumerate(tokens):
-        if not _headable(token, names) or token.normalised in _TIMES or token.surface in _TIMES or \
-                token.surface in _PERSONS or token.normalised in _PERSONS or i == head:
+        if not _headable(token, names) or _TIMES.fullmatch(token.normalised) or _TIMES.fullmatch(token.surface) or \
+                _PERSONS.fullmatch(token.surface) or _PERSONS.fullmatch(token.normalised) or i == head:
             continue
-        if i + 1 < len(tokens) and (tokens[i + 1].is_noun or tokens[i + 1].surface in ("さん", "ちゃん", "くん")):
+        if i + 1 < len(tokens) and (tokens[i + 1].is_noun or _CALLING_SUFFIX.fullmatch(tokens[i + 1].surface)):
             continue          # inside a compound (its last noun decides), or a person (お姉さん)
-        if i > 0 and tokens[i - 1].pos[:1] == ("接頭辞",) and tokens[i - 1].normalised == "御":
+        if i > 0 and tokens[i - 1].pos[:1] == ("接頭辞",) and _HONORIFIC_PREFIX.fullmatch(tokens[i - 1].normalised):
             continue          # お名前, ご出身: the honorific puts it on the one spoken to
         after = text[token.end:token.end + 2]
-        if after[:1] in ("、", ",", "は") or after == "って":
+        if _TOPIC_AFTER.match(after):
             return True
     return False
 
 
 def _place_topic(text: str, reader: FocusReader) -> bool:
     """A place (この店, お店, ここ) is the line's topic: 「この店って何年？」「お店は何時まで？」."""
-    for name in (*reader._places, "ここ"):
+    for name in (*reader._places, *listed("focus", "here")):
         i = text.find(name)
         while i >= 0:
             after = text[i + len(name):]
-            if re.match(r"(?:って|は|の|も|で|、)", after) or _predicate_at(text, i + len(name)):
+            if _PLACE_TOPIC_AFTER.match(after) or _predicate_at(text, i + len(name)):
                 return True
             i = text.find(name, i + 1)
     return False
