@@ -13,6 +13,7 @@ import re
 from .. import lazyre
 from ..interpret.asking import is_question
 from ..interpret.ja import analyse
+from ..interpret.ja.tokens import TAG
 from ..interpret.text import nfkc
 
 _WH = lazyre.compile(r"誰|だれ|何|なに|なん(?!です|だ)|どこ|いつ|いくら|なぜ|なんで|どうして|どう|どんな|どれ|どっち|どちら|幾")
@@ -46,12 +47,12 @@ def confirmed_phrase(text: str, said: str) -> str | None:
     body = _TAIL.sub("", body)
     tokens = analyse(body).tokens
     i = len(tokens)
-    while i > 0 and tokens[i - 1].pos[:1] in (("名詞",), ("接尾辞",)):     # (a numeral is a noun here)
+    while i > 0 and tokens[i - 1].pos[:1] in ((TAG.noun,), (TAG.suffix,)):     # (a numeral is a noun here)
         i -= 1
     if i == len(tokens):
         return None
     phrase = body[tokens[i].start:]
-    numbered = any(t.pos[1:2] == ("数詞",) for t in tokens[i:])
+    numbered = any(t.pos[1:2] == (TAG.numeral,) for t in tokens[i:])
     if len(phrase) < 2 or not (numbered or also) or phrase not in kanji_number(nfkc(said)):
         return None
     return phrase

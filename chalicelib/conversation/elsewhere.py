@@ -8,6 +8,7 @@ Read on the analyser's tokens (no model): a noun made a shop or house by its suf
 from __future__ import annotations
 
 from ..interpret.ja import analyse
+from ..interpret.ja.tokens import TAG
 
 # Kinds of places a line may name that are other places than a scene's own (shops, services).
 _PLACES = frozenset("コンビニ スーパー デパート ドラッグストア 薬局 病院 銀行 郵便局 交番 ホテル 旅館 カフェ ファミレス "
@@ -27,7 +28,7 @@ def other_places(text: str, own: tuple[str, ...] = ()) -> tuple[str, ...]:
         start = i
         end = i
         while end + 1 < len(tokens) and tokens[end + 1].start == tokens[end].end and \
-                (tokens[end + 1].pos[:1] == ("名詞",) or tokens[end + 1].surface in _SUFFIXES):
+                (tokens[end + 1].pos[:1] == (TAG.noun,) or tokens[end + 1].surface in _SUFFIXES):
             end += 1
         if start > 0 and tokens[start - 1].is_noun and tokens[start - 1].end == tokens[start].start:
             continue          # inside a compound: read from its first noun

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from ..answers import Answerer
 from ..interpret.asking import WH
 from ..interpret.ja import analyse
+from ..interpret.ja.tokens import TAG
 from ..interpret.negated import declined_after, denied_after
 from ..interpret.owners import owner_named, said_of_person, said_of_thing
 from ..interpret.text import TextForms, WordHit, make_matcher, nfkc
@@ -59,7 +60,7 @@ class Fitting:
         return f"knowledge/{self.person}/{self.entry.index}"
 
 
-_GRAMMAR = ("助詞", "助動詞", "補助記号")
+_GRAMMAR = (TAG.particle, TAG.auxiliary, TAG.supplementary_symbol)
 
 
 def _grammar_only(text: str, start: int, end: int) -> bool:

@@ -22,7 +22,7 @@ from .. import kept, lazyre
 from ..dialogue_acts import ACT
 from ..interpret.asking import is_question  # noqa: F401  (the one reading of a question, re-exported)
 from ..interpret.ja import analyse
-from ..interpret.ja.tokens import Token
+from ..interpret.ja.tokens import TAG, Token
 from ..interpret.text import is_kanji, nfkc
 from .book import BookLine, LineBook
 
@@ -90,18 +90,18 @@ def _analysed(text: str) -> tuple[frozenset[str], frozenset[str], frozenset[str]
     nouns: set[str] = set()
     counters: set[str] = set()
     for i, token in enumerate(tokens):
-        if token.pos[1:2] == ("数詞",) and i + 1 < len(tokens) and "助数詞可能" in tokens[i + 1].pos:
+        if token.pos[1:2] == (TAG.numeral,) and i + 1 < len(tokens) and TAG.may_count in tokens[i + 1].pos:
             counters.add(tokens[i + 1].normalised)
             # the quantity itself says something (三十年): a word of its own, a noun
             j = i
-            while j > 0 and tokens[j - 1].pos[1:2] == ("数詞",):
+            while j > 0 and tokens[j - 1].pos[1:2] == (TAG.numeral,):
                 j -= 1
             quantity = "".join(t.surface for t in tokens[j:i + 2])
             keys.add(quantity)
             nouns.add(quantity)
-        if _is_key(token) and not (i > 0 and tokens[i - 1].pos[1:2] == ("数詞",) and "助数詞可能" in token.pos):
+        if _is_key(token) and not (i > 0 and tokens[i - 1].pos[1:2] == (TAG.numeral,) and TAG.may_count in token.pos):
             form = token.normalised or token.lemma
-            if token.is_noun and i + 1 < len(tokens) and tokens[i + 1].pos[:2] == ("接尾辞", "名詞的") and \
+            if token.is_noun and i + 1 < len(tokens) and tokens[i + 1].pos[:2] == (TAG.suffix, TAG.noun_like) and \
                     tokens[i + 1].surface in _THING_SUFFIXES:
                 # 映画館 is a place, not a film: the compound is the thing named (its suffix is its head)
                 form += tokens[i + 1].surface
@@ -115,17 +115,17 @@ def _analysed(text: str) -> tuple[frozenset[str], frozenset[str], frozenset[str]
 def _frame_word(word: str) -> bool:
     """A noun that sets a frame (今日, 一番, 最近: 副詞可能) rather than names a thing."""
     tokens = analyse(word).tokens
-    return len(tokens) == 1 and "副詞可能" in tokens[0].pos
+    return len(tokens) == 1 and TAG.may_be_adverb in tokens[0].pos
 
 
 @lru_cache(maxsize=4096)
 def _frames(text: str) -> frozenset[str]:
     """Nouns that set a frame rather than name a thing (今日, 最近, いつも: 副詞可能)."""
-    return frozenset(t.normalised or t.lemma for t in analyse(nfkc(text)).tokens if "副詞可能" in t.pos)
+    return frozenset(t.normalised or t.lemma for t in analyse(nfkc(text)).tokens if TAG.may_be_adverb in t.pos)
 
 
 def _is_key(token: Token) -> bool:
-    if not token.is_content or token.pos[:1] == ("代名詞",):
+    if not token.is_content or token.pos[:1] == (TAG.pronoun,):
         return False
     form = token.normalised or token.lemma
     return form not in _STOP and token.lemma not in _STOP and len(form) >= 1

@@ -25,7 +25,7 @@ from ..interpret.asking import is_question
 from ..interpret.cues import SceneNames
 from ..interpret.dialect import standard
 from ..interpret.ja import analyse
-from ..interpret.ja.tokens import Token
+from ..interpret.ja.tokens import TAG, Token
 from ..interpret.lexicon import compiled, listed, word_class
 from ..interpret.text import find_names, is_kanji, nfkc
 
@@ -251,7 +251,7 @@ def _cached(reader: FocusReader, text: str, back: str, present: tuple[str, ...])
             first -= 1
         last = head_index
         while last + 1 < len(tokens) and tokens[last + 1].start == tokens[last].end and (
-                tokens[last + 1].pos[:1] == ("接尾辞",) and not _HONORIFIC_SUFFIX.fullmatch(tokens[last + 1].surface)
+                tokens[last + 1].pos[:1] == (TAG.suffix,) and not _HONORIFIC_SUFFIX.fullmatch(tokens[last + 1].surface)
                 or _closes_compound(tokens[last + 1])):
             last += 1         # 営業 + マン, 誕生 + 日
         head = (tokens[first].start, tokens[last].end)
@@ -264,11 +264,11 @@ def _cached(reader: FocusReader, text: str, back: str, present: tuple[str, ...])
     # (a counter after a number, 一|ヶ月, is no thing talked about)
     nouns = tuple(_with_suffix(tokens, i) for i, t in enumerate(tokens) if _headable(t, names) and
                   not (i > 0 and t.may_count and tokens[i - 1].is_numeral)
-                  and not (i + 1 < len(tokens) and tokens[i + 1].pos[:1] == ("接尾辞",) and
+                  and not (i + 1 < len(tokens) and tokens[i + 1].pos[:1] == (TAG.suffix,) and
                            _HONORIFIC_SUFFIX.fullmatch(tokens[i + 1].surface)))
     predicate = None
     if sentence is not None:
-        verbs = [t for t in tokens if sentence[0] <= t.start < sentence[1] and t.pos[:1] in (("動詞",), ("形容詞",))
+        verbs = [t for t in tokens if sentence[0] <= t.start < sentence[1] and t.pos[:1] in ((TAG.verb,), (TAG.adjective,))
                  and not _LIGHT_VERBS.fullmatch(t.lemma) and not _LIGHT_VERBS.fullmatch(t.normalised)]
         if verbs and head is None:
             predicate = (verbs[-1].start, verbs[-1].end)
@@ -324,10 +324,10 @@ def question_topic(text: str, tokens: tuple[Token, ...] | None = None, names: li
         if marker.surface not in markers or not marker.is_particle or i == inside[0]:
             continue
         last = i - 1
-        while last > inside[0] and tokens[last].pos[:1] == ("接尾辞",):
+        while last > inside[0] and tokens[last].pos[:1] == (TAG.suffix,):
             last -= 1
         noun = tokens[last]
-        if not noun.is_noun or any(s <= noun.start < e for s, e in names) or "固有名詞" in noun.pos:
+        if not noun.is_noun or any(s <= noun.start < e for s, e in names) or TAG.proper_noun in noun.pos:
             continue
         first = last
         while first > inside[0]:
@@ -337,7 +337,7 @@ def question_topic(text: str, tokens: tuple[Token, ...] | None = None, names: li
             first -= 1
         # (a clause that ends before the question does, 「えいがは いかねえよ スマホで なにを…」, was its own)
         rest = [t for t in tokens[i + 1:] if t.start < sentence[1] and not t.is_mark]
-        ended = any(t.pos[:2] == ("助詞", "終助詞") for t in rest[:-2])
+        ended = any(t.pos[:2] == (TAG.particle, TAG.final_particle) for t in rest[:-2])
         if not ended and any(_headable(t, names) for t in tokens[first:i]):
             return tokens[first].start, tokens[i - 1].end
     return None
@@ -349,7 +349,7 @@ def _with_suffix(tokens: tuple[Token, ...], i: int) -> str:
     word = tokens[i].normalised or tokens[i].surface
     j = i + 1
     while j < len(tokens) and tokens[j].start == tokens[j - 1].end and (
-            tokens[j].pos[:1] == ("接尾辞",) or _closes_compound(tokens[j])):
+            tokens[j].pos[:1] == (TAG.suffix,) or _closes_compound(tokens[j])):
         word += tokens[j].surface
         j += 1
     return word
@@ -363,8 +363,8 @@ def _closes_compound(token: Token) -> bool:
 def _headable(token: Token, names: list[tuple[int, int]]) -> bool:
     """A noun a question can be about: not a pronoun, a name, a time adverb (最近, 今日) or a formal noun."""
     form = token.normalised or token.surface
-    return token.is_noun and token.pos[:1] != ("代名詞",) and not _NOT_HEAD.fullmatch(form) and \
-        not _NOT_HEAD.fullmatch(token.surface) and "副詞可能" not in token.pos and \
+    return token.is_noun and token.pos[:1] != (TAG.pronoun,) and not _NOT_HEAD.fullmatch(form) and \
+        not _NOT_HEAD.fullmatch(token.surface) and TAG.may_be_adverb not in token.pos and \
         not any(s <= token.start and token.end <= e for s, e in names)
 
 
@@ -385,13 +385,13 @@ def _head(tokens: tuple[Token, ...], text: str, names: list[tuple[int, int]],
         return None
     # the sentence before only when the one that asks has no content word of its own (「誰ですか？」)
     asks_alone = not any(t.is_content and sentence[0] <= t.start < sentence[1] and not _headable(t, names) and
-                         t.pos[:1] != ("名詞",) and not _COPULA_LEMMAS.fullmatch(t.lemma) for t in tokens)
+                         t.pos[:1] != (TAG.noun,) and not _COPULA_LEMMAS.fullmatch(t.lemma) for t in tokens)
     for a, b in ((sentence, (0, sentence[0])) if asks_alone else (sentence,)):
         best = topic = None
         for i, token in enumerate(tokens):
             if token.start < a or token.end > b or not _headable(token, names):
                 continue
-            if "助数詞可能" in token.pos and i > 0 and tokens[i - 1].pos[1:2] == ("数詞",):
+            if TAG.may_count in token.pos and i > 0 and tokens[i - 1].pos[1:2] == (TAG.numeral,):
                 continue
             best = i
             after = text[token.end:token.end + 2]
@@ -417,7 +417,7 @@ def _predicate_after(tokens: tuple[Token, ...], index: int, end: int) -> bool:
     for token in tokens[index + 1:]:
         if token.start >= end:
             break
-        if token.pos[:1] in (("動詞",), ("形容詞",)) and not _LIGHT_VERBS.fullmatch(token.lemma) \
+        if token.pos[:1] in ((TAG.verb,), (TAG.adjective,)) and not _LIGHT_VERBS.fullmatch(token.lemma) \
                 and not _LIGHT_VERBS.fullmatch(token.normalised):
             return True
     return False
@@ -434,10 +434,10 @@ def _phrase(tokens: tuple[Token, ...], first: int) -> int:
     i = first
     while i > 0:
         token = tokens[i - 1]
-        if token.pos[:1] == ("補助記号",) or token.pos[:1] == ("副詞",) or token.pos[:1] == ("接続詞",) \
-                or token.pos[:1] == ("感動詞",):
+        if token.pos[:1] == (TAG.supplementary_symbol,) or token.pos[:1] == (TAG.adverb,) or token.pos[:1] == (TAG.conjunction,) \
+                or token.pos[:1] == (TAG.interjection,):
             break
-        if token.pos[:1] == ("助詞",) and _PHRASE_END.fullmatch(token.surface):
+        if token.pos[:1] == (TAG.particle,) and _PHRASE_END.fullmatch(token.surface):
             break
         i -= 1
     return i
@@ -448,14 +448,14 @@ def _owned_by_thing(tokens: tuple[Token, ...], head: int | None, text: str, read
     if head is None:
         return False
     i = head - 1
-    if i >= 0 and tokens[i].pos[:1] == ("接頭辞",):
+    if i >= 0 and tokens[i].pos[:1] == (TAG.prefix,):
         i -= 1
     if i < 1 or not _OF.fullmatch(tokens[i].surface):
         return False
     owner = tokens[i - 1]
-    if owner.pos[:1] == ("代名詞",):
+    if owner.pos[:1] == (TAG.pronoun,):
         return bool(_THING_PRONOUNS.fullmatch(owner.surface))
-    if not owner.is_noun or "副詞可能" in owner.pos:
+    if not owner.is_noun or TAG.may_be_adverb in owner.pos:
         return False
     if any(s <= owner.start < e for s, e, _ in reader.named(text)):
         return False
@@ -471,7 +471,7 @@ def _thing_topic(tokens: tuple[Token, ...], text: str, names: list[tuple[int, in
             continue
         if i + 1 < len(tokens) and (tokens[i + 1].is_noun or _CALLING_SUFFIX.fullmatch(tokens[i + 1].surface)):
             continue          # inside a compound (its last noun decides), or a person (お姉さん)
-        if i > 0 and tokens[i - 1].pos[:1] == ("接頭辞",) and _HONORIFIC_PREFIX.fullmatch(tokens[i - 1].normalised):
+        if i > 0 and tokens[i - 1].pos[:1] == (TAG.prefix,) and _HONORIFIC_PREFIX.fullmatch(tokens[i - 1].normalised):
             continue          # お名前, ご出身: the honorific puts it on the one spoken to
         after = text[token.end:token.end + 2]
         if _TOPIC_AFTER.match(after):

@@ -39,7 +39,7 @@ from ..faces import NEUTRAL
 from ..interpret.asking import WH, is_question, offers_two_answers
 from ..interpret.belonging import kin_of_player
 from ..interpret.ja import analyse
-from ..interpret.ja.tokens import Token
+from ..interpret.ja.tokens import TAG, Token
 from ..interpret.lexicon import compiled, word_class
 from ..interpret.text import nfkc
 from ..scenario import GameState
@@ -108,22 +108,22 @@ def _token_at(tokens: list[Token], start: int) -> Token | None:
 def _after_verb(tokens: list[Token], start: int) -> bool:
     """Whether the て/で at `start` joins a verb (座って, 飲んで), not a case particle (これで)."""
     token = _token_at(tokens, start)
-    return token is not None and token.pos[:2] == ("助詞", "接続助詞")
+    return token is not None and token.pos[:2] == (TAG.particle, TAG.conjunctive_particle)
 
 
 def _bare_request(tokens: list[Token], start: int) -> bool:
     """The て at `start` ends a bare request (「一曲かけて」「ちょっと待って」): a plain verb right before it (not a
     passive, 〜ちゃって, an adjective's 〜くて), and before the verb only a thing, its を or an urging word."""
     at = next((i for i, t in enumerate(tokens) if t.start == start), None)
-    if at is None or at == 0 or tokens[at].pos[:2] != ("助詞", "接続助詞"):
+    if at is None or at == 0 or tokens[at].pos[:2] != (TAG.particle, TAG.conjunctive_particle):
         return False
     verb = tokens[at - 1]
-    if verb.pos[:1] != ("動詞",) or _HELPER_VERBS.fullmatch(verb.lemma):
+    if verb.pos[:1] != (TAG.verb,) or _HELPER_VERBS.fullmatch(verb.lemma):
         return False
     if at == 1:
         return True
     before = tokens[at - 2]
-    return before.pos[:1] in (("名詞",), ("代名詞",)) or bool(_OBJECT_OR_PAUSE.fullmatch(before.surface)) or \
+    return before.pos[:1] in ((TAG.noun,), (TAG.pronoun,)) or bool(_OBJECT_OR_PAUSE.fullmatch(before.surface)) or \
         bool(_URGING.fullmatch(before.surface))
 
 
@@ -142,13 +142,13 @@ def _doing_before(tokens: list[Token], found: re.Match[str]) -> bool:
     if not before:
         return False
     if found.group("no"):
-        return before[-1].pos[:1] in (("動詞",), ("助動詞",))
+        return before[-1].pos[:1] in ((TAG.verb,), (TAG.auxiliary,))
     noun = before[-1]
-    if noun.pos[:2] != ("名詞", "普通名詞"):
+    if noun.pos[:2] != (TAG.noun, TAG.common_noun):
         return False
     if _LEAVE_WORDS.fullmatch(found.group("ok").lower()):
         # (「撮影大丈夫？」 asks leave; 「仕事大丈夫？」「体調大丈夫？」 ask how one is)
-        return "サ変可能" in noun.pos and not _WELLBEING.fullmatch(noun.lemma)
+        return TAG.may_take_suru in noun.pos and not _WELLBEING.fullmatch(noun.lemma)
     return True
 
 
@@ -157,19 +157,19 @@ _CAUSATIVE = compiled("forms", "causative")
 
 def _lets(tokens: list[Token]) -> bool:
     """A causative せる/させる: the player asks to be let do it (撮らせて), not 見せて (to show)."""
-    return any(t.pos[:1] == ("助動詞",) and _CAUSATIVE.fullmatch(t.lemma) for t in tokens)
+    return any(t.pos[:1] == (TAG.auxiliary,) and _CAUSATIVE.fullmatch(t.lemma) for t in tokens)
 
 
 def _none_here(tokens: list[Token], start: int) -> bool:
     """The ない at `start` says there is none (灰皿ない？), not a verb negated (行かない？: an invitation)."""
     at = next((i for i, t in enumerate(tokens) if t.start == start), None)
-    if at is None or at == 0 or tokens[at].pos[:1] != ("形容詞",):
+    if at is None or at == 0 or tokens[at].pos[:1] != (TAG.adjective,):
         return False
     # (a thing, or a thing and は/も/って: not 〜じゃない, 〜くない, an opinion asked for agreement)
     before = tokens[at - 1]
-    return before.pos[:1] in (("名詞",), ("代名詞",)) or \
+    return before.pos[:1] in ((TAG.noun,), (TAG.pronoun,)) or \
         (bool(_TOPIC_PARTICLES.fullmatch(before.surface)) and at >= 2 and
-         tokens[at - 2].pos[:1] in (("名詞",), ("代名詞",)))
+         tokens[at - 2].pos[:1] in ((TAG.noun,), (TAG.pronoun,)))
 
 
 # Serving and helping verbs a guest offers to do (「運びますよ」「洗いましょうか」「注ぎます」).
@@ -179,7 +179,7 @@ _SERVICE_END = compiled("forms", "service_end")
 
 def _serves(tokens: list[Token], sentence: str) -> bool:
     """A serving or helping verb in a plain statement of what the player will do (「運びますよ」)."""
-    return bool(_SERVICE_END.search(sentence)) and any(t.pos[:1] == ("動詞",) and _SERVICE.fullmatch(t.lemma) for t in tokens)
+    return bool(_SERVICE_END.search(sentence)) and any(t.pos[:1] == (TAG.verb,) and _SERVICE.fullmatch(t.lemma) for t in tokens)
 
 
 _POLITE = compiled("forms", "polite_auxiliary")
@@ -187,7 +187,7 @@ _POLITE = compiled("forms", "polite_auxiliary")
 
 def _volitional(tokens: list[Token]) -> bool:
     """A verb in its volitional form, or ましょう after one (手伝おう, 撮りましょう): the speaker means to do it."""
-    return any(t.conjugation.startswith("意志推量形") and (t.pos[:1] == ("動詞",) or bool(_POLITE.fullmatch(t.lemma)))
+    return any(t.conjugation.startswith(TAG.volitional) and (t.pos[:1] == (TAG.verb,) or bool(_POLITE.fullmatch(t.lemma)))
                for t in tokens)
 
 
@@ -201,7 +201,7 @@ def _sentence_form(sentence: str) -> FormFound | None:
             not _TELL.search(sentence):
         return FormFound("request", found.group(0))
     if (found := _GIVE_ME.search(sentence)) is not None and \
-            (before := [t for t in tokens if t.end <= found.start("give")]) and before[-1].pos[:1] == ("名詞",):
+            (before := [t for t in tokens if t.end <= found.start("give")]) and before[-1].pos[:1] == (TAG.noun,):
         return FormFound("request", found.group(0))
     found = _MAY.search(sentence)
     if found is not None and _after_verb(tokens, found.start("te") if found.group("te") else found.start("te2")):

@@ -28,7 +28,7 @@ from functools import lru_cache
 from .. import lazyre
 from ..interpret.asking import WH, is_question
 from ..interpret.ja import analyse
-from ..interpret.ja.tokens import Token
+from ..interpret.ja.tokens import TAG, Token
 from ..interpret.lexicon import compiled, pattern, word_class
 from ..interpret.text import nfkc
 from ..scenario.loader import CompiledKnowledge
@@ -78,7 +78,7 @@ _LEAD_IN_CUT = compiled("picks", "lead_in_cut")
 _LAST_OPTION_TAIL = lazyre.compile(rf"(?:{pattern('picks', 'last_option_particle')})?"
                                    rf"(?:{pattern('picks', 'last_option_condition')})?[、,\s]*$")
 _LAST_OPTION_THERE_IS = compiled("picks", "last_option_there_is")
-_OPTION_POS = ("名詞", "形容詞", "形状詞")
+_OPTION_POS = (TAG.noun, TAG.adjective, TAG.adjectival_noun)
 
 
 @dataclass(frozen=True)
@@ -270,12 +270,12 @@ def _just_option(sentence: str, spans: Sequence[tuple[int, int]], asked: Asked) 
     for token in _tokens(sentence):
         if any(s <= token.start < e or s < token.end <= e for s, e in spans):
             continue
-        if not token.pos or token.pos[0] in ("助詞", "助動詞", "補助記号", "空白", "感動詞", "代名詞", "接頭辞",
-                                             "接尾辞", "連体詞", "記号", "接続詞"):
+        if not token.pos or token.pos[0] in (TAG.particle, TAG.auxiliary, TAG.supplementary_symbol, TAG.blank, TAG.interjection, TAG.pronoun, TAG.prefix,
+                                             TAG.suffix, TAG.adnominal, TAG.symbol, TAG.conjunction):
             continue
         forms = set(_forms(token))
         if forms & asked.frame or _any_word(_FORMAL, forms) or _any_word(_FILLER, forms) or \
-                token.pos[:2] == ("名詞", "数詞"):
+                token.pos[:2] == (TAG.noun, TAG.numeral):
             continue
         if any(forms & o.words for o in asked.options):
             continue
@@ -310,15 +310,15 @@ def _split(span: str, bare: bool = False) -> list[tuple[str, set[str]]]:
     cuts: list[tuple[int, int]] = []
     for i, token in enumerate(tokens):
         before = tokens[i - 1] if i > 0 else None
-        after = next((t for t in tokens[i + 1:] if t.pos and t.pos[0] not in ("補助記号", "空白")), None)
+        after = next((t for t in tokens[i + 1:] if t.pos and t.pos[0] not in (TAG.supplementary_symbol, TAG.blank)), None)
         if before is None or after is None:
             continue
-        joins_nouns = (before.pos[0] in ("名詞", "接尾辞") or bool(_LINKING_NO.fullmatch(before.surface))) and \
-            after.pos[0] in ("名詞", "形容詞", "形状詞", "接頭辞", "連体詞", "代名詞", "動詞")
-        if _LIST_AND.fullmatch(token.surface) and token.pos[:2] == ("助詞", "格助詞") and joins_nouns and \
+        joins_nouns = (before.pos[0] in (TAG.noun, TAG.suffix) or bool(_LINKING_NO.fullmatch(before.surface))) and \
+            after.pos[0] in (TAG.noun, TAG.adjective, TAG.adjectival_noun, TAG.prefix, TAG.adnominal, TAG.pronoun, TAG.verb)
+        if _LIST_AND.fullmatch(token.surface) and token.pos[:2] == (TAG.particle, TAG.case_particle) and joins_nouns and \
                 not _NOT_A_LIST_AFTER_TO.fullmatch(after.lemma):
             cuts.append((token.start, token.end))
-        elif _LIST_OR.fullmatch(token.surface) and token.pos[:2] == ("助詞", "副助詞") and joins_nouns:
+        elif _LIST_OR.fullmatch(token.surface) and token.pos[:2] == (TAG.particle, TAG.adverbial_particle) and joins_nouns:
             cuts.append((token.start, token.end))
     pieces: list[str] = []
     start = 0
@@ -331,7 +331,7 @@ def _split(span: str, bare: bool = False) -> list[tuple[str, set[str]]]:
         # 「ナポリタン、おでん、カレー、どれにする？」: a bare list before the word that asks
         listed = [p for p in _BARE_LIST_SEPARATOR.split(_BARE_LIST_END.sub("", span)) if p.strip()]
         if bare and len(listed) >= 2 and all(len(p.strip()) <= 12 and all(
-                t.pos and t.pos[0] in ("名詞", "接頭辞", "接尾辞", "補助記号", "空白") for t in _tokens(p.strip()))
+                t.pos and t.pos[0] in (TAG.noun, TAG.prefix, TAG.suffix, TAG.supplementary_symbol, TAG.blank) for t in _tokens(p.strip()))
                 for p in listed):
             pieces = listed
         else:
@@ -340,7 +340,7 @@ def _split(span: str, bare: bool = False) -> list[tuple[str, set[str]]]:
     pieces[0] = _LEAD_IN_CUT.split(pieces[0])[-1]
     # (nor is what it is about one's own word: the 包み紙 of 「包み紙は生成りと紺があるけど」 is both options')
     markers = word_class("topic_markers").entries
-    topic_end = max((t.end for t in _tokens(pieces[0]) if t.pos[:1] == ("助詞",) and t.surface in markers), default=0)
+    topic_end = max((t.end for t in _tokens(pieces[0]) if t.pos[:1] == (TAG.particle,) and t.surface in markers), default=0)
     if 0 < topic_end < len(pieces[0].rstrip()):
         pieces[0] = pieces[0][topic_end:]
     pieces[-1] = _LAST_OPTION_TAIL.sub("", pieces[-1])
@@ -432,7 +432,7 @@ def _option_word(token: Token) -> bool:
     """A noun or adjective that can tell one option from another (not ほう, やつ, いい, a number)."""
     if not token.pos or token.pos[0] not in _OPTION_POS:
         return False
-    if token.pos[:2] == ("名詞", "数詞") or (len(token.pos) > 1 and token.pos[1] in ("非自立可能", "助動詞語幹")):
+    if token.pos[:2] == (TAG.noun, TAG.numeral) or (len(token.pos) > 1 and token.pos[1] in (TAG.may_be_dependent, TAG.auxiliary_stem)):
         return False
     forms = set(_forms(token))
     return not (_any_word(_FORMAL, forms) or _any_word(_JUDGING, forms))

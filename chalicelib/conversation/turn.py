@@ -40,7 +40,7 @@ from ..interpret.cues import invited_place, said_in_passing, unstretched
 from ..interpret.dialect import standard
 from ..interpret.interpreter import TurnResult
 from ..interpret.ja import analyse
-from ..interpret.ja.tokens import AUXILIARY
+from ..interpret.ja.tokens import AUXILIARY, TAG
 from ..interpret.lexicon import compiled, word_class
 from ..interpret.money import change_asked, money, without_put_off
 from ..interpret.negated import declined_after
@@ -164,7 +164,7 @@ def _cut_from_kana(text: str, word: str) -> bool:
             for i, token in enumerate(tokens):
                 if token.surface == word and ((i > 0 and (tokens[i - 1].is_prefix or tokens[i - 1].kind == AUXILIARY) and
                                                tokens[i - 1].end == token.start) or
-                                              (i + 1 < len(tokens) and tokens[i + 1].pos[:1] == ("接尾辞",))):
+                                              (i + 1 < len(tokens) and tokens[i + 1].pos[:1] == (TAG.suffix,))):
                     return True
     return False
 # Dialogue acts a reply to a question can have (the rest do something else: greet, thank, order, insult).
@@ -1187,13 +1187,13 @@ class Conversation(Recalling, Serving):
             rest = [t for t in tokens[i + 1:i + 3]]
             if not rest:
                 return False
-            verb = next((t for t in rest if t.pos[:1] == ("動詞",)), None)
+            verb = next((t for t in rest if t.pos[:1] == (TAG.verb,)), None)
             if verb is None or verb.lemma not in ("する", "為る", "出来る", "できる"):
                 return False
             between = [t.surface for t in rest[:rest.index(verb)]]
             if between == ["に"]:
                 return True
-            return "サ変可能" in token.pos and not between and i > 0 and tokens[i - 1].surface == "を"
+            return TAG.may_take_suru in token.pos and not between and i > 0 and tokens[i - 1].surface == "を"
         return False
 
     def _form(self, text: str, focus: Focus, speaker: str, word: str | None, act: str, state: GameState, turn: int,

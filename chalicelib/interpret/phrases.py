@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
+from ..ja.tokens import TAG
 from .ja import analyse
 from .ja.tokens import Token
 from .lexicon import word_class
@@ -20,13 +21,13 @@ from .text import nfkc
 
 # After the phrase's verb, only these may follow for it to be said, not talked about.
 _FINAL_AUXILIARIES = {"ます"}
-_NOT_SAID = ("仮定形", "命令形", "未然形")
+_NOT_SAID = (TAG.conditional, TAG.imperative, TAG.irrealis)
 
 
 def _content(tokens: Sequence[Token]) -> list[int]:
     """Positions of the words that carry the phrase (particles and symbols may be left out or put in:
     外の空気を吸う ~ 外の空気吸う)."""
-    return [i for i, t in enumerate(tokens) if t.pos[:1] not in (("助詞",), ("補助記号",))]
+    return [i for i, t in enumerate(tokens) if t.pos[:1] not in ((TAG.particle,), (TAG.supplementary_symbol,))]
 
 
 class SaidPhrases:
@@ -63,11 +64,11 @@ class SaidPhrases:
         or ちゃう on its own), then 〜ます, final particles, punctuation."""
         at = verb
         while True:
-            if at + 2 < len(tokens) and tokens[at + 1].pos[:2] == ("助詞", "接続助詞") and \
+            if at + 2 < len(tokens) and tokens[at + 1].pos[:2] == (TAG.particle, TAG.conjunctive_particle) and \
                     tokens[at + 2].lemma in self._carrying:
                 at += 2
             elif at + 1 < len(tokens) and tokens[at + 1].lemma in self._carrying and \
-                    tokens[at + 1].pos[:1] in (("動詞",), ("助動詞",)):
+                    tokens[at + 1].pos[:1] in ((TAG.verb,), (TAG.auxiliary,)):
                 at += 1
             else:
                 break
@@ -78,6 +79,6 @@ class SaidPhrases:
 
 def _final(token: Token) -> bool:
     top = token.pos[:1]
-    if top == ("補助記号",) or token.pos[:2] == ("助詞", "終助詞"):
+    if top == (TAG.supplementary_symbol,) or token.pos[:2] == (TAG.particle, TAG.final_particle):
         return True
-    return top == ("助動詞",) and token.lemma in _FINAL_AUXILIARIES
+    return top == (TAG.auxiliary,) and token.lemma in _FINAL_AUXILIARIES

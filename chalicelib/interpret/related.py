@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .. import lazyre
+from ..ja.tokens import TAG
 from ..scenario.inputs import PlayerInput
 from .ja import analyse, word_meaning
 from .ja.meaning import MeaningIndex
@@ -60,7 +61,7 @@ def _phrase_heads(words: Iterable[str]) -> list[str]:
     says too little (の先 of この先)."""
     counts: dict[str, int] = {}
     for word in words:
-        tokens = [t for t in analyse(nfkc(word)).tokens if t.pos[:1] != ("補助記号",)]
+        tokens = [t for t in analyse(nfkc(word)).tokens if t.pos[:1] != (TAG.supplementary_symbol,)]
         if len(tokens) >= 2 and tokens[-1].is_content:
             counts[tokens[-1].normalised] = counts.get(tokens[-1].normalised, 0) + 1
     return [w for w, n in counts.items() if n >= 2]
@@ -150,12 +151,12 @@ class IntentMeaning:
         i = 0
         while i < len(tokens):
             j = i
-            while j < len(tokens) and tokens[j].is_noun and tokens[j].pos[1:2] != ("固有名詞",):
+            while j < len(tokens) and tokens[j].is_noun and tokens[j].pos[1:2] != (TAG.proper_noun,):
                 j += 1
             if j - i >= 2:
                 run = tokens[i:j]
                 surface = "".join(t.surface for t in run)
-                out.append(Token(surface, surface, surface, "", ("名詞",), "", run[0].start, run[-1].end))
+                out.append(Token(surface, surface, surface, "", (TAG.noun,), "", run[0].start, run[-1].end))
             i = max(j, i + 1) if j > i else i + 1
         out.extend(t for i, t in enumerate(tokens) if t.is_content and not is_counted_quantity(tokens, i))
         return out
@@ -195,7 +196,7 @@ class IntentMeaning:
             second = ranked[1][1].cosine if len(ranked) > 1 else 0.0
             # a verb, an adjective or a one-character word has many senses: it needs to be clearly near
             short = len(token.surface) == 1
-            threshold = self.threshold if token.pos[:1] not in (("動詞",), ("形容詞",)) and not short else \
+            threshold = self.threshold if token.pos[:1] not in ((TAG.verb,), (TAG.adjective,)) and not short else \
                 max(self.threshold, PREDICATE_THRESHOLD)
             if top.cosine < threshold or top.cosine - second < self.margin:
                 continue

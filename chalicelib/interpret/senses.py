@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from .. import lazyre
+from ..ja.tokens import TAG
 from .ja import analyse, word_meaning
 from .ja.tokens import Token
 from .text import TextForms, nfkc, to_hiragana
@@ -40,10 +41,10 @@ def verb_argument(text: str, start: int) -> Token | None:
     right before it: 「トイレ借りて」→ トイレ, 「お金を借りた」→ お金; None when there is none."""
     tokens = analyse(text).tokens
     index = token_at(tokens, start)
-    if index is None or tokens[index].pos[:1] != ("動詞",) or index == 0:
+    if index is None or tokens[index].pos[:1] != (TAG.verb,) or index == 0:
         return None
     j = index - 1
-    if tokens[j].pos[:1] == ("助詞",):
+    if tokens[j].pos[:1] == (TAG.particle,):
         if tokens[j].surface not in _ARGUMENT_PARTICLES:
             return None
         j -= 1
@@ -51,12 +52,12 @@ def verb_argument(text: str, start: int) -> Token | None:
         return None
     # a noun with a suffix (充電 + 器) is one thing: the compound, read from its first noun
     end = j
-    while j >= 0 and tokens[j].pos[:2] == ("接尾辞", "名詞的"):
+    while j >= 0 and tokens[j].pos[:2] == (TAG.suffix, TAG.noun_like):
         j -= 1
     if j < 0:
         return None
     noun = tokens[j]
-    if not noun.is_noun or noun.pos[1:2] in (("数詞",), ("固有名詞",)) or noun.pos[:1] == ("代名詞",):
+    if not noun.is_noun or noun.pos[1:2] in ((TAG.numeral,), (TAG.proper_noun,)) or noun.pos[:1] == (TAG.pronoun,):
         return None
     if end > j:
         surface = "".join(t.surface for t in tokens[j:end + 1])
@@ -92,10 +93,10 @@ def verb_for_something_else(text: str, start: int, words: Iterable[str], own_tex
 def is_counted_quantity(tokens: tuple[Token, ...], index: int) -> bool:
     """A counter noun right after a numeral (二階, 三杯, 十年): a quantity, not a topic word."""
     token = tokens[index]
-    if index == 0 or "助数詞可能" not in token.pos:
+    if index == 0 or TAG.may_count not in token.pos:
         return False
     before = tokens[index - 1]
-    return before.pos[1:2] == ("数詞",) and before.end == token.start
+    return before.pos[1:2] == (TAG.numeral,) and before.end == token.start
 
 
 def compound_head(text: str, start: int, end: int) -> str | None:
@@ -107,9 +108,9 @@ def compound_head(text: str, start: int, end: int) -> str | None:
     if last is None or last + 1 >= len(tokens) or not tokens[last].is_noun:
         return None
     following = tokens[last + 1]
-    if following.start == end and following.pos[:2] == ("名詞", "普通名詞") and \
-            "助数詞可能" not in following.pos and "副詞可能" not in following.pos and \
-            tokens[last].pos[1:2] != ("数詞",):
+    if following.start == end and following.pos[:2] == (TAG.noun, TAG.common_noun) and \
+            TAG.may_count not in following.pos and TAG.may_be_adverb not in following.pos and \
+            tokens[last].pos[1:2] != (TAG.numeral,):
         return following.surface
     return None
 
@@ -129,7 +130,7 @@ def in_another_word(forms: TextForms, start: int, end: int, own_text: str) -> bo
         return False
     token = analysis.tokens[index]
     if token.start < start or token.end > end:
-        if token.start == start and token.pos[:1] == ("動詞",) and _TOPIC_TTE.match(forms.nfkc, end):
+        if token.start == start and token.pos[:1] == (TAG.verb,) and _TOPIC_TTE.match(forms.nfkc, end):
             return False              # 「曲ってある？」: the noun with the topic marker って, not 曲る
         inner = forms.folded[token.start:token.end]
         if inner in own_text:
@@ -144,11 +145,11 @@ def in_another_word(forms: TextForms, start: int, end: int, own_text: str) -> bo
     if last is None or last + 1 >= len(analysis.tokens):
         return False
     following = analysis.tokens[last + 1]
-    if not following.is_noun or following.pos[1:2] in (("固有名詞",), ("助動詞語幹",)) or following.start != end:
+    if not following.is_noun or following.pos[1:2] in ((TAG.proper_noun,), (TAG.auxiliary_stem,)) or following.start != end:
         return False
-    if "形状詞可能" in following.pos:
+    if TAG.may_describe in following.pos:
         return False          # 写真嫌い, 写真苦手: a liking said of the thing, which stays the topic
-    if end - start < 2 or any(t.pos and t.pos[0] == "接尾辞" for t in (following,)):
+    if end - start < 2 or any(t.pos and t.pos[0] == TAG.suffix for t in (following,)):
         return False
     compound = forms.folded[start:following.end]
     return compound not in own_text
@@ -176,7 +177,7 @@ def _other_word(token: Token, start: int, end: int, forms: TextForms) -> bool:
     part of a verb or adjective read otherwise (曲 in 曲がる, not 赤 in 赤い)."""
     if token.is_noun:
         return token.end > end
-    if token.pos[:1] in (("動詞",), ("形容詞",)) and token.start == start:
+    if token.pos[:1] in ((TAG.verb,), (TAG.adjective,)) and token.start == start:
         if _TOPIC_TTE.match(forms.nfkc, end):
             return False              # 「曲ってある？」: the noun with the topic marker って, not 曲る
         alone = analyse(forms.nfkc[start:end]).tokens

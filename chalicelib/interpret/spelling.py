@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from .. import kept, lazyre
+from ..ja.tokens import TAG
 from .ja import analyse
 from .ja.tokens import AUXILIARY, CONJUNCTION
 from .lexicon import kana_counters, listed, pattern, word_class
@@ -163,10 +164,10 @@ class Respeller:
         spans: list[tuple[int, int, str]] = []
         taken = [False] * len(text)
         # (a span of words only: the ほう|が of 「カウンターのほうが」 is no 邦画)
-        function = [i for t in tokens if t.pos[:1] in (("助詞",), ("助動詞",), ("補助記号",))
+        function = [i for t in tokens if t.pos[:1] in ((TAG.particle,), (TAG.auxiliary,), (TAG.supplementary_symbol,))
                     for i in range(t.start, t.end)]
         # (nor a word the analyser reads as a verb or an adjective: the しろ of 「早くしろよ」 is no 白)
-        inflected = {(t.start, t.end) for t in tokens if t.pos[:1] in (("動詞",), ("形容詞",))}
+        inflected = {(t.start, t.end) for t in tokens if t.pos[:1] in ((TAG.verb,), (TAG.adjective,))}
         # (nor a noun the analyser reads as adverbial in kana: the あと of 「あと3本」 is no 跡, the いま no 居間)
         inflected |= {(t.start, t.end) for t in tokens if t.is_adverbial}
         functional = _kept(text)                            # set phrases stay as written (おやすみなさい)
@@ -260,15 +261,15 @@ class Respeller:
             # that cannot stand there (きっさ as 喫す, しけん as 時化る), never a word it reads as meant (いつ,
             # おかわり, あおい of あおい空, かえる as said) nor a short one (しろ of 早くしろ is no 白)
             word = inside[0]
-            if word.pos[:1] not in (("動詞",), ("形容詞",)) or end - at <= 2 or word.surface == word.lemma:
+            if word.pos[:1] not in ((TAG.verb,), (TAG.adjective,)) or end - at <= 2 or word.surface == word.lemma:
                 return False
-        elif inside and _functional(inside[-1]) and any(not _functional(t) and t.pos[:1] != ("接頭辞",)
+        elif inside and _functional(inside[-1]) and any(not _functional(t) and t.pos[:1] != (TAG.prefix,)
                                                          for t in inside):
             return False         # a word and its particle (ほう|が of 「カウンターのほうがいい」 is no 邦画)
         if at > 0 and _HIRAGANA.match(text[at - 1]):
             before = analyse(text[:at]).tokens
             last = before[-1] if before else None
-            if last is None or not (_functional(last) or len(last.surface) >= 2) or last.pos[:1] == ("接頭辞",):
+            if last is None or not (_functional(last) or len(last.surface) >= 2) or last.pos[:1] == (TAG.prefix,):
                 return False
         if end < len(text) and _HIRAGANA.match(text[end]):
             after = analyse(text[end:]).tokens
@@ -300,7 +301,7 @@ def _loanwords(text: str, tokens, taken: list[bool], kept: list[bool], spans: li
                     continue             # a verb and its particles as said (いるか, だから): no イルカ, no ダカラ
                 katakana = to_katakana(text[at:end])
                 read = analyse(katakana).tokens
-                if len(read) == 1 and read[0].pos[:2] == ("名詞", "普通名詞") and not read[0].oov and \
+                if len(read) == 1 and read[0].pos[:2] == (TAG.noun, TAG.common_noun) and not read[0].oov and \
                         _KATAKANA_WORD.fullmatch(read[0].normalised):
                     spans.append((at, end, katakana))
                     taken[at:end] = [True] * (end - at)
@@ -344,7 +345,7 @@ def _by_reading(words: Iterable[str]) -> dict[str, str]:
 
 
 def _functional(token) -> bool:
-    return token.pos[:1] in (("助詞",), ("助動詞",), ("接尾辞",))
+    return token.pos[:1] in ((TAG.particle,), (TAG.auxiliary,), (TAG.suffix,))
 
 
 @lru_cache(maxsize=1)
@@ -421,4 +422,4 @@ def authored_nouns(scenario) -> list[str]:
 @kept.table("spelling.kanji_nouns", encode=list, decode=tuple)
 def _kanji_nouns(text: str) -> tuple[str, ...]:
     return tuple(t.surface for t in analyse(text).tokens
-                 if t.pos[:1] == ("名詞",) and len(t.surface) >= 2 and _KANJI.search(t.surface))
+                 if t.pos[:1] == (TAG.noun,) and len(t.surface) >= 2 and _KANJI.search(t.surface))

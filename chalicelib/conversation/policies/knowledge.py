@@ -9,6 +9,7 @@ from dataclasses import replace
 from ... import lazyre
 from ...answers import Answer
 from ...interpret.ja import analyse
+from ...interpret.ja.tokens import TAG
 from ...interpret.lexicon import compiled
 from ...interpret.text import TextForms, nfkc
 from ...turn_record import AnswerSource
@@ -152,7 +153,7 @@ def _predicate(text: str, hit) -> bool:
     tokens = analyse(text).tokens
     at = next((t for t in tokens if t.start <= hit.start < t.end), None)
     # (a phrase the author listed, 「いいって言って」, is what the entry is about, whatever word it starts with)
-    return at is not None and hit.end <= at.end and at.pos[:1] in (("動詞",), ("形容詞",))
+    return at is not None and hit.end <= at.end and at.pos[:1] in ((TAG.verb,), (TAG.adjective,))
 
 
 def _told_in_passing(text: str, hit) -> bool:

@@ -32,6 +32,7 @@ from ...scenario.inputs import NONE
 from ..confidence import is_unsure
 from ..cues import Place, SceneNames, clause_spans, explicit_moves, farewell
 from ..ja import analyse
+from ..ja.tokens import TAG
 from ..options import NONE_ANSWER, ErrorKind, Interpretation, InterpretChoices, InterpretContext, Option
 from ..owners import place_owned_words, said_of_person
 from ..related import IntentMeaning
@@ -401,16 +402,16 @@ def _modifying_clauses(text: str, found: dict[str, list[WordHit]]) -> dict[str, 
     out: dict[str, list[tuple[int, int]]] = {}
     clause_start = 0
     for i, token in enumerate(tokens[:-1]):
-        if token.pos[:1] == ("補助記号",) or token.pos[:2] == ("助詞", "接続助詞"):
+        if token.pos[:1] == (TAG.supplementary_symbol,) or token.pos[:2] == (TAG.particle, TAG.conjunctive_particle):
             clause_start = token.end
             continue
-        if token.pos[:1] not in (("動詞",), ("形容詞",)) or not token.conjugation.startswith("連体形"):
+        if token.pos[:1] not in ((TAG.verb,), (TAG.adjective,)) or not token.conjugation.startswith(TAG.attributive):
             continue
         head = tokens[i + 1]
         if not head.is_noun or head.start != token.end:
             continue
         span = (clause_start, token.end)
-        clause_end = next((t.start for t in tokens[i + 1:] if t.pos[:1] == ("補助記号",)), len(text))
+        clause_end = next((t.start for t in tokens[i + 1:] if t.pos[:1] == (TAG.supplementary_symbol,)), len(text))
         inside = {k for k, hits in found.items() if any(span[0] <= h.start and h.end <= span[1] for h in hits)}
         after = {k for k, hits in found.items() if any(head.start <= h.start < clause_end for h in hits)}
         for k in inside:

@@ -11,11 +11,11 @@ import threading
 from functools import lru_cache
 
 from ...turn_record import AnalyserRecord
-from .tokens import VERB, Analysis, Token
+from .tokens import TAG, VERB, Analysis, Token
 
 # The continuative form (a verb's stem: すすめ of すすめる) and the part of speech of a noun made of it.
-_STEM = "連用形"
-_COMMON_NOUN = ("名詞", "普通名詞", "一般")
+_STEM = TAG.continuative
+_COMMON_NOUN = (TAG.noun, TAG.common_noun, TAG.general)
 
 _LOCK = threading.Lock()
 _TOKENIZER = None

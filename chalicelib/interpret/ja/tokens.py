@@ -1,22 +1,83 @@
 """Typed tokens: what every analyser gives the rest of interpretation."""
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Protocol
 
-# The analyser's top-level parts of speech that are named in code (UniDic / Sudachi tags).
-VERB, ADJECTIVE, AUXILIARY, PARTICLE, PREFIX, CONJUNCTION = "動詞", "形容詞", "助動詞", "助詞", "接頭辞", "接続詞"
+
+@dataclass(frozen=True)
+class Tags:
+    """The analyser's tags that code names (UniDic parts of speech and conjugation forms, as Sudachi gives
+    them), read from tags.json so that no tag is written in Python: `TAG.noun`, `TAG.case_particle`."""
+    noun: str
+    verb: str
+    adjective: str
+    adjectival_noun: str
+    auxiliary: str
+    particle: str
+    prefix: str
+    suffix: str
+    conjunction: str
+    pronoun: str
+    adnominal: str
+    interjection: str
+    adverb: str
+    symbol: str
+    supplementary_symbol: str
+    blank: str
+    common_noun: str
+    proper_noun: str
+    general: str
+    person_name: str
+    place_name: str
+    numeral: str
+    may_count: str
+    may_describe: str
+    may_be_adverb: str
+    may_take_suru: str
+    may_be_dependent: str
+    auxiliary_stem: str
+    conjunctive_particle: str
+    case_particle: str
+    adverbial_particle: str
+    final_particle: str
+    binding_particle: str
+    noun_like: str
+    attributive: str
+    final: str
+    continuative: str
+    volitional: str
+    imperative: str
+    conditional: str
+    irrealis: str
+
+
+@dataclass(frozen=True)
+class Words:
+    """The few words code compares a token's lemma with (tags.json `words`): the auxiliary of the past."""
+    past: str
+
+
+_TAGS = json.loads((Path(__file__).resolve().parent / "tags.json").read_text(encoding="utf-8"))
+TAG = Tags(**_TAGS["tags"])
+WORD = Words(**_TAGS["words"])
+
+# The analyser's top-level parts of speech that are named in code.
+VERB, ADJECTIVE, AUXILIARY, PARTICLE, PREFIX, CONJUNCTION = \
+    TAG.verb, TAG.adjective, TAG.auxiliary, TAG.particle, TAG.prefix, TAG.conjunction
 # Second-level parts of speech named in code: a number, and a noun that can count after one (ヶ月, 本).
-NUMERAL, MAY_COUNT, MAY_DESCRIBE = "数詞", "助数詞可能", "形状詞可能"
+NUMERAL, MAY_COUNT, MAY_DESCRIBE = TAG.numeral, TAG.may_count, TAG.may_describe
 # A common noun (not a name): its top and second levels.
-COMMON_NOUN = ("名詞", "普通名詞")
+COMMON_NOUN = (TAG.noun, TAG.common_noun)
 # Conjugation forms named in code: a verb that may end a clause or describe the noun after it (頼む人).
-ATTRIBUTIVE_OR_FINAL = ("連体形", "終止形")
-# Parts of speech (UniDic / Sudachi top level) that carry a topic.
-CONTENT_POS = ("名詞", "動詞", "形容詞", "形状詞")
+ATTRIBUTIVE_OR_FINAL = (TAG.attributive, TAG.final)
+# Parts of speech (top level) that carry a topic.
+CONTENT_POS = (TAG.noun, TAG.verb, TAG.adjective, TAG.adjectival_noun)
 # Second-level parts of speech that do not, even under a content part of speech.
-_NOT_CONTENT_SUB = ("数詞", "非自立可能", "固有名詞?", "助動詞語幹")
+_NOT_CONTENT_SUB = (TAG.numeral, TAG.may_be_dependent, TAG.auxiliary_stem)
 
 
 @dataclass(frozen=True)
@@ -39,16 +100,16 @@ class Token:
         if not self.pos or self.pos[0] not in CONTENT_POS:
             return False
         sub = self.pos[1] if len(self.pos) > 1 else ""
-        return sub not in ("数詞", "非自立可能", "助動詞語幹")
+        return sub not in _NOT_CONTENT_SUB
 
     @property
     def is_adverbial(self) -> bool:
         """A noun the analyser marks as usable as an adverb (あと, いま, 今日)."""
-        return "副詞可能" in self.pos
+        return TAG.may_be_adverb in self.pos
 
     @property
     def is_noun(self) -> bool:
-        return bool(self.pos) and self.pos[0] == "名詞" and (len(self.pos) < 2 or self.pos[1] != "数詞")
+        return bool(self.pos) and self.pos[0] == TAG.noun and (len(self.pos) < 2 or self.pos[1] != TAG.numeral)
 
     @property
     def is_numeral(self) -> bool:
@@ -72,17 +133,17 @@ class Token:
     @property
     def is_conjunctive(self) -> bool:
         """A particle that joins clauses (て, ば, から of a reason)."""
-        return self.pos[:2] == (PARTICLE, "接続助詞")
+        return self.pos[:2] == (PARTICLE, TAG.conjunctive_particle)
 
     @property
     def is_case_particle(self) -> bool:
         """A case particle (を, に, と of 弟と)."""
-        return self.pos[:2] == ("助詞", "格助詞")
+        return self.pos[:2] == (PARTICLE, TAG.case_particle)
 
     @property
     def is_mark(self) -> bool:
         """Punctuation, a symbol or a space: nothing said."""
-        return self.pos[:1] in (("補助記号",), ("空白",))
+        return self.pos[:1] in ((TAG.supplementary_symbol,), (TAG.blank,))
 
     @property
     def kind(self) -> str:
@@ -119,7 +180,7 @@ class Token:
     @property
     def is_past(self) -> bool:
         """The auxiliary of the past (た, だ after a voiced stem)."""
-        return self.pos[:1] == ("助動詞",) and self.lemma == "た"
+        return self.pos[:1] == (AUXILIARY,) and self.lemma == WORD.past
 
 
 @dataclass(frozen=True)
