@@ -11,31 +11,42 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from .. import lazyre
 from .ja import analyse
 from .ja.tokens import Token
-from .lexicon import compiled
+from .lexicon import compiled, mapping
 
-_NEGATION = ("ない", "ず", "ぬ")
-# What may stand between the verb and its negation: 変わりません, 変わってない, 変えたくない.
-_BETWEEN = {("助動詞", "ます"), ("助動詞", "たい"), ("助動詞", "てる"), ("助詞", "て"), ("動詞", "いる"), ("動詞", "居る"),
-            ("形容詞", "ほしい"), ("形容詞", "欲しい")}
+_NEGATION = compiled("reading", "negation")
+_NEGATION_ADJECTIVE = compiled("reading", "negation_adjective")
+# What may stand between the verb and its negation: 変わりません, 変わってない, 変えたくない — each word's group in
+# the pattern, and the part of speech the analyser gives that group's words.
+_BETWEEN = compiled("reading", "between_verb_and_negation")
+_BETWEEN_POS = {"auxiliary": "助動詞", "particle": "助詞", "verb": "動詞", "adjective": "形容詞"}
 _MAX_BETWEEN = 3
+# A listed word that ends where a verb's negation is cut off (変えな, 変えず), and the cut ending read whole (な → ない).
+_NEGATION_CUT = compiled("reading", "negation_cut")
+_NEGATION_COMPLETED = mapping("reading", "negation_completed")
 
 
 def _is_negation(token: Token) -> bool:
     if token.pos[:1] == ("助動詞",):
-        return token.lemma in _NEGATION
-    return token.pos[:1] == ("形容詞",) and token.lemma == "ない"      # 変えたくない, 変えてほしくない
+        return _NEGATION.fullmatch(token.lemma) is not None
+    # 変えたくない, 変えてほしくない
+    return token.pos[:1] == ("形容詞",) and _NEGATION_ADJECTIVE.fullmatch(token.lemma) is not None
+
+
+def _between(token: Token) -> bool:
+    """Whether the token may stand between a verb and its negation (its part of speech and its lemma)."""
+    found = _BETWEEN.fullmatch(token.lemma)
+    return found is not None and _BETWEEN_POS[found.lastgroup or ""] == (token.pos[0] if token.pos else "")
 
 
 @lru_cache(maxsize=512)
 def negated_verb(word: str) -> str | None:
     """The normalised form of the verb a listed word negates (変えな → 変える,
     変えず → 変える), or None when the word is not a verb's negation."""
-    if len(word) < 2 or word[-1] not in "なず":
+    if len(word) < 2 or not _NEGATION_CUT.search(word):
         return None
-    text = word + "い" if word.endswith("な") else word
+    text = word[:-1] + _NEGATION_COMPLETED[word[-1]] if word[-1] in _NEGATION_COMPLETED else word
     tokens = [t for t in analyse(text).tokens]
     if len(tokens) != 2:
         return None
@@ -43,6 +54,15 @@ def negated_verb(word: str) -> str | None:
     if verb.pos[:1] != ("動詞",) or not verb.conjugation.startswith("未然形") or not _is_negation(negation):
         return None
     return verb.normalised
+
+
+# The words after a negation that make it "must" (lemmas): 変えなくちゃ / 変えなきゃ, 変えないと, 変えなくては;
+# and the verbs after 〜ないと that make it a thought or a report instead (変えないと思う).
+_OBLIGATION_CONTRACTED = compiled("reading", "obligation_contracted")
+_OBLIGATION_TO = compiled("reading", "obligation_to")
+_THOUGHT_OR_SAID = compiled("reading", "thought_or_said")
+_OBLIGATION_TE = compiled("reading", "obligation_te")
+_OBLIGATION_WA = compiled("reading", "obligation_wa")
 
 
 def _obligation(tokens: tuple[Token, ...], after: int) -> bool:
@@ -54,11 +74,12 @@ def _obligation(tokens: tuple[Token, ...], after: int) -> bool:
     if not rest:
         return False
     first = rest[0]
-    if first.lemma in ("ちゃ", "きゃ", "ちゃう"):
+    if _OBLIGATION_CONTRACTED.fullmatch(first.lemma):
         return True
-    if first.lemma == "と":            # 変えないと (…いけない), not 変えないと思う
-        return len(rest) < 2 or rest[1].normalised not in ("思う", "言う")
-    return first.lemma == "て" and len(rest) > 1 and rest[1].lemma == "は"
+    if _OBLIGATION_TO.fullmatch(first.lemma):            # 変えないと (…いけない), not 変えないと思う
+        return len(rest) < 2 or _THOUGHT_OR_SAID.fullmatch(rest[1].normalised) is None
+    return _OBLIGATION_TE.fullmatch(first.lemma) is not None and len(rest) > 1 and \
+        _OBLIGATION_WA.fullmatch(rest[1].lemma) is not None
 
 
 def negation_spans(text: str, verb: str) -> list[tuple[int, int]]:
@@ -74,18 +95,19 @@ def negation_spans(text: str, verb: str) -> list[tuple[int, int]]:
                 if not _obligation(tokens, j + 1):
                     out.append((token.start, following.end))
                 break
-            if (following.pos[0] if following.pos else "", following.lemma) not in _BETWEEN:
+            if not _between(following):
                 break
     return out
 
 
 # What was said is denied after the words that report it: 「混ぜてもいいなんて言ってないよ」「認めてくれなかった」
 # 「許してもらえなかった」 — the entry those words name (ママ gave in) is the opposite of what is told.
-_DENIED = lazyre.compile(r"^[^。！？!?]{0,12}?(?:なんて|とは|なんか|って)?(?:一言も|全然|まだ|別に)?"
-                     r"(?:言って|言われて|聞いて|言っ)(?:は|も)?(?:い)?(?:ない|なかった|ません|ねえ|ねー)"
-                     r"(?!っけ|[？?]|かな|の[？?]|か)")
+_DENIED = compiled("reading", "denied_report")
 # ... or the verb the words end on is itself negated (認めてない, 許してくれなかった) — not a noun with ない (お金ない)
-_VERB_DENIED = lazyre.compile(r"^(?:て|で)?(?:は|も)?(?:くれ|もらえ|くれて|もらって)?(?:い)?(?:ない|なかった|ません|ず)(?![？?]|かな|の[？?]|か)")
+_VERB_DENIED = compiled("reading", "verb_denied")
+# the words end on a verb's te-form (認めて, 頼んで, 言っ), or the rest starts with one or with what is asked of another
+_TE_FORM_END = compiled("reading", "te_form_end")
+_VERB_ENDING_AFTER = compiled("reading", "verb_ending_after")
 
 
 def denied_after(text: str, end: int) -> bool:
@@ -94,7 +116,8 @@ def denied_after(text: str, end: int) -> bool:
     rest = text[end:]
     if _DENIED.search(rest):
         return True
-    verb_ending = (end > 0 and text[end - 1] in "てでっ") or rest.startswith(("て", "で", "くれ", "もらえ"))
+    verb_ending = (end > 0 and _TE_FORM_END.fullmatch(text[end - 1]) is not None) or \
+        _VERB_ENDING_AFTER.match(rest) is not None
     return verb_ending and bool(_VERB_DENIED.search(rest))
 
 

@@ -21,6 +21,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from .. import kept, lazyre
+from .lexicon import compiled as table_pattern
+from .lexicon import mapping, pattern
 
 # ---------------------------------------------------------------- character classes
 
@@ -29,13 +31,16 @@ _KANA_SHIFT = 0x60
 _FOLD_TABLE = {cp: cp - _KANA_SHIFT for cp in range(_KATAKANA_START, _KATAKANA_END + 1)}
 _UNFOLD_TABLE = {cp - _KANA_SHIFT: cp for cp in range(_KATAKANA_START, _KATAKANA_END + 1)}
 # A run of hiragana, the lengthening mark included (からおけ, はいぼーる).
-KANA_RUN = lazyre.compile(r"[\u3041-\u3096ー]+")
+KANA_RUN = table_pattern("reading", "kana_run")
 # A few spellings that NFKC leaves apart but players use interchangeably.
-_EXTRA = str.maketrans({"〜": "~", "～": "~", "ｰ": "ー", "―": "ー", "‐": "-", "−": "-", "’": "'", "”": '"', "“": '"'})
+_EXTRA = str.maketrans(mapping("reading", "spelled_alike"))
+# The marks counted as kanji (人々, 〆切, 三ヶ月) and the lengthening mark, a katakana that carries no topic.
+_KANJI_MARK = table_pattern("reading", "kanji_mark")
+_LENGTHENING_MARK = table_pattern("reading", "lengthening_mark")
 
 
 def is_kanji(ch: str) -> bool:
-    return "\u4e00" <= ch <= "\u9fff" or "\u3400" <= ch <= "\u4dbf" or ch in "々〆ヶ"
+    return "\u4e00" <= ch <= "\u9fff" or "\u3400" <= ch <= "\u4dbf" or _KANJI_MARK.fullmatch(ch) is not None
 
 
 def is_hiragana(ch: str) -> bool:
@@ -49,7 +54,7 @@ def is_katakana(ch: str) -> bool:
 def is_content_char(ch: str) -> bool:
     """Kanji, katakana, latin letters and digits: the characters that carry
     the topic of a Japanese sentence (hiragana mostly carries grammar)."""
-    return is_kanji(ch) or (is_katakana(ch) and ch != "ー") or ch.isascii() and ch.isalnum()
+    return is_kanji(ch) or (is_katakana(ch) and _LENGTHENING_MARK.fullmatch(ch) is None) or ch.isascii() and ch.isalnum()
 
 
 def nfkc(text: str) -> str:
@@ -68,20 +73,20 @@ def fold(text: str) -> str:
     return to_hiragana(nfkc(text))
 
 
-_PUNCT_RE = lazyre.compile(r"[\s\u3000、。，．,.!?！？…・「」『』（）()\[\]【】〈〉《》\"'`~〜ー—\-:：;；/／*＊♪☆★♡♥w笑]+")
+_PUNCT_RE = table_pattern("reading", "punctuation")
 
 
 # Stage directions and laughter marks: what the player does or how they say it, not what they say —
 # 「（笑）」「(小声)」「（一口食べて）」 in brackets, and a trailing 笑 / w / 爆笑 after a clause.
 _ASIDE_RE = lazyre.compile(r"[（(][^（()）]{0,20}[)）]")
-_LAUGH_RE = lazyre.compile(r"(?<![\u4e00-\u9fff])(?:爆笑|笑)+(?=[\s、。，．,.!?！？…]|$)"
-                       r"|(?<=[\u3041-\u30ff\u4e00-\u9fff。、！？!?…])[wｗＷ]+(?=[\s、。，．,.!?！？…]|$)")
+_LAUGH_RE = table_pattern("reading", "laughter_mark")
+_ASIDE_OR_LAUGH_SIGN = table_pattern("reading", "aside_or_laugh_sign")
 
 
 def without_asides(text: str) -> str:
     """The line without stage directions and laughter marks (「濃いめは困ります（笑）」 → 「濃いめは困ります」,
     「（一口食べて）ほんのり甘い」 → 「ほんのり甘い」); a line that is nothing else stays as it is."""
-    if not any(ch in text for ch in "（(笑wｗＷ"):
+    if not _ASIDE_OR_LAUGH_SIGN.search(text):
         return text
     # (an aside between two clauses ends the first: 「見えます（笑）葵さんは…」 → 「見えます。葵さんは…」)
     cleaned = _LAUGH_RE.sub("\x00", _ASIDE_RE.sub("\x00", text))
@@ -163,6 +168,10 @@ def readings_available() -> bool:
     return sudachi.available() or _kakasi() is not None
 
 
+# What the analyser reads a symbol as (！, ♪): such a token reads as itself.
+_SYMBOL_READING = table_pattern("reading", "symbol_reading")
+
+
 @lru_cache(maxsize=2048)
 def reading_of(text: str) -> Reading | None:
     """The reading from the morphological analyser (SudachiPy) when it is
@@ -174,7 +183,7 @@ def reading_of(text: str) -> Reading | None:
         origin_end: list[int] = []
         for token in sudachi.analyse(text).tokens:
             # a symbol or an unknown word reads as itself
-            reading = token.reading if token.reading and token.reading != "キゴウ" else token.surface
+            reading = token.reading if token.reading and not _SYMBOL_READING.fullmatch(token.reading) else token.surface
             for ch in to_hiragana(reading):
                 chars.append(ch)
                 origin.append(token.start)
@@ -225,14 +234,17 @@ def word_reading(word: str) -> str | None:
 
 # Godan verbs: the kana a stem can be followed by (mizen, ren'you, shuushi,
 # katei, ishi, and the onbin of the te/ta forms).
-_GODAN_ROWS = {
-    "う": "わいうえおっ", "く": "かきくけこい", "ぐ": "がぎぐげごい", "す": "さしすせそ", "つ": "たちつてとっ",
-    "ぬ": "なにぬねのん", "ぶ": "ばびぶべぼん", "む": "まみむめもん", "る": "らりるれろっ",
-}
+_GODAN_ROWS = mapping("reading", "godan_rows")
 # The ren'you (masu-stem) kana of each row: a listed 飲み also means 飲む, 飲んだ …
-_I_ROW_TO_U = {"い": "う", "き": "く", "ぎ": "ぐ", "し": "す", "ち": "つ", "に": "ぬ", "び": "ぶ", "み": "む", "り": "る"}
-_E_OR_I_ROW = set("えけげせぜてでねへべぺめれいきぎしじちぢにひびぴみり")
-_ADJECTIVE_ENDINGS = "(?:い|かっ|かろ|く|け|さ|そう|すぎ)"
+_I_ROW_TO_U = mapping("reading", "i_row_to_u")
+# The e/i-row kana an ichidan stem ends in (変え-, かけ-, 起き-), and the endings of a listed word that decide its
+# variants: 〜る, 〜い (an adjective), a te-form (流して).
+_E_OR_I_ROW = table_pattern("reading", "e_or_i_row")
+_RU_ENDING = table_pattern("reading", "ru_ending")
+_I_ENDING = table_pattern("reading", "i_ending")
+_TE_FORM_ENDING = table_pattern("reading", "te_form_ending")
+_ADJECTIVE_ENDINGS = pattern("reading", "adjective_endings")
+_TE_FORM_STEM_ENDINGS = pattern("reading", "te_form_stem_endings")
 # Cross-script matching (word in katakana, input in hiragana or the other way)
 # only for words of at least this many characters: a two-kana word such as
 # ドア would otherwise be found inside ordinary hiragana (な「どあ」ります).
@@ -243,7 +255,7 @@ def _esc(text: str) -> str:
     return re.escape(text)
 
 
-_OKURIGANA = "りしちきいみえけひつ"
+_OKURIGANA = pattern("reading", "okurigana")
 
 
 def _with_optional_okurigana(word: str) -> str:
@@ -256,7 +268,7 @@ def _with_optional_okurigana(word: str) -> str:
         else:
             out.append(_esc(ch))
             if i < len(word) - 1 and is_kanji(ch) and is_kanji(word[i + 1]):
-                out.append(f"[{_OKURIGANA}]?")
+                out.append(f"{_OKURIGANA}?")
     return "".join(out)
 
 
@@ -272,18 +284,18 @@ def word_variants(word: str) -> list[str]:
     verb_like = stem_has_kanji or len(word) >= 3
     if verb_like and last in _GODAN_ROWS:
         alts.append(stem_re + "[" + _GODAN_ROWS[last] + "]")
-        if last == "る" and (is_kanji(stem[-1]) or stem[-1] in _E_OR_I_ROW):
+        if _RU_ENDING.search(word) and (is_kanji(stem[-1]) or _E_OR_I_ROW.fullmatch(stem[-1])):
             # ichidan (変える → 変え-, かける → かけ-); a godan 〜る is covered above
             alts.append(stem_re)
-    if last == "い" and is_kanji(stem[-1]):
+    if _I_ENDING.search(word) and is_kanji(stem[-1]):
         alts.append(stem_re + _ADJECTIVE_ENDINGS)
     if last in _I_ROW_TO_U and is_kanji(stem[-1]) and not _noun_of_its_own(word):
         alts.append(stem_re + "[" + _GODAN_ROWS[_I_ROW_TO_U[last]] + "]")
-    if word.endswith(("して", "って", "んで", "いて", "いで")) and len(word) >= 3 and stem_has_kanji:
+    if _TE_FORM_ENDING.search(word) and len(word) >= 3 and stem_has_kanji:
         # a listed te-form stands for the whole verb: 流して → 流さ/流し/流す …
         core = word[:-2]
         if is_kanji(core[-1]):
-            alts.append(_with_optional_okurigana(core) + "[さしすせそっらりるれろわいうえおまみむめもんかきくけこ]")
+            alts.append(_with_optional_okurigana(core) + _TE_FORM_STEM_ENDINGS)
     # longest first so the hit covers the most text
     return sorted(set(alts), key=len, reverse=True)
 
