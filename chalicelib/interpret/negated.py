@@ -12,7 +12,7 @@ from __future__ import annotations
 from functools import lru_cache
 
 from .ja import analyse
-from .ja.tokens import Token
+from .ja.tokens import TAG, Token
 from .lexicon import compiled, mapping
 
 _NEGATION = compiled("reading", "negation")
@@ -20,7 +20,7 @@ _NEGATION_ADJECTIVE = compiled("reading", "negation_adjective")
 # What may stand between the verb and its negation: 変わりません, 変わってない, 変えたくない — each word's group in
 # the pattern, and the part of speech the analyser gives that group's words.
 _BETWEEN = compiled("reading", "between_verb_and_negation")
-_BETWEEN_POS = {"auxiliary": "助動詞", "particle": "助詞", "verb": "動詞", "adjective": "形容詞"}
+_BETWEEN_POS = {"auxiliary": TAG.auxiliary, "particle": TAG.particle, "verb": TAG.verb, "adjective": TAG.adjective}
 _MAX_BETWEEN = 3
 # A listed word that ends where a verb's negation is cut off (変えな, 変えず), and the cut ending read whole (な → ない).
 _NEGATION_CUT = compiled("reading", "negation_cut")
@@ -28,10 +28,10 @@ _NEGATION_COMPLETED = mapping("reading", "negation_completed")
 
 
 def _is_negation(token: Token) -> bool:
-    if token.pos[:1] == ("助動詞",):
+    if token.pos[:1] == (TAG.auxiliary,):
         return _NEGATION.fullmatch(token.lemma) is not None
     # 変えたくない, 変えてほしくない
-    return token.pos[:1] == ("形容詞",) and _NEGATION_ADJECTIVE.fullmatch(token.lemma) is not None
+    return token.pos[:1] == (TAG.adjective,) and _NEGATION_ADJECTIVE.fullmatch(token.lemma) is not None
 
 
 def _between(token: Token) -> bool:
@@ -51,7 +51,7 @@ def negated_verb(word: str) -> str | None:
     if len(tokens) != 2:
         return None
     verb, negation = tokens
-    if verb.pos[:1] != ("動詞",) or not verb.conjugation.startswith("未然形") or not _is_negation(negation):
+    if verb.pos[:1] != (TAG.verb,) or not verb.conjugation.startswith(TAG.irrealis) or not _is_negation(negation):
         return None
     return verb.normalised
 
@@ -68,7 +68,7 @@ _OBLIGATION_WA = compiled("reading", "obligation_wa")
 def _obligation(tokens: tuple[Token, ...], after: int) -> bool:
     """変えなきゃ, 変えなければ (仮定形), 変えなくちゃ, 変えなくては, 変えないと: "must"."""
     negation = tokens[after - 1]
-    if negation.conjugation.startswith("仮定形"):
+    if negation.conjugation.startswith(TAG.conditional):
         return True
     rest = tokens[after:after + 2]
     if not rest:
@@ -87,7 +87,7 @@ def negation_spans(text: str, verb: str) -> list[tuple[int, int]]:
     tokens = analyse(text).tokens
     out = []
     for i, token in enumerate(tokens):
-        if token.pos[:1] != ("動詞",) or token.normalised != verb:
+        if token.pos[:1] != (TAG.verb,) or token.normalised != verb:
             continue
         for j in range(i + 1, min(len(tokens), i + 2 + _MAX_BETWEEN)):
             following = tokens[j]

@@ -13,9 +13,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from ..ja.tokens import TAG
 from .ja import analyse
-from .ja.tokens import Token
+from .ja.tokens import TAG, Token
 from .lexicon import word_class
 from .text import nfkc
 

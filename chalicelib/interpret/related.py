@@ -24,11 +24,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from .. import lazyre
-from ..ja.tokens import TAG
 from ..scenario.inputs import PlayerInput
 from .ja import analyse, word_meaning
 from .ja.meaning import MeaningIndex
-from .ja.tokens import Token
+from .ja.tokens import TAG, Token
 from .senses import MEANING_THRESHOLD, is_counted_quantity
 from .text import make_matcher, nfkc
 

@@ -16,9 +16,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from .. import lazyre
-from ..ja.tokens import TAG
 from .ja import analyse, word_meaning
-from .ja.tokens import Token
+from .ja.tokens import TAG, Token
 from .text import TextForms, nfkc, to_hiragana
 
 # Particles that link a verb to its object or subject; no particle at all counts too (トイレ借りて).

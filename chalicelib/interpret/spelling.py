@@ -23,9 +23,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from .. import kept, lazyre
-from ..ja.tokens import TAG
 from .ja import analyse
-from .ja.tokens import AUXILIARY, CONJUNCTION
+from .ja.tokens import AUXILIARY, CONJUNCTION, TAG
 from .lexicon import kana_counters, listed, pattern, word_class
 from .text import KANA_RUN, to_katakana
 
