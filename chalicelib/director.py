@@ -28,12 +28,13 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from . import ids, kept, lazyre, observability
+from . import ids, kept, observability
 from .answers import Answerer
 from .conversation import Conversation, PlayedTurn
 from .errors import ApiError, NotFound, ValidationFailed
 from .faces import NEUTRAL, ExpressionSource
 from .interpret.interpreter import Interpreter
+from .interpret.lexicon import compiled
 from .scenario import EndingNotice, ExitsNotice, GameRules, GameState, PlayerInput, Step, load_scenario_text
 from .scenario.conditions import faces_set
 from .stage.models import ReplyAccepted, ReplyRequest
@@ -84,8 +85,7 @@ log_errors = logging.getLogger("butai.director")
 log_kept = logging.getLogger("butai.director.kept")
 # After an ending, the card's button (or the player typing it) starts a new game.
 RESTART_TEXT = "もう一度"
-_RESTART = lazyre.compile(r"^\s*(?:もう一度|もういちど|もう一回|もういっかい|最初から|はじめから|初めから|リスタート|restart)\s*[。！!]*\s*$",
-                      re.IGNORECASE)
+_RESTART = compiled("stage", "restart", re.IGNORECASE)
 
 
 @dataclass
