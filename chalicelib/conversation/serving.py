@@ -8,7 +8,7 @@ import re
 from .. import lazyre
 from ..answers import Answer
 from ..dialogue_acts import ACT
-from ..interpret.counts import Count
+from ..interpret.counts import Count, count_of
 from ..interpret.lexicon import compiled, pattern
 from ..interpret.money import (
     amounts,
@@ -593,7 +593,8 @@ class Serving(TurnParts):
             if not removed and not asked_price and not disputed:
                 return None       # 「大根はもう頂いてるので追加はいらないです」: nothing on the tab declined, no bill asked
             if left is not None:
-                mem.orders[mem.paid:] = unpaid = left
+                # 「ひまわりを1本減らして、スズランを1本足して」: what the same line adds goes on beside what it takes off
+                mem.orders[mem.paid:] = unpaid = left + self._added_beside(normalised, removed)
             if (broken_down := self._breakdown(servers, unpaid, removed, state, turn, variety)) is not None:
                 return broken_down
         named = self._items_named(normalised) or \
@@ -619,6 +620,17 @@ class Serving(TurnParts):
         if not (paying or paid_asked or _BILL.search(without_put_off(normalised))):
             return None
         return self._bill(servers, mem, state, turn, variety, receipt=bool(_RECEIPT.search(normalised)))
+
+    def _added_beside(self, text: str, removed: list[str]) -> list[str]:
+        """The items a line correcting the tab adds in words of more (counts' `more`: 足して, 追加, あと), none of
+        them one it takes off."""
+        spans = sorted(self.orders.spans(text), key=lambda span: span[1])
+        added: list[str] = []
+        for (item, start, end), after in zip(spans, [*(span[1] for span in spans[1:]), None][:len(spans)], strict=True):
+            count = count_of(text, start, end, after)
+            if count is not None and count.more and item not in removed:
+                added += [item] * count.n
+        return added
 
     def _listed_asked(self, text: str, mem: ConversationMemory, state: GameState) -> list[str]:
         """The items a price asked naming none is of: those listed last — but the sum of everything, with something

@@ -578,3 +578,15 @@ def test_an_item_asked_for_with_a_polite_wish_is_ordered():
     # told in the past, it orders nothing
     *_, had = visit("こんばんは", "ナポリタンはさっきいただきました")
     assert had.memory.orders == [], said(had)
+
+
+def test_a_line_that_takes_one_item_off_and_adds_another_does_both():
+    *_, changed, bill = shop("ひまわりを10本ください", "全部でいくらになります？",
+                             "五千円超えちゃうな…ひまわりを1本減らして、スズランを1本足して", "お会計お願いします")
+    assert changed.memory.orders.count("ひまわり") == 9 and changed.memory.orders.count("スズラン") == 1
+    assert "3,650" in changed.answer.text and "3,650" in bill.answer.text, (changed.answer.text, bill.answer.text)
+    *_, bar = visit("ハイボール2杯ください", "ハイボール1杯キャンセルして、水割りを1杯追加で")
+    assert sorted(bar.memory.orders) == ["ハイボール", "水割り"], bar.context
+    # the one taken off is never added back, and a count taken off alone adds nothing
+    *_, fewer = visit("ハイボール2杯ください", "ハイボール1杯減らして")
+    assert fewer.memory.orders == ["ハイボール"], fewer.context
