@@ -25,71 +25,59 @@ from typing import Literal
 
 from .. import lazyre
 from ..interpret.asking import asks_without_mark, offers_two_answers
+from ..interpret.lexicon import compiled
 from ..interpret.text import nfkc
 
 Kind = Literal["invitation", "offer", "wh", "request", "yes_no"]
 Polarity = Literal["yes", "no", "other"]
 
+# (each shape below is a pattern of the lexicon table questions.json, with its examples)
 # 「…でしょ。」「…かしら。」 ask; 「…んだよね。」 only says (a question mark asks in any case)
-_ASKING_END = lazyre.compile(r"(?:[？?]|でしょ(?:う)?|かしら)\s*[。…]*\s*$")
-_WH = lazyre.compile(r"何|なに|なん|どこ|誰|だれ|いつ|どんな|どれ|どっち|どちら|なんで|なぜ|どうして|どう(?!思|かな)")
-_OFFER = lazyre.compile(r"飲む|飲んで|飲み物|食べ(?:る|て|ていく|てく)|何にする|いかが|どうぞ|作ろうか|出そうか|もう一杯")
-_REQUEST_END = lazyre.compile(r"(?:てくれる|てくれない|でくれる|でくれない|てもらえる|ませんか|ない)\s*[？?]\s*$")
+_ASKING_END = compiled("questions", "asking_end")
+_WH = compiled("questions", "asks_what")
+_OFFER = compiled("questions", "offer")
+_REQUEST_END = compiled("questions", "request_end")
 _SENTENCE = lazyre.compile(r"[^。！？!?]*[。！？!?]+|[^。！？!?]+$")
 
-_NO = lazyre.compile(r"^(?:いや|いいや|いえ|いいえ|ううん|うーん、?いや|まさか|全然)(?:[、,。！!\s]|$)|反対|だめ|ダメ|駄目|嫌だ|いやだ|やだ|無理"
-                 r"|違う|ちがう|思わない|思いません|そうでもない|そんなことない|やめ(?:た|て)?(?:ほう|方)|しない(?:ほう|方)"
-                 r"|変えない(?:ほう|方|で)|いらない|要らない|結構です|遠慮|今はいい|大丈夫です|飲まない|食べない|行かない"
-                 r"|つまらな|眠くな|ない(?:かな|と思う)$")
-_YES = lazyre.compile(r"^(?:うん|はい|ええ|おう|そう|そうそう|うんうん|もちろん|ぜひ|是非|いいね|いいよ|いいですよ|オッケー|おっけー|ok"
-                  r"|了解|りょうかい|喜んで|よろこんで|当然|たしかに|確かに|だね|だよね|ですね)(?:[、,。！!\s~ー]|$)"
-                  r"|賛成|いいと思|良いと思|いいんじゃない|いいじゃん|アリ|あり(?:だ|じゃ)|そう思う|手伝う|手伝います|やろう|やる(?:よ|!|！|$)"
-                  r"|変え(?:よう|ちゃおう|たら|てみ|ましょう)|選ぶ|選ぼう|見せて|飲む|飲みたい|食べる|食べたい|お願い|頂く|いただく"
-                  r"|もらう|もらおう|好き|合う|合ってる|素敵|楽しみ|賛成|また来|絶対来|来ます|来るよ"
-                  # listening, said as one's own will (「伺います」「聞きますよ」「理由があるなら伺いますけど」)
-                  r"|^(?:ぜひ|是非)(?!とも言え)"
-                  r"|伺(?:います|いましょう|うよ|うわ)|お(?:聞き|伺い)します|拝聴|(?:聞|聴)きま(?:す|しょう)|(?:聞|聴)く(?:よ|わ|から|って)")
-_OTHER = lazyre.compile(r"わから|分から|わかんな|知らな|どっちでも|どちらでも|どうだろ|どうかな|微妙|迷う|迷って|うーん|さあ|なんとも|何とも"
-                    r"|考えさせ|考えとく|考えておく|考えてみる|保留"
-                    r"|言えない|言えん|よそ者|部外者|初めて来た|来たばかり"
-                    r"|内緒|ないしょ|秘密|ひみつ|別に|べつに|色々|いろいろ|ちょっとね|まあね|場合による|半々|少しなら|ちょっとなら")
-_LEADING_ANSWER = lazyre.compile(r"^(?:うん|はい|ええ|いや|いいえ|ううん|もちろん|ぜひ|そうだね|そうね|いいよ|いいね)(?:[、,。！!\s]|$)"
-                             r"|^(?:ぜひ|是非)")     # 「ぜひ聞かせて」: a yes, then asking to be told
+_NO = compiled("questions", "answer_no")
+# (listening said as one's own will is a yes too: 「伺います」「聞きますよ」「理由があるなら伺いますけど」)
+_YES = compiled("questions", "answer_yes")
+_OTHER = compiled("questions", "answer_other")
+_LEADING_ANSWER = compiled("questions", "leading_answer")     # 「ぜひ聞かせて」: a yes, then asking to be told
 # 「いいんじゃない？」「アリでしょ？」: an opinion said as a question.
-_TAG_QUESTION = lazyre.compile(r"(?:じゃない|じゃん|よね|でしょ|だろ|だろう)\s*[？?]\s*$")
-_STRONG_YES = lazyre.compile(r"賛成|いいと思|良いと思|いいんじゃない|そう思う|やろう|手伝う|手伝います|手伝わせ|手伝って(?:あげ|や)")
+_TAG_QUESTION = compiled("questions", "tag_question")
+_STRONG_YES = compiled("questions", "strong_yes")
 # Saying one will do it (after a correcting いや): やるって, やるよ, 行くって, 選ぶって.
-_DOING = lazyre.compile(r"(?:やる|する|行く|選ぶ|付き合う|乗る|協力する)(?:って|よ|から|ってば|ね|わ)")
-_QUESTION_BACK = lazyre.compile(r"[？?]\s*$|(?:の|か|かな|かしら)\s*[？?]")
+_DOING = compiled("questions", "doing")
+_QUESTION_BACK = compiled("questions", "question_back")
 # 「いや、やるって」「いやいや、手伝うよ」: いや taking back a misreading, then the answer itself.
-_CORRECTING = lazyre.compile(r"^(?:いや|いやいや|いやいやいや|いえいえ)(?:[、,!！\s]+|(?=[^、,!！\sいえ]))(?P<rest>.+)$")
+_CORRECTING = compiled("questions", "correcting")
 # What after a leading いや still refuses or turns down (「いや、いい」「いや、結構」「いや、やめとく」「いや、苦手かな」);
 # anything else after it (「いや、さっき頼みましたよ」「いや、だから…」) corrects or restates: いや alone is no answer.
-_SPOKEN_AFTER = lazyre.compile(r"^(?:いやいや|いやいやいや|いや|いいや|いえいえ)[、,!！\s]+(?P<rest>\S.*)$")
-_REFUSING = lazyre.compile(r"^(?:いい(?:です|よ|や|って|から|わ)?(?:[、,。!！\s…]|$)|結構|けっこう|やめ|止め|遠慮|大丈夫|いらな|要らな"
-                       r"|今は|今日は|もう(?:いい|結構|十分|無理)|ちょっと|そんな|まだ|それは|それも|それだけは)"
-                       r"|苦手|嫌い|好きじゃな|好きではな|あんまり|あまり|興味な|遠慮|やめ(?:とく|ておく|よう|たほう)|ない(?:[よわねな]|かな)?$")
+_SPOKEN_AFTER = compiled("questions", "spoken_after")
+_REFUSING = compiled("questions", "refusing")
 # 「いいよ」「大丈夫」「全然OK」「それくらいなら別にいいよ」: fine — a yes to a request, a no to an offer.
-_FINE = lazyre.compile(r"^(?:(?:うーん|えっと|じゃあ|じゃ|それなら|なら|あ|あっ|まあ)[、,\s…]*)*(?:全然|ぜんぜん|別に|べつに|まあ|うん|はい|ええ)?[、,\s]*(?:いい|良い|大丈夫|だいじょうぶ|ok|オッケー|おっけー|平気"
-                   r"|かまわない|構わない)(?:よ|です|だよ|っす|ですよ|だ|じゃん)?(?:[!！。~ー\s]|$)"
-                   r"|(?:のは|のも|なら|くらいなら|ぐらいなら|ならば)[、,\s]*(?:全然|別に|べつに)?(?:いい|良い|大丈夫|ok|オッケー|平気"
-                   r"|かまわない|構わない)(?:よ|です|けど|だよ)?")
-_NOT_FINE = lazyre.compile(r"よくない|良くない|いいや|いいの[？?]|いいかな[？?]|大丈夫[？?]|いいけど[、,]?(?:でも|ちょっと)|いや(?:だ|です)")
+_FINE = compiled("questions", "fine")
+_NOT_FINE = compiled("questions", "not_fine")
 # What makes 「いい」 to an offer a yes after all (いいね, いただく, お願い).
-_KEEN = lazyre.compile(r"いいね|いいですね|いただ|頂|お願い|ください|ちょうだい|飲む|食べる|飲みたい|食べたい|もらう|もらおう")
+_KEEN = compiled("questions", "keen")
 
 
 # A question that proposes a change (「もうちょっと明るくしたら…と思わない？」「ドア、変えてみない？」): a liking for
 # things as they are (「僕は今の薄暗い感じが好き」「このままがいい」) answers it no, whatever 好き or いい it holds.
-_PROPOSES = lazyre.compile(r"(?:たら|れば|ようか|ましょうか|てみ(?:たら|れば)?)[^。？?]*(?:思わない|どう|いい|よくない|ない)\s*[？?]"
-                       r"|変え(?:よう|たら|ちゃ|てみ|ない)[^。]*[？?]|(?:しない|みない)\s*[？?]\s*$")
-_AS_IT_IS = lazyre.compile(r"(?:今の|いまの|このまま|そのまま|今のまま|いまのまま|昔のまま|昔ながら|変わらない|変えない|変わらず|変えず)"
-                       r"[^。]*?(?:好き|いい|良い|十分|落ち着|合って|味がある|が一番|がいちばん)")
+_PROPOSES = compiled("questions", "proposes")
+_AS_IT_IS = compiled("questions", "as_it_is")
 
 
 # 「あなたはどう思う？」 right after a change was talked of (「このお店、少し変えようと思ってるの」「変えるって…」)
-_OPINION = lazyre.compile(r"どう思う|どうかな|どう[？?]|賛成|反対")
-_CHANGE = lazyre.compile(r"変え(?:よう|たい|る|て|ちゃ)|変わ(?:る|って|ろう)|新しく|リニューアル|改装")
+_OPINION = compiled("questions", "opinion_asked")
+_CHANGE = compiled("questions", "change_talked")
+# 「何も出ないよ？」: a tag that only teases; 「…と思わない？」: an opinion asked, not a request
+_TEASING_TAG = compiled("questions", "teasing_tag")
+_THINK_NOT_TAG = compiled("questions", "think_not_tag")
+# (an opening うん, はい …: agreeing before a liking for things as they are; a yes before a cue of doubt)
+_AGREEING_OPENING = compiled("questions", "agreeing_opening")
+_YES_OPENING = compiled("questions", "yes_opening")
 
 
 def proposes_change(text: str, said_with: str = "") -> bool:
@@ -125,7 +113,7 @@ def last_sentence(text: str) -> str:
 def asks(text: str) -> bool:
     """Whether a line ends by asking the player something (not 「何も出ないよ？」: a tag that only teases)."""
     sentence = last_sentence(nfkc(text))
-    return bool(_ASKING_END.search(sentence)) and not re.search(r"よ\s*[？?]\s*$", sentence)
+    return bool(_ASKING_END.search(sentence)) and not _TEASING_TAG.search(sentence)
 
 
 def question_kind(text: str, *, invited: bool = False, offered: bool = False) -> Kind:
@@ -134,7 +122,7 @@ def question_kind(text: str, *, invited: bool = False, offered: bool = False) ->
         return "invitation"
     if offered or _OFFER.search(sentence):
         return "offer"
-    if _REQUEST_END.search(sentence) and not re.search(r"思わない\s*[？?]\s*$", sentence):
+    if _REQUEST_END.search(sentence) and not _THINK_NOT_TAG.search(sentence):
         return "request"    # 「どれを載せるか一緒に選んでくれる？」: a request, answered yes or no
     if _WH.search(sentence):
         return "wh"
@@ -160,7 +148,7 @@ def polarity(text: str, kind: Kind | str = "yes_no", *, change: bool = False) ->
 
 
 # Where a line's clauses part (「そのままでいいと思うけど、葵さんはどう思う？」: an opinion, then a question).
-_CLAUSE = lazyre.compile(r"[^。！？!?]*?(?:[。！？!?]+|(?:けど|けれど|けども|が|し)[、,]|$)")
+_CLAUSE = compiled("questions", "clause")
 
 
 def only_asks_back(text: str) -> bool:
@@ -183,7 +171,7 @@ def _polarity(normalised: str, kind: Kind | str, change: bool = False) -> Polari
             and not _TAG_QUESTION.search(normalised):
         return None          # a question back (マスターは好きなの？), unless it opens with a yes or a no
     if change and kind in ("yes_no", "request") and _AS_IT_IS.search(normalised) and \
-            not re.match(r"^(?:うん|はい|ええ|そうだね|たしかに|確かに)(?:[、,。！!\s]|$)", normalised):
+            not _AGREEING_OPENING.match(normalised):
         return "no"          # 「僕は今の薄暗い感じが好き」 to 「明るくしたら…と思わない？」: things as they are
     correcting = _CORRECTING.match(normalised)
     if correcting:
@@ -205,7 +193,7 @@ def _polarity(normalised: str, kind: Kind | str, change: bool = False) -> Polari
         return "no"
     if _STRONG_YES.search(normalised):
         return "yes"                 # 「うーん、私はちょっと賛成かも」: the hesitation is not the answer
-    if _OTHER.search(normalised) and not re.match(r"^(?:うん|はい|もちろん)", normalised):
+    if _OTHER.search(normalised) and not _YES_OPENING.match(normalised):
         return "other"
     if _YES.search(normalised):
         return "yes"

@@ -18,48 +18,48 @@ from .. import lazyre
 from .lexicon import compiled, pattern
 from .text import nfkc
 
+# (each shape below is a pattern of the lexicon table questions.json, with its examples)
 # A wh-word (not 何か/何でも/何も/いつも/どこか: some, any, always; not the なん of そうなんだ, こんなん).
-WH = lazyre.compile(r"(?:何|なに|(?<![^はがをもの、,\s])なん|どこ|誰|だれ|いつ|いくら|いくつ|なぜ|どうして|どう|どんな|どれ"
-                r"|どっち|どちら|どの|いかが)(?!でも|も|せ|ぞ|か(?!ら|\s*$|[？?、,]))")
+WH = compiled("questions", "wh_word")
 _MARK = lazyre.compile(r"[？?]")
-_PARTICLE_END = lazyre.compile(r"(?:の|か|かしら|っけ|だっけ|ですか|ますか|なの|んですか)\s*[!！]*\s*$")
+_PARTICLE_END = compiled("questions", "particle_end")
 # A question particle, then an afterthought after a comma (「どう思ってるんですか、葵さんの計画」: the word order
 # turned round, the question proper first).
 # (the afterthought names something, not a sentence of its own with a predicate: 「そうですか、わかりました」)
-_PARTICLE_THEN_AFTERTHOUGHT = lazyre.compile(r"(?:ですか|ますか|かしら|っけ|のか)[、,]\s*[^、,。！!？?]{1,12}"
-                                         r"(?<![たるいてだよねなうす])\s*[。!！…]*$")
-_TELL_ME = lazyre.compile(r"教えて|聞かせて|知りたい|って何|ってなに")
+_PARTICLE_THEN_AFTERTHOUGHT = compiled("questions", "particle_then_afterthought")
+_TELL_ME = compiled("questions", "tell_me")
 # How a casual question ends after a wh-word: 〜んだ, 〜のだ, 〜だ, 〜んだよ, 〜だい, 〜かい, 〜かな, 〜ん, 〜の.
-_WH_END = lazyre.compile(r"(?:ん|の)?(?:だ|です)(?:よ|い|ね|な)?|(?:ん|の)?かい|かな|かね|ん|のさ|なのよ|なんだい|っけ|のよ")
+_WH_END = compiled("questions", "wh_end")
 # An afterthought after the question proper (「何の作業してんだ、ここで」): a few words, no verb ending of its own.
-_AFTERTHOUGHT = lazyre.compile(r"(?:[、,]\s*[^、,。！!？?]{1,10})?\s*[。!！…ー~]*\s*$")
+_AFTERTHOUGHT = compiled("questions", "afterthought")
 # Saying one is asking (again): 「名前を聞いてるんだよ」「だから名前って言ってんだ」「それを訊いてるの」 — not a
 # reason told (「千代さんが取り壊すって言ってんだもんな」).
-_ASKING_AGAIN = lazyre.compile(r"(?:を|って|のこと|は)\s*(?:聞|訊|尋ね)いて(?:る|い|ん)|(?:を|って)聞(?:いて)?(?:る|ん)"
-                           r"|って(?:言って|いって)(?:る|ん)(?:だ|の)(?!\s*(?:もん|から|けど|し[、,]|って))")
+_ASKING_AGAIN = compiled("questions", "asking_again")
 # A bare topic asked about (「で、名前は」「あんたは」「ママは」) or the one spoken to's something (「あんたの名前」).
-_BARE = lazyre.compile(r"^(?!今日は|今晩は|こんばんは|こんにちは)(?:で|それで|じゃあ|じゃ|んで|そんで)?[、,\s]*(?:[^\s、,。！!？?はがをにでと]{1,8}は"
-                   r"|(?:あんた|あなた|君|きみ|お前|おまえ)の[^\s、,。！!？?はがをにでと]{1,6})\s*[。…]*$")
+_BARE = compiled("questions", "bare_topic")
 _SENTENCE = lazyre.compile(r"[^。！？!?\n]*[。！？!?\n]+|[^。！？!?\n]+$")
 # A back-channel (「そっか」「そうか」「あ、そうですか」): the news taken in, not asked about, without a question mark.
-_BACKCHANNEL = lazyre.compile(r"^(?:あ|ああ|あー|へえ|へー|ふーん|なんだ)?[、,\s]*(?:そう|そっ)(?:か|ですか)$")
+_BACKCHANNEL = compiled("questions", "backchannel")
 # Wondering aloud (「明日雨降るかな」「ママは来るかしら」): a verb or adjective, then かな or かしら; with いい or 良い
 # before it (「来てもいいかな」) it asks leave.
-_WONDER = lazyre.compile(r"[るいたう](?:の)?(?:かな|かしら)$")
-_LEAVE = lazyre.compile(r"(?:いい|良い)(?:の)?(?:かな|かしら)$")
+_WONDER = compiled("questions", "wonder")
+_LEAVE = compiled("questions", "leave")
 # 「そうかな」「そうかしら」: doubt of what was said, not wondering
-_DOUBT = lazyre.compile(r"(?:^|[、,。\s])(?:そう|本当|ほんと)(?:かな|かしら)$")
+_DOUBT = compiled("questions", "doubt")
+# 「なんだ、そういうことか」: だ and a mark after an opening wh-word; the marks a sentence may end with
+_SIGH = compiled("questions", "sigh")
+_TRAILING_MARKS = compiled("questions", "trailing_marks")
 
 
 def _wh_asks(sentence: str) -> bool:
     """A wh-word, then the ending of a casual question (an afterthought after a comma allowed)."""
     # (「なんだ、そういうことか」「何だ、お前か」: a sentence opening on なんだ is a sigh, not a question)
-    found = [m for m in WH.finditer(sentence) if not (m.start() == 0 and re.match(r"だ[、,!！…]", sentence[m.end():]))]
+    found = [m for m in WH.finditer(sentence) if not (m.start() == 0 and _SIGH.match(sentence[m.end():]))]
     if not found:
         return False
     tail = _AFTERTHOUGHT.search(sentence)
     body = sentence[:tail.start()] if tail and not WH.search(sentence[tail.start():]) else sentence
-    body = body.rstrip(" 　。!！…ー~")
+    body = _TRAILING_MARKS.sub("", body)
     if not body:
         return False
     ends = [m for m in re.finditer(rf"(?:{_WH_END.pattern})$", body)]
