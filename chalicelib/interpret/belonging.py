@@ -23,6 +23,16 @@ from .lexicon import compiled, word_class
 from .text import nfkc
 
 _SENTENCE = lazyre.compile(r"[^。！!？?\n]+[。！!？?\n]*")
+# (the words below are patterns of the lexicon table owners.json, with their examples, matched whole against a
+# token's surface)
+# の between an owner and what it owns (うちの息子, うちの猫の名前)
+_OF = compiled("owners", "of_token")
+# What makes a word what the sentence is about: 息子は, 母が, 弟も, 女房って, 息子なんて, 娘ったら
+_SUBJECT_PARTICLES = compiled("owners", "subject_particles")
+# うち, as often the shop in a character's words
+_HOUSE = compiled("owners", "house_first_person")
+# What may follow a first person the sentence is about: 私は, 僕も, 私って, 俺が, 私、
+_AFTER_FIRST_PERSON = compiled("owners", "after_first_person")
 
 
 @dataclass(frozen=True)
@@ -51,7 +61,7 @@ def _prefixed(tokens: tuple[Token, ...], i: int) -> bool:
 
 def _owner_before(tokens: tuple[Token, ...], i: int) -> Token | None:
     """The noun owning token i (X of 「Xの息子」), if one."""
-    if i >= 2 and tokens[i - 1].surface == "の" and tokens[i - 1].pos[:1] == ("助詞",):
+    if i >= 2 and _OF.fullmatch(tokens[i - 1].surface) and tokens[i - 1].pos[:1] == ("助詞",):
         return tokens[i - 2]
     return None
 
@@ -71,7 +81,7 @@ def _own_noun(tokens: tuple[Token, ...], i: int, asking: bool) -> bool:
 
 def _subject(tokens: tuple[Token, ...], i: int) -> bool:
     """Whether token i is what the sentence is about: followed by は, が, も or って."""
-    return i + 1 < len(tokens) and tokens[i + 1].surface in ("は", "が", "も", "って", "なんて", "ったら") and \
+    return i + 1 < len(tokens) and bool(_SUBJECT_PARTICLES.fullmatch(tokens[i + 1].surface)) and \
         tokens[i + 1].pos[:1] == ("助詞",)
 
 
@@ -89,9 +99,9 @@ def _first_person_subject(tokens: tuple[Token, ...], i: int) -> bool:
     after = tokens[i + 1] if i + 1 < len(tokens) else None
     if after is None:
         return False
-    if token.surface in ("うち", "ウチ"):
+    if _HOUSE.fullmatch(token.surface):
         return False          # うちは is as often 'this shop' in a character's words: only うちの counts
-    return after.surface in ("は", "も", "って", "が", "、", ",") or after.is_noun
+    return bool(_AFTER_FIRST_PERSON.fullmatch(after.surface)) or after.is_noun
 
 
 def kin_of_player(text: str) -> tuple[tuple[int, int], ...]:
@@ -132,7 +142,7 @@ def _read(text: str) -> Own:
         spans.extend((base + tokens[i].start, base + tokens[i].end) for i in owned)
         # (and what belongs to it: the 名前 of 「うちの猫の名前」 is the cat's, not the shop's)
         spans.extend((base + tokens[i + 2].start, base + tokens[i + 2].end) for i in owned
-                     if i + 2 < len(tokens) and tokens[i + 1].surface == "の" and tokens[i + 2].is_noun)
+                     if i + 2 < len(tokens) and _OF.fullmatch(tokens[i + 1].surface) and tokens[i + 2].is_noun)
         # (the player's kin as the subject, or as the one the player did something with: 「弟と喧嘩したままなんです」)
         kin = kin or (not asking and any(_subject(tokens, i) or _with(tokens, i) for i in owned))
     return Own(tuple(spans), told, kin)
