@@ -18,7 +18,7 @@ from functools import lru_cache
 from .. import lazyre
 from .asking import is_question
 from .ja import analyse
-from .ja.tokens import Token
+from .ja.tokens import TAG, Token
 from .lexicon import compiled, word_class
 from .text import nfkc
 
@@ -56,12 +56,12 @@ def _honorific_after(tokens: tuple[Token, ...], i: int) -> bool:
 
 
 def _prefixed(tokens: tuple[Token, ...], i: int) -> bool:
-    return i > 0 and tokens[i - 1].pos[:1] == ("接頭辞",) and tokens[i - 1].end == tokens[i].start
+    return i > 0 and tokens[i - 1].pos[:1] == (TAG.prefix,) and tokens[i - 1].end == tokens[i].start
 
 
 def _owner_before(tokens: tuple[Token, ...], i: int) -> Token | None:
     """The noun owning token i (X of 「Xの息子」), if one."""
-    if i >= 2 and _OF.fullmatch(tokens[i - 1].surface) and tokens[i - 1].pos[:1] == ("助詞",):
+    if i >= 2 and _OF.fullmatch(tokens[i - 1].surface) and tokens[i - 1].pos[:1] == (TAG.particle,):
         return tokens[i - 2]
     return None
 
@@ -82,7 +82,7 @@ def _own_noun(tokens: tuple[Token, ...], i: int, asking: bool) -> bool:
 def _subject(tokens: tuple[Token, ...], i: int) -> bool:
     """Whether token i is what the sentence is about: followed by は, が, も or って."""
     return i + 1 < len(tokens) and bool(_SUBJECT_PARTICLES.fullmatch(tokens[i + 1].surface)) and \
-        tokens[i + 1].pos[:1] == ("助詞",)
+        tokens[i + 1].pos[:1] == (TAG.particle,)
 
 
 def _with(tokens: tuple[Token, ...], i: int) -> bool:
@@ -94,7 +94,7 @@ def _with(tokens: tuple[Token, ...], i: int) -> bool:
 def _first_person_subject(tokens: tuple[Token, ...], i: int) -> bool:
     """A first person as the one the sentence is about: 私は, 僕も, 私、, 私シフト制 — not 私に (to me)."""
     token = tokens[i]
-    if not _is(token, "first_person") or token.pos[:1] not in (("代名詞",), ("名詞",)):
+    if not _is(token, "first_person") or token.pos[:1] not in ((TAG.pronoun,), (TAG.noun,)):
         return False
     after = tokens[i + 1] if i + 1 < len(tokens) else None
     if after is None:

@@ -16,6 +16,7 @@ from typing import Any
 from ..scenario.inputs import PlayerInput
 from .cues import SceneNames
 from .ja import analyse
+from .ja.tokens import TAG
 from .lexicon import compiled, pattern, word_class
 from .text import nfkc
 
@@ -75,11 +76,11 @@ def said_of_person(text: str, start: int, names: SceneNames | None) -> bool:
     if not previous or previous[-1].end != start:
         return False
     last = previous[-1]
-    if last.pos[:1] == ("接頭辞",) and _HONORIFIC_PREFIX.fullmatch(last.normalised):
+    if last.pos[:1] == (TAG.prefix,) and _HONORIFIC_PREFIX.fullmatch(last.normalised):
         return True
     if _PARTICLES.fullmatch(last.surface) and len(previous) >= 2:
         owner = previous[-2]
-        return owner.pos[:1] == ("代名詞",) and not _DEMONSTRATIVE_READINGS.fullmatch(owner.reading)
+        return owner.pos[:1] == (TAG.pronoun,) and not _DEMONSTRATIVE_READINGS.fullmatch(owner.reading)
     return False
 
 
@@ -93,7 +94,7 @@ def said_of_thing(text: str, start: int, names: SceneNames | None) -> bool:
         return False
     suffix, owner = previous[-2], previous[-3]
     if word_class("honorifics").at_start(suffix.surface) is None or not owner.is_noun or \
-            owner.pos[:1] == ("代名詞",):
+            owner.pos[:1] == (TAG.pronoun,):
         return False
     if names is not None:
         known = [nfkc(n) for ns in names.characters.values() for n in ns]
