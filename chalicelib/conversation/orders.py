@@ -34,7 +34,7 @@ from ..interpret.counts import (
 )
 from ..interpret.ja import analyse, word_meaning
 from ..interpret.ja.tokens import ATTRIBUTIVE_OR_FINAL, VERB, Token
-from ..interpret.lexicon import compiled, mapping, pattern, word_class
+from ..interpret.lexicon import compiled, listed, mapping, pattern, word_class
 from ..interpret.money import amounts, asks_to_pay, money
 from ..interpret.text import TextForms, make_matcher, nfkc
 from ..scenario import CompiledScenario
@@ -65,8 +65,7 @@ _SWAP_BY_CHANGE = compiled("shop", "swap_by_change")
 _SWAP_AFTER = compiled("shop", "swap_after")
 _SWAP_CHANGE = compiled("shop", "swap_change")
 # 「じゃあそれで」「それください」: the item just named.
-_THAT_ONE = lazyre.compile(r"^(?:じゃあ|じゃ|では|なら|それなら|うん)?[、,\s]*(?:それ|そっち|これ)(?:で|を|に|も)?\s*"
-                       r"(?:お願い|ください|下さい|ちょうだい|頂戴|する|します|しよう|いい|[。！!]|$)")
+_THAT_ONE = compiled("orders", "that_one")
 # (「もう一つは入院してる友達だ」: the other one, a topic, orders nothing)
 _AGAIN = compiled("shop", "again")
 _AGAIN_DENIED = compiled("shop", "again_denied")
@@ -75,13 +74,18 @@ _QUANTITY_ASKED = compiled("shop", "quantity_asked")
 _LATER_DAY = compiled("shop", "later_day")
 _COLOUR = compiled("shop", "colour")
 _ANYTHING = compiled("shop", "anything_asked")
+# 「ナポリタンも気になるけど、まず飲み物を」: turned from the item to the request after it
+_SWITCH_BEFORE_ASK = compiled("orders", "switch_before_ask")
 # Hunger or thirst told asks for something to eat or drink (「お腹すいたなあ」).
 _HUNGER = compiled("shop", "hunger")
 _WHAT_IS_SOLD = compiled("shop", "what_is_sold")
 _MENU_SUBJECT = compiled("shop", "menu_subject")
 # the particles that mark what a question is about (「映写室って、…」「倉庫には…」)
 _TOPIC_MARK = compiled("shop", "topic_particle")
+_OF_PARTICLE = compiled("orders", "of_particle")
 _COUNT = compiled("counts", "count")
+# between an item and its cue, words that name no other thing (「ビールとりあえずひとつ」)
+_LEAD_WORDS = compiled("orders", "lead_words")
 _TAKEN_BACK_AFTER = compiled("shop", "taken_back_after")
 _ASKS_FOR = compiled("shop", "asks_for")
 # 「配達ってできますか？」「届けてもらえたりします？」: whether it can be had, not a request for it
@@ -154,22 +158,30 @@ def asks_if_possible(text: str, at: int = 0) -> bool:
     start = sentence_start(text, found.start())
     return not _ASKS_WHICH.search(text, start, found.end())
 _AMOUNT_ANY = compiled("money", "amount_any")
-_FOOD_ANCHORS = ("飲み物", "食べ物", "料理", "酒", "ドリンク", "つまみ")
+# The words of food and drink a thing asked for is compared with in meaning (lexicon orders.food_anchors).
+_FOOD_ANCHORS = listed("orders", "food_anchors")
 # Words that praise or place the item, not another thing (「名物のナポリタン」「いつものハイボール」「自慢のおでん」).
-_SAID_OF_ITEM = frozenset("名物 人気 定番 自慢 評判 噂 おすすめ オススメ お勧め 特製 看板 いつも 例 昔ながら 懐かし 思い出 "
-                          "最初 最後 二杯目 締め シメ 〆".split())
-_BARE = lazyre.compile(r"^\s*(?:で|を|も)?\s*(?:[。！!…]|$)")
+_SAID_OF_ITEM = compiled("orders", "said_of_item")
+_BARE = compiled("orders", "bare")
 # A question about the item (いつからある？ どんな味？ 何が入ってる？) is not an order of it.
 _WH = WH
 _TOPIC_AFTER = compiled("shop", "topic_after")
 _RECOGNISED_AFTER = compiled("shop", "recognised_after")
 # 「えーまだハイボール2杯だよ！」: how many so far, told (counts.so_far)
 _SO_FAR = compiled("counts", "so_far")
+# one more by the glass is of the last drink, by the plate of the last dish
+_BY_GLASS = compiled("orders", "by_glass")
+_BY_PLATE = compiled("orders", "by_plate")
+# 「焼酎の水割り」: a thing named for the item; お or ご before a word of food
+_MODIFIER_BEFORE = compiled("orders", "modifier_before")
+_POLITE_LEAD = compiled("orders", "polite_lead")
 NEAR_FOOD = 0.4
 NEAR_ALONE = 0.6
-_KATAKANA = lazyre.compile(r"[ァ-ヴー・]+")
-_KANA = lazyre.compile(r"[ぁ-ゖァ-ヴー]+")
-_STRONG_CUE = lazyre.compile(r"\s*(?:を|も)?\s*(?:ください|下さい|ちょうだい|頂戴|お願い|ひとつ|一つ|一杯|1杯|もらえ)")
+_KATAKANA = compiled("orders", "katakana")
+# one katakana letter, not the middle dot: a katakana word runs on across it
+_KATAKANA_LETTER = compiled("orders", "katakana_letter")
+_KANA = compiled("orders", "kana")
+_STRONG_CUE = compiled("orders", "strong_cue")
 
 
 # How a drink is wanted (薄めで, 濃いめ, 氷多め): acknowledged, never contradicted by the item's own line.
@@ -179,21 +191,28 @@ _STYLE_NOT = compiled("orders", "style_not")
 _STYLE_OF_WHOLE = compiled("orders", "style_of_whole")
 # 「わしにだけ大盛りにしてくれよった」: a way of making it told of another time, no request
 _DONE_FOR_ONE = compiled("undone", "done_for_one")
+# the word right before a way (「からし多め」): part of the way, unless it is an item
+_WORD_BEFORE_STYLE = compiled("orders", "word_before_style")
 _HAD_BEFORE = compiled("undone", "had_before_item")
 # 「葵さんの分、ハイボールお願いします」: the one a treat is for, by what follows their name
 _TREATED_AFTER_NAME = compiled("shop", "treated_after_name")
 _ORDER_JOINED = compiled("shop", "order_joined")
 _WORTH = compiled("money", "worth")
+_WORTH_EDGES = compiled("orders", "worth_edges")
 # what joins the items of one list: counts, と, や, a comma
 _LISTED_BETWEEN = compiled("counts", "listed_between")
-_ADJUST = lazyre.compile(r"\s*(?:で|に)?\s*(?:して|作って|作り直|お願い|ください|下さい|できる|できます|できませ|もらえ|ちょうだい)")
+_ADJUST = compiled("orders", "adjust")
+_MADE_SO_END = compiled("orders", "made_so_end")
 # 「レモンサワーってない？なければ水割りで」: the item after it is served if the one before is not.
-FALLBACK = lazyre.compile(r"(?:なければ|無ければ|なかったら|無かったら|ないなら|無いなら|ないんだったら|なきゃ|ないなら)[、,\s]*")
+FALLBACK = compiled("orders", "fallback")
 # 「一杯おごります」「ママにも水割りを」: the player treats a character.
-_TREAT = lazyre.compile(r"おご(?:る|り|ら|ろ|ります|って)|奢|ご(?:ちそう|馳走)(?:する|します|させて)|一杯どうぞ|(?:も|に)(?:一杯|1杯)(?:どうぞ|飲んで|いかが|どう)"
-                    r"|(?:も|に)(?:何か|なにか)?(?:飲んで|一杯)|" + pattern("money", "pays_for_it"))
+_TREAT = lazyre.compile(pattern("orders", "treat") + "|" + pattern("money", "pays_for_it"))
+_TO_SOMEONE = compiled("orders", "to_someone")
+_TREAT_NAMED_END = compiled("orders", "treat_named_end")
 # 「ソーダ割り」「お茶割り」: a drink mixed with the thing named, not the thing
-_MIXED = ("割り", "割", "わり")
+_MIXED = compiled("orders", "mixed")
+_MIXED_END = compiled("orders", "mixed_end")
+_POLITE_PREFIX = compiled("orders", "polite_prefix")
 # 「…？あとウーロン茶も」: an item and も alone, the sentence before it asking
 _ALSO_BARE = compiled("shop", "also_bare")
 # 「…一杯もらっていい？」: a drink the player receives, nobody treated
@@ -203,28 +222,28 @@ _TREAT_PARTICLES = compiled("shop", "treat_particles")
 _STATUS = compiled("shop", "status_asked")
 # 「水割りは出てくるんすか？」: asking after an item only once it was ordered (before, it asks what is served);
 # not 「…でお願いできますか？」, which asks for it.
-_STATUS_ORDERED = lazyre.compile(r"出て(?:くる|こない|きます|来る|来ない)|来ます(?:か)?\s*[？?]|くる(?:ん|の)?(?:です|すか|か)?\s*[？?]"
-                                 r"|(?<!お願い)(?<!おねがい)(?<!注文)(?:でき|出来)(?:た|ました|てる|ます)(?:か|の)?\s*[？?]")
+_STATUS_ORDERED = compiled("orders", "status_ordered")
 # 「いや、さっき頼みましたよ」: the player already ordered (the item named, the last ordered, or the one offered).
-_ALREADY = lazyre.compile(r"(?:さっき|もう|先に|前に)\s*(?:頼(?:んだ|みました|んでる|んでます|んである)|注文(?:した|しました|してる|してます)"
-                          r"|お願い(?:した|しました|してる|してます))")
-_STATUS_ORDER = lazyre.compile(r"^(?:おい|ねえ|ママ|あの)?[、,\s]*(?:(?:俺|私|僕|わたし|ぼく|おれ)の)?"
-                           r"(?:注文|料理|飯|めし|ごはん|ご飯|頼んだ(?:の|もの|やつ))(?:は|って)?\s*(?:まだ|いつ)")
+_ALREADY = compiled("orders", "already")
+_STATUS_ORDER = compiled("orders", "status_order")
 # Money handed over after the bill (「はい、6500円」「釣りはいらん」「これで」; lexicon money.handed_over)
 PAID = money("handed_over")
 # 「タバスコでいいや」「ケチャップじゃなくて粉チーズな」: a condiment or a change asked for the order just served.
-_EXTRA_SWAP = lazyre.compile(r"(?:じゃなく(?:て)?|じゃない|でなく(?:て)?|より)[、,\s]*(?P<thing>[^、,。！!？?\s]{1,10}?)"
-                         r"(?:な|で|ね|に(?:して|変えて|かえて)?|を|が(?:いい))?\s*(?:くれ|ちょうだい|ください|お願い)?\s*"
-                         r"(?:[。!！]|$)")
-_EXTRA = lazyre.compile(r"^(?:じゃあ|じゃ|まあ|なら|それなら|せめて|あと|ちぇっ)?[、,。\s]*(?:まあいい[、,。\s]*)?"
-                    r"(?P<thing>[^、,。！!？?\s]{1,10}?)(?:で(?:いい(?:や|よ|わ)?|頼む|お願い|よろしく)"
-                    r"|を?(?:かけて|つけて|入れて|足して|追加)|(?:を|も)(?:くれ|ちょうだい|ください|もらえる)|な|ね)"
-                    r"\s*(?:[。!！?？]|$)")
+_EXTRA_SWAP = compiled("orders", "extra_swap")
+_EXTRA = compiled("orders", "extra")
+# (a thing said with only な or ね after it: 「昭和歌謡な」)
+_PARTICLE_END = compiled("orders", "particle_end")
+_POINTING_OR_USUAL = compiled("orders", "pointing_or_usual")
 # 「ピーマン抜いて」「玉ねぎなしで」「氷抜きってできる？」: a thing taken out of the dish, never an order of it.
-_WITHOUT = lazyre.compile(r"(?:を|は|の)?\s*(?P<how>抜いて|抜く|抜ける|抜けな|抜き|ぬき|ヌキ|入れないで|入れずに|なしで|無しで|なし(?=[にっでの？?。!！、,\s]|$)"
-                      r"|無し(?=[にっでの？?。!！、,\s]|$))")
+_WITHOUT = compiled("orders", "without")
+_WITHOUT_WORD = mapping("orders", "without_words")
+_WORD_BEFORE_WITHOUT = compiled("orders", "word_before_without")
+_POINTING_OR_WHAT = compiled("orders", "pointing_or_what")
+_ICE = compiled("orders", "ice")
 _DRINK_WORD = compiled("shop", "drink_word")
 _FOOD_WORD = compiled("shop", "food_word")
+# (ちくわ|ぶっ: the small っ glued on is no part of the word)
+_GLUED_SMALL_TSU = compiled("orders", "glued_small_tsu")
 
 
 def _fragment(tokens, i: int) -> bool:
@@ -292,7 +311,7 @@ def style_of(text: str, items: Iterable[str] = ()) -> tuple[str | None, str]:
     for match in _STYLE.finditer(text):
         start = match.start()
         style = _STYLE_WORD.get(match.group(1), match.group(1))
-        before = re.search(r"([一-龯ァ-ヴーぁ-ゖ]{1,8}?)(?:を|は)?$", text[:start])
+        before = _WORD_BEFORE_STYLE.search(text[:start])
         if before is not None and not _STYLE_OF_WHOLE.match(style):
             nouns = [t for t in analyse(before.group(1)).tokens if t.is_noun]
             if nouns and nouns[-1].end == len(before.group(1)) and nouns[-1].surface not in items:
@@ -321,7 +340,7 @@ def _action_glued(text: str, at: int) -> bool:
     キャンセル of 「ナポリタンキャンセルで」, a noun the dictionary marks as taking する), not a thing it makes
     a compound with (ビールサーバー, ウーロンハイ)."""
     end = at
-    while end < len(text) and _KATAKANA.fullmatch(text[end]) and text[end] != "・":
+    while end < len(text) and _KATAKANA_LETTER.fullmatch(text[end]):
         end += 1
     tokens = analyse(text[at:end]).tokens
     return len(tokens) == 1 and not tokens[0].oov and "サ変可能" in tokens[0].pos
@@ -456,16 +475,16 @@ class Orders:
         # (an action glued on in katakana, 「ハイボールキャンセルで」, leaves the item named: the analyser may read the
         # whole run as one unknown word)
         acted = {h.end for h in found if h.end < len(text) and _KATAKANA.fullmatch(text[h.end - 1]) and
-                 _KATAKANA.fullmatch(text[h.end]) and text[h.end] != "・" and _action_glued(text, h.end)}
+                 _KATAKANA_LETTER.fullmatch(text[h.end]) and _action_glued(text, h.end)}
         found = [h for h in found
                  if not any(t.start < h.end < t.end and h.end not in acted or t.start < h.start < t.end
                             for t in tokens)
                  and not (h.end in glued and _KANA.fullmatch(text[h.end - 1]))
-                 and not text.startswith(_MIXED, h.end)             # (お茶割り is no お茶: a drink mixed with it)
+                 and not _MIXED.match(text, h.end)                   # (お茶割り is no お茶: a drink mixed with it)
                  and not (_KATAKANA.fullmatch(text[h.end - 1]) and h.end < len(text) and
-                          _KATAKANA.fullmatch(text[h.end]) and text[h.end] != "・" and h.end not in acted)
+                          _KATAKANA_LETTER.fullmatch(text[h.end]) and h.end not in acted)
                  and not (_KATAKANA.fullmatch(text[h.start]) and h.start > 0 and
-                          _KATAKANA.fullmatch(text[h.start - 1]) and text[h.start - 1] != "・")]
+                          _KATAKANA_LETTER.fullmatch(text[h.start - 1]))]
         # the longest mention wins where two overlap (生ビール over 生; フルーツ牛乳 over its フルーツ and its 牛乳)
         found.sort(key=lambda h: (-(h.end - h.start), h.start))
         kept: list[_Hit] = []
@@ -522,7 +541,7 @@ class Orders:
             served = self._served(named[0], people, addressee, responder, None)
             found = served.but(style=style) if served.kind == "item" else None
         if found is None and style is not None and last_order is not None and not self.named(plain) and \
-                any((m.group(0).endswith(("して", "作って")) or _ADJUST.match(normalised, m.end())) and
+                any((_MADE_SO_END.search(m.group(0)) or _ADJUST.match(normalised, m.end())) and
                     not _DONE_FOR_ONE.match(normalised[m.end():]) for m in _STYLE.finditer(normalised)):
             # 「薄くしてもらえる？」 right after a drink: the drink made again that way
             served = self._served(last_order, people, addressee, responder, None)
@@ -541,7 +560,7 @@ class Orders:
         for hit in self._hits(TextForms.of(text)):
             worth = _WORTH.match(text[hit.end:]) if hit.item == found.item else None
             if worth is not None and (sums := amounts(worth.group(0))):
-                return found.but(count=max(1, sums[0] // item.price), counted=worth.group(0).strip(" をは"))
+                return found.but(count=max(1, sums[0] // item.price), counted=_WORTH_EDGES.sub("", worth.group(0)))
         return found
 
     def _read(self, normalised: str, people: list[str], addressee: str | None, responder: str | None, *,
@@ -554,7 +573,7 @@ class Orders:
         hits = self._hits(TextForms.of(normalised))
         asked = _ANYTHING.search(normalised)
         if hits and asked is not None and asked.start() >= hits[-1].end and \
-                re.search(r"けど|けれど|が[、,]|より|まず|先に", normalised[hits[-1].end:asked.start()]):
+                _SWITCH_BEFORE_ASK.search(normalised[hits[-1].end:asked.start()]):
             # 「ナポリタンも気になるけど、まず飲み物を」: the request after it is the one made
             hits, switched = [], True
         else:
@@ -847,7 +866,7 @@ class Orders:
         topic = [t for i, t in enumerate(tokens[:-1]) if t.end <= asked.start() and t.is_noun and t.is_content
                  and _TOPIC_MARK.match(tokens[i + 1].surface)]
         # (「おすすめの映画ある？」: the noun the question's おすすめ takes with の is what it asks about)
-        after = [t for i, t in enumerate(tokens[1:], 1) if tokens[i - 1].surface == "の" and
+        after = [t for i, t in enumerate(tokens[1:], 1) if _OF_PARTICLE.fullmatch(tokens[i - 1].surface) and
                  tokens[i - 1].start == asked.end() and t.is_noun and t.is_content]
         words = {w for ws in self._words.values() for w in ws}
         return any(not t.is_adverbial and not _MENU_SUBJECT.match(t.surface) and
@@ -926,7 +945,7 @@ class Orders:
         """「ピーマン抜いて」「ナポリタン、玉ねぎなしで」「氷なしで」: a change to the dish (the item named, else
         the one just served), acknowledged as `{extra}` (「ピーマン抜きね」); the thing taken out is never ordered."""
         for match in _WITHOUT.finditer(text):
-            before = re.search(r"([一-龯ァ-ヴーぁ-ゖ]{1,8})$", text[:match.start()])
+            before = _WORD_BEFORE_WITHOUT.search(text[:match.start()])
             if before is None:
                 continue
             tokens = analyse(before.group(1)).tokens
@@ -938,12 +957,12 @@ class Orders:
                     break
                 nouns.insert(0, token)
             thing = "".join(t.surface for t in nouns)
-            if thing in self.names or thing in ("それ", "これ", "あれ", "何", "なに") or \
-                    (thing != "氷" and not self._edible(nouns)):
+            if thing in self.names or _POINTING_OR_WHAT.fullmatch(thing) or \
+                    (not _ICE.fullmatch(thing) and not self._edible(nouns)):
                 continue
             if self._whole_item(thing):
                 continue          # 「ひまわり抜いてください」: a whole item of the bill taken off (bill.py), no dish changed
-            word = "なし" if match.group("how").startswith(("なし", "無し")) else "抜き"
+            word = _WITHOUT_WORD[match.group("how")]
             rest = text[:match.start() - len(thing)] + "　" * (len(thing) + match.end() - match.start()) + \
                 text[match.end():]
             hits = [h for h in self._hits(TextForms.of(rest)) if h.item != thing]
@@ -965,10 +984,11 @@ class Orders:
             return None
         thing = match.group("thing")
         tokens = analyse(thing).tokens
-        if match.re.pattern == _EXTRA.pattern and re.match(r"(?:な|ね)\s*[。!！?？]*$", text[match.end("thing"):]) and \
+        if match.re.pattern == _EXTRA.pattern and _PARTICLE_END.match(text[match.end("thing"):]) and \
                 not self._edible(tokens):
             return None     # 「昭和歌謡な」 only says: with no verb, only a thing to eat or put on it is asked for
-        if not tokens or not (tokens[-1].is_noun or tokens[-1].pos[:2] == ("接尾辞", "名詞的")) or thing in ("それ", "これ", "あれ", "そっち", "こっち", "いつもの") or \
+        if not tokens or not (tokens[-1].is_noun or tokens[-1].pos[:2] == ("接尾辞", "名詞的")) or \
+                _POINTING_OR_USUAL.fullmatch(thing) or \
                 nfkc(thing) in self.names or any(thing in ws for ws in self._words.values()) or \
                 self.named(thing) or _COUNT.search(thing) or \
                 any(t.pos[:1] in (("動詞",), ("形容詞",)) for t in tokens):
@@ -985,7 +1005,7 @@ class Orders:
     def _again_of(self, cue: str, last: str, tab: Iterable[str]) -> str:
         """What one more is of: the last item ordered, or, where the counter says a drink (もう一杯) or a dish
         (もう一皿), the last one ordered of that kind (「葵さんに、もう一杯」 after a ナポリタン is her drink again)."""
-        kind = "drink" if re.search(r"杯|いっぱい", cue) else "food" if "皿" in cue else None
+        kind = "drink" if _BY_GLASS.search(cue) else "food" if _BY_PLATE.search(cue) else None
         if kind is None:
             return last
         kinds = {item_id: item.kind for (owner, item_id) in self._words
@@ -1026,7 +1046,7 @@ class Orders:
 
     def _modifier(self, text: str, start: int) -> str | None:
         """「焼酎の水割り」: a thing near food or drink in meaning named for the item, that no menu holds."""
-        before = re.search(r"(\S{1,8})の$", text[:start])
+        before = _MODIFIER_BEFORE.search(text[:start])
         if before is None:
             return None
         tokens = [t for t in analyse(before.group(1)).tokens if t.is_noun]
@@ -1034,7 +1054,7 @@ class Orders:
             return None
         word = tokens[-1].surface
         if any(word in ws for ws in self._words.values()) or nfkc(word) in self.names or \
-                word.lstrip("おご") in _FOOD_ANCHORS or word in _FOOD_ANCHORS or word in _SAID_OF_ITEM:
+                _POLITE_LEAD.sub("", word) in _FOOD_ANCHORS or word in _FOOD_ANCHORS or _SAID_OF_ITEM.fullmatch(word):
             return None          # 「おつまみのきんぴら」: the kind the item is of, not a thing that is not here
         return word if self._near_food(tokens[-1].normalised or word) >= NEAR_FOOD else None
 
@@ -1108,13 +1128,13 @@ class Orders:
         # (「ハイボールも一杯しか」: one more of an item, or only one of it, treats nobody)
         after_item = {h.end for h in self._hits(TextForms.of(text))}
         match = next((m for m in _TREAT.finditer(text) if not treats_not(text, m.end()) and
-                      not (m.group(0)[0] in "もに" and (m.start() in after_item or
-                                                       not self._person_ends_at(text, m.start()) or
-                                                       _RECEIVED.match(text[m.end():])))), None)
+                      not (_TO_SOMEONE.fullmatch(m.group(0)[0]) and (m.start() in after_item or
+                                                                     not self._person_ends_at(text, m.start()) or
+                                                                     _RECEIVED.match(text[m.end():])))), None)
         if match is None and _TREAT.search(text) is not None:
             return None
         named = self._named_treated(text)
-        if match is None and not (named and re.search(r"(?:にも|に)\S{0,8}(?:を|どうぞ|一杯|1杯)\s*[。！!]*$", text)
+        if match is None and not (named and _TREAT_NAMED_END.search(text)
                                   and any(self.matcher.hits(TextForms.of(text), ws)
                                           for ws in self._words.values())):
             return None
@@ -1163,7 +1183,7 @@ class Orders:
         tokens = analyse(between).tokens if between.strip() else ()
         for token in tokens:
             if token.is_noun and token.pos[1:2] not in (("数詞",),) and "助数詞可能" not in token.pos \
-                    and token.surface not in ("あと", "後", "とりあえず", "まず", "一つ", "ひとつ"):
+                    and not _LEAD_WORDS.fullmatch(token.surface):
                 return False
         return True
 
@@ -1212,7 +1232,7 @@ class Orders:
                 continue
             # 「日本酒ひとつ」: a word and its suffix (日本 + 酒) are one thing
             surface, end = token.surface, token.end
-            if i + 1 < len(tokens) and tokens[i + 1].surface in _MIXED and tokens[i + 1].start == end:
+            if i + 1 < len(tokens) and _MIXED.fullmatch(tokens[i + 1].surface) and tokens[i + 1].start == end:
                 # 「ソーダ割り」「お湯割り」: how a drink is made, named as one drink (near drink by its first word)
                 surface, end = surface + tokens[i + 1].surface, tokens[i + 1].end
             elif i + 1 < len(tokens) and tokens[i + 1].pos[:2] == ("接尾辞", "名詞的") and tokens[i + 1].start == end:
@@ -1221,12 +1241,12 @@ class Orders:
             elif i + 1 < len(tokens) and tokens[i + 1].start == end and _KANA.fullmatch(token.surface) and \
                     _fragment(tokens, i + 1):
                 # a kana word the analyser does not know, cut as a known one and a glued kana (ちくわ|ぶっ): one word
-                glued = tokens[i + 1].surface.rstrip("っ")
+                glued = _GLUED_SMALL_TSU.sub("", tokens[i + 1].surface)
                 surface, end = surface + glued, tokens[i + 1].start + len(glued)
             elif token.pos[1:2] == ("固有名詞",):
                 continue
             near = self._near_food(form)
-            if surface.endswith(("割り", "割")) and i > 0 and tokens[i - 1].surface in ("お", "御") and \
+            if _MIXED_END.search(surface) and i > 0 and _POLITE_PREFIX.fullmatch(tokens[i - 1].surface) and \
                     tokens[i - 1].end == token.start:
                 surface = tokens[i - 1].surface + surface          # (お湯割り)
             # the thing alone as the line's first clause is ordered (「熱燗。ぬる燗でな」); else a cue must follow
