@@ -33,7 +33,7 @@ from ..interpret.counts import (
     orders_by_count,
 )
 from ..interpret.ja import analyse, word_meaning
-from ..interpret.ja.tokens import ATTRIBUTIVE_OR_FINAL, VERB, Token
+from ..interpret.ja.tokens import ATTRIBUTIVE_OR_FINAL, TAG, VERB, Token
 from ..interpret.lexicon import compiled, listed, mapping, pattern, word_class
 from ..interpret.money import amounts, asks_to_pay, money
 from ..interpret.text import TextForms, make_matcher, nfkc
@@ -253,15 +253,15 @@ def _fragment(tokens, i: int) -> bool:
     if not _KANA.fullmatch(token.surface):
         return False
     kind = token.pos[:1]
-    return kind == ("接尾辞",) or (kind == ("接頭辞",) and not _prefixes(tokens, i)) or \
-        (kind == ("名詞",) and len(token.surface) == 1)
+    return kind == (TAG.suffix,) or (kind == (TAG.prefix,) and not _prefixes(tokens, i)) or \
+        (kind == (TAG.noun,) and len(token.surface) == 1)
 
 
 def _prefixes(tokens, i: int) -> bool:
     """Whether the prefix at `i` is one of the word after it (the お of お願い), not left over from a word the
     analyser does not know (the ぶ of 「ちくわぶ…」)."""
     after = tokens[i + 1] if i + 1 < len(tokens) else None
-    return after is not None and after.start == tokens[i].end and after.pos[:1] in (("名詞",), ("動詞",), ("形容詞",))
+    return after is not None and after.start == tokens[i].end and after.pos[:1] in ((TAG.noun,), (TAG.verb,), (TAG.adjective,))
 
 
 @dataclass(frozen=True)
@@ -343,7 +343,7 @@ def _action_glued(text: str, at: int) -> bool:
     while end < len(text) and _KATAKANA_LETTER.fullmatch(text[end]):
         end += 1
     tokens = analyse(text[at:end]).tokens
-    return len(tokens) == 1 and not tokens[0].oov and "サ変可能" in tokens[0].pos
+    return len(tokens) == 1 and not tokens[0].oov and TAG.may_take_suru in tokens[0].pos
 
 
 def _told_of(text: str, end: int) -> bool:
@@ -987,11 +987,11 @@ class Orders:
         if match.re.pattern == _EXTRA.pattern and _PARTICLE_END.match(text[match.end("thing"):]) and \
                 not self._edible(tokens):
             return None     # 「昭和歌謡な」 only says: with no verb, only a thing to eat or put on it is asked for
-        if not tokens or not (tokens[-1].is_noun or tokens[-1].pos[:2] == ("接尾辞", "名詞的")) or \
+        if not tokens or not (tokens[-1].is_noun or tokens[-1].pos[:2] == (TAG.suffix, TAG.noun_like)) or \
                 _POINTING_OR_USUAL.fullmatch(thing) or \
                 nfkc(thing) in self.names or any(thing in ws for ws in self._words.values()) or \
                 self.named(thing) or _COUNT.search(thing) or \
-                any(t.pos[:1] in (("動詞",), ("形容詞",)) for t in tokens):
+                any(t.pos[:1] in ((TAG.verb,), (TAG.adjective,)) for t in tokens):
             return None
         return thing
 
@@ -1120,7 +1120,7 @@ class Orders:
                 if n and re.search(re.escape(n) + honorific + r"$", before):
                     return True
         tokens = analyse(before).tokens if before.strip() else ()
-        return bool(tokens) and tokens[-1].pos[:1] == ("代名詞",)
+        return bool(tokens) and tokens[-1].pos[:1] == (TAG.pronoun,)
 
     def _treated(self, text: str, people: list[str], addressee: str | None, responder: str | None) -> str | None:
         """The character the player treats (「一杯おごります」「ママにも水割りを」), or None.  Words of treating
@@ -1182,7 +1182,7 @@ class Orders:
             between = between[:hit.start] + "　" * (hit.end - hit.start) + between[hit.end:]
         tokens = analyse(between).tokens if between.strip() else ()
         for token in tokens:
-            if token.is_noun and token.pos[1:2] not in (("数詞",),) and "助数詞可能" not in token.pos \
+            if token.is_noun and token.pos[1:2] not in ((TAG.numeral,),) and TAG.may_count not in token.pos \
                     and not _LEAD_WORDS.fullmatch(token.surface):
                 return False
         return True
@@ -1220,9 +1220,9 @@ class Orders:
             return None
         tokens = analyse(text).tokens
         for i, token in enumerate(tokens):
-            if not token.is_noun or token.pos[1:2] == ("数詞",):
+            if not token.is_noun or token.pos[1:2] == (TAG.numeral,):
                 continue
-            if i > 0 and tokens[i - 1].pos[1:2] == ("数詞",) and "助数詞可能" in token.pos:
+            if i > 0 and tokens[i - 1].pos[1:2] == (TAG.numeral,) and TAG.may_count in token.pos:
                 continue          # 「一皿お願いできます？」: the counter of a count, no thing asked for
             form = token.normalised or token.surface
             if WH.fullmatch(nfkc(token.surface)):
@@ -1235,7 +1235,7 @@ class Orders:
             if i + 1 < len(tokens) and _MIXED.fullmatch(tokens[i + 1].surface) and tokens[i + 1].start == end:
                 # 「ソーダ割り」「お湯割り」: how a drink is made, named as one drink (near drink by its first word)
                 surface, end = surface + tokens[i + 1].surface, tokens[i + 1].end
-            elif i + 1 < len(tokens) and tokens[i + 1].pos[:2] == ("接尾辞", "名詞的") and tokens[i + 1].start == end:
+            elif i + 1 < len(tokens) and tokens[i + 1].pos[:2] == (TAG.suffix, TAG.noun_like) and tokens[i + 1].start == end:
                 surface, end = surface + tokens[i + 1].surface, tokens[i + 1].end
                 form = surface
             elif i + 1 < len(tokens) and tokens[i + 1].start == end and _KANA.fullmatch(token.surface) and \
@@ -1243,7 +1243,7 @@ class Orders:
                 # a kana word the analyser does not know, cut as a known one and a glued kana (ちくわ|ぶっ): one word
                 glued = _GLUED_SMALL_TSU.sub("", tokens[i + 1].surface)
                 surface, end = surface + glued, tokens[i + 1].start + len(glued)
-            elif token.pos[1:2] == ("固有名詞",):
+            elif token.pos[1:2] == (TAG.proper_noun,):
                 continue
             near = self._near_food(form)
             if _MIXED_END.search(surface) and i > 0 and _POLITE_PREFIX.fullmatch(tokens[i - 1].surface) and \
