@@ -17,13 +17,14 @@ from dataclasses import dataclass
 
 from .. import lazyre
 from ..dialogue_acts import ACT
+from ..scenario.inputs import NONE_WORD
 from .asking import is_question, offers_two_answers, wonders
 from .cues import SceneNames, player_words, without_quoted_phrases
 from .lexicon import compiled, pattern, recognition, word_class
 from .money import asks_to_pay, money, without_put_off
 from .text import nfkc
 
-NO_ACT = "なし"
+NO_ACT = NONE_WORD          # no act: the written form's none (なし), as an input's
 CALL_ONLY = "呼びかけ"     # the cue of a line that only calls someone (「ママ？」): no act
 
 
@@ -90,7 +91,7 @@ class ActRecogniser:
         # A line that only calls someone (「ママ？」「ねえ、葵ちゃん！」) asks nothing yet: the one called answers
         # as to any opening, not as to a question they cannot place.
         self._call_only = re.compile(rf"^(?:(?:{pattern('acts', 'call_word')}|{you})"
-                                     rf"\s*{honorific}?[\s、,。!！?？…ー~〜]*)+$")
+                                     rf"\s*{honorific}?{pattern('interpretation', 'call_only_mark')}*)+$")
 
     def recognise(self, text: str) -> ActFound:
         normalised = without_quoted_phrases(player_words(nfkc(text)), self.names).strip()

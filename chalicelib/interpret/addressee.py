@@ -19,7 +19,7 @@ from functools import cache
 
 from .. import lazyre
 from ..scenario import GameRules, GameState
-from .lexicon import word_class
+from .lexicon import compiled, pattern, word_class
 from .options import InterpretChoices, Option
 from .text import nfkc
 
@@ -27,18 +27,19 @@ from .text import nfkc
 
 _GLUED_CONTENT = lazyre.compile(r"^[\u4e00-\u9fff\u30a1-\u30fa]")
 # (「ママ？」「ママ？ちょっといい？」 call too; so do 「ママってば」 and 「葵ちゃんね、」「ママよ、」)
-_CALL_AFTER = lazyre.compile(r"^(?:[、,!！?？…‥~〜ー\s]|って(?:さ|ば)?[、,\s]|ってば|[さねよ][、,\s])")
+_CALL_AFTER = compiled("interpretation", "call_after")
 # (a call that ends its own sentence, 「おい、葵。お前はどうしたいんだ」, calls when a call word leads it)
 _CALL_ENDS = lazyre.compile(r"^[。.]")
-_QUESTION_AFTER = lazyre.compile(r"^(?:は|って|も|こそ)(?:[^。！？!?]*)[？?]|^(?:は|って)(?:どう|どんな|何|なに|いつ|どこ|だれ|誰)")
-_PHRASE_AFTER = lazyre.compile(
-    r"^(?:に|へ)(?:聞|き(?:き|く|い)|訊|質問|相談|話|言い|いい(?:たい)|頼|お願い|伝え|教え)"
-    r"|^(?:は|って)どう(?:思|おも|かな|です|なの)"
-    r"|^の(?:意見|考え|気持ち|感想)")
+_QUESTION_AFTER = compiled("interpretation", "question_after")
+_PHRASE_AFTER = compiled("interpretation", "phrase_after")
 # a phrase naming whom the player asks calls them only while the player asks now: not a past deed (「ママに聞いた
 # んだけど」), nor one put to someone else to try (「ママに言ってみたら？」「ママに相談すれば？」)
 # (「葵ちゃんに聞いてんだよ」「葵さんに聞いてるんだ」 ask now: 〜てんだ and 〜てるんだ are 〜ているんだ)
-_NOT_ASKING_NOW = lazyre.compile(r"^[^、。！？!?…]*?(?:[いしえっき]た(?!い|く|け)|(?<![てで])(?<!てる)(?<!でる)んだ(?!け|よね)|てみ|たら|[えけせれ]ば(?!か)|なよ)")
+_NOT_ASKING_NOW = compiled("interpretation", "not_asking_now")
+# The one character after a name that puts the phrase to that person (に, へ), or none.
+_TO_WHOM = compiled("interpretation", "to_whom")
+# Anything but a space or a mark: a call word before the name.
+_CALL_LEAD_WORD = compiled("interpretation", "call_lead_word")
 # Where a sentence starts: after a sentence end (a name there calls as one at the head of the line does).
 _SENTENCE_START = lazyre.compile(r"(?<=[。！？!?])[\s　]*(?=\S)")
 
@@ -46,7 +47,7 @@ _SENTENCE_START = lazyre.compile(r"(?<=[。！？!?])[\s　]*(?=\S)")
 @cache
 def _lead() -> re.Pattern[str]:
     """What may stand before a name at a sentence's head that calls (lexicon call_leads), after a pause."""
-    return re.compile(rf"[.…‥・~〜\s]*(?:{word_class('call_leads').alternation})?[、,\s]*")
+    return re.compile(rf"{pattern('interpretation', 'call_lead_mark')}*(?:{word_class('call_leads').alternation})?[、,\s]*")
 
 
 def calls_at_head(text: str, name: str) -> bool:
@@ -58,7 +59,7 @@ def calls_at_head(text: str, name: str) -> bool:
 
 def _asks_by_phrase(after: str) -> bool:
     """Whether what follows a name says the player asks that person (「ママに聞きたいんだけど」「葵の意見は？」)."""
-    return bool(_PHRASE_AFTER.match(after)) and not (after[:1] in "にへ" and _NOT_ASKING_NOW.match(after))
+    return bool(_PHRASE_AFTER.match(after)) and not (_TO_WHOM.fullmatch(after[:1]) and _NOT_ASKING_NOW.match(after))
 
 
 @dataclass(frozen=True)
@@ -85,7 +86,7 @@ def _names(rules: GameRules) -> list[tuple[str, str]]:
 def _called_at(head: str, names: list[tuple[str, str]]) -> tuple[str, str] | None:
     """(character, how) where a sentence starts by calling someone or putting a question to them."""
     lead = _lead().match(head)
-    led = lead is not None and bool(head[:lead.end()].strip(" 、,.…‥・~〜"))
+    led = lead is not None and bool(_CALL_LEAD_WORD.search(head[:lead.end()]))
     head = head[lead.end():] if lead else head
     honorifics = word_class("honorifics")
     for name, cid in names:

@@ -62,7 +62,7 @@ def _count(match: re.Match[str] | None, *, total: bool = False) -> Count | None:
     said = match.group("said")
     if n > MOST and said:
         # said back as booked: the counter kept, the number the most an order takes
-        said = str(MOST) + said.lstrip("0123456789〇一二三四五六七八九十百千万何 ")
+        said = str(MOST) + compiled("interpretation", "count_number_head").sub("", said, count=1)
     return Count(min(n, MOST), total, said, more)
 
 
@@ -101,7 +101,8 @@ def zero_said(text: str) -> bool:
 
 def reduces(after_cue: str) -> bool:
     """Whether what follows an order's cue takes it off instead (「1本|減らして」「8本|キャンセル」)."""
-    return bool(re.match(r"\s*(?:を|は|分|ぶん)?\s*(?:" + pattern("counts", "reduce_cue") + ")", after_cue))
+    return bool(re.match(r"\s*(?:" + pattern("interpretation", "reduce_particle") + r")?\s*(?:" +
+                         pattern("counts", "reduce_cue") + ")", after_cue))
 
 
 def joined(between: str) -> bool:

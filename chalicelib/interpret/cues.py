@@ -216,7 +216,7 @@ _QUOTED = lazyre.compile(r"「[^」]*」|『[^』]*』|“[^”]*”|\"[^\"]*\""
 # 〜って言ってた / 〜と聞いた: someone else's words, reported.
 _REPORTED = compiled("moves", "reported")
 # Lines that look like the classifier prompt's own structure (a heading, an option line).
-_PROMPT_LINE = lazyre.compile(r"^\s*(?:#|[-・*]\s*[A-Za-zＡ-Ｚａ-ｚ]{1,2}\d*\s*[:：])")
+_PROMPT_LINE = compiled("interpretation", "prompt_line")
 
 
 _SENTENCE_END = lazyre.compile(r"[。！？!?]")

@@ -15,11 +15,11 @@ from collections.abc import Iterable, Sequence
 
 from .ja import analyse
 from .ja.tokens import TAG, Token
-from .lexicon import word_class
+from .lexicon import compiled, word_class
 from .text import nfkc
 
-# After the phrase's verb, only these may follow for it to be said, not talked about.
-_FINAL_AUXILIARIES = {"ます"}
+# After the phrase's verb, only these may follow for it to be said, not talked about (a lemma, matched whole).
+_FINAL_AUXILIARY = compiled("interpretation", "final_auxiliary")
 _NOT_SAID = (TAG.conditional, TAG.imperative, TAG.irrealis)
 
 
@@ -80,4 +80,4 @@ def _final(token: Token) -> bool:
     top = token.pos[:1]
     if top == (TAG.supplementary_symbol,) or token.pos[:2] == (TAG.particle, TAG.final_particle):
         return True
-    return top == (TAG.auxiliary,) and token.lemma in _FINAL_AUXILIARIES
+    return top == (TAG.auxiliary,) and bool(_FINAL_AUXILIARY.fullmatch(token.lemma))

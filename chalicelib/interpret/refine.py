@@ -224,7 +224,7 @@ class RefinedInterpreter:
         chosen = result.input
         discarded = chosen != NONE and not narrowed.contains(chosen)
         if discarded:       # a backend may only pick what it was offered
-            result.detail = f"{chosen} was not offered to the backend; taken as なし"
+            result.detail = f"{chosen} was not offered to the backend; taken as {NONE}"
             chosen = NONE
         result.model_input = chosen
         t = time.perf_counter()

@@ -23,11 +23,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from .. import lazyre
 from ..scenario.inputs import PlayerInput
 from .ja import analyse, word_meaning
 from .ja.meaning import MeaningIndex
 from .ja.tokens import TAG, Token
+from .lexicon import compiled
 from .senses import MEANING_THRESHOLD, is_counted_quantity
 from .text import make_matcher, nfkc
 
@@ -78,7 +78,7 @@ def _anchor_words(texts: Iterable[str]) -> list[str]:
     return out
 
 
-_NUMERALS = lazyre.compile(r"[一二三四五六七八九十百千〇0-9０-９]")
+_NUMERALS = compiled("interpretation", "numeral")
 
 
 def _other_number(word: str, anchor: str) -> bool:

@@ -15,13 +15,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from .. import lazyre
 from .ja import analyse, word_meaning
 from .ja.tokens import TAG, Token
+from .lexicon import compiled
 from .text import TextForms, nfkc, to_hiragana
 
-# Particles that link a verb to its object or subject; no particle at all counts too (トイレ借りて).
-_ARGUMENT_PARTICLES = ("を", "が", "は", "も", "って")
+# Particles that link a verb to its object or subject (one token, matched whole); no particle at all counts too
+# (トイレ借りて).
+_ARGUMENT_PARTICLE = compiled("interpretation", "argument_particle")
 # A noun at least this near one of the intent's words in meaning is the intent's own thing.
 ARGUMENT_COSINE = 0.35
 # Least cosine for a word to be near another in meaning (a word to relate to an intent: related.py).
@@ -44,7 +45,7 @@ def verb_argument(text: str, start: int) -> Token | None:
         return None
     j = index - 1
     if tokens[j].pos[:1] == (TAG.particle,):
-        if tokens[j].surface not in _ARGUMENT_PARTICLES:
+        if not _ARGUMENT_PARTICLE.fullmatch(tokens[j].surface):
             return None
         j -= 1
     if j < 0:
@@ -167,7 +168,7 @@ def _near_in_meaning(token: Token, word: str) -> bool | None:
 
 
 # A one-kanji noun with the colloquial topic marker って, then what is asked or said about it.
-_TOPIC_TTE = lazyre.compile(r"って\s*(?:[、,？?！!]|ある|あり|何|なに|なん|どん|どう|どれ|誰|いつ|いい|好き|$)")
+_TOPIC_TTE = compiled("interpretation", "topic_tte")
 
 
 def _other_word(token: Token, start: int, end: int, forms: TextForms) -> bool:

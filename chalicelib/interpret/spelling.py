@@ -25,31 +25,37 @@ from functools import lru_cache
 from .. import kept, lazyre
 from .ja import analyse
 from .ja.tokens import AUXILIARY, CONJUNCTION, TAG
-from .lexicon import kana_counters, listed, pattern, word_class
+from .lexicon import compiled, kana_counters, listed, pattern, word_class
 from .text import KANA_RUN, to_katakana
 
 # Emoji and the characters that join or vary them (no Japanese word is written with these).
 _EMOJI = lazyre.compile("[\U0001F000-\U0001FAFF\u2600-\u27BF\u2B00-\u2BFF\u2300-\u23FF\uFE0F\u200D\U000E0020-\U000E007F"
                     "\u3030\u303D\u3297\u3299]+")
-_PAUSE = r"(?:[、,，…\s　]+|ー+[、,，…\s　]*|(?=[！!？?。]))"
 _HIRAGANA = lazyre.compile(r"[\u3041-\u309f]+")
 _KANJI = lazyre.compile(r"[\u4e00-\u9fff々]")
 _CLAUSE_END = r"(?=[\s、。，．,.!?！？…♪]|$)"
 # Marks and spaces: what is left of a line that says nothing once they are taken out.
-_MARKS = lazyre.compile(r"[\s、。，．,.!?！？…ー〜~]")
+_MARKS = compiled("interpretation", "line_marks")
+# Marks, spaces and stars: a line that is only these once the rest is set aside keeps its words.
+_ONLY_MARKS = compiled("interpretation", "only_marks")
+# 草 and 笑 as laughter, compared with one character.
+_GRASS = compiled("interpretation", "grass")
+_LAUGH_KANJI = compiled("interpretation", "laugh_kanji")
 
 
 @lru_cache(maxsize=1)
 def _head() -> re.Pattern[str]:
     words = "|".join(w for w in (word_class("fillers").alternation, word_class("discourse_markers").alternation))
-    return re.compile(rf"^\s*(?:{words}){_PAUSE}")
+    return re.compile(rf"^\s*(?:{words}){pattern('interpretation', 'pause')}")
 
 
 @lru_cache(maxsize=1)
 def _leave_tail() -> re.Pattern[str]:
     # after a question mark or a pause, to the end: 「…、聞いたらあかんか」「…？聞いてもいいですか？」
     return re.compile(rf"(?<=[？?、,，。\s　])\s*(?:{word_class('asking_leave_tails').alternation})"
-                      r"(?:です|でしょう|ん)?(?:か|かな|の|ね|よね)?[\s？?！!…。〜~]*$")
+                      rf"(?:{pattern('interpretation', 'leave_tail_polite')})?"
+                      rf"(?:{pattern('interpretation', 'leave_tail_particle')})?"
+                      r"[\s？?！!…。〜~]*$")
 
 
 @lru_cache(maxsize=1)
@@ -60,7 +66,8 @@ def _quoted_name() -> re.Pattern[str]:
 @lru_cache(maxsize=1)
 def _restating_tail() -> re.Pattern[str]:
     # right after the question particle, to the end: 「カード使えるかって聞いたんですけど」
-    return re.compile(rf"(?:{word_class('restating_tails').alternation})[\s？?！!…。〜~ー]*$")
+    return re.compile(rf"(?:{word_class('restating_tails').alternation})"
+                      rf"{pattern('interpretation', 'restating_tail_mark')}*$")
 
 
 @lru_cache(maxsize=1)
@@ -113,7 +120,7 @@ def neutral(text: str) -> Neutral:
         aside.append(restated.group(0)[1:].strip())
         rest = rest[:restated.start() + 1] + "？"
     rest = re.sub(r"[\s　]{2,}", " ", rest).strip()
-    if not re.sub(r"[\s、。，．,.!?！？…ー〜~♪☆★]", "", rest):
+    if not _ONLY_MARKS.sub("", rest):
         return Neutral(text, ())
     return Neutral(rest, tuple(aside))
 
@@ -123,7 +130,7 @@ def _laughable(text: str, m: re.Match[str]) -> bool:
     character (爆笑 is laughter, 苦笑 is a word either way) — after a kanji, 笑 is laughter where the analyser
     reads it as a word of its own (「誰笑？」「何歳笑？」), and so is 草 wherever it stands (かすみ草 is a flower)."""
     before = text[m.start() - 1]
-    if m.group(0)[0] == "草" or (m.group(0)[0] == "笑" and _KANJI.match(before)):
+    if _GRASS.fullmatch(m.group(0)[0]) or (_LAUGH_KANJI.fullmatch(m.group(0)[0]) and _KANJI.match(before)):
         # (草 anywhere, 笑 after a kanji: laughter only where the analyser reads it as a word of its own — not
         # the 草 of かすみ草 or 七草)
         return any(t.start == m.start() and t.surface == m.group(0)[0] for t in analyse(text).tokens)
@@ -315,8 +322,10 @@ def _grammar_read(tokens) -> bool:
         all(t.is_particle or t.kind == AUXILIARY for t in rest) and rest[-1].is_particle
 
 
-_KATAKANA_WORD = lazyre.compile(r"[ァ-ヺー]{3,}")
-_APART = lazyre.compile(r"[\s、。，,.！!？?「」（）()…・~〜]")
+_KATAKANA_WORD = compiled("interpretation", "katakana_word")
+_APART = compiled("interpretation", "apart")
+# Katakana with a hiragana 0x60 below (ァ to ヶ).
+_SHIFTED = compiled("interpretation", "katakana_shifted")
 
 
 def _kept(text: str) -> list[bool]:
@@ -383,7 +392,7 @@ def _reading(word: str) -> str:
 
 
 def _hiragana(text: str) -> str:
-    return "".join(chr(ord(c) - 0x60) if "ァ" <= c <= "ヶ" else c for c in text)
+    return "".join(chr(ord(c) - 0x60) if _SHIFTED.fullmatch(c) else c for c in text)
 
 
 def scenario_words(scenario) -> list[str]:

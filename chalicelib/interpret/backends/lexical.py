@@ -33,6 +33,7 @@ from ..confidence import is_unsure
 from ..cues import Place, SceneNames, clause_spans, explicit_moves, farewell
 from ..ja import analyse
 from ..ja.tokens import TAG
+from ..lexicon import compiled
 from ..options import NONE_ANSWER, ErrorKind, Interpretation, InterpretChoices, InterpretContext, Option
 from ..owners import place_owned_words, said_of_person
 from ..related import IntentMeaning
@@ -52,8 +53,7 @@ from ..text import (
 from .base import elapsed_ms
 
 # Clauses the player sets aside: the topic named before these is not the point.
-_CONTRAST = lazyre.compile(r"(?:より(?:も)?|もいいけど|もいいが|はいいけど|はいいとして|はともかく|はさておき|じゃなくて|ではなくて"
-                       r"|もだけど|もそうだけど|もいいんだけど|の前に|はあとで|は後で)")
+_CONTRAST = compiled("interpretation", "contrast")
 _PARENS = lazyre.compile(r"[（(]([^）)]*)[）)]")
 
 
@@ -339,7 +339,11 @@ class LexicalBackend:
         return result
 
 
-_PARTICLES = set("をがはにでとのもへやかねよ")
+# One-character particles, and the honorific prefix (お, ご) and the lengthening mark, each compared with one
+# character (matched whole).
+_PARTICLE = compiled("interpretation", "particle_char")
+_HONORIFIC_PREFIX = compiled("interpretation", "honorific_prefix_char")
+_LENGTHENING = compiled("reading", "lengthening_mark")
 
 
 def _foreign_compound(forms: TextForms, start: int, end: int, word: str, profile: _Profile) -> bool:
@@ -357,7 +361,7 @@ def _foreign_compound(forms: TextForms, start: int, end: int, word: str, profile
     first = word[0]
     if len(word) == 1 and (is_kanji(first) or is_katakana(first)):
         def glued(ch: str) -> bool:
-            return is_kanji(ch) or (is_katakana(ch) and ch != "ー")
+            return is_kanji(ch) or (is_katakana(ch) and not _LENGTHENING.fullmatch(ch))
 
         if start > 0 and glued(text[start - 1]):
             return False                      # the head of X曲, X酒: still that thing
@@ -367,13 +371,15 @@ def _foreign_compound(forms: TextForms, start: int, end: int, word: str, profile
         if j == end:
             return False
         following = text[j] if j < len(text) else ""
-        noun_like = not following or not is_hiragana(following) or following in _PARTICLES or is_katakana(text[end])
+        noun_like = not following or not is_hiragana(following) or bool(_PARTICLE.fullmatch(following)) or \
+            is_katakana(text[end])
         return noun_like and forms.folded[start:end + 1] not in profile.text
     if is_hiragana(first) and start > 0:
         before = text[start - 1]
-        if before in "おご" and (start == 1 or not is_hiragana(text[start - 2]) or text[start - 2] in _PARTICLES):
+        if _HONORIFIC_PREFIX.fullmatch(before) and (start == 1 or not is_hiragana(text[start - 2]) or
+                                                     _PARTICLE.fullmatch(text[start - 2])):
             return False          # the honorific prefix (おつまみ), not a verb stem
-        return is_hiragana(before) and before not in _PARTICLES
+        return is_hiragana(before) and not _PARTICLE.fullmatch(before)
     return False
 
 
