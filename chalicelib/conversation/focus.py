@@ -384,7 +384,9 @@ def _head(tokens: tuple[Token, ...], text: str, names: list[tuple[int, int]],
     if not tokens or sentence is None:
         return None
     # the sentence before only when the one that asks has no content word of its own (「誰ですか？」)
-    asks_alone = not any(t.is_content and sentence[0] <= t.start < sentence[1] and not _headable(t, names) and
+    # (a verb the analyser marks as possibly auxiliary counts where it is no light verb: 「いつまで続けるおつもり？」)
+    asks_alone = not any((t.is_content or t.is_verb and not _LIGHT_VERBS.fullmatch(t.lemma)) and
+                         sentence[0] <= t.start < sentence[1] and not _headable(t, names) and
                          t.pos[:1] != (TAG.noun,) and not _COPULA_LEMMAS.fullmatch(t.lemma) for t in tokens)
     for a, b in ((sentence, (0, sentence[0])) if asks_alone else (sentence,)):
         best = topic = None

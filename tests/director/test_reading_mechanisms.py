@@ -1413,3 +1413,23 @@ def test_an_item_told_after_a_question_about_its_making_is_asked_after_not_order
         # and one asked for in so many words after the question is ordered
         *_, again = play(world, f"{dish}お願いします", f"もうできましたか？{dish}もう一皿ください。")
         assert again.memory.orders == [dish, dish], again.context
+
+
+def test_a_polite_wh_question_before_a_remark_asks():
+    for world, person, line in ((reference(), "神楽坂葵", "葵さんはおいくつですか。私の最後の教え子たちと同じくらいかな"),
+                                (florist(), "颯太", "颯太くんはおいくつですか。うちの甥っ子と同じくらいかな")):
+        *_, asked = play(world, line)
+        assert asked.answer.speaker == person and asked.answer.ref.startswith(f"knowledge/{person}/"), \
+            (asked.answer.ref, asked.context)
+    # a backchannel before a remark asks nothing
+    from chalicelib.interpret.asking import is_question
+    assert not is_question("そうですか。私の教え子たちと同じくらいかな")
+
+
+def test_a_question_with_a_verb_of_its_own_takes_its_head_from_its_own_sentence():
+    *_, asked = visit("こんばんは", "どうもなりませんわ、ただの思い出話。ママさんは、このお店をいつまで続けるおつもり？")
+    assert "思い出" not in asked.answer.text and asked.answer.ref != "knowledge/赤尾妙子/104#1", asked.answer.text
+    focus = reference().focus_reader.read("ただの思い出話。ママさんは、このお店をいつまで続けるおつもり？")
+    assert focus.head_word != "思い出話", focus
+    # a question with no word of its own still leans on the sentence before it (「…いい声ですね。誰ですか？」)
+    assert reference().focus_reader.read("今流れてる歌、いい声ですね。誰ですか？").head_word == "歌"
