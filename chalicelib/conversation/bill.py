@@ -53,6 +53,10 @@ _RECAP_SAID = money("recap_said")
 _STATUS_ASKED = compiled("shop", "status_asked")
 _COUNT = compiled("counts", "count")
 _CORRECTED = money("count_corrected")
+# (a cancel said with は or も gives up the item right before it: 「きんぴらはやめとく」)
+_TOPIC_PARTICLE = compiled("conversation", "bill_topic_particle")
+# (「2杯しか」 says how many were had only beside a word of ordering or having)
+_ORDERING_WORD = compiled("conversation", "bill_ordering_word")
 
 
 def cancels(text: str) -> bool:
@@ -215,7 +219,7 @@ def taken_back(text: str, named: list[str], ordered: list[str], recent: str | No
         # 「一杯目は濃いめ、二杯目は薄め。三杯目は飲んでないわ」: the ordinal of what is denied, the last before it
         ordinal = next(reversed([m for m in _ORDINAL.finditer(normalised, 0, denied.start())]), ordinal)
     fewer = fewer_by(normalised)
-    if cancel is not None and item_ends is not None and cancel.group(0)[:1] in ("は", "も"):
+    if cancel is not None and item_ends is not None and _TOPIC_PARTICLE.match(cancel.group(0)):
         before = len(normalised[:cancel.start()].rstrip(" 、,"))
         if before in item_ends:
             if item_ends[before] in named:
@@ -238,7 +242,7 @@ def taken_back(text: str, named: list[str], ordered: list[str], recent: str | No
                         _last_named_before(normalised, m.start(), named) is not None)), None)
         if cancel is not None and not any(normalised[:cancel.start()].rstrip(" 、,").endswith(i) for i in named):
             named = [_last_named_before(normalised, cancel.start(), named) or named[-1]]
-    if not (cancel or denied or fewer or (only and re.search(r"頼|たの|注文|飲|食", normalised))):
+    if not (cancel or denied or fewer or (only and _ORDERING_WORD.search(normalised))):
         return None
     items = [item for item in dict.fromkeys(named) if item in ordered]
     if len(items) > 1:

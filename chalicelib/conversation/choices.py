@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from .. import lazyre
 from ..interpret.asking import is_question
 from ..interpret.lexicon import compiled
 from ..interpret.text import nfkc
@@ -22,17 +21,13 @@ from ..scenario.variation import knowledge_key
 from .focus import taken_back
 
 # 「撮り直しましょうか」「今度撮ろうか」: an offer to do something, no choice
-_OFFERING = lazyre.compile(r"(?:ましょう|しよう|ようか|おうか|ろうか|ておく|とく)(?:か)?\s*[？?]?\s*$|ましょうか|しようか")
+_OFFERING = compiled("conversation", "choices_offering")
 # 「結局どっちにしたの？」「どれに決まった？」「何にした？」: which option was taken
-_WHICH = lazyre.compile(r"どっち|どちら|どれ(?:に|を|が|か)|何に(?:した|決め|なっ)|決ま(?:った|り)|決めた|結局")
+_WHICH = compiled("conversation", "choices_which")
 
 
 # Saying which is taken: 〜にします, 〜で決定, 〜を選ぶ, 〜のほうが好き, 〜がいい, 〜推し, 〜に一票, 〜かな.
-CHOOSING = lazyre.compile(
-    r"(?:に|で)(?:し(?:ます|ましょう|よう|よっか|とく|ておく|て(?:ください|ほしい|よ))|する(?:よ|わ|ね|な|かな|!|！|。|$))"
-    r"|に決め|決定|決め(?:た|ました|ます)|決まり|選(?:ぶ|び|ん|ぼ|択)|の?(?:ほう|方)が|が(?:いい|良い|よい|好き|一番|いちばん"
-    r"|ベスト|おすすめ|オススメ|最高|素敵|映え|目立)|いいと思|良いと思|好き|推し|推す|一択|一票|派(?:です|だ|かな|!|！|。|$)"
-    r"|でお願い|でいこう|で行こう|でいきましょう|で行きましょう|に賛成")
+CHOOSING = compiled("conversation", "choices_choosing")
 
 
 def chosen(entries: Iterable[CompiledKnowledge], state: GameState, choice: str) -> CompiledKnowledge | None:

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .. import lazyre
+from ..interpret.lexicon import compiled
 from ..interpret.options import Interpretation, InterpretChoices
 from ..interpret.text import TextForms, make_matcher, nfkc
 from ..scenario import CompiledScenario, PlayerInput
@@ -28,9 +28,10 @@ FLOOR = 0.75       # both options at least this: each named by a listed word (�
                    #     by a shared n-gram or a word only near in meaning
 MARGIN = 0.12      # ... and the lead of the best under this
 DEFAULT_LINE = "{1}？　それとも{2}？"
-_FIRST = lazyre.compile(r"前者|最初|はじめ|初め|一つ目|ひとつ目|1つ目|1個目|一個目|前の(?:ほう|方)|先の(?:ほう|方)")
-_SECOND = lazyre.compile(r"後者|二つ目|ふたつ目|2つ目|2個目|二個目|後の(?:ほう|方)|あとの(?:ほう|方)|後ろの(?:ほう|方)|最後")
-_BOTH = lazyre.compile(r"両方|どっちも|どちらも|両方とも")
+# The next turn pointing at the first option, the second, or both (最初の / 前者, 後の方 / 後者, 両方).
+_FIRST = compiled("conversation", "clarify_first")
+_SECOND = compiled("conversation", "clarify_second")
+_BOTH = compiled("conversation", "clarify_both")
 # Rules that decided the input themselves: nothing to ask.
 _DECIDED = frozenset({"example_match", "explicit_move", "same_place", "farewell", "agreement", "invitation"})
 

@@ -9,31 +9,43 @@ Read on the analyser's tokens (no model): the question asks no wh-word, ends on 
 from __future__ import annotations
 
 import re
+from functools import cache
 
-from .. import lazyre
 from ..interpret.asking import is_question
 from ..interpret.ja import analyse
 from ..interpret.ja.tokens import TAG
+from ..interpret.lexicon import compiled, mapping
 from ..interpret.text import nfkc
 
-_WH = lazyre.compile(r"誰|だれ|何|なに|なん(?!です|だ)|どこ|いつ|いくら|なぜ|なんで|どうして|どう|どんな|どれ|どっち|どちら|幾")
-_END = lazyre.compile(r"[?？!！。…‥、,\s~〜ー]+$")
-_TAIL = lazyre.compile(r"(?:なんですか|なんですって|なんだ|なの|ですか|ですって|だって|って|なんて|も|か|ね|よね)$")
-_DIGITS = "〇一二三四五六七八九"
+_WH = compiled("conversation", "confirm_wh")
+_END = compiled("conversation", "confirm_end")
+_TAIL = compiled("conversation", "confirm_tail")
+# 「三十年も？」: asked back with も
+_ALSO_END = compiled("conversation", "confirm_also_end")
+
+
+@cache
+def _numerals() -> tuple[dict[int, str], tuple[tuple[int, str], ...]]:
+    """The kanji of the digits (1 → 一) and of the units, largest first (1000 → 千, 100 → 百, 10 → 十)."""
+    digits = {int(n): kanji for n, kanji in mapping("conversation", "confirm_kanji_digits").items()}
+    units = mapping("conversation", "confirm_kanji_units").items()
+    return digits, tuple(sorted(((int(n), kanji) for n, kanji in units), reverse=True))
 
 
 def kanji_number(text: str) -> str:
     """Arabic numbers (30年) written as kanji numerals (三十年), as lines are authored."""
+    digits, units = _numerals()
+
     def one(match: re.Match) -> str:
         n = int(match.group(0))
         if n == 0 or n >= 10000:
             return match.group(0)
         out = ""
-        for value, unit in ((1000, "千"), (100, "百"), (10, "十")):
+        for value, unit in units:
             q, n = divmod(n, value)
             if q:
-                out += ("" if q == 1 else _DIGITS[q]) + unit
-        return out + (_DIGITS[n] if n else "")
+                out += ("" if q == 1 else digits[q]) + unit
+        return out + (digits[n] if n else "")
     return re.sub(r"\d+", one, text)
 
 
@@ -43,7 +55,7 @@ def confirmed_phrase(text: str, said: str) -> str | None:
     if len(line) > 30 or not is_question(line) or _WH.search(line):
         return None
     body = _END.sub("", line)
-    also = body.endswith("も")
+    also = bool(_ALSO_END.search(body))
     body = _TAIL.sub("", body)
     tokens = analyse(body).tokens
     i = len(tokens)

@@ -9,13 +9,17 @@ from __future__ import annotations
 
 from ..interpret.ja import analyse
 from ..interpret.ja.tokens import TAG
+from ..interpret.lexicon import compiled
 
-# Kinds of places a line may name that are other places than a scene's own (shops, services).
-_PLACES = frozenset("コンビニ スーパー デパート ドラッグストア 薬局 病院 銀行 郵便局 交番 ホテル 旅館 カフェ ファミレス "
-                    "ラーメン屋 パン屋 本屋 花屋 八百屋 魚屋 肉屋 床屋 居酒屋 寿司屋 蕎麦屋 そば屋 ケーキ屋 レストラン "
-                    "ゲームセンター ゲーセン 映画館 美容院 銭湯 公園 学校 図書館".split())
-_SUFFIXES = ("屋", "店", "館")
-_HERE = ("この", "うちの", "ここの", "当")
+# Kinds of places a line may name that are other places than a scene's own (shops, services): one token, whole.
+_PLACES = compiled("conversation", "elsewhere_places")
+# The suffixes that make a noun a shop or house (本屋, 喫茶店, 映画館): one token or character, whole; a word's end.
+_SUFFIX = compiled("conversation", "elsewhere_suffix_word")
+_ENDS_WITH_SUFFIX = compiled("conversation", "elsewhere_ends_with_suffix")
+# What points at a shop as here, right before it (この店, うちの店).
+_HERE = compiled("conversation", "elsewhere_here_before")
+# The polite お before a place's name (お店), taken off once.
+_POLITE_PREFIX = compiled("conversation", "elsewhere_polite_prefix")
 
 
 def other_places(text: str, own: tuple[str, ...] = ()) -> tuple[str, ...]:
@@ -28,21 +32,22 @@ def other_places(text: str, own: tuple[str, ...] = ()) -> tuple[str, ...]:
         start = i
         end = i
         while end + 1 < len(tokens) and tokens[end + 1].start == tokens[end].end and \
-                (tokens[end + 1].pos[:1] == (TAG.noun,) or tokens[end + 1].surface in _SUFFIXES):
+                (tokens[end + 1].pos[:1] == (TAG.noun,) or _SUFFIX.fullmatch(tokens[end + 1].surface)):
             end += 1
         if start > 0 and tokens[start - 1].is_noun and tokens[start - 1].end == tokens[start].start:
             continue          # inside a compound: read from its first noun
         word = text[tokens[start].start:tokens[end].end]
-        kind = next((t.surface for t in tokens[start:end + 1] if t.surface in _PLACES), None)
+        kind = next((t.surface for t in tokens[start:end + 1] if _PLACES.fullmatch(t.surface)), None)
         if kind is not None:
             word = kind       # 角のコンビニ夜遅く: the コンビニ
         shop = kind is not None or \
-            (len(word) > 1 and word.endswith(_SUFFIXES) and tokens[end].surface in _SUFFIXES + tuple(_PLACES)) or \
-            (len(word) > 1 and word[-1] in _SUFFIXES and len(tokens[end].surface) > 1)
-        if not shop or word in own or word.removeprefix("お") in own:
+            (len(word) > 1 and _ENDS_WITH_SUFFIX.search(word) and
+             (_SUFFIX.fullmatch(tokens[end].surface) or _PLACES.fullmatch(tokens[end].surface))) or \
+            (len(word) > 1 and _SUFFIX.fullmatch(word[-1]) and len(tokens[end].surface) > 1)
+        if not shop or word in own or _POLITE_PREFIX.sub("", word, count=1) in own:
             continue
         before = text[:tokens[start].start]
-        if before.endswith(_HERE):
+        if _HERE.search(before):
             continue          # この店, うちの店: here
         found.append(word)
     return tuple(dict.fromkeys(found))

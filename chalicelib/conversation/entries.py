@@ -13,7 +13,6 @@ head where the topic's word is not (「今かかってるの誰の曲？」 → 
 from __future__ import annotations
 
 import dataclasses
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -21,6 +20,7 @@ from ..answers import Answerer
 from ..interpret.asking import WH
 from ..interpret.ja import analyse
 from ..interpret.ja.tokens import TAG
+from ..interpret.lexicon import compiled
 from ..interpret.negated import declined_after, denied_after
 from ..interpret.owners import owner_named, said_of_person, said_of_thing
 from ..interpret.text import TextForms, WordHit, make_matcher, nfkc
@@ -43,6 +43,8 @@ ABOUT = 1.0         # the line is about the character the entry's facts are abou
 NOT_ABOUT = 0.6     # a general entry, for a line about a person
 TOPIC = 0.5         # an entry of the topic the line was read as (its words found or not)
 FACT_MIN = 2.0      # a fact about a character answers before a topic when it fits at least this
+# The object or subject particle right after a topic's word (曲を変えてみたら？): the verb is about that word.
+_OBJECT_PARTICLE = compiled("conversation", "entries_object_particle")
 
 
 @dataclass(frozen=True)
@@ -208,7 +210,7 @@ class Entries:
         entry_head = any(focus.at_head(h.start, h.end) or focus.at_predicate(h.start, h.end) for h in entry_hits)
         # (a topic word the predicate takes as its object, 「曲を変えてみたら？」, is what the verb is about)
         topic_head = any(focus.at_head(h.start, h.end) or focus.at_predicate(h.start, h.end) or
-                         (focus.predicate is not None and re.match(r"(?:を|が)", focus.text[h.end:h.end + 1]))
+                         (focus.predicate is not None and _OBJECT_PARTICLE.match(focus.text[h.end:h.end + 1]))
                          for h in topic_hits)
         if entry_head and not topic_head:
             return best

@@ -23,25 +23,20 @@ from ..dialogue_acts import ACT
 from ..interpret.asking import is_question  # noqa: F401  (the one reading of a question, re-exported)
 from ..interpret.ja import analyse
 from ..interpret.ja.tokens import TAG, Token
+from ..interpret.lexicon import compiled, mapping
 from ..interpret.text import is_kanji, nfkc
 from .book import BookLine, LineBook
 
-# Words every line uses, and words that only carry the question's grammar.
-_STOP = frozenset("""
-する いる ある なる 思う 言う こと もの の ん よう そう これ それ あれ ここ そこ あそこ どこ 何 なに 誰 いつ どう
-どれ いい 良い よい 私 僕 俺 あなた 君 お前 あんた 自分 人 事 時 今 方 感じ 話 ちゃん さん くん 様 みんな 皆 本当 ほんと
-ちょっと 少し もう まだ また すごい とても くれる もらう あげる みる おく しまう いく くる 行く 来る 出来る できる
-分かる わかる 知る 聞く 教える 気 的 風 等 など 一 二 たち 達 前 後 うち やる 実 ごめん 御免 すみません すいません ありがとう 有り難う どうも はい いいえ
-うん ええ ちゃう しまう
-""".split())
-# Suffixes that make a noun another thing (映画館, 本屋, 料理人): the compound, not the noun, is named.
-_THING_SUFFIXES = frozenset("館 屋 店 場 室 院 局 社 家 者 員 料 代 費 会 展 祭 賞 器 機 品 所 園 科".split())
+# Words every line uses, and words that only carry the question's grammar (one word, matched whole).
+_STOP = compiled("conversation", "facts_stop_words")
+# Suffixes that make a noun another thing (映画館, 本屋, 料理人): the compound, not the noun, is named (one token).
+_THING_SUFFIXES = compiled("conversation", "facts_thing_suffix")
 _SENTENCE = lazyre.compile(r"[^。！？!?]*[。！？!?]+|[^。！？!?]+$")
 _QUESTION_END = lazyre.compile(r"[？?]\s*$")
 # What a question asks for: a number with a counter (何年, 何杯, いくら …).
-_ASKS_NUMBER = lazyre.compile(r"何(年|杯|歳|才|人|時|回|階|文字|日|本|枚|品|円)|いくつ|いつから|どのくらい|どれくらい|どれぐらい"
-                          r"|どんだけ|何十年|いくら|何時|長い(?:の|ん|です)|長く(?:やって|続)")
-_TIME_COUNTERS = frozenset("年 月 日 時 時間 週 歳 才".split())
+_ASKS_NUMBER = compiled("conversation", "facts_asks_number")
+# Counters of time (年, 時間, 歳): a sentence holding one answers how long or since when (one counter, whole).
+_TIME_COUNTERS = compiled("conversation", "facts_time_counter")
 TOLD_KEYS = 3        # a line told before shares at least this many words with one said line
 TOLD_SHARE = 0.6     # ... and this share of its weight
 TOLD_OTHER = 0.4     # ... and this share of the other line's weight; or
@@ -49,6 +44,17 @@ TOLD_SENTENCE = 0.8  # one of its sentences, with that share of its weight, has 
 TOLD_RARE = 3.0      # and two of the shared words at least are this rare (idf) among the scenario's sentences,
 TOLD_RARE_SENTENCES = 3   # or held by this many of its sentences at most (a small scenario's idf says little)
 AGAIN_SHARE = 0.6    # a question asks again what a line said when that line holds this share of its words' weight
+
+
+def _of_time(counters: frozenset[str]) -> bool:
+    """Whether one of a sentence's counters is one of time."""
+    return any(_TIME_COUNTERS.fullmatch(c) for c in counters)
+
+
+def _unstopped(keys: frozenset[str]) -> frozenset[str]:
+    """The keys that are no stop words."""
+    return frozenset(k for k in keys if not _STOP.fullmatch(k))
+
 
 def _within(key: str, keys: frozenset[str]) -> bool:
     """A kanji word ending a kanji compound of the other line (夏 in 真夏; compounds are right-headed, so
@@ -102,7 +108,7 @@ def _analysed(text: str) -> tuple[frozenset[str], frozenset[str], frozenset[str]
         if _is_key(token) and not (i > 0 and tokens[i - 1].pos[1:2] == (TAG.numeral,) and TAG.may_count in token.pos):
             form = token.normalised or token.lemma
             if token.is_noun and i + 1 < len(tokens) and tokens[i + 1].pos[:2] == (TAG.suffix, TAG.noun_like) and \
-                    tokens[i + 1].surface in _THING_SUFFIXES:
+                    _THING_SUFFIXES.fullmatch(tokens[i + 1].surface):
                 # 映画館 is a place, not a film: the compound is the thing named (its suffix is its head)
                 form += tokens[i + 1].surface
             keys.add(form)
@@ -128,7 +134,7 @@ def _is_key(token: Token) -> bool:
     if not token.is_content or token.pos[:1] == (TAG.pronoun,):
         return False
     form = token.normalised or token.lemma
-    return form not in _STOP and token.lemma not in _STOP and len(form) >= 1
+    return not _STOP.fullmatch(form) and not _STOP.fullmatch(token.lemma) and len(form) >= 1
 
 
 @dataclass(frozen=True)
@@ -236,8 +242,7 @@ class Facts:
         counter = None
         if asked:
             counter = asked.group(1) if asked.groups() and asked.group(1) else "time"
-            if asked.group(0) == "いくら":
-                counter = "円"
+            counter = mapping("conversation", "facts_counter_asked").get(asked.group(0), counter)
         return keys, counter
 
     def score(self, text: str, sentence: Sentence) -> float:
@@ -249,7 +254,7 @@ class Facts:
                frames: frozenset[str] = frozenset()) -> float:
         shared = keys & sentence.keys
         counted = counter is not None and (counter in sentence.counters or
-                                           (counter == "time" and bool(sentence.counters & _TIME_COUNTERS)))
+                                           (counter == "time" and _of_time(sentence.counters)))
         # what the question is about: a noun they share — a thing, not a frame (今日, 一番: 「今日は誰も来ないの？」
         # is not about 「今日のお通し」; nor a place relative to something, as the question uses it: the 下 of
         # 「その人の下で修行」 is no 換気扇の下) — or the number it asks for
@@ -269,14 +274,14 @@ class Facts:
         covered = frozenset().union(*(s.keys for s in said)) if said else frozenset()
         for word in extra:
             covered |= _analysed(word)[0]
-        if counter is not None and any(counter in s.counters or (counter == "time" and s.counters & _TIME_COUNTERS)
+        if counter is not None and any(counter in s.counters or (counter == "time" and _of_time(s.counters))
                                        for s in said):
             return True
         hit = frozenset(k for k in keys if k in covered or _within(k, covered))
         if not hit - _frames(text):
             return False
-        if head and (heads := _analysed(head)[0] - _STOP) and not any(k in covered or _within(k, covered)
-                                                                      for k in heads):
+        if head and (heads := _unstopped(_analysed(head)[0])) and not any(k in covered or _within(k, covered)
+                                                                          for k in heads):
             return False        # 「その常連さん、お名前は？」 asks for a name the line about the regular did not say
         mass = sum(self.idf(k) for k in keys)
         return sum(self.idf(k) for k in hit) >= AGAIN_SHARE * mass
@@ -304,7 +309,7 @@ class Facts:
                     score += 0.1          # news rather than a repeat, when they answer alike
                 if best is None or score > best.score:
                     counted = counter is not None and (counter in sentence.counters or (
-                        counter == "time" and bool(sentence.counters & _TIME_COUNTERS)))
+                        counter == "time" and _of_time(sentence.counters)))
                     cover = sum(self.idf(k) for k in keys & sentence.keys) / mass
                     best = Found(sentence, score, was_said, counted, cover)
         return best

@@ -9,12 +9,11 @@ talked with, and they answer it — about ママ.  Only a name that is the topic
 """
 from __future__ import annotations
 
-from .. import lazyre
 from ..interpret.lexicon import compiled
 from .focus import FocusReader
 
 # what follows a name used in a case role (after an optional honorific): the verb's partner or one more subject
-_CASE_ROLE = lazyre.compile(r"^(?:さん|ちゃん|くん|様|さま)?(?:に|へ|と(?!か|って)|から|を|より|も|が)")
+_CASE_ROLE = compiled("conversation", "mention_case_role")
 # a name's が and a short clause with no break in it, ending where a noun is modified (好きな, 作った, 行く)
 _SUBJECT_CLAUSE = compiled("acts", "subject_clause")
 
@@ -41,10 +40,9 @@ def asked_about(text: str, reader: FocusReader, about: tuple[str, ...],
 
 
 # the end of a line that passes on what someone said or feels (「…絶対いやだって」「…って言ってたよ」「…らしいよ」)
-_REPORTED = lazyre.compile(r"(?:って|と)(?:言って(?:た|ました|る|ます)?|言ってた)?(?:よ|わ|ぞ|さ|ね)?[。.!！…~〜\s]*$"
-                       r"|らしい(?:よ|ね|です|ですよ)?[。.!！…~〜\s]*$")
+_REPORTED = compiled("conversation", "mention_reported")
 # a name as the one whose words or feelings are passed on
-_REPORTER = lazyre.compile(r"^(?:さん|ちゃん|くん|様|さま)?(?:は|が|も|って)")
+_REPORTER = compiled("conversation", "mention_reporter")
 
 
 def reports_other(text: str, reader: FocusReader, called: str | None) -> str | None:

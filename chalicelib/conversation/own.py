@@ -8,13 +8,13 @@ not heard as news: the character remembers it (their `told` line, 「{word}だ�
 """
 from __future__ import annotations
 
-from .. import lazyre
 from ..interpret.asking import is_question
+from ..interpret.lexicon import compiled
 from ..interpret.text import nfkc
 
 # The player as the subject: 僕は, 私も, 俺って, 自分、 (at the start or after a pause), not 私の店 (ママ's words
 # quoted) nor a first person inside a question to someone else.
-_FIRST_PERSON = lazyre.compile(r"(?:^|[、,\s。])(?:俺|おれ|オレ|僕|ぼく|わし|儂|私|わたし|あたし|自分)(?:は|も|って|[、,\s])")
+_FIRST_PERSON = compiled("conversation", "own_first_person")
 TOLD_KEPT = 12       # the things told that are remembered (the oldest is forgotten first)
 
 
@@ -26,13 +26,14 @@ def about_self(text: str) -> bool:
 
 # Nouns that frame what is told rather than name it (僕の趣味は…, 休みの日は…): 「趣味だったわね」 would
 # remember the frame, not the thing.
-_FRAMES = frozenset("趣味 仕事 職業 休み 休日 週末 毎日 毎週 毎晩 今 昔 家 実家 最近 普段 いつも 好き 時 頃 ころ 日".split())
+# (one word, matched whole)
+_FRAMES = compiled("conversation", "own_frames")
 
 
 def told_again(told: dict[str, int], words: list[str], turn: int) -> str | None:
     """The thing of `words` (the line's nouns, the likeliest first) the player told of themselves on an
     earlier turn, if one; the line's things are remembered as told now."""
-    things = [w for w in words if nfkc(w) not in _FRAMES]
+    things = [w for w in words if not _FRAMES.fullmatch(nfkc(w))]
     again = next((w for w in things if told.get(nfkc(w), turn) < turn), None)
     for word in things:
         told[nfkc(word)] = turn

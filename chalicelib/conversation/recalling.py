@@ -35,11 +35,9 @@ NEWS_COVER = 0.4          # ... and the share of the line's own words' weight it
 # 「タイトルなんていうの？」: what something is called; a line naming it holds a name in 『』 or 「」
 _NAME_ASKED = compiled("acts", "name_asked")
 _A_NAME = lazyre.compile(r"『[^』]+』|「[^」]+」")
-_FOLLOW_UP = lazyre.compile(r"どう思う|どう？|どうなの|どうなん|なんで(?!す|しょ)|なぜ|どうして|本当|ほんと|教えて|もっと|詳しく|例えば|たとえば"
-                        r"|他には|ほかには|ほかに|他に|それで|それって|(?:ない|ないん|たい)(?:の|ですか)?\s*[？?]")
+_FOLLOW_UP = compiled("conversation", "recalling_follow_up")
 # Asking for more of what was just said: 「教えてくれないの？」「本当に？」「それで？」「えー、なんで？」.
-_FOLLOW_ON = lazyre.compile(r"教えて(?:くれ|よ|ください)|本当に?[？?]|ほんとに?[？?]|マジ|まじ|それで[？?]|で、?[？?]|なんで[？?]|どうして[？?]"
-                        r"|ケチ|いいじゃん|そこをなんとか|知りたい|残念|ずるい|お願い(?:します)?[!！]*$|たかった|ほしかった")
+_FOLLOW_ON = compiled("conversation", "recalling_follow_on")
 # Acts that answer what the line does, not a topic guessed from its words.
 
 
@@ -338,7 +336,7 @@ class Recalling(TurnParts):
             refs += [f"knowledge/{person}/{entry.index}#{n}" for n in range(1, len(entry.entry.lines) + 1)]
         reaction = self.scenario.reactions.get(person, {}).get(ACT.about_self)
         if reaction is not None:
-            refs += [f"reaction/{person}/本人#{n}" for n in range(1, len(reaction.lines) + 1)]
+            refs += [f"reaction/{person}/{ACT.about_self}#{n}" for n in range(1, len(reaction.lines) + 1)]
         chatter = self.scenario.characters[person].chatter
         if chatter is not None:
             refs += [f"chatter/{person}#{n}" for n in range(1, len(chatter.lines) + 1)]

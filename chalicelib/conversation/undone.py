@@ -8,8 +8,6 @@ the opposite (「おごってよ」: the player wants to be treated) or make the
 """
 from __future__ import annotations
 
-import re
-
 from .. import lazyre
 from ..interpret.asking import sentence_start
 from ..interpret.counts import reduces, zero_said
@@ -20,18 +18,20 @@ DEFAULT_DECLINED = "いいのいいの、気にしないで。"
 # The sentence a cue stands in ends at these marks.
 _CLAUSE_END = lazyre.compile(r"[。！？!?\n]")
 # A verb's negation right after its stem (奢らない, おごりません, 奢れない, おごってない, 奢ってもないっす).
-_NEGATED = lazyre.compile(r"^[らりるれろっ]?(?:れ|せ|させ)?(?:て|で)?(?:も|は)?(?:い|あげ|やれ|あげられ)?"
-                      r"(?:ない|ねえ|ねー|ねぇ|ません|なかった|ず(?:に)?|ぬ|ん(?:よ|わ|で|$))"
-                      r"(?!\s*(?:[？?]|か(?!ら)|かな|の\s*[？?]|でしょ))")     # (「もらえないかな」 asks politely)
+# (「もらえないかな」 asks politely: a question after the negation is no negation)
+_NEGATED = compiled("conversation", "undone_negated")
 # 「おごるほどお金ない」「おごる余裕ない」「おごる金なんかない」: not enough to do it.
-_NOT_ENOUGH = lazyre.compile(r"^[らりるれろっ]?(?:ほど|ような|余裕|金|お金|気)[^。！？!?、,]{0,10}?(?:ない|ねえ|ません|なかった)")
+_NOT_ENOUGH = compiled("conversation", "undone_not_enough")
 # 「おごるって言ってない」「おごるなんて言った？」: the words reported, not said now.
-_REPORTED = lazyre.compile(r"^[らりるれろっ]?(?:って|とは|なんて|とか|と)(?:一言も|全然|別に|まだ)?(?:言っ|言わ|いっ|いわ|言う)")
+_REPORTED = compiled("conversation", "undone_reported")
 # 「おごってくれるなら」「おごったら」「頼むなら」: supposed.
-_SUPPOSED = lazyre.compile(r"^[らりるれろっ]?(?:て|で)?(?:くれる|もらえる|もらう|あげる)?(?:た|だ)?"
-                       r"(?:なら|ならば|たら|だら|れば|ば(?:[、,\s]|$)|としたら)")
+_SUPPOSED = compiled("conversation", "undone_supposed")
 # 「おごってよ」「おごってくれる？」「奢ってください」: the player asks to be treated.
-_ASKS_TO_BE = lazyre.compile(r"^(?:っ?(?:て|で))?(?:くれ|くださ|下さ|ちょうだい|ほしい|欲しい|もらえ|もらい|もらお)")
+_ASKS_TO_BE = compiled("conversation", "undone_asks_to_be")
+# 「おごってよ」「奢って！」: a て, then only よ, a long mark, an exclamation or the end
+_TE_END = compiled("conversation", "undone_te_end")
+_TE_ASKING_END = compiled("conversation", "undone_te_asking_end")
+_TE_ASKING = compiled("conversation", "undone_te_asking")
 
 
 def clause_after(text: str, end: int) -> str:
@@ -51,8 +51,7 @@ def turned_down(text: str, end: int) -> bool:
 def treats_not(text: str, end: int) -> bool:
     """A treat cue ending at `end` that treats nobody: turned down, reported, supposed, or asking to be treated."""
     rest = clause_after(text, end)
-    if text[:end].endswith("て") and re.match(r"^(?:よ|ー|〜|~|[!！]|$)", rest) or \
-            re.match(r"^っ?て(?:よ|ー|〜|~|[!！]|$)", rest):
+    if _TE_END.search(text[:end]) and _TE_ASKING_END.match(rest) or _TE_ASKING.match(rest):
         return True          # 「おごってよ」「奢って！」
     # (wished but kept from it, 「おごりたいけど金欠」; promised for another day, 「いつか絶対おごります」; the
     # treat spoken of as on the bill or not, 「おごりは入ってないんですね」)
@@ -64,10 +63,8 @@ def treats_not(text: str, end: int) -> bool:
 
 # What the item is said with instead of being ordered: ordered before (頼んだ, 頼んでない, 注文した, 食べた),
 # supposed (〜なら, 〜たら), only that (しか), or the object of another verb (撮る, 見る, 話す).
-_REPORTED_ORDER = lazyre.compile(r"(?:頼|たの)(?:んだ|んで|みました|みません|まない|まなかった)|注文(?:した|して|しました|しません|しない)"
-                             r"|(?:食べ|飲ん|飲み|食っ)(?:た|だ|て(?:ない|ません))|(?:いただ|頂)(?:きました|いた)|もらった"
-                             r"|しか|なら(?![、,\s]*(?:ください|お願い))|たら(?!ず)")
-_OTHER_VERB = lazyre.compile(r"撮|写|映|見(?:る|て|せ|た)|描|話|聞|言|思|覚え|知|教え|訊|尋ね|説明")
+_REPORTED_ORDER = compiled("conversation", "undone_reported_order")
+_OTHER_VERB = compiled("conversation", "undone_other_verb")
 
 
 def not_ordered(between: str, after_cue: str) -> bool:
@@ -91,11 +88,10 @@ def not_ordered(between: str, after_cue: str) -> bool:
         bool(compiled("undone", "weighed").search(after_cue))
 
 
-_AFTER_CUE = lazyre.compile(r"しか|(?:頼|たの)(?:んだ|んで(?:ない|ません|る))|注文(?:した|して(?:ない|ません))"
-                        r"|^\s*(?:だけ|ずつ|ぐらい|くらい)?\s*(?:なら|ならば|だったら|たら|ない|ません|なかった|じゃない|ではない)")
+_AFTER_CUE = compiled("conversation", "undone_after_cue")
 
 
-_TREAT_WORD = lazyre.compile(r"おご|奢|ごちそう|ご馳走")
+_TREAT_WORD = compiled("conversation", "undone_treat_word")
 
 
 def is_treat_word(word: str) -> bool:

@@ -1,18 +1,20 @@
 """Follow-ups on what was just said: a pointer (「それって…」), a short follow-up, the speaker's own word."""
 from __future__ import annotations
 
-import re
-
 from ...answers import Answer
+from ...interpret.lexicon import compiled
 from ...interpret.text import nfkc
 from ...scenario import PlayerInput
 from ..answering import Deliberation
+
+# A pointer at the head of the line (「それって…」, 「その…」): about what was just said.
+_POINTER = compiled("conversation", "follow_pointer")
 
 
 def pointer(d: Deliberation) -> Answer | None:
     """「それって怖い映画ですか？」 right after 葵 named a film: about that, not a topic guessed from a word."""
     free = d.free
-    if free.intent is None or not re.match(r"^(?:それ|その|あれ|それって|じゃあそれ)", nfkc(d.text).strip()) or \
+    if free.intent is None or not _POINTER.match(nfkc(d.text).strip()) or \
             d.conv._names_topic(d.text, PlayerInput.intent(free.intent)):
         return None
     followed = d.conv._follow_up_entry(d.text, d.state, d.mem, d.turn, d.variety, free.speaker, pointer=True)

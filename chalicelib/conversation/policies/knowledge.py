@@ -10,7 +10,7 @@ from ... import lazyre
 from ...answers import Answer
 from ...interpret.ja import analyse
 from ...interpret.ja.tokens import TAG
-from ...interpret.lexicon import compiled
+from ...interpret.lexicon import compiled, pattern
 from ...interpret.text import TextForms, nfkc
 from ...turn_record import AnswerSource
 from ..answering import Deliberation, Proposal, Strength
@@ -19,6 +19,11 @@ from ..entries import speaks_of
 from ..facts import is_question, sentences
 from ..mention import asked_about
 from .common import asks_leave
+
+# The topic particle right after an entry's word (「休みの日はだいたい釣りしてます」): the word only sets the scene.
+_TOPIC_AFTER_WORD = compiled("conversation", "knowledge_topic_after_hit")
+# What stands between a place's name and a property tied to places (お店の名前, お店って名前).
+_PLACE_OWNER_TAIL = pattern("conversation", "knowledge_place_owner_tail")
 
 
 def knowledge(d: Deliberation) -> Answer | Proposal | None:
@@ -34,7 +39,7 @@ def knowledge(d: Deliberation) -> Answer | Proposal | None:
                                      changing=bool(d.context.get("taken_back")))
     if found is not None and fitting is not None and not d.asking and free.intent is None and \
             fitting.hit is not None and not focus.in_phrase(fitting.hit.start, fitting.hit.end) and \
-            re.match(r"(?:は|って)", focus.text[fitting.hit.end:]) and not fitting.entry.entry.condition and \
+            _TOPIC_AFTER_WORD.match(focus.text[fitting.hit.end:]) and not fitting.entry.entry.condition and \
             not fitting.about and d.word() is not None and conv.scenario.characters[free.speaker].echo is not None:
         # 「休みの日はだいたい釣りしてます」: the line is about 釣り, not the shop's days off
         d.context["aside"] = fitting.ref
@@ -195,7 +200,8 @@ def _of_a_place(conv, text: str) -> bool:
         return False
     names = [nfkc(n) for place in conv.names.places.values() for n in place.names if n]
     normalised = nfkc(text)
-    return any(f"{name}{tail}{word}" in normalised for name in names for word in owned for tail in ("の", "って"))
+    return any(re.search(f"{re.escape(name)}{_PLACE_OWNER_TAIL}{re.escape(word)}", normalised)
+               for name in names for word in owned)
 
 
 def _asked_alone(d: Deliberation, answer: Answer, why: str) -> Proposal:
