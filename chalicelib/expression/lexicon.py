@@ -22,65 +22,37 @@ defaults were tuned on the dev split of ``scenarios/eval/expression.json``.
 """
 from __future__ import annotations
 
+import json
 import re
 import time
 import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
+from pathlib import Path
 
 from .. import lazyre
 from ..faces import NEUTRAL
 from .judgment import ExpressionChoice, Judgment, family
 
-# (pattern, weight, negatable).  Patterns are matched on NFKC text.
+# The lexicon table the cues and the shapes around them are read from, by path like dialogue_acts.py reads
+# acts.json: expression/ sits below interpret/ and imports nothing of it.
+_TABLE = Path(__file__).resolve().parent.parent / "interpret" / "lexicon" / "expressions.json"
+_REFERENCE = lazyre.compile(r"<<([A-Za-z_][A-Za-z0-9_]*)>>")
+
+# The cues of each family of feeling: (pattern, weight, negatable), each pattern named in the table.  Patterns
+# are matched on NFKC text.
 _CUES: dict[str, list[tuple[str, float, bool]]] = {
-    "smile": [
-        (r"嬉し|うれし|喜ん|よろこん|楽し(?!み)|たのし|幸せ|しあわせ|大好き", 1.2, True),
-        (r"ありがと|ありがたい|感謝|おめでと|よかった|良かった|助か(?:る|った|り)|最高|素敵|すてき|素晴らし"
-         r"|やった(?!ら)|やったー|わーい|待ってた|会えて|来てくれ|懐かし|なつかし|面白|おもしろ|いい感じ"
-         r"|元気(?:出|で)た|ふふ|うふふ|あはは|はは(?:っ|は)", 1.2, False),
-        (r"好き|楽しみ|いらっしゃい|よく来た|美味し|おいし|いいね|さすが|すごい|♪|大丈夫|平気", 0.6, False),
-    ],
-    "surprised": [
-        (r"(?:^|[、。！？!?\s…])え[っ、？！?!…]|ええっ|まさか|信じられ|びっくり|驚|冗談だろ|いつの間に|なんだって"
-         r"|何だって|(?:^|[、。！？\s])(?:あれ|おや|あら)[、っ!！?？]|わっ|(?:嘘|うそ)(?:でしょ|だろ|[、！!っ])"
-         r"|本当(?:です)?か[？?!！]|(?:本当|ほんと)に?[？?]", 1.3, False),
-        (r"[！!][？?]|[？?][！!]", 0.7, False),
-    ],
-    "troubled": [
-        (r"ごめん|すみません|すまない|すまん|申し訳|悪いけど|悪いね|残念", 1.3, False),
-        (r"困(?:った|る|り|って)|どうしよう|悲し|かなし|寂し|さびし|淋し|心配|不安|辛い|つらい|痛い|失敗|迷惑|悩"
-         r"|怖|こわい|泣|ため息|無理|落ち込|がっかり|参った|まいった|眠れな|ミス", 1.3, True),
-        (r"ばっかり|ばかり|はぁ|いなくなっ|減って|切れちま|折れ|バレ|帰りたい", 0.6, False),
-        (r"…$", 0.3, False),
-    ],
-    "embarrassed": [
-        (r"恥ずかし|はずかし|照れ|てれる|赤くな|赤面|見つめないで|褒めないで|ほめないで|褒められ|褒めても"
-         r"|からかわないで|えへへ|ドキドキ|どきどき|そういうのじゃない|誤解しないで|(?:可愛い|かわいい)なんて"
-         r"|笑わないで|寝癖|あの、その", 1.3, True),
-        (r"見ないで", 0.8, False),
-        (r"(?:^|[、。…\s])([ぁ-ん])、\1", 1.0, False),        # a stammer: そ、そんな
-    ],
-    "determined": [
-        (r"任せ|まかせ|頑張|がんば|絶対|必ず|やってみせ|みせます|決めた|決めました|負けな|負けません|諦めな"
-         r"|諦めません|あきらめな|迷いません|全力|やるぞ|やります|覚悟|きっとできる|できます[!！]", 1.3, False),
-    ],
-    "angry": [
-        (r"怒|いい加減に|ふざけ|許さない|許せない|何度言ったら|うるさい|黙って|出ていけ|出ていき|出て行|最低"
-         r"|ムカつ|むかつ|腹が立|頭にく|勝手|冗談じゃない|とんでもない|ひど(?:い|すぎ)|分かってくれない"
-         r"|わかってくれない|騒がないで|しなさい|静かに|悪口|もう知らない|何様", 1.5, True),
-    ],
+    "smile": [("smile_glad", 1.2, True), ("smile_thanks", 1.2, False), ("smile_mild", 0.6, False)],
+    "surprised": [("surprised_words", 1.3, False), ("surprised_marks", 0.7, False)],
+    "troubled": [("troubled_apology", 1.3, False), ("troubled_worry", 1.3, True), ("troubled_mild", 0.6, False),
+                 ("troubled_trailing_off", 0.3, False)],
+    "embarrassed": [("embarrassed_words", 1.3, True), ("embarrassed_looked_at", 0.8, False),
+                    ("embarrassed_stammer", 1.0, False)],       # a stammer: そ、そんな
+    "determined": [("determined_words", 1.3, False)],
+    "angry": [("angry_words", 1.5, True)],
 }
-# Cues that forbid a smile on the line they are in.
-_VETO_SMILE = lazyre.compile(r"ごめん|すみません|すまない|すまん|申し訳|悪いけど|残念|いい加減に|許さない|許せない|ふざけ")
 # What a negated cue turns into, and how much of it is kept.
 _NEGATED = {"smile": ("troubled", 0.7), "troubled": ("smile", 0.7)}
-
-# Negative endings right after a cue, within its run of kana: 嬉しくない, 心配しないで, 怒ってない.
-_NEGATION = lazyre.compile(r"(?:ない|なかっ|なく|ません|ず(?![っつ]))")
-_RHETORICAL = lazyre.compile(r"じゃない(?:か|の|？|\?)")
-_HYPOTHETICAL = lazyre.compile(r"(?:たら|なら|れば|かどうか|ても)")
-_KANA_RUN = lazyre.compile(r"[ぁ-んー]{0,8}")
 _SENTENCES = lazyre.compile(r"[^。！？!?]+[。！？!?]*|[。！？!?]+")
 
 
@@ -95,11 +67,41 @@ class LexiconTuning:
 
 
 @lru_cache(maxsize=1)
+def _patterns() -> dict[str, dict]:
+    return dict(json.loads(_TABLE.read_text(encoding="utf-8"))["patterns"])
+
+
+def _source(name: str) -> str:
+    """A pattern's regular expression, a sibling it names as <<name>> spliced in as a non-capturing group (the
+    lexicon's own rule, interpret/lexicon/__init__.py)."""
+    entry = _patterns()[name]
+    source = entry if isinstance(entry, str) else entry["regex"]
+    return _REFERENCE.sub(lambda m: f"(?:{_source(m.group(1))})", source)
+
+
+@lru_cache(maxsize=1)
 def _compiled() -> list[tuple[str, re.Pattern[str], float, bool]]:
     # On the first judged line, not at import: a new instance whose first request is a scripted turn
-    # (every line with its authored face) does not compile them.
-    return [(fam, re.compile(pattern), weight, negatable)
-            for fam, entries in _CUES.items() for pattern, weight, negatable in entries]
+    # (every line with its authored face) neither reads the table nor compiles them.
+    return [(fam, re.compile(_source(name)), weight, negatable)
+            for fam, entries in _CUES.items() for name, weight, negatable in entries]
+
+
+@dataclass(frozen=True)
+class _Shapes:
+    """What changes how a cue counts (lexicon table expressions), read on the first judged line."""
+    veto_smile: re.Pattern[str]      # cues that forbid a smile on the line they are in
+    negation: re.Pattern[str]        # negative endings right after a cue, in its run of kana: 嬉しくない, 心配しないで
+    rhetorical: re.Pattern[str]      # 嬉しいじゃないか: no negation
+    hypothetical: re.Pattern[str]    # 楽しくなかったら, 楽しいかどうか
+    kana_run: re.Pattern[str]        # the run of kana after a cue
+    still_angry: re.Pattern[str]     # an angry cue's run ending ないで stays angry: ふざけないで
+
+
+@lru_cache(maxsize=1)
+def _shapes() -> _Shapes:
+    return _Shapes(*(lazyre.compile(_source(name)) for name in (
+        "veto_smile", "negation_ending", "rhetorical", "hypothetical", "kana_run", "still_angry_ending")))
 
 
 class LexiconJudge:
@@ -115,6 +117,7 @@ class LexiconJudge:
     def weights(self, text: str) -> tuple[dict[str, float], list[str]]:
         """Weight per family of feeling, and the cues found (for the debug record)."""
         s = self.tuning
+        shapes = _shapes()
         # NFKC turns … into "..."; the cues are written with …
         text = unicodedata.normalize("NFKC", text).replace("...", "…").strip()
         weights: dict[str, float] = {}
@@ -130,11 +133,11 @@ class LexiconJudge:
             for fam, pattern, weight, negatable in _compiled():
                 for m in pattern.finditer(body):
                     target, w = fam, weight * position
-                    tail = run.group() if (run := _KANA_RUN.match(body, m.end())) else ""
-                    if _HYPOTHETICAL.search(tail):
+                    tail = run.group() if (run := shapes.kana_run.match(body, m.end())) else ""
+                    if shapes.hypothetical.search(tail):
                         w *= s.hypothetical_factor
-                    elif (negatable and _NEGATION.search(tail) and not _RHETORICAL.match(tail)
-                          and not (fam == "angry" and tail.endswith("ないで"))):   # ふざけないで: still angry
+                    elif (negatable and shapes.negation.search(tail) and not shapes.rhetorical.match(tail)
+                          and not (fam == "angry" and shapes.still_angry.search(tail))):   # ふざけないで: still angry
                         flipped = _NEGATED.get(fam)
                         if flipped is None:
                             cues.append(f"{m.group()}{tail}:not-{fam}")
@@ -146,7 +149,7 @@ class LexiconJudge:
                         w *= s.exclamation_factor
                     weights[target] = weights.get(target, 0.0) + w
                     cues.append(f"{m.group()}:{target}")
-        if _VETO_SMILE.search(text) and "smile" in weights:
+        if shapes.veto_smile.search(text) and "smile" in weights:
             weights["smile"] = 0.0
             cues.append("veto:smile")
         return weights, cues
