@@ -36,7 +36,7 @@ from .faces import NEUTRAL, ExpressionSource
 from .interpret.interpreter import Interpreter
 from .interpret.lexicon import compiled
 from .scenario import EndingNotice, ExitsNotice, GameRules, GameState, PlayerInput, Step, load_scenario_text
-from .scenario.conditions import faces_set
+from .scenario.conditions import START_WORD, faces_set
 from .stage.models import ReplyAccepted, ReplyRequest
 from .stage.records import (
     DirectorMemory,
@@ -493,7 +493,7 @@ class Director:
         step = loaded.rules.start()
         memory = DirectorMemory(game=memory.game + 1, last_fallback=memory.last_fallback)
         turn = TurnRecord(id=reply.id, game=memory.game, text=reply.text, to=reply.to, move=reply.move,
-                          restart=True, input="開始", lines=list(step.line_ids),
+                          restart=True, input=START_WORD, lines=list(step.line_ids),
                           place_after=step.state.place, turn=step.state.turn)
         return self._write(record, loaded, step, state_before=loaded.rules.new_state(), talk=None, memory=memory,
                            turn=turn, claim=reply.id)

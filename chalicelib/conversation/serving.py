@@ -9,7 +9,7 @@ from .. import lazyre
 from ..answers import Answer
 from ..dialogue_acts import ACT
 from ..interpret.counts import Count, count_of
-from ..interpret.lexicon import compiled, pattern
+from ..interpret.lexicon import compiled, mapping, pattern
 from ..interpret.money import (
     amounts,
     change_asked,
@@ -61,11 +61,13 @@ _AMOUNT_SUPPOSED = money("amount_supposed")
 _AMOUNT_ACKNOWLEDGED = money("amount_acknowledged")
 _SUM_ALONE = money("sum_alone")
 _WHOLE_SUM = money("whole_sum")
+# the words the characters put into the menu's lines: what joins parts named, what a treat names none stands for
+_SAID_WORDS = mapping("orders", "said_words")
 # yes, to a line that served an item and asked about it (「ええ、水割りで」「はい、それで」「うん」)
-_YES_TO_IT = lazyre.compile(r"^(?:ええ|はい|うん|そう|そうそう|そうです|そうだね|もちろん)(?:[、,\s!！。]|$)")
+_YES_TO_IT = compiled("orders", "yes_to_served")
 # what asks for one more (「ええ、もう一杯」「うん、おかわり」)
 _MORE_IN_WORDS = compiled("shop", "more_in_words")
-_MORE = lazyre.compile(pattern("shop", "more_in_words") + r"|[二三四2-4](?:杯|つ|皿|本)")
+_MORE = lazyre.compile(pattern("shop", "more_in_words") + "|" + pattern("orders", "more_by_count"))
 # 「おかわりのハイボール出してください」: the one just ordered, asked to be brought, unless more is asked for in so many words
 _BRING_IT = compiled("shop", "bring_it")
 _MENU_NAMED = compiled("shop", "menu_named")
@@ -374,10 +376,10 @@ class Serving(TurnParts):
         """Which of the menu's line sets answers the order (None: the item's own lines); `fill` gains the
         placeholders that set's lines name."""
         if item is not None and order.parts:
-            fill["{parts}"] = "と".join(order.parts)
+            fill["{parts}"] = _SAID_WORDS["parts_joiner"].join(order.parts)
         if order.kind == "treat" and menu.treat:
             # 「一杯おごります」: thanks from the one treated
-            fill["{item}"] = item.id if item is not None else "一杯"
+            fill["{item}"] = item.id if item is not None else _SAID_WORDS["a_drink"]
             return "treat"
         if order.kind == "extra" and order.named and (menu.extras or menu.styles):
             # 「タバスコでいいや」「ケチャップじゃなくて粉チーズな」: what was asked for the order just served

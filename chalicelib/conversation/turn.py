@@ -31,7 +31,6 @@ from dataclasses import dataclass, field, replace
 from functools import cache
 from typing import Any, cast
 
-from .. import lazyre
 from ..answers import Answer, Found, asks_the_player, said_again
 from ..dialogue_acts import ACT
 from ..interpret.acts import CALL_ONLY, NO_ACT
@@ -99,7 +98,11 @@ OPTIONS_TURNS = 3         # a "which one?" still open this many turns after it w
 VAGUE_TURNS = 8           # 「あれ、どうなった？」 points at a topic of this many turns back at most
 DEFER = object()          # an entry's answer was said already: leave it to the recall
 # A bare question to someone, 「颯太くんは？」 (a name and a topic particle alone): a lead-in to the question after it.
-_BARE_CALL = lazyre.compile(r"^[^、,。！？!?\s]{1,10}(?:は|って|も)\s*[？?]+$")
+_BARE_CALL = compiled("conversation", "turn_bare_call")
+_JOINING_LEAD = compiled("conversation", "turn_joining_lead")
+_DOING_VERB = compiled("conversation", "turn_doing_verb")
+_TO_PARTICLE = compiled("conversation", "turn_to_particle")
+_OBJECT_PARTICLE = compiled("conversation", "turn_object_particle")
 
 Speak = Callable[[Step, str | None], Any]      # (step, addressee) -> the model's TalkResult
 # A follow-up that carries the last topic on: an opinion asked for, a why, a "tell me more", a short question
@@ -594,7 +597,7 @@ class Conversation(Recalling, Serving):
             main = asking[-1]
             rest = "".join(p if p.endswith(("。", "!", "?", "！", "？")) else p + "。"
                            for i, p in enumerate(pieces) if i != main)
-            main_text = re.sub(r"^(?:あと|それと|それから|ところで|ていうか|てか)[、,\s]*", "", pieces[main])
+            main_text = _JOINING_LEAD.sub("", pieces[main], count=1)
             # (not for a short echo question of no content: 「え、私がですか？うーん、いいですよ」 answers as a whole)
             if self._side_act(rest, state, mem, question) and self._asks_something(main_text, state):
                 side, meant = rest, main_text
@@ -1188,12 +1191,13 @@ class Conversation(Recalling, Serving):
             if not rest:
                 return False
             verb = next((t for t in rest if t.pos[:1] == (TAG.verb,)), None)
-            if verb is None or verb.lemma not in ("する", "為る", "出来る", "できる"):
+            if verb is None or not _DOING_VERB.fullmatch(verb.lemma):
                 return False
             between = [t.surface for t in rest[:rest.index(verb)]]
-            if between == ["に"]:
+            if len(between) == 1 and _TO_PARTICLE.fullmatch(between[0]):
                 return True
-            return TAG.may_take_suru in token.pos and not between and i > 0 and tokens[i - 1].surface == "を"
+            return TAG.may_take_suru in token.pos and not between and i > 0 and \
+                bool(_OBJECT_PARTICLE.fullmatch(tokens[i - 1].surface))
         return False
 
     def _form(self, text: str, focus: Focus, speaker: str, word: str | None, act: str, state: GameState, turn: int,
@@ -1439,7 +1443,7 @@ class Conversation(Recalling, Serving):
     def _question(self, last: SpokenText, ref: str | None, state: GameState, turn: int,
                   lines: str = "") -> AskedQuestion | None:
         """`lines`: what was said with it (「変えるって…」 before 「あなたはどう思う？」 asks about a change)."""
-        if ref is not None and (ref.startswith("fallback/") or "/質問#" in ref):
+        if ref is not None and (ref.startswith("fallback/") or f"/{ACT.question}#" in ref):
             return None       # 「スマホで調べてみたら？」 deflects; it asks nothing to be answered
         line = self.book.get(ref) if ref else None
         if ref is not None and ref.startswith("menu/") and re.search(r"/(?:ask|suggest|unavailable)#", ref):
