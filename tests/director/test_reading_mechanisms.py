@@ -1433,3 +1433,12 @@ def test_a_question_with_a_verb_of_its_own_takes_its_head_from_its_own_sentence(
     assert focus.head_word != "思い出話", focus
     # a question with no word of its own still leans on the sentence before it (「…いい声ですね。誰ですか？」)
     assert reference().focus_reader.read("今流れてる歌、いい声ですね。誰ですか？").head_word == "歌"
+
+
+def test_a_refined_goodbye_with_a_parting_wish_after_it_ends_the_visit():
+    for world, name in ((reference(), "葵さん"), (florist(), "颯太くん")):
+        *_, bye = play(world, f"それでは、ごきげんよう。{name}も、お体に気をつけてね。")
+        assert bye.step.state.ended and str(bye.input) == "離脱", (said(bye), bye.context)
+    # 体 alone is no goodbye
+    *_, asked = visit("お体の具合はどうですか？")
+    assert not asked.step.state.ended
