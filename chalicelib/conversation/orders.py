@@ -129,6 +129,13 @@ def _had_before(text: str, hit: _Hit, hits: list[_Hit]) -> bool:
     return bool(_HAD_BEFORE.search(text[sentence_start(text, first.start):first.start]))
 
 
+def _declined_later(text: str, end: int) -> bool:
+    """Whether a later sentence declines the item ending at `end`, named bare before it, with no request in
+    between (「お通し。小鉢のやつ。今日はなしでいいってこと」)."""
+    later = _DECLINED_LATER.search(text, sentence_end(text, end))
+    return later is not None and not _ASKS_FIRMLY.search(text, end, later.start())
+
+
 def asks_after_order(text: str) -> bool:
     """Whether `text` (normalised) asks after an order's coming (「ハイボールまだかな？」「いつ来るの」)."""
     return bool(_STATUS.search(text))
@@ -194,6 +201,7 @@ _DONE_FOR_ONE = compiled("undone", "done_for_one")
 # the word right before a way (「からし多め」): part of the way, unless it is an item
 _WORD_BEFORE_STYLE = compiled("orders", "word_before_style")
 _HAD_BEFORE = compiled("undone", "had_before_item")
+_DECLINED_LATER = compiled("undone", "declined_later")
 # 「葵さんの分、ハイボールお願いします」: the one a treat is for, by what follows their name
 _TREATED_AFTER_NAME = compiled("shop", "treated_after_name")
 _ORDER_JOINED = compiled("shop", "order_joined")
@@ -652,7 +660,8 @@ class Orders:
         asks what there is (「おでんの具は何があるんですか？大根とか卵とか」)."""
         ordered = [h for h in hits if (self._ordered(normalised, h.end) or orders_by_count(normalised, h.end)) and
                    not (_AT_HAND.search(normalised[:h.start]) and _BARE.match(normalised[h.end:sentence_end(normalised, h.end)])) and
-                   not _had_before(normalised, h, hits) and not _SO_FAR.search(normalised[sentence_start(normalised, h.start):h.start])]
+                   not _had_before(normalised, h, hits) and not _SO_FAR.search(normalised[sentence_start(normalised, h.start):h.start]) and
+                   not _declined_later(normalised, h.end)]
         if not ordered and offered and hits and not re.search(r"[？?]\s*$", normalised) and \
                 not _WONDERING.search(normalised) and \
                 not not_ordered(normalised[hits[0].end:], "") and not self._price_said(normalised[hits[0].end:]) and \

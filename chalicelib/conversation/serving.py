@@ -220,6 +220,9 @@ class Serving(TurnParts):
                 _as_on_the_tab(found, mem.orders[mem.paid:]) and not _MORE_IN_WORDS.search(nfkc(text)) and \
                 not asks_firmly(nfkc(text)):
             return None      # 「ハイボール3杯、ナポリタン…うん合ってる」 after the bill: the tab read back, counts and all
+        if found is not None and found.kind == "item" and found.item is not None and found.total and found.counted and \
+                not found.also and mem.orders[mem.paid:].count(found.item) == found.count:
+            return None      # 「ハイボールは一杯だけにしとこ」 with one on the tab: as many as it holds, nothing more
         return _not_again(found, set(mem.orders[mem.paid:])) if recounting and found is not None else found
 
     def _of_one_served(self, found: OrderFound, normalised: str, recent: str | None, mem: ConversationMemory,
@@ -584,6 +587,9 @@ class Serving(TurnParts):
             named = self._items_named(back) or (lambda whole: whole if len(set(whole)) == 1 else
                                                 whole[:1] if money("pointer_taken_back").search(back) else [])(
                 self._items_named(normalised))
+            # (「スズランやめて、薔薇もう一本にして」: an item said with a count of more is added, not taken back)
+            more = set(self._added_beside(normalised, []))
+            named = [item for item in named if item not in more]
             recent = self._recently_served(mem, state, within=0) or \
                 (last if (last := self._recently_served(mem, state, within=2)) in goods else None)
             if len(named) == 1 and self._names_part(back, named[0], servers) and named[0] not in back:

@@ -10,7 +10,7 @@ from chalicelib.interpret.interpreter import Interpreter
 from chalicelib.interpret.money import amounts, asks_to_pay, handed_amount
 from chalicelib.scenario import GameRules, load_scenario
 from tests.conftest import ROOT
-from tests.director.playing import play, said, visit
+from tests.director.playing import play, reference, said, visit
 
 
 @cache
@@ -590,3 +590,54 @@ def test_a_line_that_takes_one_item_off_and_adds_another_does_both():
     # the one taken off is never added back, and a count taken off alone adds nothing
     *_, fewer = visit("ハイボール2杯ください", "ハイボール1杯減らして")
     assert fewer.memory.orders == ["ハイボール"], fewer.context
+
+
+def test_an_item_said_with_a_count_of_more_beside_a_cancel_is_added_not_taken_back():
+    *_, swapped = shop("赤い薔薇を1本とスズランを1本とかすみ草を2本ください", "やっぱスズランやめて、薔薇もう一本にしてもいい？")
+    assert sorted(swapped.memory.orders) == ["かすみ草", "かすみ草", "赤い薔薇", "赤い薔薇"], swapped.context
+    assert "1,400" in swapped.answer.text, swapped.answer.text
+    *_, bar = visit("水割りとハイボールください", "やっぱハイボールやめて、水割りもう一杯にしてもいい？")
+    assert bar.memory.orders == ["水割り", "水割り"], bar.context
+
+
+def test_a_total_said_as_what_the_tab_holds_orders_nothing():
+    *_, kept = visit("ハイボールください", "ハイボールは一杯だけにしとこ。明日も朝から会議なんで…はぁ")
+    assert kept.memory.orders == ["ハイボール"] and (kept.context or {}).get("order") is None, kept.context
+    *_, flowers = shop("かすみ草を3本ください", "かすみ草は3本だけにしとこ。予算もあるし")
+    assert flowers.memory.orders == ["かすみ草"] * 3, flowers.context
+    # a larger total still adds
+    *_, more = shop("かすみ草を3本ください", "かすみ草は5本にしてください")
+    assert more.memory.orders == ["かすみ草"] * 5
+
+
+def test_a_thing_declined_in_a_later_sentence_or_sent_back_is_not_served():
+    *_, later = visit("ビールください", "いや話じゃなくてさ、お通し。小鉢のやつ。今日はなしでいいってこと")
+    assert later.memory.orders == ["ビール"], later.context
+    *_, wrap = shop("かすみ草を3本ください", "ラッピング。リボンのやつ。今日はなしでいいってこと")
+    assert wrap.memory.orders == ["かすみ草"] * 3, wrap.context
+    *_, back = visit("ビールください", "お通しください", "ドアの話はいいからさ、ママ、このきんぴら下げてくんない？")
+    assert back.memory.orders == ["ビール"], back.context
+    # the sound turned down is no dish sent back
+    *_, sound = visit("ビールください", "お通しください", "ママ、音量下げてください")
+    assert sound.memory.orders == ["ビール", "お通し"], sound.context
+
+
+def test_a_thing_said_to_be_fine_without_after_an_offer_is_declined():
+    # 「ナポリタン、食べていく？」 offered the dish: 「ナポリタンはいい。」 turns it down, 「ナポリタンでいい」 takes it
+    people = ["赤尾妙子", "神楽坂葵"]
+    for line, ordered in (("ナポリタンはいい。腹いっぱいだ。", False), ("ナポリタンはもういいです", False),
+                          ("ナポリタンでいい", True), ("うん、ナポリタン", True)):
+        found = reference().orders.read(line, people, None, "赤尾妙子", offered="ナポリタン", offer_open=True)
+        assert (found is not None and found.kind == "item") == ordered, (line, found)
+    found = florist().orders.read("ラッピングはいい。そのままで", ["千代", "颯太"], None, "千代", offered="ラッピング",
+                                  offer_open=True)
+    assert found is None, found
+    # praise is no decline
+    *_, praised = visit("ナポリタンください", "ナポリタンはいいね。懐かしい味")
+    assert praised.memory.orders == ["ナポリタン"], praised.context
+
+
+def test_leaving_soon_beside_an_order_is_not_leaving_now():
+    for world, order, item in ((reference(), "ビール一杯。すぐ帰る", "ビール"), (florist(), "かすみ草一本ください。すぐ帰るね", "かすみ草")):
+        *_, soon = play(world, order)
+        assert soon.memory.orders == [item] and not soon.step.state.ended, (said(soon), soon.context)
