@@ -641,3 +641,20 @@ def test_leaving_soon_beside_an_order_is_not_leaving_now():
     for world, order, item in ((reference(), "ビール一杯。すぐ帰る", "ビール"), (florist(), "かすみ草一本ください。すぐ帰るね", "かすみ草")):
         *_, soon = play(world, order)
         assert soon.memory.orders == [item] and not soon.step.state.ended, (said(soon), soon.context)
+
+
+def test_an_item_given_up_in_one_sentence_for_one_chosen_in_the_next_is_swapped():
+    *_, bar = visit("ビールください", "ハイボール一つ。", "やっぱりハイボールやめる。ウーロン茶にしてくれ。")
+    assert bar.memory.orders == ["ビール", "ウーロン茶"] and bar.context["order"]["swapped"] == "ハイボール", bar.context
+    *_, flowers = shop("スズランを1本ください", "やっぱりスズランやめる。かすみ草にして。")
+    assert flowers.memory.orders == ["かすみ草"], flowers.context
+
+
+def test_paying_promised_for_something_asked_of_a_character_asks_for_no_bill():
+    *_, job = visit("水割りください", "仕事の話だよ、ちゃんとお代は払うから、店のポップ描いてくんねえかって")
+    assert "money" not in (job.context or {}) and not job.step.state.ended, job.context
+    *_, lesson = shop("かすみ草を1本ください", "ちゃんとお金は払うから、花束の作り方教えてくれない？")
+    assert "money" not in (lesson.context or {}), lesson.context
+    # paying asked for outright still brings the bill
+    *_, bill = visit("水割りください", "払うから、お会計して")
+    assert "bill#" in bill.context["money"], bill.context
