@@ -1442,3 +1442,12 @@ def test_a_refined_goodbye_with_a_parting_wish_after_it_ends_the_visit():
     # 体 alone is no goodbye
     *_, asked = visit("お体の具合はどうですか？")
     assert not asked.step.state.ended
+
+
+def test_a_death_told_in_rough_speech_is_sad_news_not_a_word_to_take_up():
+    for world, person, line in ((reference(), "赤尾妙子", "親父は去年死んじまってね。この辺の思い出話できる相手が減っちまったんだ"),
+                                (florist(), "千代", "母が去年死んじまってね。思い出の花を探してるんだ")):
+        *_, told = play(world, line)
+        assert told.answer.ref.startswith(f"reaction/{person}/悲報"), (told.answer.ref, told.answer.text)
+    # not dead is no sad news
+    assert reference().answerer.act("うちの猫、まだ死んでないよ").act != "悲報"
