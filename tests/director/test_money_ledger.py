@@ -658,3 +658,17 @@ def test_paying_promised_for_something_asked_of_a_character_asks_for_no_bill():
     # paying asked for outright still brings the bill
     *_, bill = visit("水割りください", "払うから、お会計して")
     assert "bill#" in bill.context["money"], bill.context
+
+
+def test_a_thing_told_as_served_elsewhere_is_no_order_and_paying_talked_of_is_no_bill():
+    *_, told = visit("水割りください", "夏のおでん、俺は賛成だね。うちも夏に汁粉出してんだけど、意外と出るんだよ")
+    assert told.memory.orders == ["水割り"] and (told.context or {}).get("order") is None, told.context
+    *_, own = shop("かすみ草を1本ください", "うちの店でもひまわり出してんだけど、夏は人気だよ")
+    assert own.memory.orders == ["かすみ草"], own.context
+    # asked to be brought out, it is ordered (「出してんか」 asks, in Kansai speech)
+    *_, asked = visit("ハイボール出してんか")
+    assert asked.memory.orders == ["ハイボール"], asked.context
+    *_, talk = visit("水割りください", "違う違う、まだ会計じゃねえって！ 葵ちゃんにデザイン代払うって話だよ")
+    assert "money" not in (talk.context or {}), talk.context
+    *_, thanks = shop("かすみ草を1本ください", "まだ会計じゃないって！颯太くんにお礼払うって話だよ")
+    assert "money" not in (thanks.context or {}), thanks.context
