@@ -543,12 +543,13 @@ class Orders:
         if found is None and treated is None and (declined := self._declined(normalised, people, addressee,
                                                                            responder)) is not None:
             return declined           # 「おごりません」「奢れないっす」: turned down, never accepted
-        if found is None and style is not None and asks_if_possible(normalised) and len(named := self.named(plain)) == 1:
+        named = self.named(plain) if found is None and style is not None else []
+        if found is None and style is not None and asks_if_possible(normalised) and len(named) == 1:
             # 「ハイボール、濃いめにできる？」: the one item asked for made so (a thing asked whether it can be had at
             # all orders nothing, 「配達ってできますか？」; a drink asked of a way to make it is asked for)
             served = self._served(named[0], people, addressee, responder, None)
             found = served.but(style=style) if served.kind == "item" else None
-        if found is None and style is not None and last_order is not None and not self.named(plain) and \
+        if found is None and style is not None and last_order is not None and not named and \
                 any((_MADE_SO_END.search(m.group(0)) or _ADJUST.match(normalised, m.end())) and
                     not _DONE_FOR_ONE.match(normalised[m.end():]) for m in _STYLE.finditer(normalised)):
             # 「薄くしてもらえる？」 right after a drink: the drink made again that way

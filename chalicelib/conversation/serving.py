@@ -588,8 +588,8 @@ class Serving(TurnParts):
                                                 whole[:1] if money("pointer_taken_back").search(back) else [])(
                 self._items_named(normalised))
             # (「スズランやめて、薔薇もう一本にして」: an item said with a count of more is added, not taken back)
-            more = set(self._added_beside(normalised, []))
-            named = [item for item in named if item not in more]
+            adding = self._added_beside(normalised)
+            named = [item for item in named if item not in adding]
             recent = self._recently_served(mem, state, within=0) or \
                 (last if (last := self._recently_served(mem, state, within=2)) in goods else None)
             if len(named) == 1 and self._names_part(back, named[0], servers) and named[0] not in back:
@@ -602,7 +602,7 @@ class Serving(TurnParts):
                 return None       # 「大根はもう頂いてるので追加はいらないです」: nothing on the tab declined, no bill asked
             if left is not None:
                 # 「ひまわりを1本減らして、スズランを1本足して」: what the same line adds goes on beside what it takes off
-                mem.orders[mem.paid:] = unpaid = left + self._added_beside(normalised, removed)
+                mem.orders[mem.paid:] = unpaid = left + [item for item in adding if item not in removed]
             if (broken_down := self._breakdown(servers, unpaid, removed, state, turn, variety)) is not None:
                 return broken_down
         named = self._items_named(normalised) or \
@@ -629,14 +629,14 @@ class Serving(TurnParts):
             return None
         return self._bill(servers, mem, state, turn, variety, receipt=bool(_RECEIPT.search(normalised)))
 
-    def _added_beside(self, text: str, removed: list[str]) -> list[str]:
-        """The items a line correcting the tab adds in words of more (counts' `more`: 足して, 追加, あと), none of
-        them one it takes off."""
+    def _added_beside(self, text: str) -> list[str]:
+        """The items a line correcting the tab adds in words of more (counts' `more`: 足して, 追加, あと), each as
+        many times as counted."""
         spans = sorted(self.orders.spans(text), key=lambda span: span[1])
         added: list[str] = []
-        for (item, start, end), after in zip(spans, [*(span[1] for span in spans[1:]), None][:len(spans)], strict=True):
-            count = count_of(text, start, end, after)
-            if count is not None and count.more and item not in removed:
+        for i, (item, start, end) in enumerate(spans):
+            count = count_of(text, start, end, spans[i + 1][1] if i + 1 < len(spans) else None)
+            if count is not None and count.more:
                 added += [item] * count.n
         return added
 
