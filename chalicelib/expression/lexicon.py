@@ -22,22 +22,16 @@ defaults were tuned on the dev split of ``scenarios/eval/expression.json``.
 """
 from __future__ import annotations
 
-import json
 import re
 import time
 import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
-from pathlib import Path
 
 from .. import lazyre
 from ..faces import NEUTRAL
+from ..word_tables import FOLDER, read, spliced
 from .judgment import ExpressionChoice, Judgment, family
-
-# The lexicon table the cues and the shapes around them are read from, by path like dialogue_acts.py reads
-# acts.json: expression/ sits below interpret/ and imports nothing of it.
-_TABLE = Path(__file__).resolve().parent.parent / "interpret" / "lexicon" / "expressions.json"
-_REFERENCE = lazyre.compile(r"<<([A-Za-z_][A-Za-z0-9_]*)>>")
 
 # The cues of each family of feeling: (pattern, weight, negatable), each pattern named in the table.  Patterns
 # are matched on NFKC text.
@@ -68,15 +62,12 @@ class LexiconTuning:
 
 @lru_cache(maxsize=1)
 def _patterns() -> dict[str, dict]:
-    return dict(json.loads(_TABLE.read_text(encoding="utf-8"))["patterns"])
+    # (read by the lexicon's one rule, word_tables.py: expression/ sits below interpret/ and imports nothing of it)
+    return dict(read(FOLDER, "expressions")["patterns"])
 
 
 def _source(name: str) -> str:
-    """A pattern's regular expression, a sibling it names as <<name>> spliced in as a non-capturing group (the
-    lexicon's own rule, interpret/lexicon/__init__.py)."""
-    entry = _patterns()[name]
-    source = entry if isinstance(entry, str) else entry["regex"]
-    return _REFERENCE.sub(lambda m: f"(?:{_source(m.group(1))})", source)
+    return spliced(_patterns(), "expressions", name)
 
 
 @lru_cache(maxsize=1)

@@ -13,15 +13,14 @@ here.
 """
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from functools import cache
-from pathlib import Path
 
 from ... import lazyre
+from ...word_tables import FOLDER, read, spliced
 
-_HERE = Path(__file__).resolve().parent
+_HERE = FOLDER
 
 
 @dataclass(frozen=True)
@@ -83,12 +82,9 @@ class Pattern:
     note: str = ""
 
 
-_REFERENCE = lazyre.compile(r"<<([A-Za-z_][A-Za-z0-9_]*)>>")
-
-
 @cache
 def _data(name: str) -> dict:
-    return json.loads((_HERE / f"{name}.json").read_text(encoding="utf-8"))
+    return read(_HERE, name)
 
 
 @cache
@@ -96,19 +92,10 @@ def patterns(table: str) -> dict[str, Pattern]:
     """Every pattern of a table, by name, with references to its siblings spliced in."""
     raw: dict = _data(table)["patterns"]
 
-    def spliced(name: str, seen: tuple[str, ...]) -> str:
-        if name in seen:
-            raise ValueError(f"lexicon table {table}: pattern {name} refers to itself through {seen}")
-        if name not in raw:
-            raise KeyError(f"lexicon table {table} has no pattern {name}")
-        entry = raw[name]
-        source = entry if isinstance(entry, str) else entry["regex"]
-        return _REFERENCE.sub(lambda m: f"(?:{spliced(m.group(1), seen + (name,))})", source)
-
     out = {}
     for name, entry in raw.items():
         entry = {"regex": entry} if isinstance(entry, str) else entry
-        out[name] = Pattern(table, name, spliced(name, ()), tuple(entry.get("positive", ())),
+        out[name] = Pattern(table, name, spliced(raw, table, name), tuple(entry.get("positive", ())),
                             tuple(entry.get("negative", ())), entry.get("note", ""))
     return out
 
