@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from .. import lazyre
 from ..dialogue_acts import ACT
 from ..scenario.inputs import NONE_WORD
-from .asking import is_question, offers_two_answers, wonders
+from .asking import is_question, offers_two_answers, sentence_start, wonders
 from .cues import SceneNames, player_words, without_quoted_phrases
 from .lexicon import compiled, pattern, recognition, word_class
 from .money import asks_to_pay, money, without_put_off
@@ -46,6 +46,10 @@ Pattern = re.Pattern[str]
 
 # A question said after a word of praise in the same line (its own sentence with a question mark).
 _ASKS_AFTER = lazyre.compile(r"[？?]")
+# A cue the player quotes or reports (its word followed by って, と言う…) is not what the line does.
+_QUOTED = _p("quoted_cue")
+# The acts a question later in the line takes over: what the player asks is what wants an answer.
+_TAKEN_UP_BY_A_QUESTION = (ACT.praise, ACT.thanks, ACT.disagree)
 
 @dataclass(frozen=True)
 
@@ -117,8 +121,14 @@ class ActRecogniser:
             if found and act == ACT.agree and _ASKS_AFTER.search(stripped, found.end()) and \
                     re.search(r"[。、,！!]", stripped[found.end():found.end() + 12]):
                 continue      # 「なるほど、色は二つくらいに。では…はどうですか？」: taken in, then asked — a question
-            if found and act == ACT.praise and _ASKS_AFTER.search(stripped, found.end()):
-                continue      # 「ふう、うまい。ママ、この辺って夜は治安どうなんです？」: a question after the praise asks
+            if found and act == ACT.agree and found.start() > sentence_start(stripped, found.start()) and \
+                    stripped[found.end():].lstrip()[:1] in ("?", "？"):
+                continue      # 「配達、本当に7時前で大丈夫ですよね？」: asks to be told so, agrees to nothing said
+            if found and act in _TAKEN_UP_BY_A_QUESTION and self._asks_after(stripped, found.end()):
+                continue      # 「ふう、うまい。ママ、この辺って夜は治安どうなんです？」「ありがとうございます。あの、配達、
+                #               本当に7時前で大丈夫ですよね？」: a question after the praise or thanks asks
+            if found and _QUOTED.match(normalised, found.end()):
+                continue      # 「そうかなあって、俺の話だよ」「どうだろうって…！」: the word quoted, not said to them
             if found:
                 # (a thanks or a greeting first, 「ありがとうございます！…あ、もうこんな時間。…お会計お願いできますか？」,
                 # still asks for the bill)
@@ -136,6 +146,13 @@ class ActRecogniser:
         if own and not is_question(stripped) and not _p("opinion").search(stripped):
             return ActFound(ACT.own_life, own.group(0).strip(" 、,。") or ACT.own_life)
         return ActFound(NO_ACT)
+
+    @staticmethod
+    def _asks_after(text: str, end: int) -> bool:
+        """Whether a sentence after the cue asks (a question mark, or a sentence ending on かな that wonders:
+        「うーん、じゃあ、土曜日にもう一回来たほうがいいのかな…」)."""
+        rest = text[end:]
+        return bool(_ASKS_AFTER.search(rest)) or (bool(rest.strip(" 、,。!！…")) and wonders(rest) is not None)
 
     def _asks_of_other(self, text: str) -> bool:
         """Whether a personal topic asked without a name (何歳, いつから, 名前の由来) is asked of someone or something
