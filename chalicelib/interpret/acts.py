@@ -46,8 +46,12 @@ Pattern = re.Pattern[str]
 
 # A question said after a word of praise in the same line (its own sentence with a question mark).
 _ASKS_AFTER = lazyre.compile(r"[？?]")
+_BETWEEN = lazyre.compile(r"[。、,！!…]")
 # A cue the player quotes or reports (its word followed by って, と言う…) is not what the line does.
 _QUOTED = _p("quoted_cue")
+# The acts whose cue is something said (「そうかな」「ありがとう」), which って after it quotes; a noun's って marks a
+# topic (「お会計って、今日してもいいですか？」).
+_SAID_CUES = (ACT.disagree, ACT.agree, ACT.thanks, ACT.praise, ACT.apology, ACT.greeting)
 # The acts a question later in the line takes over: what the player asks is what wants an answer.
 _TAKEN_UP_BY_A_QUESTION = (ACT.praise, ACT.thanks, ACT.disagree)
 
@@ -127,7 +131,7 @@ class ActRecogniser:
             if found and act in _TAKEN_UP_BY_A_QUESTION and self._asks_after(stripped, found.end()):
                 continue      # 「ふう、うまい。ママ、この辺って夜は治安どうなんです？」「ありがとうございます。あの、配達、
                 #               本当に7時前で大丈夫ですよね？」: a question after the praise or thanks asks
-            if found and _QUOTED.match(normalised, found.end()):
+            if found and act in _SAID_CUES and _QUOTED.match(normalised, found.end()):
                 continue      # 「そうかなあって、俺の話だよ」「どうだろうって…！」: the word quoted, not said to them
             if found:
                 # (a thanks or a greeting first, 「ありがとうございます！…あ、もうこんな時間。…お会計お願いできますか？」,
@@ -152,7 +156,10 @@ class ActRecogniser:
         """Whether a sentence after the cue asks (a question mark, or a sentence ending on かな that wonders:
         「うーん、じゃあ、土曜日にもう一回来たほうがいいのかな…」)."""
         rest = text[end:]
-        return bool(_ASKS_AFTER.search(rest)) or (bool(rest.strip(" 、,。!！…")) and wonders(rest) is not None)
+        mark = _ASKS_AFTER.search(rest)
+        if mark is not None:
+            return bool(_BETWEEN.search(rest, 0, mark.start()))    # (「そうかな？」 asks nothing more)
+        return bool(rest.strip(" 、,。!！…")) and wonders(rest) is not None
 
     def _asks_of_other(self, text: str) -> bool:
         """Whether a personal topic asked without a name (何歳, いつから, 名前の由来) is asked of someone or something

@@ -1451,3 +1451,16 @@ def test_a_death_told_in_rough_speech_is_sad_news_not_a_word_to_take_up():
         assert told.answer.ref.startswith(f"reaction/{person}/悲報"), (told.answer.ref, told.answer.text)
     # not dead is no sad news
     assert reference().answerer.act("うちの猫、まだ死んでないよ").act != "悲報"
+
+
+def test_whether_one_knows_or_remembers_is_not_answered_with_not_having_decided():
+    # their unsure lines say they have not decided yet: a question of what they know or remember gets their
+    # honest don't-know instead (the 質問 reaction), on both scenarios
+    for conv, line in ((florist(), "子どもの頃、角の駄菓子屋さんによく通ってたの。千代さん、覚えてらっしゃる？"),
+                       (florist(), "颯太さんは、おじいさまのこと覚えていますか？"),
+                       (reference(), "葵ちゃん、ラ・ラ・ランドって映画知ってる？")):
+        [answered] = play(conv, line)
+        assert answered.answer is not None and answered.answer.source != "unsure", (line, said(answered))
+    # a question of their plans still gets it
+    *_, plans = play(florist(), "こんばんは", "颯太くんは将来どうするの？")
+    assert plans.answer is not None and plans.answer.source == "unsure", said(plans)

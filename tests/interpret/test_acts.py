@@ -76,3 +76,30 @@ def test_an_order_of_the_scenarios_own_menu_is_an_order_and_no_other_scenarios_d
     assert ActRecogniser(with_ramen).recognise("ラーメンください").act == "注文"
     assert ActRecogniser(SceneNames()).recognise("ラーメンください").act != "注文"
     assert ActRecogniser(SceneNames()).recognise("ナポリタンください").act != "注文"   # the reference's dish is its data
+
+
+@pytest.mark.parametrize("text", [
+    "そうかなあって、俺の話だよ。継いだときの話。まあいいや",      # the character's words quoted back
+    "え、どうだろうって…！プロポーズなんで、ほんとに頼みますよ",
+    "付き合って三年になるんです。来週の土曜、レストランで…渡そうかなって",   # そうかな inside 渡そうかな, quoted
+    "でも潰すのだけはいやだったんだよな",                          # a dislike told in the past
+])
+def test_a_cue_quoted_or_told_is_no_disagreement(recognise, text):
+    assert recognise(text).act != "反対"
+
+
+def test_an_emphatic_tte_still_disagrees(recognise):
+    assert recognise("違うって！").act == "反対"
+
+
+@pytest.mark.parametrize("text", [
+    "ありがとうございます。あの、配達、本当に土曜の7時前で大丈夫ですよね？念のため",
+    "うーん、じゃあ、土曜日にもう一回来て買ったほうがいいのかな…",
+])
+def test_a_question_after_thanks_or_a_hesitation_asks(recognise, text):
+    assert recognise(text).act == "質問"
+
+
+def test_a_paying_word_marked_as_topic_still_asks_for_the_bill(recognise):
+    found = recognise("ですよね、コンビニで買います。…あの、お会計って、今日してもいいですか？")
+    assert (found.act, found.paying) == ("注文", True)

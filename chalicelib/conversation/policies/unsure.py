@@ -6,7 +6,16 @@ from ...dialogue_acts import ACT
 from ...interpret.acts import NO_ACT
 from ..answering import Deliberation, Proposal, Strength
 from ..mention import asked_about
+from ..plans import asks_if_known
 from ..recalling import _asking_sentences
+
+
+def _asks_plans(d: Deliberation) -> bool:
+    """Their `unsure` lines say they have not decided yet: not an answer to whether they know or remember
+    something (「おじいさまのこと覚えていますか」: plans.py), which their 質問 reaction answers."""
+    focus = d.focus
+    start, end = focus.sentence or (0, len(focus.text))
+    return not asks_if_known(focus.text[start:end])
 
 
 def _honest(answer) -> Proposal | None:
@@ -18,7 +27,8 @@ def about_self(d: Deliberation) -> Proposal | None:
     a case role: 「ママに伝えたことある？」 asks what they did — mention.py)."""
     speaker, focus = d.free.speaker, d.focus
     if not (d.asking and d.act in (ACT.question, NO_ACT) and (speaker in focus.about or focus.you or
-                                                    d.conv._mentions_only(focus, speaker, d.present))):
+                                                    d.conv._mentions_only(focus, speaker, d.present))) \
+            or not _asks_plans(d):
         return None
     return _honest(d.conv._unsure(speaker, d.word(), d.state, d.turn, d.variety))
 
@@ -28,7 +38,8 @@ def about_other(d: Deliberation) -> Proposal | None:
     asked about answers honestly (named in the sentence that asks: 「じゃあママで。そちらの方は？」 to 葵 asks
     nothing about ママ)."""
     speaker, focus = d.free.speaker, d.focus
-    if not (d.asking and d.act in (ACT.question, ACT.about_self, NO_ACT) and speaker not in focus.about and not focus.you):
+    if not (d.asking and d.act in (ACT.question, ACT.about_self, NO_ACT) and speaker not in focus.about and not focus.you) \
+            or not _asks_plans(d):
         return None
     if focus.view and focus.called == speaker:
         return None           # 「葵ちゃんはどう思う？ママさん説得するには…」: their own view is asked, not ママ's
