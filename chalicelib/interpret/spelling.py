@@ -259,8 +259,9 @@ class Respeller:
     def _stands(text: str, tokens, at: int, end: int) -> bool:
         inside = [t for t in tokens if at <= t.start and t.end <= end]
         for t in tokens:
-            crosses = t.start < at < t.end or t.start < end < t.end
-            if crosses and not _functional(t):
+            if t.start < at < t.end:
+                return False     # (a word starts where one does: the かり of ばっかり is no 借り)
+            if t.start < end < t.end and not _functional(t):
                 return False
         if len(inside) == 1 and inside[0].start == at and inside[0].end == end:
             # one word as the analyser reads it: only a verb or adjective it made of a noun in kana by a form

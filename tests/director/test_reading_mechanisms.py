@@ -1464,3 +1464,16 @@ def test_whether_one_knows_or_remembers_is_not_answered_with_not_having_decided(
     # a question of their plans still gets it
     *_, plans = play(florist(), "こんばんは", "颯太くんは将来どうするの？")
     assert plans.answer is not None and plans.answer.source == "unsure", said(plans)
+
+
+def test_an_echo_takes_up_only_a_thing_of_the_last_sentence_and_never_a_menu_item():
+    # (the line ends on what it is about: a thing of an earlier sentence, or an item the shop sells, is no news
+    # to be curious about — both scenarios)
+    for conv, line, word in ((reference(), "濃いめでいいよ。で、お通しは悪いけどいらねえや。腹はいっぱいなんだ", "通し"),
+                             (florist(), "予算オーバーだな。じゃあひまわり5本にします", "ひまわり"),
+                             (florist(), "旅行で北海道に行ってきたんです。楽しかったなあ", "北海道")):
+        *_, told = play(conv, "こんばんは", line)
+        assert word not in said(told) or told.answer is None or told.answer.source != "echo", (line, said(told))
+    # a thing the last sentence tells is still taken up
+    *_, hobby = play(reference(), "こんばんは", "最近、週末はキャンプばっかりしてるんだ")
+    assert hobby.answer is not None and hobby.answer.source == "echo" and "キャンプ" in said(hobby), said(hobby)

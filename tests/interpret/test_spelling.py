@@ -103,6 +103,7 @@ def test_a_word_of_what_the_characters_say_in_kana_the_analyser_cut_otherwise(sa
     "おかわり！",                    # one word the analyser reads as meant (no お代わり, whose お代 is money)
     "しょうがないね",                # one word across the reading of 生姜
     "ちょっとまってね",              # a verb in kana stays a verb
+    "週末はキャンプばっかりしてるんだ",  # a word starts where one does: the かり of ばっかり is no 借り
 ])
 def test_what_the_analyser_reads_as_meant_stays(line):
     assert speaking().respell(line) == line
