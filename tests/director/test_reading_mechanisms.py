@@ -1477,3 +1477,15 @@ def test_an_echo_takes_up_only_a_thing_of_the_last_sentence_and_never_a_menu_ite
     # a thing the last sentence tells is still taken up
     *_, hobby = play(reference(), "こんばんは", "最近、週末はキャンプばっかりしてるんだ")
     assert hobby.answer is not None and hobby.answer.source == "echo" and "キャンプ" in said(hobby), said(hobby)
+
+
+def test_a_plan_or_a_promise_of_the_player_is_no_life_story():
+    # (「それで、どうなったの？」「いろいろあったのね」 answer a story told, not what the player says they will do)
+    for conv, line in ((florist(), "手紙かあ…。字、下手なんですよね俺。でも、書いてみようかな"),
+                       (florist(), "まあ、うれしい。そしたら私、これからも毎週お花を買いに来ますね"),
+                       (reference(), "口コミか。俺も地元に帰ったら仲間に言うとくよ")):
+        *_, told = play(conv, "こんばんは", line)
+        assert told.answer is None or told.answer.ref is None or "身の上" not in told.answer.ref, (line, said(told))
+    # a story of their past still is
+    *_, story = play(reference(), "こんばんは", "俺も若い頃は、この辺でよく飲んだもんだよ")
+    assert story.answer is not None and "身の上" in (story.answer.ref or ""), said(story)

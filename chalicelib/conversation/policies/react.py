@@ -4,8 +4,11 @@ from __future__ import annotations
 from ...answers import Answer
 from ...dialogue_acts import ACT
 from ...interpret.acts import ActFound
+from ...interpret.lexicon import compiled
 from ..answering import Deliberation, Proposal, Strength
-from ..facts import is_question
+from ..facts import is_question, sentences
+
+_END_MARKS = " \u3000。.!！?？…〜~ー"
 
 
 def _reaction(d: Deliberation, word: str | None = None, act: ActFound | None = None) -> Answer | None:
@@ -35,7 +38,7 @@ def to_the_act(d: Deliberation) -> Answer | None:
 def own_life(d: Deliberation) -> Answer | None:
     """The player's own life, family or past (「女房とよく来たもんだ」): an engaged reaction, remembered when told
     again (「僕、カメラマンなんです」 a second time)."""
-    if not (d.act == ACT.own_life or d.own) or d.asking:
+    if not (d.act == ACT.own_life or d.own) or d.asking or _says_what_they_will_do(d.focus.text):
         return None
     told = d.conv._told(d.free.speaker, d.text, d.focus, d.state, d.mem, d.turn, d.variety) if d.own else None
     if told is not None:
@@ -44,6 +47,14 @@ def own_life(d: Deliberation) -> Answer | None:
     # their story: the 身の上 reaction)
     act = d.found_act if d.act == ACT.own_life else ActFound(ACT.own_life, "own")
     return _reaction(d, word=d.conv._echo_word(d.focus, d.state) if d.own else None, act=act)
+
+
+def _says_what_they_will_do(text: str) -> bool:
+    """Whether the line ends saying what the player will do or wants (「でも、書いてみようかな」「毎週買いに来ますね」):
+    a plan or a promise, which a reaction to a life story (「いろいろあったのね」) does not answer."""
+    said = sentences(text)
+    last = (said[-1] if said else text).strip().rstrip(_END_MARKS)
+    return bool(compiled("plans", "own_intent").search(last))
 
 
 def unanswerable(d: Deliberation) -> Proposal | None:
