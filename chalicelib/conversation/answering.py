@@ -25,10 +25,11 @@ from ..answers import Answer
 from ..dialogue_acts import ACT
 from ..interpret.acts import NO_ACT, ActFound
 from ..interpret.belonging import Own, read_own
+from ..interpret.ja import analyse
 from ..interpret.text import nfkc
 from ..scenario import FreeTalk, GameState, Step
 from ..stage.records import AskedQuestion, ConversationMemory
-from .facts import is_question
+from .facts import is_fact, is_question, nouns_of
 from .focus import Focus
 from .own import about_self
 from .variety import Variety
@@ -107,6 +108,26 @@ class Deliberation:
         texts = [self.conv.book.text(ref) for ref in self.mem.said]
         texts += [spoken.text for spoken in self.mem.spoken]
         return nfkc("\n".join(t for t in texts if t))
+
+    @cached_property
+    def of_own_words(self) -> frozenset[str]:
+        """The things a question names that the one answering told of in this game, in a line of theirs that
+        says something (a scripted or knowledge line, not a reaction): an honest "I don't know" of them would
+        contradict what they said (「私がチラシ配るんですか？」 after 葵 asked the player to hand out her flyers).
+        A frame is no such thing (店, 人, 一人, 今日: not what was told)."""
+        if not self.asking:
+            return frozenset()
+        start, end = self.focus.sentence or (0, len(self.focus.text))
+        things = {t.normalised or t.lemma for t in analyse(nfkc(self.focus.text[start:end])).tokens
+                  if t.is_common_noun and not t.is_adverbial and not t.is_numeral}
+        asked = {noun for noun in nouns_of(self.focus.text[start:end]) if len(noun) > 1 and noun in things}
+        if not asked:
+            return frozenset()
+        told: set[str] = set()
+        for ref in self.mem.said:
+            if is_fact(ref):
+                told |= {n for s in self.conv.facts.of(ref) if s.speaker == self.free.speaker for n in s.nouns}
+        return frozenset(asked & told - self.conv.facts.names)
 
     def word(self) -> str | None:
         if not self.echo_word_read:

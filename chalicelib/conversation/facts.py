@@ -117,6 +117,11 @@ def _analysed(text: str) -> tuple[frozenset[str], frozenset[str], frozenset[str]
     return frozenset(keys), frozenset(counters), frozenset(nouns)
 
 
+def nouns_of(text: str) -> frozenset[str]:
+    """The nouns of a text as the facts read them (normalised forms; a quantity such as 三十年 is one)."""
+    return _analysed(text)[2]
+
+
 @lru_cache(maxsize=4096)
 def _frame_word(word: str) -> bool:
     """A noun that sets a frame (今日, 一番, 最近: 副詞可能) rather than names a thing."""

@@ -1489,3 +1489,15 @@ def test_a_plan_or_a_promise_of_the_player_is_no_life_story():
     # a story of their past still is
     *_, story = play(reference(), "こんばんは", "俺も若い頃は、この辺でよく飲んだもんだよ")
     assert story.answer is not None and "身の上" in (story.answer.ref or ""), said(story)
+
+
+def test_a_character_does_not_say_it_knows_nothing_of_what_it_told_itself():
+    # (their stock "I don't know" — the 質問 reaction, an unsure line — to a question about a thing they told
+    # of in this game would contradict them; a brush-off or a line of theirs answers instead)
+    *_, told, asked = play(florist(), "こんばんは", "颯太くん、温室ってまだ使えるの？", "颯太くん、ガラスってどこで買うの？")
+    assert "ガラス" in said(told)
+    assert asked.answer is not None and asked.answer.source not in ("reaction", "unsure"), said(asked)
+    assert asked.context.get("own_words") == ["ガラス"], asked.context
+    # a thing they did not tell of still gets the honest don't-know
+    *_, other = play(florist(), "こんばんは", "颯太くん、温室ってまだ使えるの？", "颯太くん、自転車って乗れるの？")
+    assert other.answer is not None and other.answer.source == "reaction", said(other)

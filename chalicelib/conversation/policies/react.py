@@ -30,6 +30,9 @@ def to_the_act(d: Deliberation) -> Answer | None:
     """What the line does (greets, thanks, disagrees…): not the stock "I don't know" while there is a thing to
     take up; the player's own life is taken up after what a character knows of it."""
     echoing = d.word() is not None and not d.asking
+    if d.act == ACT.question and d.of_own_words:
+        d.context["own_words"] = sorted(d.of_own_words)
+        return None       # (their 質問 reaction would say they do not know what they told themselves)
     if (d.act != ACT.question or not echoing) and d.act != ACT.own_life:
         return _reaction(d)
     return None
@@ -61,5 +64,11 @@ def unanswerable(d: Deliberation) -> Proposal | None:
     """A question nothing here answers: the character's honest 質問 reaction (「さあ、どうだったかしら」)."""
     if d.act != ACT.question:
         return None
+    if d.of_own_words:
+        # (they told of it themselves: not "I don't know" but, in their voice, that they do not follow — which a
+        # weak guess still loses to)
+        d.context["own_words"] = sorted(d.of_own_words)
+        lost = d.make(d.conv.answerer.fallback(d.free.speaker, d.state, d.turn, d.variety))
+        return Proposal(lost, Strength.HONEST, f"not following ({'、'.join(sorted(d.of_own_words))} told by them)")
     answer = _reaction(d)
     return Proposal(answer, Strength.HONEST, "an honest don't-know") if answer is not None else None

@@ -12,10 +12,11 @@ from ..recalling import _asking_sentences
 
 def _asks_plans(d: Deliberation) -> bool:
     """Their `unsure` lines say they have not decided yet: not an answer to whether they know or remember
-    something (「おじいさまのこと覚えていますか」: plans.py), which their 質問 reaction answers."""
+    something (「おじいさまのこと覚えていますか」: plans.py), which their 質問 reaction answers, nor of a thing they
+    told of themselves (「さっき店を変えるって言ってたけど、どう変えたいのよ」: answering.py's `of_own_words`)."""
     focus = d.focus
     start, end = focus.sentence or (0, len(focus.text))
-    return not asks_if_known(focus.text[start:end])
+    return not asks_if_known(focus.text[start:end]) and not d.of_own_words
 
 
 def _honest(answer) -> Proposal | None:
