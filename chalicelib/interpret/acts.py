@@ -49,6 +49,7 @@ _ASKS_AFTER = lazyre.compile(r"[？?]")
 _BETWEEN = lazyre.compile(r"[。、,！!…]")
 # A cue the player quotes or reports (its word followed by って, と言う…) is not what the line does.
 _QUOTED = _p("quoted_cue")
+_ASKED = _p("asked_cue")
 # The acts whose cue is something said (「そうかな」「ありがとう」), which って after it quotes; a noun's って marks a
 # topic (「お会計って、今日してもいいですか？」).
 _SAID_CUES = (ACT.disagree, ACT.agree, ACT.thanks, ACT.praise, ACT.apology, ACT.greeting)
@@ -133,6 +134,8 @@ class ActRecogniser:
                 #               本当に7時前で大丈夫ですよね？」: a question after the praise or thanks asks
             if found and act in _SAID_CUES and _QUOTED.match(normalised, found.end()):
                 continue      # 「そうかなあって、俺の話だよ」「どうだろうって…！」: the word quoted, not said to them
+            if found and act in _SAID_CUES and _ASKED.match(normalised, found.end()):
+                continue      # 「ママはどうなの？ 反対なのかい」: asked about, not done
             if found:
                 # (a thanks or a greeting first, 「ありがとうございます！…あ、もうこんな時間。…お会計お願いできますか？」,
                 # still asks for the bill)

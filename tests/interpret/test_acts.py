@@ -103,3 +103,8 @@ def test_a_question_after_thanks_or_a_hesitation_asks(recognise, text):
 def test_a_paying_word_marked_as_topic_still_asks_for_the_bill(recognise):
     found = recognise("ですよね、コンビニで買います。…あの、お会計って、今日してもいいですか？")
     assert (found.act, found.paying) == ("注文", True)
+
+
+def test_a_cue_asked_about_is_not_done(recognise):
+    assert recognise("ママ、葵ちゃんの言う変えるって話、ママはどうなの？ 反対なのかい").act != "反対"
+    assert recognise("そうかな？").act == "反対"        # the cue alone with a question mark still doubts
