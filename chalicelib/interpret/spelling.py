@@ -108,6 +108,10 @@ def neutral(text: str) -> Neutral:
         # (the tail asked: what it asks leave for is the question — 「ママの名前、聞いてもいい？」 asks the name)
         rest = rest[:tail.start()].rstrip("、,， 　。")
         rest = rest if rest.endswith(("？", "?")) else rest + "？"
+    stretched = compiled("interpretation", "drawn_out").sub("", rest)
+    if stretched != rest:
+        aside.append("stretch")   # (葵ちゃ〜ん, すご〜い: a voice drawn out, the words as they are; ー stays — うーん is no うん)
+        rest = stretched
     laugh = _laughter()
     kept = laugh.sub(lambda m: "" if m.start() > 0 and _laughable(rest, m) else m.group(0), rest)
     if kept != rest:

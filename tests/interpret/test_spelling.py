@@ -125,3 +125,13 @@ def test_a_word_with_its_head_in_kana_and_the_rest_as_written_reads_as_the_word(
     assert speller.respell("ゆうびん局まで歩ける？") == "郵便局まで歩ける？"
     # kana that only ends like a word's head stays: the の of 「ぼくの時期」 is no 今の
     assert speller.respell("ぼくの時期じゃない") == "ぼくの時期じゃない"
+
+
+@pytest.mark.parametrize("said, meant", [
+    ("葵ちゃ〜ん、銀星座って何曜日が空いてる？", "葵ちゃん、銀星座って何曜日が空いてる？"),
+    ("ママ～、ビールちょうだい", "ママ、ビールちょうだい"),
+])
+def test_a_voice_drawn_out_reads_as_the_words(said, meant):
+    assert neutral(said).text == meant
+    assert neutral("3〜4本ください").text == "3〜4本ください"     # a range stays
+    assert "stretch" not in neutral("うーん、どうしよう").set_aside   # ー stays: うーん is no うん
