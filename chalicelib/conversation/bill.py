@@ -199,6 +199,17 @@ def _kept(had: int, fewer, ordinal: re.Match[str] | None, only: re.Match[str] | 
     return had - 1 if one_off else 0
 
 
+def _denial_of_named(normalised: str, named: list[str]) -> re.Match[str] | None:
+    """Where the line denies having ordered (頼んでない, 飲んでない), and of an item named before the denial in its
+    sentence (「俺今日お酒飲んでないっすよ笑 ウーロン茶しか頼んでないです」 denies no item: the one named after it is
+    what was had); None where it denies nothing or nothing named."""
+    denied = _NOT_ORDERED.search(normalised)
+    if denied is not None and named and not any(
+            item in normalised[sentence_start(normalised, denied.start()):denied.start()] for item in named):
+        return None
+    return denied
+
+
 def taken_back(text: str, named: list[str], ordered: list[str], recent: str | None,
                basket: frozenset[str] = frozenset(), item_ends: Mapping[int, str] | None = None) -> list[str] | None:
     """What is left counted after `text` takes items back, or None where it takes nothing back.
@@ -210,11 +221,12 @@ def taken_back(text: str, named: list[str], ordered: list[str], recent: str | No
     `item_ends`: where the text's menu items end, and which item each is, so a giving up said with は or も is of the
     item right before it (「ナポリタンでお腹いっぱいだから、きんぴらはやめとく」: the きんぴら, whatever else is named)."""
     normalised = nfkc(text)
-    cancel, denied = _CANCEL.search(normalised), _NOT_ORDERED.search(normalised)
+    cancel = _CANCEL.search(normalised)
     ordinal, only = _ORDINAL.search(normalised), _ONLY_COUNT.search(normalised)
     if cancel is not None and only is not None and \
             not sentence_start(normalised, cancel.start()) <= only.start() < sentence_end(normalised, cancel.start()):
         only = None          # (「かすみ草はキャンセル。一本しか買えねえって」: the count is of another sentence)
+    denied = _denial_of_named(normalised, named)
     if denied is not None:
         # 「一杯目は濃いめ、二杯目は薄め。三杯目は飲んでないわ」: the ordinal of what is denied, the last before it
         ordinal = next(reversed([m for m in _ORDINAL.finditer(normalised, 0, denied.start())]), ordinal)

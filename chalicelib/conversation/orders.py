@@ -188,6 +188,7 @@ _KATAKANA = compiled("orders", "katakana")
 # one katakana letter, not the middle dot: a katakana word runs on across it
 _KATAKANA_LETTER = compiled("orders", "katakana_letter")
 _KANA = compiled("orders", "kana")
+_THING_SUFFIX = compiled("orders", "another_thing_suffix")
 _STRONG_CUE = compiled("orders", "strong_cue")
 
 
@@ -479,6 +480,9 @@ class Orders:
         analysed = analyse(forms.nfkc).tokens if found else ()
         tokens = [t for t in analysed if t.is_noun]
         glued = {t.start for i, t in enumerate(analysed) if _fragment(analysed, i)}
+        # (a suffix that makes the item another thing names that thing: おでん屋 is a shop, 包み方 a way of wrapping)
+        compounded = {t.start for t in analysed if t.pos[:2] == (TAG.suffix, TAG.noun_like) and
+                      _THING_SUFFIX.fullmatch(t.surface)}
         text = forms.nfkc
         # (an action glued on in katakana, 「ハイボールキャンセルで」, leaves the item named: the analyser may read the
         # whole run as one unknown word)
@@ -488,6 +492,7 @@ class Orders:
                  if not any(t.start < h.end < t.end and h.end not in acted or t.start < h.start < t.end
                             for t in tokens)
                  and not (h.end in glued and _KANA.fullmatch(text[h.end - 1]))
+                 and h.end not in compounded
                  and not _MIXED.match(text, h.end)                   # (お茶割り is no お茶: a drink mixed with it)
                  and not (_KATAKANA.fullmatch(text[h.end - 1]) and h.end < len(text) and
                           _KATAKANA_LETTER.fullmatch(text[h.end]) and h.end not in acted)

@@ -672,3 +672,24 @@ def test_a_thing_told_as_served_elsewhere_is_no_order_and_paying_talked_of_is_no
     assert "money" not in (talk.context or {}), talk.context
     *_, thanks = shop("かすみ草を1本ください", "まだ会計じゃないって！颯太くんにお礼払うって話だよ")
     assert "money" not in (thanks.context or {}), thanks.context
+
+
+def test_a_denial_takes_back_only_an_item_named_before_it():
+    # (「お酒飲んでない」 denies no item; the item named after it, with しか, is what was ordered — both scenarios)
+    *_, kept = visit("ウーロン茶とナポリタンください", "いや、俺今日お酒飲んでないっすよ笑 ウーロン茶しか頼んでないです")
+    assert sorted(kept.memory.orders) == ["ウーロン茶", "ナポリタン"], kept.memory.orders
+    *_, kept_flowers = shop("こんにちは", "ひまわりを1本ください", "いや、今日は寄り道してないですよ笑 ひまわりしか買ってないです")
+    assert kept_flowers.memory.orders == ["ひまわり"], kept_flowers.memory.orders
+    # an item named before the denial is taken back
+    *_, denied = visit("ウーロン茶とナポリタンください", "ナポリタンは頼んでないよ")
+    assert denied.memory.orders == ["ウーロン茶"], denied.memory.orders
+
+
+def test_an_item_made_another_thing_by_a_suffix_is_no_order():
+    # (包み方 is a way of wrapping, おでん屋 a shop: neither puts the item on the tab — both scenarios)
+    *_, asked = shop("こんにちは", "颯太さん、花瓶なしで飾れる包み方ってあります？")
+    assert asked.memory.orders == [], (asked.memory.orders, said(asked))
+    *_, compared = visit("近所のおでん屋さんより美味しそうだね")
+    assert compared.memory.orders == [], (compared.memory.orders, said(compared))
+    *_, ordered = shop("こんにちは", "ラッピングお願いします")
+    assert ordered.memory.orders == ["ラッピング"]

@@ -1501,3 +1501,13 @@ def test_a_character_does_not_say_it_knows_nothing_of_what_it_told_itself():
     # a thing they did not tell of still gets the honest don't-know
     *_, other = play(florist(), "こんばんは", "颯太くん、温室ってまだ使えるの？", "颯太くん、自転車って乗れるの？")
     assert other.answer is not None and other.answer.source == "reaction", said(other)
+
+
+def test_going_said_as_an_auxiliary_after_te_takes_up_no_invitation():
+    # (「借りていきます」: the いく of 〜ていく goes nowhere — an open invitation to the back room is not taken up)
+    *_, invited, borrowed = visit("こんばんは", "傘、お借りしてもいいですか？次来た時返しに来ます",
+                                  "え、傘の話だけど笑 ママさん、この傘借りていきますね")
+    assert "控え室" in said(invited)
+    assert borrowed.step.state.place == "店内", said(borrowed)
+    *_, went = visit("こんばんは", "傘、お借りしてもいいですか？次来た時返しに来ます", "じゃあ、行きます")
+    assert went.step.state.place == "控え室", said(went)
