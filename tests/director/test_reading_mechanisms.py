@@ -1511,3 +1511,12 @@ def test_going_said_as_an_auxiliary_after_te_takes_up_no_invitation():
     assert borrowed.step.state.place == "店内", said(borrowed)
     *_, went = visit("こんばんは", "傘、お借りしてもいいですか？次来た時返しに来ます", "じゃあ、行きます")
     assert went.step.state.place == "控え室", said(went)
+
+
+def test_whether_there_is_a_thing_is_the_shops_to_say_not_a_line_of_someones_life():
+    # (「梅酒はあるかしら」 shares 酒 with 葵's line on how little she drinks: the shop answers whether it keeps it)
+    *_, asked = visit("こんばんは", "梅酒はあるかしら")
+    assert "弱い" not in said(asked) and "梅酒" in said(asked), said(asked)
+    # asked of her, the line answers
+    *_, hers = visit("こんばんは", "葵ちゃん、お酒弱いの？")
+    assert "弱い" in said(hers), said(hers)

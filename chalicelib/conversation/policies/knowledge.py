@@ -17,6 +17,7 @@ from ..answering import Deliberation, Proposal, Strength
 from ..choices import given_up
 from ..entries import speaks_of
 from ..facts import is_question, sentences
+from ..forms import read_form
 from ..mention import asked_about
 from .common import asks_leave
 
@@ -97,6 +98,10 @@ def _weighed(d: Deliberation, answer: Answer, fitting, topic: bool, trusted: boo
     """How firmly a knowledge line found by a word of the line answers it: a guess where the word is not what the
     line is about (told in passing, before or after the question, beside its topic, only its predicate)."""
     focus = d.focus
+    if d.asking and fitting.about and (form := read_form(focus.text)) is not None and form.form == "have":
+        # 「梅酒はあるかしら」: whether there is a thing is the shop's to say, not a line of someone's own life that
+        # shares a word (酒) with it — a guess, which the shop's answer beats (answering.py)
+        return Proposal(answer, Strength.WEAK, f"「{fitting.hit.word}」 asked as a thing there is, of an entry about someone")
     if (other_day := _another_day(focus.text, answer.text)) is not None:
         # 「…日曜の午後なら空いてるよ」 and a line setting 土曜: not what the player offered — a guess, never a
         # promise made for them (answering.py)
