@@ -255,6 +255,12 @@ _FOOD_WORD = compiled("shop", "food_word")
 _GLUED_SMALL_TSU = compiled("orders", "glued_small_tsu")
 
 
+def _names_nothing(sentence: str) -> bool:
+    """Whether a sentence names no thing of its own (「もうすぐですか？」「まだかな？」: only a status asked), so what it
+    asks after is the order."""
+    return not any(t.is_common_noun and not t.is_adverbial for t in analyse(sentence).tokens)
+
+
 def _fragment(tokens, i: int) -> bool:
     """Whether the kana token at `i` is left over from a word the analyser does not know, glued to the word
     before it (the ぶ of ちくわぶ, read as a suffix, a prefix of nothing, or a noun of one kana)."""
@@ -910,8 +916,8 @@ class Orders:
         hits = self._hits(TextForms.of(text))
         if hits:
             item = hits[-1].item
-        elif (_STATUS_ORDER.search(text) or already) and ordered:
-            item = ordered[-1]
+        elif (_STATUS_ORDER.search(text) or already or (status is not None and _names_nothing(text))) and ordered:
+            item = ordered[-1]      # (「もうすぐですか？」「まだかな？」 alone: what was ordered last)
         elif already and offered is not None:
             item = offered
         else:

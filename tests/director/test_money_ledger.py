@@ -693,3 +693,16 @@ def test_an_item_made_another_thing_by_a_suffix_is_no_order():
     assert compared.memory.orders == [], (compared.memory.orders, said(compared))
     *_, ordered = shop("こんにちは", "ラッピングお願いします")
     assert ordered.memory.orders == ["ラッピング"]
+
+
+def test_a_status_asked_alone_asks_after_the_last_order_and_orders_nothing_more():
+    # (「もうすぐですか？」「まだかな？」 name nothing: what they ask after is what was ordered last — both scenarios)
+    *_, asked = visit("ナポリタンください", "あ、ナポリタンいい匂いしてきた。もうすぐですか？")
+    assert asked.context["order"]["kind"] == "coming" and asked.memory.orders == ["ナポリタン"], asked.context
+    *_, waiting = shop("ひまわりを1本ください", "まだかな？")
+    assert waiting.context["order"]["kind"] == "coming" and waiting.memory.orders == ["ひまわり"], waiting.context
+
+
+def test_asking_whether_a_thing_is_on_the_bill_asks_for_no_bill():
+    *_, asked = visit("ハイボールください", "お水はタダやんな？会計に入ってへんよな？")
+    assert "また来てくれる" not in said(asked) and asked.step.state.ended is False, said(asked)

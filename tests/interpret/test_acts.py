@@ -108,3 +108,8 @@ def test_a_paying_word_marked_as_topic_still_asks_for_the_bill(recognise):
 def test_a_cue_asked_about_is_not_done(recognise):
     assert recognise("ママ、葵ちゃんの言う変えるって話、ママはどうなの？ 反対なのかい").act != "反対"
     assert recognise("そうかな？").act == "反対"        # the cue alone with a question mark still doubts
+
+
+def test_thanks_named_as_a_thing_is_no_thanks(recognise):
+    assert recognise("あ、あとかすみ草も少し添えてもらえますか？感謝って花言葉、いいなと思って").act != "感謝"
+    assert recognise("本当に感謝してます").act == "感謝"
