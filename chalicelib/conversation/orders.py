@@ -904,10 +904,12 @@ class Orders:
         status = _STATUS.search(text) or _STATUS_ORDERED.search(text)
         if status is None and not already:
             return None
+        last_asked = False
         if status is not None and not already:
             # asked of the item in the sentence that asks it: the 出てくる of 「鉄板で出てくるやつ」 after a story
             # about another town's ナポリタン asks nothing of the one ordered here
             end = sentence_end(text, max(status.start(), status.end() - 1))
+            last_asked = not text[end:].strip(" 　。.!！?？…")
             text = text[sentence_start(text, status.start()):end] + self._item_told_after(text[end:], ordered)
             if not _STATUS.search(text):
                 hits = self._hits(TextForms.of(text))
@@ -916,8 +918,8 @@ class Orders:
         hits = self._hits(TextForms.of(text))
         if hits:
             item = hits[-1].item
-        elif (_STATUS_ORDER.search(text) or already or (status is not None and _names_nothing(text))) and ordered:
-            item = ordered[-1]      # (「もうすぐですか？」「まだかな？」 alone: what was ordered last)
+        elif (_STATUS_ORDER.search(text) or already or (last_asked and _names_nothing(text))) and ordered:
+            item = ordered[-1]      # (「もうすぐですか？」「まだかな？」 last and alone: what was ordered last)
         elif already and offered is not None:
             item = offered
         else:
