@@ -8,8 +8,6 @@ from ...interpret.lexicon import compiled
 from ..answering import Deliberation, Proposal, Strength
 from ..facts import is_question, sentences
 
-_END_MARKS = " \u3000。.!！?？…〜~ー"
-
 
 def _reaction(d: Deliberation, word: str | None = None, act: ActFound | None = None) -> Answer | None:
     found = d.conv.answerer.reaction(d.free, d.state, d.text, act or d.found_act, d.turn, d.variety, word=word)
@@ -56,8 +54,7 @@ def _says_what_they_will_do(text: str) -> bool:
     """Whether the line ends saying what the player will do or wants (「でも、書いてみようかな」「毎週買いに来ますね」):
     a plan or a promise, which a reaction to a life story (「いろいろあったのね」) does not answer."""
     said = sentences(text)
-    last = (said[-1] if said else text).strip().rstrip(_END_MARKS)
-    return bool(compiled("plans", "own_intent").search(last))
+    return bool(compiled("plans", "own_intent").search((said[-1] if said else text).strip()))
 
 
 def unanswerable(d: Deliberation) -> Proposal | None:
@@ -69,6 +66,6 @@ def unanswerable(d: Deliberation) -> Proposal | None:
         # weak guess still loses to)
         d.context["own_words"] = sorted(d.of_own_words)
         lost = d.make(d.conv.answerer.fallback(d.free.speaker, d.state, d.turn, d.variety))
-        return Proposal(lost, Strength.HONEST, f"not following ({'、'.join(sorted(d.of_own_words))} told by them)")
+        return Proposal(lost, Strength.HONEST, f"not following ({', '.join(sorted(d.of_own_words))} told by them)")
     answer = _reaction(d)
     return Proposal(answer, Strength.HONEST, "an honest don't-know") if answer is not None else None
