@@ -547,7 +547,8 @@ class Orders:
         found = self._read(plain, people, addressee, responder, last_order=last_order, offered=offered,
                            offer_yes=offer_yes, offer_open=offer_open, mentioned=mentioned, tab=tuple(ordered))
         treated = self._treated(normalised, people, addressee, responder)
-        if treated is not None and (found is None or found.kind in ("item", "ask", "missing")):
+        if treated is not None and (found is None or found.kind in ("item", "ask", "missing", "again")):
+            # (「ママももう一杯どうぞ、私のおごりで！」: one more, for the one treated)
             treat = self._treat(normalised, treated, found, people, addressee, responder)
             if treat is not None:
                 return treat
@@ -1116,7 +1117,7 @@ class Orders:
             (found.server if found is not None else self._server_for_missing(people, addressee, responder))
         if server is None:
             return None
-        item = found.item if found is not None and found.kind == "item" else None
+        item = found.item if found is not None and found.kind in ("item", "again") else None
         if found is None and (hits := self._hits(TextForms.of(normalised))):
             item = hits[-1].item     # 「葵ちゃんのウーロン茶は俺のおごりなんで」: the drink named is the treat
         if item is None and treated in self.menus:

@@ -1520,3 +1520,15 @@ def test_whether_there_is_a_thing_is_the_shops_to_say_not_a_line_of_someones_lif
     # asked of her, the line answers
     *_, hers = visit("こんばんは", "葵ちゃん、お酒弱いの？")
     assert "弱い" in said(hers), said(hers)
+
+
+def test_one_more_offered_to_a_character_as_a_treat_is_their_drink_not_the_players():
+    # (「ママももう一杯どうぞ、私のおごりで！」: one more for the one treated, who thanks for it — the reference and its
+    # renamed world, where ママ is マダム and 水割り is 梅酒)
+    for world, mama, drink in ((reference(), "ママ", "水割り"), (renamed_world(), "マダム", "梅酒")):
+        *_, treated = play(world, f"{drink}ください", f"{mama}ももう一杯どうぞ、私のおごりで！")
+        order = treated.context["order"]
+        assert order["kind"] == "treat" and order["item"] == drink and order.get("treated"), order
+        # one more for the player is still theirs
+        *_, again = play(world, f"{drink}ください", "もう一杯ください")
+        assert again.context["order"]["kind"] == "item" and again.memory.orders == [drink, drink], again.context
