@@ -930,6 +930,14 @@ class Orders:
             return served.but(kind="coming")
         return served if served.kind == "item" else None
 
+    def bare_item(self, text: str, item: str) -> bool:
+        """Whether the line is only the item named (「スズラン」「スズランです」), with no word of ordering, count or
+        more."""
+        normalised = nfkc(text)
+        hits = [h for h in self._hits(TextForms.of(normalised)) if h.item == item]
+        return len(hits) == 1 and not normalised[:hits[0].start].strip(" 　、,") and \
+            bool(_BARE.match(normalised[hits[0].end:]))
+
     def _item_told_after(self, rest: str, ordered: list[str]) -> str:
         """The sentence after a status question when it only names the item ordered (「…作ってくださっているんでしょう？
         ケチャップ多めのナポリタン。」): what the question asked after, said as an afterthought; else nothing."""

@@ -181,7 +181,8 @@ class Serving(TurnParts):
                               keep_change=keeps_change(text))
         named = self._items_named(text)
         # 「スズランお願いします。500円な、はい」 of what is on the tab: paying for it, not one more
-        if pays(text) and named and set(named) <= set(mem.orders[mem.paid:]) and not _MORE_IN_WORDS.search(nfkc(text)):
+        if pays(text) and named and set(named) <= set(mem.orders[mem.paid:]) and not _MORE_IN_WORDS.search(nfkc(text)) \
+                or self._answers_wh(text, named, question):
             return None
         # 「ビール1、ナポリタン、ハイボールね」 right after the bill was itemised: what was had, recounted; nothing
         # on the tab is ordered again unless asked for in so many words (or one more)
@@ -245,6 +246,11 @@ class Serving(TurnParts):
         ナポリタンも一皿のはずなんだけど」)."""
         unpaid = mem.orders[mem.paid:]
         return bool(unpaid) and fewer_claimed(nfkc(text), self.orders.counts_named(text), unpaid) is not None
+
+    def _answers_wh(self, text: str, named: list[str], question: AskedQuestion | None) -> bool:
+        """「スズラン」 to 「何の花が知りたいの？」: the item named alone answers the character's question, no order."""
+        return question is not None and question.kind == "wh" and len(named) == 1 and \
+            self.orders.bare_item(text, named[0])
 
     def _offers_more(self, question: AskedQuestion | None) -> bool:
         """Whether the line that offered an item offers one more of it (「もう一杯どう？」)."""

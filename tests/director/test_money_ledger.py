@@ -706,3 +706,12 @@ def test_a_status_asked_alone_asks_after_the_last_order_and_orders_nothing_more(
 def test_asking_whether_a_thing_is_on_the_bill_asks_for_no_bill():
     *_, asked = visit("ハイボールください", "お水はタダやんな？会計に入ってへんよな？")
     assert "また来てくれる" not in said(asked) and asked.step.state.ended is False, said(asked)
+
+
+def test_an_item_named_alone_to_a_characters_wh_question_answers_it_and_orders_nothing():
+    # (「何の花が知りたいの？」 then 「スズラン」: the flower whose meaning was asked, no sale)
+    *_, answered = shop("こんにちは", "スズランの花言葉は何ですか", "スズラン")
+    assert answered.memory.orders == [] and "スズラン" in said(answered), (answered.memory.orders, said(answered))
+    # to an offer, the item named alone orders it (the reference's 「何にする？」)
+    *_, ordered = visit("こんばんは", "何がある？", "ハイボール")
+    assert ordered.memory.orders == ["ハイボール"], (ordered.memory.orders, said(ordered))
