@@ -715,3 +715,13 @@ def test_an_item_named_alone_to_a_characters_wh_question_answers_it_and_orders_n
     # to an offer, the item named alone orders it (the reference's 「何にする？」)
     *_, ordered = visit("こんばんは", "何がある？", "ハイボール")
     assert ordered.memory.orders == ["ハイボール"], (ordered.memory.orders, said(ordered))
+
+
+def test_an_order_told_as_what_the_talk_is_about_orders_nothing():
+    # (「夏でもおでん出してほしいって話！」: an opinion on the menu, 〜って話 — both scenarios)
+    *_, opinion = visit("こんばんは", "いや部屋はどうでもよくて（笑）夏でもおでん出してほしいって話！")
+    assert opinion.memory.orders == [], (opinion.memory.orders, said(opinion))
+    *_, florist_opinion = shop("こんにちは", "いや、冬でもひまわり置いてほしいって話ですよ")
+    assert florist_opinion.memory.orders == [], (florist_opinion.memory.orders, said(florist_opinion))
+    *_, wish = visit("こんばんは", "おでん出してほしいな")
+    assert wish.memory.orders == ["おでん"]
