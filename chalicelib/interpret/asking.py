@@ -134,3 +134,10 @@ def sentence_end(text: str, at: int) -> int:
     text's end."""
     ends = [i for i in (text.find(mark, at) for mark in _SENTENCE_MARKS + "\n") if i != -1]
     return min(ends) + 1 if ends else len(text)
+
+
+def asks_if_known(sentence: str) -> bool:
+    """Whether a sentence that asks asks whether the one asked knows or remembers something (「ラ・ラ・ランド
+    知ってる？」「ママも覚えてるだろ？」): a fact of their memory, which their honest "I don't know" answers, not their
+    plans (lexicon plans.json `knows_or_remembers`)."""
+    return bool(compiled("plans", "knows_or_remembers").search(nfkc(sentence)))

@@ -4,15 +4,15 @@ from __future__ import annotations
 
 from ...dialogue_acts import ACT
 from ...interpret.acts import NO_ACT
+from ...interpret.asking import asks_if_known
 from ..answering import Deliberation, Proposal, Strength
 from ..mention import asked_about
-from ..plans import asks_if_known
 from ..recalling import _asking_sentences
 
 
-def _asks_plans(d: Deliberation) -> bool:
+def _unsure_fits(d: Deliberation) -> bool:
     """Their `unsure` lines say they have not decided yet: not an answer to whether they know or remember
-    something (「おじいさまのこと覚えていますか」: plans.py), which their 質問 reaction answers, nor of a thing they
+    something (「おじいさまのこと覚えていますか」: interpret/asking.py), which their 質問 reaction answers, nor of a thing they
     told of themselves (「さっき店を変えるって言ってたけど、どう変えたいのよ」: answering.py's `of_own_words`)."""
     focus = d.focus
     start, end = focus.sentence or (0, len(focus.text))
@@ -29,7 +29,7 @@ def about_self(d: Deliberation) -> Proposal | None:
     speaker, focus = d.free.speaker, d.focus
     if not (d.asking and d.act in (ACT.question, NO_ACT) and (speaker in focus.about or focus.you or
                                                     d.conv._mentions_only(focus, speaker, d.present))) \
-            or not _asks_plans(d):
+            or not _unsure_fits(d):
         return None
     return _honest(d.conv._unsure(speaker, d.word(), d.state, d.turn, d.variety))
 
@@ -40,7 +40,7 @@ def about_other(d: Deliberation) -> Proposal | None:
     nothing about ママ)."""
     speaker, focus = d.free.speaker, d.focus
     if not (d.asking and d.act in (ACT.question, ACT.about_self, NO_ACT) and speaker not in focus.about and not focus.you) \
-            or not _asks_plans(d):
+            or not _unsure_fits(d):
         return None
     if focus.view and focus.called == speaker:
         return None           # 「葵ちゃんはどう思う？ママさん説得するには…」: their own view is asked, not ママ's
