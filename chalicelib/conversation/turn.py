@@ -35,7 +35,7 @@ from ..answers import Answer, Found, asks_the_player, said_again
 from ..dialogue_acts import ACT
 from ..interpret.acts import CALL_ONLY, NO_ACT
 from ..interpret.belonging import read_own
-from ..interpret.cues import invited_place, said_in_passing, unstretched
+from ..interpret.cues import come_again_among_talk, invited_place, said_in_passing, unstretched
 from ..interpret.dialect import standard
 from ..interpret.interpreter import TurnResult
 from ..interpret.ja import analyse
@@ -351,6 +351,8 @@ class Conversation(Recalling, Serving):
             # (policies/tab.py); the visit ends when the player leaves
             context["meal_done"] = str(line.chosen)
             line = replace(line, chosen=NONE)
+        elif line.chosen.is_leave and come_again_among_talk(text):
+            line = replace(line, chosen=NONE)      # 「…ご近所なので、また買いに来ますね」 after other talk: no goodbye
         if not (line.chosen.is_intent or line.chosen.is_none):
             return line
         pick = self._option_picked(text, state, mem, question) if not clarifying else None

@@ -452,6 +452,7 @@ _MEAL_THANKS = compiled("moves", "meal_thanks")
 
 _COME_AGAIN = compiled("moves", "come_again")
 _LEAVE_LEAD = compiled("moves", "leave_lead")
+_CLOSING_BEFORE = compiled("moves", "closing_before")
 
 
 def said_in_passing(text: str) -> bool:
@@ -466,6 +467,19 @@ def said_in_passing(text: str) -> bool:
     assert found is not None
     rest = plain[:found.start()] + plain[found.end():]
     return not farewell(rest) and not any(_LEAVE_CUE.finditer(rest))
+
+
+def come_again_among_talk(text: str) -> bool:
+    """A promise to come again said in passing (said_in_passing) after the line has said other things in sentences
+    before it (「それ聞けてうれしいです。…ご近所なので、また買いに来ますね」): a warm word in the talk, not the
+    goodbye, even with the tab settled — leaving is said on its own, with a lead (「じゃあ、また来ますね」), or after
+    words that close the visit (「美味しかった！また来ます」: moves.closing_before)."""
+    plain = unstretched(text)
+    again = _COME_AGAIN.search(plain)
+    if again is None or _MEAL_THANKS.search(plain) or not said_in_passing(text):
+        return False
+    start = max(plain.rfind(mark, 0, again.start()) for mark in "。！!？?\n")
+    return start > 0 and bool(re.sub(r"[\W_]", "", plain[:start])) and not _CLOSING_BEFORE.search(plain[:start + 1])
 
 
 def leave_cue(text: str) -> bool:
