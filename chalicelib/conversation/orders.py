@@ -28,6 +28,7 @@ from ..interpret.counts import (
     count_claimed,
     count_of,
     count_sentence_after,
+    each_after,
     joined,
     of_the_last,
     orders_by_count,
@@ -170,6 +171,8 @@ _FOOD_ANCHORS = listed("orders", "food_anchors")
 # Words that praise or place the item, not another thing (「名物のナポリタン」「いつものハイボール」「自慢のおでん」).
 _SAID_OF_ITEM = compiled("orders", "said_of_item")
 _BARE = compiled("orders", "bare")
+_OF_A_THING_BEFORE = compiled("counts", "of_a_thing_before")
+_SUBJECT_MARK = compiled("orders", "subject_mark")
 # A question about the item (いつからある？ どんな味？ 何が入ってる？) is not an order of it.
 _WH = WH
 _TOPIC_AFTER = compiled("shop", "topic_after")
@@ -674,7 +677,7 @@ class Orders:
         ordered = [h for h in hits if (self._ordered(normalised, h.end) or orders_by_count(normalised, h.end)) and
                    not (_AT_HAND.search(normalised[:h.start]) and _BARE.match(normalised[h.end:sentence_end(normalised, h.end)])) and
                    not _had_before(normalised, h, hits) and not _SO_FAR.search(normalised[sentence_start(normalised, h.start):h.start]) and
-                   not _declined_later(normalised, h.end)]
+                   not _declined_later(normalised, h.end) and not self._what_a_thing_is(normalised, h)]
         if not ordered and offered and hits and not re.search(r"[？?]\s*$", normalised) and \
                 not _WONDERING.search(normalised) and \
                 not not_ordered(normalised[hits[0].end:], "") and not self._price_said(normalised[hits[0].end:]) and \
@@ -697,6 +700,17 @@ class Orders:
             # was bought: goods already had are what the service is for, not bought again
             ordered = [h for h in ordered if self._kind_of(h) != "goods" or h.item not in tab]
         return ordered
+
+    def _what_a_thing_is(self, text: str, hit: _Hit) -> bool:
+        """Whether an item said bare is what a thing marked as subject right before it is (「結婚式のブーケがスズラン。」):
+        told, not asked for.  A person as that subject is who the item is for (「彼女がカシス、僕がビール」): ordered."""
+        if not _BARE.match(text[hit.end:sentence_end(text, hit.end)]):
+            return False
+        tokens = [t for t in analyse(text[sentence_start(text, hit.start):hit.start]).tokens if not t.is_mark]
+        if len(tokens) < 2 or not tokens[-1].is_case_particle or not _SUBJECT_MARK.fullmatch(tokens[-1].surface):
+            return False
+        subject = tokens[-2]
+        return subject.is_noun and TAG.person_name not in subject.pos and nfkc(subject.surface) not in self.names
 
     def _for_service(self, found: OrderFound, tab: tuple[str, ...]) -> OrderFound:
         """An order of a service (ラッピング) keeps, of the goods joined to it, only those not had yet: goods already
@@ -809,6 +823,8 @@ class Orders:
         if later is None:
             # 「ハイボール一杯ください。葵ちゃんの分も、ハイボールで。二杯ね」: a count said alone after it
             count = count_sentence_after(text, chosen.end) or count
+        each = each_after(text, chosen.end)      # 「スズランとかすみ草を一つずつ」: that many of every item listed
+        count = count or each
         if count is not None:
             served = served.but(count=count.n, counted=count.said, total=count.total, more=count.more)
         also: list[tuple[str, int, str | None, bool]] = []
@@ -824,7 +840,7 @@ class Orders:
                 joining = False
                 continue                               # 「水割りを一杯……いや、ハイボールにします」: said instead
             joining = joining and joined(text[hit.end:after.start])
-            found = count_of(text, hit.start, hit.end, after.start)
+            found = count_of(text, hit.start, hit.end, after.start) or (each if joining else None)
             # (an item ordered by its own cue in a sentence before, 「ナポリタンお願い。あとおでんも」, is of the order)
             if not joining and (found is None or not found.total) and not self._ordered(text, hit.end):
                 continue           # only a new total said of an item earlier in the line (「かすみ草は二本でいい」)
@@ -1179,8 +1195,8 @@ class Orders:
         alone (「ビール！」「ナポリタンで」) counts; not for a word that is only near food (「乾杯！」)."""
         rest = text[end:sentence_end(text, end)]
         match = _CUE.search(rest)
-        if match is None or _WH.search(rest):
-            return False
+        if match is None or _WH.search(rest) or _OF_A_THING_BEFORE.match(rest):
+            return False          # (「俺の花束は？ひまわり十二本の」: what a thing named before is of, no order)
         if _BARE.match(rest) and _RECOGNISED_AFTER.match(text[end:]):
             return False          # 「ナポリタン！そうそう、昼は喫茶店でしたな」: remembered, not asked for
         before = text[:sentence_start(text, end)]

@@ -136,7 +136,11 @@ def _left_on_tab(text: str, named: list[str], claimed: dict[str, int], unpaid: l
     if fewer == unpaid:
         fewer = None          # (「かすみ草はキャンセル。一本しか買えねえって」: the count said changes nothing, the cancel does)
     left = fewer or taken_back(text, named, unpaid, recent, goods, item_ends=ends)
-    return left if left is not None else more_claimed(claimed, unpaid, goods)
+    if left is None:
+        return more_claimed(claimed, unpaid, goods)
+    # (「ひまわり十二本にして、かすみ草は二本に減らして」: the goods said up, of those the line does not take down)
+    untouched = {item: n for item, n in claimed.items() if left.count(item) == unpaid.count(item)}
+    return more_claimed(untouched, left, goods) or left
 
 
 def _in_the_basket(menu: Menu, item_id: str, mem: ConversationMemory) -> bool:
@@ -351,7 +355,7 @@ class Serving(TurnParts):
             if not self._named_again(menu, also, said, False, mem):
                 self._book(mem, menu, also, n, total=total or self._in_basket(menu, also, said, False, mem),
                            counted=said is not None)
-        if not (order.also and self._named_again(menu, item.id, order.counted, order.more, mem)):
+        if not self._named_again(menu, item.id, order.counted, order.more, mem):
             self._book(mem, menu, item.id, order.count,
                        total=order.total or self._in_basket(menu, item.id, order.counted, order.more, mem),
                        counted=order.counted is not None)
@@ -474,9 +478,10 @@ class Serving(TurnParts):
 
     @staticmethod
     def _named_again(menu: Menu, item_id: str, said: str | None, more: bool, mem: ConversationMemory) -> bool:
-        """Whether goods already in the basket are only named again beside another item, with no count and no word
-        of more (「ばらはやめて、かすみ草とひまわりにするわ。ひまわり二本ください」 with gypsophila picked): what the
-        basket holds of them stays as it is."""
+        """Whether goods already in the basket are only named again, alone or beside another item, with no count and
+        no word of more (「ばらはやめて、かすみ草とひまわりにするわ。ひまわり二本ください」 with gypsophila picked;
+        「スズランにします」 said again while the one ordered is unanswered): what the basket holds of them stays as
+        it is.  A drink ordered again is another (goods only: _in_the_basket)."""
         return said is None and not more and _in_the_basket(menu, item_id, mem)
 
     @staticmethod

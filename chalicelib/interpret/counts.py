@@ -86,6 +86,11 @@ def count_of(text: str, start: int, end: int, bound: int | None = None) -> Count
     return found or _count(compiled("counts", "before_item").search(text[max(0, start - 8):start]))
 
 
+def each_after(text: str, end: int) -> Count | None:
+    """The count said of each item of a list ending at `end` (「スズランとかすみ草を一つずつ」: one of each)."""
+    return _count(compiled("counts", "each_after_item").match(text[end:]))
+
+
 def fewer_by(text: str) -> Count | None:
     """A count taken off an item (「ひまわり8本キャンセル」「かすみ草を1本減らして」): how many fewer; none of it
     (「ひまわりは0本で」): all of it."""

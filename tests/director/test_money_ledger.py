@@ -3,6 +3,7 @@ is handed over — read from the line's form, not from the one sentence a player
 are new variants of what blind players met)."""
 from __future__ import annotations
 
+from collections import Counter
 from functools import cache
 
 from chalicelib.conversation import Conversation
@@ -725,3 +726,66 @@ def test_an_order_told_as_what_the_talk_is_about_orders_nothing():
     assert florist_opinion.memory.orders == [], (florist_opinion.memory.orders, said(florist_opinion))
     *_, wish = visit("こんばんは", "おでん出してほしいな")
     assert wish.memory.orders == ["おでん"]
+
+
+def test_an_item_said_bare_as_what_a_thing_is_orders_nothing():
+    # (「結婚式のブーケがスズラン。」: the item is what the subject before it is, told — both scenarios)
+    *_, told = shop("こんにちは", "へえ、結婚式のブーケがスズラン。旦那さんが選んだの？")
+    assert told.memory.orders == [], (told.memory.orders, said(told))
+    *_, bar = visit("こんばんは", "ママの十八番がナポリタン。意外だな")
+    assert bar.memory.orders == [], (bar.memory.orders, said(bar))
+    # said alone, or with a person as the one it is for, it orders
+    *_, bare = visit("こんばんは", "じゃあ、ビール。")
+    assert bare.memory.orders == ["ビール"]
+    *_, each = visit("こんばんは", "彼女がウーロン茶、僕がビール。")
+    assert "ビール" in each.memory.orders
+
+
+def test_an_item_said_after_its_count_and_no_more_is_what_a_thing_asked_after_is_of():
+    # (「俺の花束は？ひまわり十二本の」: the bouquet paid for, described — no second bouquet)
+    *_, asked = shop("ひまわりを二本ください", "お会計で", "700円です", "それで、私の花束は？ひまわり二本の")
+    assert asked.memory.orders == ["ひまわり", "ひまわり"] and asked.memory.paid == 2, (asked.memory.orders, said(asked))
+    *_, waiting = visit("ビールを一杯ください", "さっきのまだかな？ビール一杯の")
+    assert waiting.memory.orders == ["ビール"], (waiting.memory.orders, said(waiting))
+
+
+def test_a_count_said_of_each_item_of_a_list_is_booked_for_each():
+    *_, flowers = shop("ひまわりとスズランを二本ずつもらおうかな")
+    assert Counter(flowers.memory.orders) == {"スズラン": 2, "ひまわり": 2}, flowers.memory.orders
+    *_, one_each = shop("スズランとかすみ草を一つずつください")
+    assert Counter(one_each.memory.orders) == {"スズラン": 1, "かすみ草": 1}, one_each.memory.orders
+    *_, drinks = visit("ビールとウーロン茶を二杯ずつください")
+    assert Counter(drinks.memory.orders) == {"ウーロン茶": 2, "ビール": 2}, drinks.memory.orders
+
+
+def test_goods_named_again_alone_stay_as_the_basket_holds_them_and_a_drink_again_is_another():
+    # (a player unsure they were heard names the flower again and again: one in the basket)
+    *_, again = shop("スズランを一つください", "スズランにします", "スズランがほしいんです")
+    assert again.memory.orders == ["スズラン"], (again.memory.orders, said(again))
+    *_, more = shop("スズランを一つください", "スズランもう一本")
+    assert more.memory.orders == ["スズラン", "スズラン"], more.memory.orders
+    *_, drink = visit("ビールください", "ビールください")
+    assert drink.memory.orders == ["ビール", "ビール"], drink.memory.orders
+
+
+def test_a_new_total_said_down_beside_another_items_new_total_sets_both():
+    for line in ("じゃあひまわり十二本にして、かすみ草は二本に減らして", "かすみ草は二本に減らして、ひまわりは十二本にして"):
+        *_, changed = shop("ひまわりを十本と、かすみ草を三本ください", line)
+        orders = changed.memory.orders
+        assert (orders.count("ひまわり"), orders.count("かすみ草")) == (12, 2), (line, orders)
+    *_, fewer = shop("ひまわりを十本と、かすみ草を三本ください", "ひまわり8本キャンセル")
+    assert (fewer.memory.orders.count("ひまわり"), fewer.memory.orders.count("かすみ草")) == (2, 3)
+    *_, drinks = visit("水割りを三杯ください", "水割りは二杯に減らして")
+    assert drinks.memory.orders == ["水割り", "水割り"], drinks.memory.orders
+
+
+def test_a_promise_to_come_again_after_other_talk_is_no_goodbye_even_with_the_tab_settled():
+    talk = "それ聞けてうれしいです。この商店街にお花屋さんがあってほしいし。ご近所なので、また買いに来ますね"
+    *_, stays = shop("ひまわりを一本ください", "お会計で", "350円です", talk)
+    assert not stays.step.state.ended, said(stays)
+    *_, bar = visit("ビールください", "お会計", "600円です", "この店が続いてくれたらうれしいな。近いから、また寄りますね")
+    assert not bar.step.state.ended, said(bar)
+    # alone, with a lead of leaving, or after words that close the visit, it is the goodbye
+    for line in ("また来ますね", "じゃあ、また来ますね", "美味しかった！また来ます", "今日はありがとうございました。また来ますね"):
+        *_, bye = visit("ビールください", "お会計", "600円です", line)
+        assert bye.step.state.ended, (line, said(bye))
