@@ -41,11 +41,12 @@ def clause_after(text: str, end: int) -> str:
 
 
 def turned_down(text: str, end: int) -> bool:
-    """Whether the verb whose cue ends at `end` is negated, reported, supposed or told as done before, not done
-    now."""
+    """Whether the verb whose cue ends at `end` is negated, reported, supposed, told as done before or going on
+    (「もう作ってくれてるのかな」), not asked for now."""
     rest = clause_after(text, end)
     return bool(_NEGATED.match(rest) or _NOT_ENOUGH.match(rest) or _REPORTED.match(rest) or _SUPPOSED.match(rest)
-                or compiled("undone", "done_before").match(rest) or compiled("undone", "decision_denied").match(rest))
+                or compiled("undone", "done_before").match(rest) or compiled("undone", "decision_denied").match(rest)
+                or compiled("undone", "ongoing").match(rest))
 
 
 def treats_not(text: str, end: int) -> bool:

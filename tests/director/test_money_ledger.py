@@ -789,3 +789,16 @@ def test_a_promise_to_come_again_after_other_talk_is_no_goodbye_even_with_the_ta
     for line in ("また来ますね", "じゃあ、また来ますね", "美味しかった！また来ます", "今日はありがとうございました。また来ますね"):
         *_, bye = visit("ビールください", "お会計", "600円です", line)
         assert bye.step.state.ended, (line, said(bye))
+
+
+def test_the_making_of_an_item_asked_after_as_going_on_orders_no_second():
+    # (「ナポリタンはもう作ってくれてるのかな」: the one ordered asked after, not a second plate)
+    *_, asked = visit("ナポリタンください", "まあいいや。ナポリタンはもう作ってくれてるのかな")
+    assert asked.memory.orders == ["ナポリタン"] and asked.context["order"]["kind"] == "coming", asked.memory.orders
+    *_, ready = visit("おでんください", "おでん、もう用意してもらってます？")
+    assert ready.memory.orders == ["おでん"], ready.memory.orders
+    *_, wrapped = shop("ひまわりを三本ください", "ひまわり、もう包んでくれてます？")
+    assert wrapped.memory.orders.count("ひまわり") == 3, wrapped.memory.orders
+    # asked for, it is made: 「作ってくれる？」
+    *_, made = visit("こんばんは", "ナポリタン作ってくれる？")
+    assert made.memory.orders == ["ナポリタン"], made.memory.orders
