@@ -46,7 +46,8 @@ def turned_down(text: str, end: int) -> bool:
     rest = clause_after(text, end)
     return bool(_NEGATED.match(rest) or _NOT_ENOUGH.match(rest) or _REPORTED.match(rest) or _SUPPOSED.match(rest)
                 or compiled("undone", "done_before").match(rest) or compiled("undone", "decision_denied").match(rest)
-                or compiled("undone", "ongoing").match(rest))
+                or compiled("undone", "ongoing").match(rest)
+                or bool(_TE_END.search(text[:end]) and compiled("undone", "ongoing_after_te").match(rest)))
 
 
 def treats_not(text: str, end: int) -> bool:

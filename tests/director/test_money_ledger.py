@@ -802,3 +802,8 @@ def test_the_making_of_an_item_asked_after_as_going_on_orders_no_second():
     # asked for, it is made: 「作ってくれる？」
     *_, made = visit("こんばんは", "ナポリタン作ってくれる？")
     assert made.memory.orders == ["ナポリタン"], made.memory.orders
+    # (asked for with もらえる, it is ordered: 「きれいに包んでもらえる？」「ビールもらえる？」)
+    *_, wrap = shop("ひまわりください", "きれいに包んでもらえる？")
+    assert "ラッピング" in wrap.memory.orders, wrap.memory.orders
+    *_, beer = visit("こんばんは", "ビールもらえる？")
+    assert beer.memory.orders == ["ビール"], beer.memory.orders

@@ -1532,3 +1532,17 @@ def test_one_more_offered_to_a_character_as_a_treat_is_their_drink_not_the_playe
         # one more for the player is still theirs
         *_, again = play(world, f"{drink}ください", "もう一杯ください")
         assert again.context["order"]["kind"] == "item" and again.memory.orders == [drink, drink], again.context
+
+
+def test_a_word_told_before_a_question_about_something_else_is_a_weak_guess_whatever_topic_it_set():
+    # (「ちあきなおみ、名前は知ってます！喝采ってどんな曲なんですか？」: the shop's name line was read from 名前, told
+    # before a question that names nothing of it — the reference and its renamed world)
+    for world, mama in ((reference(), "ママ"), (renamed_world(), "マダム")):
+        for line in ("ちあきなおみ、名前は知ってます！喝采ってどんな曲なんですか？",
+                     f"ネオン、いい色ですね。{mama}は何年ここにいるの？"):
+            *_, asked = play(world, "こんばんは", line)
+            weak = [c for c in asked.context.get("deliberation", []) if c["outcome"] == "weak"]
+            assert any("before a question about something else" in c.get("why", "") for c in weak), (line, asked.context)
+        # a question that points back at the thing told asks of it
+        *_, pointed = play(world, "こんばんは", "ネオン、いい色ですね。あれっていつからあるの？")
+        assert "ネオン" in said(pointed), said(pointed)

@@ -23,6 +23,7 @@ from .common import asks_leave
 
 # The topic particle right after an entry's word (「休みの日はだいたい釣りしてます」): the word only sets the scene.
 _TOPIC_AFTER_WORD = compiled("conversation", "knowledge_topic_after_hit")
+_POINTS_BACK = compiled("questions", "points_back")
 # What stands between a place's name and a property tied to places (お店の名前, お店って名前).
 _PLACE_OWNER_TAIL = pattern("conversation", "knowledge_place_owner_tail")
 
@@ -115,6 +116,13 @@ def _weighed(d: Deliberation, answer: Answer, fitting, topic: bool, trusted: boo
         # 「…明日謝りに行かなきゃなの。気が重いわ〜。ママだったらどうする？」: the word is one of what the player
         # tells before asking, not what is asked — a guess, which an honest answer beats (answering.py)
         return Proposal(answer, Strength.WEAK, f"「{fitting.hit.word}」 is only a word before the question")
+    if d.asking and (topic or fitting.at_head) and not fitting.about and not fitting.at_wh and \
+            _before_the_question(focus.text, fitting.hit) and not _named_in_the_question(d.conv, focus.text, fitting.hit, list(fitting.entry.entry.words)):
+        # 「ちあきなおみ、名前は知ってます！喝采ってどんな曲なんですか？」: the topic (or the head, its phrase) was read
+        # from a word told in a sentence before the question, and no sentence that asks names the entry — a guess,
+        # which an honest answer beats (answering.py)
+        return Proposal(answer, Strength.WEAK, f"「{fitting.hit.word}」 is only a word before a question about "
+                                               "something else")
     if d.asking and focus.topic is not None and not fitting.about and not fitting.at_wh and not topic and \
             not focus.in_topic(fitting.hit.start, fitting.hit.end) and not speaks_of(fitting.entry, focus.topic_words):
         # 「そのレコードって、先代さんの頃からあるの？」: the question sets up the records as its topic; an entry on
@@ -233,6 +241,16 @@ def _topic_told_beside(conv, text: str, words: list[str]) -> bool:
         return False
     rest = text.replace(asked[0], "　")
     return not conv.matcher.hits(TextForms.of(asked[0]), words) and bool(conv.matcher.hits(TextForms.of(rest), words))
+
+
+def _named_in_the_question(conv, text: str, hit, words: list[str]) -> bool:
+    """Whether the sentence holding the word asks too, or a sentence that asks names one of the words or points
+    back at what was told (「ネオン、いい色ですね。あれっていつからあるの？」)."""
+    asked = [sentence for sentence in sentences(text) if is_question(sentence)]
+    holding = next((sentence for sentence in sentences(text) if text.find(sentence) <= hit.start <
+                    text.find(sentence) + len(sentence)), "")
+    return holding in asked or any(conv.matcher.hits(TextForms.of(sentence), words) or _POINTS_BACK.search(sentence)
+                                   for sentence in asked)
 
 
 def _last_question(text: str) -> str:
