@@ -231,11 +231,27 @@ def _offer_or_have(tokens: list[Token], sentence: str) -> FormFound | None:
         return FormFound("preference", found.group(0))
     if word_class("not_kept").search(sentence) is not None:
         return None          # 「何か面白い話ある？」「時間ある？」「つもりある？」: a story, time, an intention — no thing kept
-    if asking and (found := _THERE_IS.search(sentence)) is not None:
+    if asking and (found := _THERE_IS.search(sentence)) is not None and not _told_of_as_had(tokens, found.start()):
         return FormFound("have", found.group(0).strip())
     if (found := _THERE_IS_NOT.search(sentence)) is not None and _none_here(tokens, found.start("nai")):
         return FormFound("have", found.group(0))
     return None
+
+
+def _told_of_as_had(tokens: list[Token], at: int) -> bool:
+    """Whether the thing asked of right before `at` is told by a clause in the past (「最近観て良かった映画ある？」
+    「最近読んだ本ある？」): what the one asked saw or did, asked of their experience — no thing kept here."""
+    before = [t for t in tokens if t.end <= at and not t.is_mark]
+    while before and before[-1].is_particle:
+        before.pop()
+    i = len(before)
+    while i and (before[i - 1].is_noun or before[i - 1].is_prefix or before[i - 1].pos[:1] == (TAG.suffix,)):
+        i -= 1
+    if i == len(before) or i < 2:
+        return False
+    ending, stem = before[i - 1], before[i - 2]
+    return ending.pos[:1] == (TAG.auxiliary,) and ending.conjugation.startswith(TAG.attributive) and \
+        stem.pos[:1] in ((TAG.verb,), (TAG.adjective,)) and stem.conjugation.startswith(TAG.continuative)
 
 
 # How are you (「元気？」「最近どう？」「調子はどう？」「お変わりありませんか」), after whom it asks of (`who`: empty, a
