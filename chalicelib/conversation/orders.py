@@ -679,6 +679,8 @@ class Orders:
                    not _had_before(normalised, h, hits) and not _SO_FAR.search(normalised[sentence_start(normalised, h.start):h.start]) and
                    not _declined_later(normalised, h.end) and not self._what_a_thing_is(normalised, h)]
         if not ordered and offered and hits and not re.search(r"[？?]\s*$", normalised) and \
+                not is_question(normalised[sentence_start(normalised, hits[0].start):
+                                           sentence_end(normalised, hits[0].end)]) and \
                 not _WONDERING.search(normalised) and \
                 not not_ordered(normalised[hits[0].end:], "") and not self._price_said(normalised[hits[0].end:]) and \
                 not _told_of(normalised, hits[0].end):
@@ -693,7 +695,7 @@ class Orders:
         if ordered and is_question(normalised[sentence_start(normalised, ordered[0].start):]) and \
                 _LATER_DAY.search(normalised, sentence_start(normalised, ordered[0].start)):
             return []             # 「六月の土曜日、ひまわりを30本、配達でお願いすることはできますか？」: asked of a day to come
-        if ordered and self._service_asked_after(normalised, ordered[-1]):
+        if ordered and self._service_asked_after(normalised, ordered[-1], tab):
             return []
         if any(self._kind_of(h) == "service" for h in hits):
             # 「薔薇ってラッピングしてもらえますか？」「かすみ草も一本、薔薇と一緒に包んでもらえますか？」 after the rose
@@ -740,18 +742,21 @@ class Orders:
         return any(_BARE.match(normalised[hit.end:]) and _QUANTITY_ASKED.search(normalised[:sentence_start(normalised, hit.end)])
                    for hit in self._hits(TextForms.of(normalised)))
 
-    def asks_after_service(self, text: str) -> bool:
+    def asks_after_service(self, text: str, tab: Iterable[str] = ()) -> bool:
         """Whether `text` (normalised) asks whether a service is done, naming it as what it asks about (「ラッピングは
-        していただけるの？」): answered with its price as an offer."""
-        return any(self._service_asked_after(text, hit) for hit in self._hits(TextForms.of(text)))
+        していただけるの？」): answered with its price as an offer.  `tab`: what is on the unpaid tab."""
+        return any(self._service_asked_after(text, hit, tab) for hit in self._hits(TextForms.of(text)))
 
-    def _service_asked_after(self, text: str, hit: _Hit) -> bool:
+    def _service_asked_after(self, text: str, hit: _Hit, tab: Iterable[str] = ()) -> bool:
         """A service set up as the topic of a question that asks for nothing firmly (「ラッピングはしていただけるの？」,
-        not 「ラッピングってお願いできますか？」)."""
-        if self._kind_of(hit) != "service" or not _TOPIC_AFTER.match(text[hit.end:]):
+        not 「ラッピングってお願いできますか？」), or asked for at all with no goods bought yet for it to be done to
+        (「配達ってお願いできますか？」 before any flower)."""
+        if self._kind_of(hit) != "service":
             return False
         sentence = text[sentence_start(text, hit.start):sentence_end(text, hit.end)]
-        return is_question(sentence) and not _ASKS_FIRMLY.search(sentence)
+        if not any((got := self.item(hit.owner, had)) is not None and got.kind == "goods" for had in tab):
+            return is_question(sentence)
+        return bool(_TOPIC_AFTER.match(text[hit.end:])) and is_question(sentence) and not _ASKS_FIRMLY.search(sentence)
 
     def _for_goods(self, text: str, hit: _Hit, tab: Iterable[str]) -> bool:
         """Whether `hit` is a service asked for goods being bought, by the verb that does it (「それ、家まで届けて

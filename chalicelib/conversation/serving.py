@@ -555,7 +555,7 @@ class Serving(TurnParts):
             not self._said_last(mem, state, "/bill#", within=2) and not self._said_last(mem, state, "/breakdown#", within=2)
         # 「配達ってできますか？」 of an item on the menu: yes, at its price
         # (not of a way of making it: 「ウーロン茶、薄くできる？」 asks for it so, not its price)
-        possible = item_named and (asks_if_possible(normalised) or self.orders.asks_after_service(normalised)) and \
+        possible = item_named and (asks_if_possible(normalised) or self.orders.asks_after_service(normalised, mem.orders[mem.paid:])) and \
             style_of(normalised)[0] is None
         asked_price = asked_price or price_check or possible
         known = self._tab_sums(mem)

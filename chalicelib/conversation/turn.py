@@ -35,6 +35,7 @@ from ..answers import Answer, Found, asks_the_player, said_again
 from ..dialogue_acts import ACT
 from ..interpret.acts import CALL_ONLY, NO_ACT
 from ..interpret.belonging import read_own
+from ..interpret.counts import of_the_last
 from ..interpret.cues import come_again_among_talk, invited_place, said_in_passing, unstretched
 from ..interpret.dialect import standard
 from ..interpret.interpreter import TurnResult
@@ -586,7 +587,8 @@ class Conversation(Recalling, Serving):
         line = meant
         pieces = self._calls_joined(parts(meant), state)
         if len(pieces) >= 2 and (self._more_then_named(pieces, state, mem, question) or
-                                 self._named_then_styled(pieces, state, mem, question)):
+                                 self._named_then_styled(pieces, state, mem, question) or
+                                 self._named_then_counted(pieces)):
             # 「ママ、おかわりください！次はビールで」「もう一杯ほしいな。ハイボールで」: one more, of the item named after;
             # 「ナポリタン食べたいねん。大盛りでお願いします」: the item, then how it is wanted
             return Reading(meant, None, back, whole.called)
@@ -693,6 +695,12 @@ class Conversation(Recalling, Serving):
             return False
         order = self._order(before, state, None, mem, question)
         return order is not None and order.kind == "again"
+
+    def _named_then_counted(self, pieces: list[str]) -> bool:
+        """Whether the line names an item, then says how many in a last part that names none (「ほな無難にひまわりに
+        しとこか。三本ください」): the count is of that item, read with it, not of the last order."""
+        return not self.orders.named(pieces[-1]) and bool(self.orders.named("".join(pieces[:-1]))) and \
+            of_the_last(nfkc(pieces[-1])) is not None
 
     def _named_then_styled(self, pieces: list[str], state: GameState, mem: ConversationMemory,
                            question: AskedQuestion | None) -> bool:

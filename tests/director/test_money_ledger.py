@@ -807,3 +807,36 @@ def test_the_making_of_an_item_asked_after_as_going_on_orders_no_second():
     assert "ラッピング" in wrap.memory.orders, wrap.memory.orders
     *_, beer = visit("こんばんは", "ビールもらえる？")
     assert beer.memory.orders == ["ビール"], beer.memory.orders
+
+
+def test_a_service_asked_for_with_no_goods_bought_is_offered_at_its_price_and_a_denial_takes_it_off():
+    # (「配達ってお願いできますか？」 before any flower: whether it is done, at its price — a yes books it)
+    _, asked, yes = shop("こんにちは", "あの、配達ってお願いできますか？うちのカフェ、ここから歩いて5分くらいなんです。",
+                         "はい、お願いします")
+    assert asked.memory.orders == [] and "500" in said(asked), (asked.memory.orders, said(asked))
+    assert yes.memory.orders == ["配達"], yes.memory.orders
+    # with flowers bought it is asked for them
+    *_, booked = shop("ひまわりを3本ください", "ラッピングってお願いできますか？")
+    assert "ラッピング" in booked.memory.orders
+    # said not to have been asked for (お願いしてない), it comes off — on both scenarios
+    *_, denied = shop("ひまわりを3本ください", "あの、配達ってお願いできますか？", "あれ、配達はお願いしてないですよ。今日は自分で持って帰ります。")
+    assert denied.memory.orders == ["ひまわり"] * 3, (denied.memory.orders, said(denied))
+    *_, bar = visit("ビールください", "ナポリタンください", "ナポリタンはお願いしてないですよ")
+    assert bar.memory.orders == ["ビール"], (bar.memory.orders, said(bar))
+    # a service asked for on a day told before (その日) is asked of that day: nothing goes on today's tab
+    *_, later = shop("ひまわりを3本ください", "オープンは来月の15日なんです。その日にお花を届けてもらうことってできますか？")
+    assert "配達" not in later.memory.orders, later.memory.orders
+
+
+def test_an_item_named_then_a_count_alone_is_that_many_of_it_and_a_kansai_correction_swaps():
+    # (「ほな無難にひまわりにしとこか。三本ください」: the count is of the item just chosen, not of the last order)
+    *_, counted = shop("今日はどんな花がありますか？", "スズランを一本ください", "ほな無難にひまわりにしとこか。三本ください")
+    assert Counter(counted.memory.orders) == {"スズラン": 1, "ひまわり": 3}, counted.memory.orders
+    *_, drinks = visit("ビールください", "じゃあハイボールにしようか。二杯ください")
+    assert Counter(drinks.memory.orders) == {"ビール": 1, "ハイボール": 2}, drinks.memory.orders
+    # 「スズランやのうてひまわり」 reads as じゃなくて: the one given up comes off
+    *_, swapped = shop("スズランを三本ください", "ちゃうちゃう、スズランやのうてひまわり！ひまわり三本や")
+    assert swapped.memory.orders == ["ひまわり"] * 3, swapped.memory.orders
+    # 「どないです？」 asks how it is — no ないです of asking for it
+    *_, asked = shop("今日はどんな花がありますか？", "スズランはどないです？あれ可愛らしいけど、お見舞いにええんかな")
+    assert asked.memory.orders == [], asked.memory.orders
