@@ -88,6 +88,7 @@ _COUNT = compiled("counts", "count")
 # between an item and its cue, words that name no other thing (「ビールとりあえずひとつ」)
 _LEAD_WORDS = compiled("orders", "lead_words")
 _TAKEN_BACK_AFTER = compiled("shop", "taken_back_after")
+_HESITATED = compiled("shop", "hesitated_after")
 _ASKS_FOR = compiled("shop", "asks_for")
 # 「配達ってできますか？」「届けてもらえたりします？」: whether it can be had, not a request for it
 _ASKS_POSSIBLE = compiled("shop", "asks_possible")
@@ -364,6 +365,15 @@ def _action_glued(text: str, at: int) -> bool:
     return len(tokens) == 1 and not tokens[0].oov and TAG.may_take_suru in tokens[0].pos
 
 
+def _orders_nothing(text: str) -> bool:
+    """Whether the line (normalised) orders nothing whatever it names: the tab recounted (「俺が飲み食いしたのは、
+    ビール1杯、…。それだけ」), or an order mused over and then doubted (「四本にしようかな…いや、四って縁起悪い
+    ですか？」) — unless something is asked for firmly."""
+    if _ASKS_FIRMLY.search(text):
+        return False
+    return bool(_HESITATED.search(text) or (_RECAP.search(text) and not _STATUS.search(text)))
+
+
 def _told_of(text: str, end: int) -> bool:
     """Whether the item ending at `end` is what its clause tells of (「ひまわりって水下がりしやすいイメージあって」): a
     topic marker after it and more said of it, not the item chosen."""
@@ -530,8 +540,8 @@ class Orders:
         normalised = nfkc(text)
         if asks_to_pay(normalised):
             return None
-        if _RECAP.search(normalised) and not _ASKS_FIRMLY.search(normalised) and not _STATUS.search(normalised):
-            return None               # 「俺が飲み食いしたのは、ビール1杯、…。それだけ」: the tab recounted, no order
+        if _orders_nothing(normalised):
+            return None
         about = self._about(normalised, people, addressee, responder, last_order)
         if about is not None:
             return about

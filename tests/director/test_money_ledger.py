@@ -840,3 +840,18 @@ def test_an_item_named_then_a_count_alone_is_that_many_of_it_and_a_kansai_correc
     # 「どないです？」 asks how it is — no ないです of asking for it
     *_, asked = shop("今日はどんな花がありますか？", "スズランはどないです？あれ可愛らしいけど、お見舞いにええんかな")
     assert asked.memory.orders == [], asked.memory.orders
+
+
+def test_an_order_mused_over_then_doubted_changes_nothing_and_whether_there_is_one_orders_nothing():
+    # (「四本にしようかな…いや、四って縁起悪いですか？」: still weighed; said again, it is the order)
+    *_, doubted, decided = shop("赤い薔薇を三本ください", "うーん、やっぱり薔薇はもう一本増やして四本にしようかな…いや、四って縁起悪いですか？",
+                                "じゃあ四本にします")
+    assert doubted.memory.orders == ["赤い薔薇"] * 3, doubted.memory.orders
+    assert decided.memory.orders == ["赤い薔薇"] * 4, decided.memory.orders
+    *_, bar = visit("ビールください", "ハイボールにしようかな。でも濃いのかな？")
+    assert bar.memory.orders == ["ビール"], bar.memory.orders
+    # 「おでんもあるの？」 asks whether there is: nothing on the tab (「おでんある？」 in a bar still asks for it)
+    *_, asked = visit("ビールください", "なるほどね〜。おでんもあると？そこの鍋、おでんやろ？")
+    assert asked.memory.orders == ["ビール"], (asked.memory.orders, said(asked))
+    *_, florist_asked = shop("こんにちは", "スズランもあるの？")
+    assert florist_asked.memory.orders == [], florist_asked.memory.orders
