@@ -272,9 +272,11 @@ def taken_back(text: str, named: list[str], ordered: list[str], recent: str | No
         item = often[0] if len(often) == 1 else None
     if item is None:
         return None
+    # (the one just served pointed at — 「今の大根」, or 「これ」 of the item served last — is that one, not all of it)
+    pointed = bool(money("latest_pointed").search(normalised) or
+                   (item == recent and money("this_one_pointed").search(normalised)))
     keep = _kept(ordered.count(item), fewer, ordinal, only,
-                 one_off=bool(cancel and (not denied or money("latest_pointed").search(normalised)) and
-                              item not in basket))
+                 one_off=bool((cancel and not denied or pointed and (cancel or denied)) and item not in basket))
     if keep >= ordered.count(item):
         return None
     return _last_taken_off(ordered, {item: ordered.count(item) - keep})

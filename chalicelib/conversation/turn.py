@@ -135,6 +135,16 @@ def _not_echoed() -> frozenset[str]:
 
 
 
+def _with_prefix(text: str, word: str) -> str:
+    """The word as said with the prefix written right before it (新 of 新幹線, 幹線 alone in the analyser's
+    reading): what the player said, never a piece of it."""
+    tokens = analyse(text).tokens
+    for before, token in zip(tokens, tokens[1:]):
+        if token.surface == word and before.is_prefix and before.end == token.start:
+            return before.surface + word
+    return word
+
+
 def _said_as_state(text: str, word: str) -> bool:
     """Whether `word` is a noun said as a state with だ or です after it (「お腹いっぱいです」)."""
     tokens = analyse(text).tokens
@@ -1178,7 +1188,7 @@ class Conversation(Recalling, Serving):
                 continue
             if self._doing(focus.text, word):
                 continue      # 研究してみたい, 楽しみにしてる: what the player does, not a thing to take up
-            written = focus.as_written(word)
+            written = _with_prefix(focus.text, focus.as_written(word))
             if _said_as_state(focus.text, written):
                 continue      # 「お腹いっぱいです」: a state said of something, no thing to take up
             if _declined(focus.text, written):

@@ -855,3 +855,16 @@ def test_an_order_mused_over_then_doubted_changes_nothing_and_whether_there_is_o
     assert asked.memory.orders == ["ビール"], (asked.memory.orders, said(asked))
     *_, florist_asked = shop("こんにちは", "スズランもあるの？")
     assert florist_asked.memory.orders == [], florist_asked.memory.orders
+
+
+def test_the_same_one_recognised_is_no_order_and_a_denial_pointing_at_the_one_served_takes_off_only_it():
+    # (「あ、同じやつか（笑）」: the same film recognised — no second helping of the last order)
+    *_, recognised = visit("おでんください", "あ、同じやつか（笑）。じゃあDVD借りて帰りに観るわ。")
+    assert recognised.memory.orders == ["おでん"], recognised.memory.orders
+    *_, again = visit("おでんください", "同じのください")
+    assert again.memory.orders == ["おでん", "おでん"], again.memory.orders
+    # 「…これお金かかると？」 of the plate just served: that one comes off, the one had before stays
+    *_, pointed = visit("おでんください", "ビールください", "おでん、もう一皿", "え、おでん頼んでないけど…これお金かかるの？")
+    assert Counter(pointed.memory.orders) == {"おでん": 1, "ビール": 1}, pointed.memory.orders
+    *_, denied = visit("おでんください", "ビールください", "おでん、もう一皿", "おでんは頼んでないです")
+    assert denied.memory.orders == ["ビール"], denied.memory.orders

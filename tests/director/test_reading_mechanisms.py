@@ -1546,3 +1546,11 @@ def test_a_word_told_before_a_question_about_something_else_is_a_weak_guess_what
         # a question that points back at the thing told asks of it
         *_, pointed = play(world, "こんばんは", "ネオン、いい色ですね。あれっていつからあるの？")
         assert "ネオン" in said(pointed), said(pointed)
+
+
+def test_a_word_taken_up_is_said_whole_with_its_prefix():
+    # (「帰りの新幹線で観るわ」: the analyser reads 新 as a prefix of 幹線 — the echo says 新幹線, never 幹線)
+    *_, trip = visit("こんばんは", "ほんならDVD借りて帰りの新幹線で観るわ。")
+    assert "幹線？" not in said(trip) or "新幹線？" in said(trip), said(trip)
+    *_, florist_trip = play(florist(), "こんにちは", "明日は新幹線で実家に帰るんです")
+    assert not said(florist_trip).startswith("幹線"), said(florist_trip)
