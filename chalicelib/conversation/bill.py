@@ -264,7 +264,10 @@ def taken_back(text: str, named: list[str], ordered: list[str], recent: str | No
             return None
         # 「スズランとかすみ草、やっぱいらないです」: each named comes off (once, a drink; goods, wholly)
         return _last_taken_off(ordered, {item: ordered.count(item) if item in basket else 1 for item in items})
-    item = items[0] if items else (recent if cancel and not named else None)
+    # (nothing named: what is cancelled, or denied and pointed at, is the one just served — 「注文したのではありま
+    # せんよ。…それは結構です」; a denial alone, 「え、もう一皿？そがん頼んどらんよ」, is of no plate served)
+    pointing = bool(money("latest_pointed").search(normalised) or money("this_one_pointed").search(normalised))
+    item = items[0] if items else (recent if (cancel or denied and pointing) and not named else None)
     if item is None and ordinal and not named:
         # 「さっきの2皿目、取り消しでいいよな？」: the one item of which that many were served
         nth = number(ordinal.group(1)) or 0

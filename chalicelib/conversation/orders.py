@@ -56,6 +56,7 @@ _SAID_INSTEAD = compiled("corrections", "said_instead")
 _PART_GIVEN_UP = compiled("undone", "part_given_up")
 _COUNT_AS_MEASURE = compiled("shop", "count_as_measure")
 _COUNT_ASKED_OF = compiled("shop", "count_asked_of")
+_HAD_AFTER_COUNT = compiled("undone", "had_after_count")
 # A noun after an ordering verb that leaves it an order: 「ビール頼むことにするわ」 decides.
 _DECIDED_AFTER_CUE = compiled("shop", "decided_after_cue")
 # What joins the items of a list (「かすみ草とひまわり」).
@@ -1231,8 +1232,10 @@ class Orders:
         if _SUPPOSED_AFTER_CUE.match(rest[match.end():]):
             return False          # 「配達をお願いすると3,300円になりますよね」: supposed, not asked
         if _COUNT.fullmatch(match.group(0)) and (_COUNT_AS_MEASURE.match(rest[match.end():]) or
-                                                 _COUNT_ASKED_OF.match(rest[match.end():])):
-            return False          # 「ナポリタン一皿で3時間粘るような連中」「ひまわり一本って合いますか？」: no order
+                                                 _COUNT_ASKED_OF.match(rest[match.end():]) or
+                                                 _HAD_AFTER_COUNT.match(rest[match.end():])):
+            return False          # 「ナポリタン一皿で3時間粘るような連中」「ひまわり一本って合いますか？」「…三つ
+            #                        いただきましたけれど」: no order
         if not_ordered(between, rest[match.end():]) or turned_down(rest, match.end()) or \
                 _describes_noun(rest, match.end()):
             return False          # 「ナポリタンだけ撮る」「水割りしか頼んでない」「一つずつなら」「…頼む人」: no order

@@ -868,3 +868,16 @@ def test_the_same_one_recognised_is_no_order_and_a_denial_pointing_at_the_one_se
     assert Counter(pointed.memory.orders) == {"おでん": 1, "ビール": 1}, pointed.memory.orders
     *_, denied = visit("おでんください", "ビールください", "おでん、もう一皿", "おでんは頼んでないです")
     assert denied.memory.orders == ["ビール"], denied.memory.orders
+
+
+def test_a_count_said_with_a_verb_of_having_had_orders_nothing_and_a_denial_naming_nothing_is_of_the_one_just_served():
+    # (「大根とたまごとはんぺん、三ついただきましたけれど、二つ分でよろしいの？」: what was had, told — no new plate)
+    *_, told = visit("大根と卵とはんぺんください", "ビールください",
+                     "おでんは大根とたまごとはんぺん、三ついただきましたけれど、二つ分でよろしいの？")
+    assert Counter(told.memory.orders) == {"おでん": 1, "ビール": 1}, told.memory.orders
+    *_, flowers = shop("ひまわりを2本ください", "ひまわり、二本もらいましたけど、包みはどうなってます？")
+    assert flowers.memory.orders == ["ひまわり", "ひまわり"], flowers.memory.orders
+    # 「注文したのではありませんよ…それは結構です」 right after a plate was served: that plate comes off
+    *_, denied = visit("ウーロン茶ください", "大根ください", "ビールください", "おでん、もう一皿",
+                       "あらあら、注文したのではありませんよ。もう食べ終わりましたから、それは結構です。お会計はいくらになりますか。")
+    assert Counter(denied.memory.orders) == {"ウーロン茶": 1, "おでん": 1, "ビール": 1}, denied.memory.orders
