@@ -266,8 +266,8 @@ def taken_back(text: str, named: list[str], ordered: list[str], recent: str | No
         return _last_taken_off(ordered, {item: ordered.count(item) if item in basket else 1 for item in items})
     # (nothing named: what is cancelled, or denied and pointed at, is the one just served — 「注文したのではありま
     # せんよ。…それは結構です」; a denial alone, 「え、もう一皿？そがん頼んどらんよ」, is of no plate served)
-    pointing = bool(money("latest_pointed").search(normalised) or money("this_one_pointed").search(normalised))
-    item = items[0] if items else (recent if (cancel or denied and pointing) and not named else None)
+    latest, this_one = money("latest_pointed").search(normalised), money("this_one_pointed").search(normalised)
+    item = items[0] if items else (recent if (cancel or denied and (latest or this_one)) and not named else None)
     if item is None and ordinal and not named:
         # 「さっきの2皿目、取り消しでいいよな？」: the one item of which that many were served
         nth = number(ordinal.group(1)) or 0
@@ -276,8 +276,7 @@ def taken_back(text: str, named: list[str], ordered: list[str], recent: str | No
     if item is None:
         return None
     # (the one just served pointed at — 「今の大根」, or 「これ」 of the item served last — is that one, not all of it)
-    pointed = bool(money("latest_pointed").search(normalised) or
-                   (item == recent and money("this_one_pointed").search(normalised)))
+    pointed = bool(latest or (item == recent and this_one))
     keep = _kept(ordered.count(item), fewer, ordinal, only,
                  one_off=bool((cancel and not denied or pointed and (cancel or denied)) and item not in basket))
     if keep >= ordered.count(item):
