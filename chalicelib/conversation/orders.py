@@ -765,9 +765,13 @@ class Orders:
         if self._kind_of(hit) != "service":
             return False
         sentence = text[sentence_start(text, hit.start):sentence_end(text, hit.end)]
-        if not any((got := self.item(hit.owner, had)) is not None and got.kind == "goods" for had in tab):
+        if not self._goods_in(hit.owner, tab):
             return is_question(sentence)
         return bool(_TOPIC_AFTER.match(text[hit.end:])) and is_question(sentence) and not _ASKS_FIRMLY.search(sentence)
+
+    def _goods_in(self, owner: str, tab: Iterable[str]) -> bool:
+        """Whether the tab holds goods of `owner`'s menu (what a service is done to)."""
+        return any((got := self.item(owner, had)) is not None and got.kind == "goods" for had in tab)
 
     def _for_goods(self, text: str, hit: _Hit, tab: Iterable[str]) -> bool:
         """Whether `hit` is a service asked for goods being bought, by the verb that does it (「それ、家まで届けて
@@ -775,8 +779,8 @@ class Orders:
         question is about (「ラッピングってできますか？」) asks whether there is one: its price is said as an offer
         and a yes orders it."""
         item = self.item(hit.owner, hit.item)
-        return item is not None and item.kind == "service" and not _TOPIC_AFTER.match(text[hit.end:]) and any(
-            (got := self.item(hit.owner, had)) is not None and got.kind == "goods" for had in tab)
+        return item is not None and item.kind == "service" and not _TOPIC_AFTER.match(text[hit.end:]) and \
+            self._goods_in(hit.owner, tab)
 
     def _with_fallback(self, normalised: str, fallback: re.Match[str], people: list[str], addressee: str | None,
                        responder: str | None, *, last_order: str | None, offered: str | None,

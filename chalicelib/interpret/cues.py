@@ -476,7 +476,7 @@ def come_again_among_talk(text: str) -> bool:
     words that close the visit (「美味しかった！また来ます」: moves.closing_before)."""
     plain = unstretched(text)
     again = _COME_AGAIN.search(plain)
-    if again is None or _MEAL_THANKS.search(plain) or not said_in_passing(text):
+    if again is None or not said_in_passing(text):     # (with thanks for the meal too, it is the goodbye)
         return False
     start = max(plain.rfind(mark, 0, again.start()) for mark in "。！!？?\n")
     return start > 0 and bool(re.sub(r"[\W_]", "", plain[:start])) and not _CLOSING_BEFORE.search(plain[:start + 1])

@@ -174,6 +174,12 @@ def _predicate(text: str, hit) -> bool:
     return at is not None and hit.end <= at.end and at.pos[:1] in ((TAG.verb,), (TAG.adjective,))
 
 
+def _sentence_holding(said: list[str], text: str, hit) -> str:
+    """The sentence of `said` (the sentences of `text`) that holds the word found at `hit`, else ""."""
+    return next((sentence for sentence in said if text.find(sentence) <= hit.start < text.find(sentence) +
+                 len(sentence)), "")
+
+
 def _told_in_passing(text: str, hit) -> bool:
     """Whether the word the entry shares with a statement is one word of a story: a line of two sentences or more
     tells something, and a word it shares with an entry, not its head, is not what it is about — where it lies
@@ -182,9 +188,7 @@ def _told_in_passing(text: str, hit) -> bool:
     if len(said) < 2:
         return False
     # (the sentence holding the word asks for something: 「領収書いただけますか。宛名は…でお願いします」 is no story)
-    holding = next((sentence for sentence in said if text.find(sentence) <= hit.start < text.find(sentence) +
-                    len(sentence)), "")
-    if is_question(holding):
+    if is_question(_sentence_holding(said, text, hit)):
         return False
     last = text.rfind(said[-1])
     return (last > 0 and hit.start < last) or _told_as_past(said[-1])
@@ -246,10 +250,9 @@ def _topic_told_beside(conv, text: str, words: list[str]) -> bool:
 def _named_in_the_question(conv, text: str, hit, words: list[str]) -> bool:
     """Whether the sentence holding the word asks too, or a sentence that asks names one of the words or points
     back at what was told (「ネオン、いい色ですね。あれっていつからあるの？」)."""
-    asked = [sentence for sentence in sentences(text) if is_question(sentence)]
-    holding = next((sentence for sentence in sentences(text) if text.find(sentence) <= hit.start <
-                    text.find(sentence) + len(sentence)), "")
-    return holding in asked or any(conv.matcher.hits(TextForms.of(sentence), words) or _POINTS_BACK.search(sentence)
+    said = sentences(text)
+    asked = [sentence for sentence in said if is_question(sentence)]
+    return _sentence_holding(said, text, hit) in asked or any(conv.matcher.hits(TextForms.of(sentence), words) or _POINTS_BACK.search(sentence)
                                    for sentence in asked)
 
 
